@@ -1,0 +1,156 @@
+"""The `baton` command: `baton serve TARGET [--http HOST:PORT | --stdio] [--workers N]`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import logging
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from .server.core import Server
+
+ENV_TARGET = "BATON_SERVE_TARGET"
+ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
+
+
+class TargetError(Exception):
+    """A serve target that cannot be loaded; the message says what to fix."""
+
+
+def load_server(target: str) -> Server:
+    """Load `path/to/file.py[:attr]` or `module:attr` (attr defaults to the module's only Server)."""
+    spec, _, attr = target.partition(":") if not _is_windows_path(target) else (target, "", "")
+    if spec.endswith(".py") or os.sep in spec:
+        path = Path(spec).resolve()
+        if not path.exists():
+            raise TargetError(f"no such file: {spec}")
+        sys.path.insert(0, str(path.parent))
+        module_spec = importlib.util.spec_from_file_location(f"baton_target_{path.stem}", path)
+        if module_spec is None or module_spec.loader is None:
+            raise TargetError(f"cannot import {spec}")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_spec.name] = module
+        module_spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(spec)
+        except ImportError as exc:
+            raise TargetError(f"cannot import module {spec!r}: {exc}") from None
+    if attr:
+        obj = getattr(module, attr, None)
+        if obj is None:
+            raise TargetError(f"{spec} has no attribute {attr!r}")
+        if callable(obj) and not isinstance(obj, Server):
+            obj = obj()
+        if not isinstance(obj, Server):
+            raise TargetError(f"{target} is a {type(obj).__name__}, not a baton.Server")
+        return obj
+    servers = [v for v in vars(module).values() if isinstance(v, Server)]
+    if len(servers) != 1:
+        found = "no Server" if not servers else f"{len(servers)} Servers"
+        raise TargetError(f"{spec} defines {found}; name one as {spec}:ATTRIBUTE")
+    return servers[0]
+
+
+def _is_windows_path(target: str) -> bool:
+    return len(target) > 2 and target[1] == ":" and target[2] in "\\/"
+
+
+def _worker_app() -> Any:
+    """uvicorn factory for `--workers N`: each worker process loads the target itself."""
+    server = load_server(os.environ[ENV_TARGET])
+    hosts = os.environ.get(ENV_APP_OPTIONS)
+    return server.asgi(allowed_hosts=hosts.split(",") if hosts else None)
+
+
+def _nodelay_listener() -> None:
+    """Set TCP_NODELAY on the socket uvicorn binds for `--workers`.
+
+    uvicorn creates that socket without IPPROTO_TCP, so the asyncio loop never sets TCP_NODELAY
+    on accepted connections, and each response (head and body: two writes) waits ~40 ms for Nagle
+    and delayed ACKs. Accepted sockets inherit the option from the listener on Linux.
+    """
+    import uvicorn
+
+    bind = uvicorn.Config.bind_socket
+
+    def bind_socket(self: Any) -> socket.socket:
+        sock = bind(self)
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    uvicorn.Config.bind_socket = bind_socket  # type: ignore[method-assign]
+
+
+def serve(args: argparse.Namespace) -> int:
+    try:
+        server = load_server(args.target)
+    except TargetError as exc:
+        print(f"baton serve: {exc}", file=sys.stderr)
+        return 2
+    if args.stdio:
+        from .transport.stdio import serve_stdio
+
+        serve_stdio(server)
+        return 0
+    host, _, port_text = args.http.rpartition(":")
+    if not host or not port_text.isdigit():
+        print(f"baton serve: --http takes HOST:PORT, not {args.http!r}", file=sys.stderr)
+        return 2
+    host = host.strip("[]")
+    if args.workers > 1 and server.key_ring.ephemeral:
+        print(
+            "baton serve: --workers needs keys every worker shares, but this server uses a per-process key; "
+            "set BATON_STATE_KEYS or use the default key file (do not pass KeyRing.ephemeral_key())",
+            file=sys.stderr,
+        )
+        return 2
+    _ = server.key_ring  # create the shared key file before the workers race for it
+    allowed = args.allow_host or None
+    if host not in ("127.0.0.1", "localhost", "::1") and allowed is None:
+        logging.getLogger("baton").warning(
+            "serving on %s: only loopback Host headers are admitted; pass --allow-host NAME for others", host)
+    import uvicorn
+
+    if args.workers > 1:
+        _nodelay_listener()
+        os.environ[ENV_TARGET] = args.target
+        if allowed:
+            os.environ[ENV_APP_OPTIONS] = ",".join(allowed)
+        uvicorn.run("baton.cli:_worker_app", factory=True, host=host, port=int(port_text), workers=args.workers,
+                    log_level=args.log_level, access_log=False)
+    else:
+        uvicorn.run(server.asgi(allowed_hosts=allowed), host=host, port=int(port_text), log_level=args.log_level,
+                    access_log=False)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="baton", description="Stateless MCP (2026-07-28) servers and clients.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("serve", help="serve a Server over Streamable HTTP or stdio")
+    p.add_argument("target", help="path/to/file.py[:attr] or module:attr")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--http", default="127.0.0.1:8000", metavar="HOST:PORT",
+                      help="serve Streamable HTTP at http://HOST:PORT/mcp (default 127.0.0.1:8000)")
+    mode.add_argument("--stdio", action="store_true", help="serve newline-delimited JSON on stdin/stdout")
+    p.add_argument("--workers", type=int, default=1, help="worker processes for HTTP (they share the key file)")
+    p.add_argument("--allow-host", action="append", metavar="NAME",
+                   help="admit this Host header besides loopback names (repeatable; * admits any)")
+    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.command == "serve":
+        return serve(args)
+    return 2  # pragma: no cover - argparse rejects unknown commands
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Restricted elicitation forms (digest §5.2): fields, building them from types, validating answers."""
+
+from .answers import Accepted, Answer, Cancelled, Declined
+from .build import FormError, compile_form, form
+from .fields import (
+    BooleanField,
+    Choice,
+    EnumField,
+    Field,
+    FieldSpec,
+    FormSpec,
+    MultiSelectField,
+    NumberField,
+    StringField,
+)
+
+__all__ = [
+    "Accepted",
+    "Answer",
+    "BooleanField",
+    "Cancelled",
+    "Choice",
+    "Declined",
+    "EnumField",
+    "Field",
+    "FieldSpec",
+    "FormError",
+    "FormSpec",
+    "MultiSelectField",
+    "NumberField",
+    "StringField",
+    "compile_form",
+    "form",
+]

@@ -1,0 +1,185 @@
+"""Building a form from a dataclass, a TypedDict, a pydantic model or an explicit field list.
+
+Anything the restricted elicitation schema cannot express is a `FormError` when the form is
+compiled (at import time with the `@form` decorator), never at request time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import functools
+import types
+import typing
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+from .fields import (
+    BooleanField,
+    EnumField,
+    Field,
+    FieldSpec,
+    FormSpec,
+    MultiSelectField,
+    NumberField,
+    StringField,
+)
+
+T = TypeVar("T")
+
+
+class FormError(TypeError):
+    """A form that the wire cannot express (nested objects, free-form lists, unions, ...)."""
+
+
+def form(cls: type[T]) -> type[T]:
+    """Class decorator: compile the form now, so that a mistake fails at import, not at request time."""
+    compile_form(cls)
+    return cls
+
+
+def compile_form(source: Any) -> FormSpec:
+    """The compiled form for a dataclass, TypedDict, pydantic model, FormSpec or list of fields."""
+    if isinstance(source, FormSpec):
+        return source
+    if isinstance(source, (list, tuple)):
+        if not all(isinstance(f, FieldSpec) for f in source):
+            raise FormError("an explicit form is a list of fields (StringField, NumberField, ...)")
+        return FormSpec(list(source))
+    if isinstance(source, type):
+        return _compile_type(source)
+    raise FormError(f"cannot build a form from {source!r}: use a dataclass, TypedDict, pydantic model or fields")
+
+
+@functools.lru_cache(maxsize=512)
+def _compile_type(cls: type) -> FormSpec:
+    if dataclasses.is_dataclass(cls):
+        hints = get_type_hints(cls, include_extras=True)
+        specs = []
+        for f in dataclasses.fields(cls):
+            if not f.init:
+                continue
+            has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            default = f.default if f.default is not dataclasses.MISSING else None
+            specs.append(_field(cls, f.name, hints[f.name], not has_default, default))
+        return FormSpec(specs, build=lambda values: cls(**values), name=cls.__name__)
+    if typing.is_typeddict(cls):
+        hints = get_type_hints(cls, include_extras=True)
+        required_keys: frozenset[str] = cls.__required_keys__  # type: ignore[attr-defined]
+        specs = [_field(cls, name, hint, name in required_keys, None) for name, hint in hints.items()]
+        return FormSpec(specs, build=dict, name=cls.__name__)
+    model_fields = getattr(cls, "model_fields", None)
+    if isinstance(model_fields, dict) and hasattr(cls, "model_validate"):
+        return _compile_pydantic(cls, model_fields)
+    raise FormError(f"{cls.__name__} is not a dataclass, TypedDict or pydantic model")
+
+
+def _compile_pydantic(cls: type, model_fields: dict[str, Any]) -> FormSpec:
+    specs = []
+    for name, info in model_fields.items():
+        extra = Field(title=info.title, description=info.description, **_pydantic_constraints(info.metadata))
+        hint = Annotated[info.annotation, extra]
+        required = bool(info.is_required())
+        default = None if required or info.default is None or callable(info.default) else info.default
+        key = info.alias or name
+        specs.append(_field(cls, key, hint, required, default))
+    validate: Callable[[dict[str, Any]], Any] = cls.model_validate  # type: ignore[attr-defined]
+    return FormSpec(specs, build=validate, name=cls.__name__)
+
+
+def _pydantic_constraints(metadata: Sequence[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in metadata:
+        for attr, key in (("ge", "minimum"), ("le", "maximum"), ("min_length", "min_length"),
+                          ("max_length", "max_length")):
+            value = getattr(item, attr, None)
+            if value is not None:
+                out[key] = value
+    return out
+
+
+def _field(owner: type, name: str, hint: Any, required: bool, default: Any) -> FieldSpec:
+    extra = Field()
+    if get_origin(hint) is Annotated:
+        args = get_args(hint)
+        hint = args[0]
+        for meta in args[1:]:
+            if isinstance(meta, Field):
+                extra = meta
+    optional = False
+    if get_origin(hint) in (Union, types.UnionType):
+        members = [a for a in get_args(hint) if a is not type(None)]
+        if len(members) != 1:
+            raise FormError(f"{owner.__name__}.{name}: a form field cannot be a union of types")
+        optional, hint = True, members[0]
+    where = f"{owner.__name__}.{name}"
+    common: dict[str, Any] = {
+        "name": name,
+        "required": required and not optional,
+        "title": extra.title,
+        "description": extra.description,
+        "default": _json_default(default),
+    }
+    if hint is bool:
+        return BooleanField(**common)
+    if hint is int or hint is float:
+        return NumberField(**common, integer=hint is int, minimum=extra.minimum, maximum=extra.maximum)
+    if hint is str:
+        return StringField(**common, min_length=extra.min_length, max_length=extra.max_length, format=extra.format)
+    if hint is dt.date:
+        return StringField(**common, format="date", convert=dt.date.fromisoformat)
+    if hint is dt.datetime:
+        return StringField(**common, format="date-time", convert=_parse_datetime)
+    values, convert = _enum_values(hint, where)
+    if values is not None:
+        return EnumField(**common, values=values, titles=extra.titles, legacy_titles=extra.legacy_titles,
+                         convert=convert)
+    if get_origin(hint) in (list, set, frozenset, Sequence, typing.Sequence):
+        (item,) = get_args(hint) or (None,)
+        values, convert = _enum_values(item, where)
+        if values is None:
+            raise FormError(f"{where}: a list field must be a list of Literal or Enum choices (a multi-select)")
+        outer = get_origin(hint)
+        to_python = _multi(convert, outer if outer in (set, frozenset) else list)
+        return MultiSelectField(**common, values=values, titles=extra.titles, min_items=extra.min_items,
+                                max_items=extra.max_items, convert=to_python)
+    raise FormError(
+        f"{where}: type {getattr(hint, '__name__', hint)!r} cannot be asked in a form; fields must be "
+        "str, int, float, bool, date, datetime, a Literal/Enum of strings, or a list of those choices"
+    )
+
+
+def _enum_values(hint: Any, where: str) -> tuple[list[str] | None, Callable[[Any], Any] | None]:
+    if get_origin(hint) is Literal:
+        values = list(get_args(hint))
+        if not all(isinstance(v, str) for v in values):
+            raise FormError(f"{where}: Literal choices must be strings")
+        return values, None
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        values = [m.value for m in hint]
+        if not all(isinstance(v, str) for v in values):
+            raise FormError(f"{where}: Enum choices must have string values")
+        return values, hint
+    return None, None
+
+
+def _multi(convert: Callable[[Any], Any] | None, container: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def to_python(values: list[str]) -> Any:
+        return container(convert(v) for v in values) if convert else container(values)
+
+    return to_python
+
+
+def _parse_datetime(value: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset, tuple, list)):
+        return [_json_default(v) for v in value]
+    return value

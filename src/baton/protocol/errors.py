@@ -1,0 +1,71 @@
+"""JSON-RPC error codes of MCP 2026-07-28, the exception that carries them, and their HTTP statuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+HEADER_MISMATCH = -32020
+MISSING_CAPABILITY = -32021
+UNSUPPORTED_VERSION = -32022
+
+# Digest §7.1/§10 fix 400 for -32602 (missing _meta), -32020, -32021, -32022 and 404 for -32601;
+# the rest is unspecified (ambiguity A4): like the Python SDK, other client errors are 400, -32603 is 200.
+_HTTP_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_CAPABILITY: 400,
+    UNSUPPORTED_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+
+
+def http_status(code: int) -> int:
+    """The HTTP status that carries a JSON-RPC error with this code."""
+    return _HTTP_STATUS.get(code, 200)
+
+
+class McpError(Exception):
+    """A JSON-RPC error to send back to the peer.
+
+    Raise it from a handler to answer with exactly this error instead of a result.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `error` member of a JSON-RPC response."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    def __repr__(self) -> str:
+        return f"McpError({self.code}, {self.message!r})"
+
+
+def invalid_params(message: str, data: Any = None) -> McpError:
+    return McpError(INVALID_PARAMS, message, data)
+
+
+def method_not_found(method: str) -> McpError:
+    return McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+def missing_capability(required: dict[str, Any], what: str) -> McpError:
+    """-32021: the request needs a client capability it did not declare."""
+    return McpError(
+        MISSING_CAPABILITY,
+        f"This request needs the client capability {what}, which the request did not declare",
+        {"requiredCapabilities": required},
+    )

@@ -1,0 +1,161 @@
+"""The Streamable HTTP standard headers: value encoding and checks against the body (digest §7.1)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any
+
+from .constants import NAME_PARAM
+from .errors import HEADER_MISMATCH, McpError
+
+_B64_PREFIX = "=?base64?"
+_B64_SUFFIX = "?="
+_PLAIN = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?\Z")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+
+
+def encode_value(value: str) -> str:
+    """Encode a header value, with the `=?base64?…?=` form when it is not plain visible ASCII."""
+    if value and _PLAIN.match(value) and not value.startswith(_B64_PREFIX):
+        return value
+    return _B64_PREFIX + base64.b64encode(value.encode()).decode() + _B64_SUFFIX
+
+
+def decode_value(raw: str) -> str:
+    """Decode a header value; raises ValueError when it is malformed."""
+    value = raw.strip(" \t")
+    # Only a value with both markers is encoded; anything else is taken literally.
+    if value.startswith(_B64_PREFIX) and value.endswith(_B64_SUFFIX) and len(value) >= 11:
+        try:
+            data = base64.b64decode(value[len(_B64_PREFIX) : -len(_B64_SUFFIX)], validate=True)
+            return data.decode()
+        except (binascii.Error, UnicodeDecodeError) as exc:
+            raise ValueError(f"invalid base64 header value: {exc}") from None
+    if any(ord(c) < 0x20 or ord(c) > 0x7E for c in value):
+        raise ValueError("header value has characters outside visible ASCII")
+    return value
+
+
+def header_text(value: Any) -> str | None:
+    """The header form of an argument value (None: no header is expected for it)."""
+    if value is None:
+        return None
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    return None
+
+
+def valid_header_name(name: Any) -> bool:
+    """Whether an `x-mcp-header` annotation is a usable RFC 9110 token."""
+    return isinstance(name, str) and bool(_TOKEN.match(name))
+
+
+def _mismatch(message: str) -> McpError:
+    return McpError(HEADER_MISMATCH, f"Header mismatch: {message}")
+
+
+def check_standard(headers: dict[str, str], method: str, params: dict[str, Any], version: str) -> None:
+    """Raise -32020 when MCP-Protocol-Version, Mcp-Method or Mcp-Name are missing or disagree."""
+    header_version = headers.get("mcp-protocol-version")
+    if header_version is None:
+        # Ambiguity A2: a modern-only server answers a missing version header with -32020.
+        raise _mismatch("the MCP-Protocol-Version header is required")
+    if header_version.strip() != version:
+        raise _mismatch(
+            f"MCP-Protocol-Version header value {header_version.strip()!r} does not match body value {version!r}"
+        )
+    header_method = headers.get("mcp-method")
+    if header_method is None:
+        raise _mismatch("the Mcp-Method header is required")
+    if header_method.strip() != method:
+        raise _mismatch(f"Mcp-Method header value {header_method.strip()!r} does not match body value {method!r}")
+    member = NAME_PARAM.get(method)
+    if member is None:
+        return
+    raw_name = headers.get("mcp-name")
+    body_name = params.get(member)
+    if raw_name is None:
+        raise _mismatch(f"the Mcp-Name header is required for {method}")
+    try:
+        name = decode_value(raw_name)
+    except ValueError as exc:
+        raise _mismatch(f"Mcp-Name: {exc}") from None
+    if name != body_name:
+        raise _mismatch(f"Mcp-Name header value {name!r} does not match body value {body_name!r}")
+
+
+def check_params(headers: dict[str, str], arguments: dict[str, Any], specs: dict[str, tuple[str, ...]]) -> None:
+    """Raise -32020 when an `Mcp-Param-*` header is missing, malformed or differs from its argument.
+
+    `specs` maps a lowercased header suffix to the path of the argument it mirrors.
+    """
+    for suffix, path in specs.items():
+        value: Any = arguments
+        for part in path:
+            value = value.get(part) if isinstance(value, dict) else None
+        expected = header_text(value)
+        raw = headers.get("mcp-param-" + suffix)
+        if expected is None:
+            continue  # a null or absent argument means no header is expected
+        if raw is None:
+            raise _mismatch(f"the Mcp-Param-{suffix} header is required when the argument is present")
+        try:
+            got = decode_value(raw)
+        except ValueError as exc:
+            raise _mismatch(f"Mcp-Param-{suffix}: {exc}") from None
+        if got == expected:
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                if int(got) == value:  # integers compare numerically
+                    continue
+            except ValueError:
+                pass
+        raise _mismatch(f"Mcp-Param-{suffix} header value {got!r} does not match body value {expected!r}")
+
+
+def header_param_specs(input_schema: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The `x-mcp-header` annotations of a tool's input schema, validated; raises ValueError if invalid."""
+    specs: dict[str, tuple[str, ...]] = {}
+
+    def walk(schema: Any, path: tuple[str, ...]) -> None:
+        if not isinstance(schema, dict):
+            return
+        for key, sub in (schema.get("properties") or {}).items():
+            if not isinstance(sub, dict):
+                continue
+            here = (*path, key)
+            if "x-mcp-header" in sub:
+                name = sub["x-mcp-header"]
+                if not valid_header_name(name):
+                    raise ValueError(f"x-mcp-header {name!r} on {'.'.join(here)} is not an RFC 9110 token")
+                if sub.get("type") not in ("string", "integer", "boolean"):
+                    raise ValueError(
+                        f"x-mcp-header on {'.'.join(here)} needs type string, integer or boolean"
+                    )
+                if name.lower() in specs:
+                    raise ValueError(f"x-mcp-header {name!r} is used twice (names ignore case)")
+                specs[name.lower()] = here
+            walk(sub, here)
+
+    walk(input_schema, ())
+    return specs
+
+
+__all__ = [
+    "check_params",
+    "check_standard",
+    "decode_value",
+    "encode_value",
+    "header_param_specs",
+    "header_text",
+    "valid_header_name",
+]

@@ -1,0 +1,361 @@
+"""The replay engine's per-request side: `Context`, the asks a handler makes, and suspension.
+
+A handler runs from the top on every round. Each ask either returns the answer recorded for it
+(in the journal carried by `requestState`, or in this round's `inputResponses`) or suspends the
+handler with `Suspended`, a BaseException so that `except Exception` cannot swallow it. Whatever
+the handler does with it, the engine reads the pending asks from the Context afterwards: an
+unanswered ask never fails open. Capability gating of every ask happens in `Context._ask`, and
+nowhere else.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import inspect
+import logging
+import warnings
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast, overload
+
+import orjson
+
+from ..forms import Accepted, Cancelled, Declined, FormSpec, compile_form
+from ..forms.fields import BooleanField, InvalidAnswer
+from ..protocol.capabilities import ClientCapabilities, allows, required_capability
+from ..protocol.constants import LOG_LEVELS
+from ..protocol.errors import INVALID_PARAMS, MISSING_CAPABILITY, McpError
+from ..state.journal import Journal
+
+T = TypeVar("T")
+log = logging.getLogger("baton.server")
+Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+CONFIRM_FORM = FormSpec([BooleanField("confirm", title="Confirm")], build=lambda v: v["confirm"], name="confirm")
+
+
+class Suspended(BaseException):  # noqa: N818 (a control-flow signal, not an error)
+    """Raised inside a handler to stop this round: there are asks to send, or the request is invalid."""
+
+
+class CapabilityMissing(McpError):
+    """An ask needs a client capability that this request did not declare.
+
+    Catch it to fall back (for example, to a default); left uncaught it becomes -32021.
+    """
+
+    def __init__(self, required: dict[str, Any], what: str) -> None:
+        super().__init__(
+            MISSING_CAPABILITY,
+            f"This request needs the client capability {what}, which the request did not declare",
+            {"requiredCapabilities": required},
+        )
+
+
+class BatonDeprecationWarning(UserWarning):
+    """A deprecated MCP feature (sampling, roots) was used; shown once per call site."""
+
+
+@dataclass(slots=True)
+class Ask:
+    """One question for the client: its wire key, the input request, and how to read the answer."""
+
+    key: str
+    request: dict[str, Any]
+    digest: str
+    read: Callable[[dict[str, Any]], Any]  # validated wire answer -> what the author receives
+    check: Callable[[Any], dict[str, Any]]  # raw wire answer -> validated wire answer (raises InvalidAnswer)
+
+
+class _Pending:
+    """Placeholder returned for an unanswered ask inside `ctx.gather`."""
+
+
+_PENDING = _Pending()
+
+
+def _digest(request: dict[str, Any]) -> str:
+    raw = hashlib.sha256(orjson.dumps(request, option=orjson.OPT_SORT_KEYS)).digest()[:8]
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+class Context:
+    """What a handler sees of its request, and how it asks the user (or client) for input."""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        request_id: Any,
+        principal: str,
+        capabilities: ClientCapabilities,
+        meta: dict[str, Any],
+        journal: Journal,
+        responses: dict[str, Any],
+        solicited: bool,
+        emit: Emit | None,
+        log_level: str | None,
+    ) -> None:
+        self.method = method
+        self.request_id = request_id
+        self.principal = principal
+        self.client_capabilities = capabilities
+        self.meta = meta
+        self._journal = journal
+        self._responses = responses
+        self._solicited = solicited
+        self._emit = emit
+        self._log_level = log_level
+        self._asks: dict[str, Ask] = {}
+        self._error: McpError | None = None
+        self._ordinal = 0
+        self._batching = False
+        self._last_progress: float | None = None
+
+    # -- asking -------------------------------------------------------------------------------------
+
+    @overload
+    async def elicit(self, form: type[T], message: str, *, key: str | None = None) -> Accepted[T] | Declined | Cancelled: ...
+    @overload
+    async def elicit(self, form: Any, message: str, *, key: str | None = None) -> Accepted[Any] | Declined | Cancelled: ...
+
+    async def elicit(self, form: Any, message: str, *, key: str | None = None) -> Any:
+        """Ask the user to fill in a form (form mode). Returns `Accepted(data) | Declined() | Cancelled()`."""
+        spec = compile_form(form)
+        params = {"mode": "form", "message": message, "requestedSchema": spec.schema}
+        return await self._ask(key, "elicitation/create", params, _form_checker(spec), _form_reader(spec))
+
+    async def confirm(self, message: str, *, key: str | None = None) -> bool:
+        """Ask a yes/no question; True only if the user accepted and said yes."""
+        answer = await self.elicit(CONFIRM_FORM, message, key=key)
+        return isinstance(answer, Accepted) and bool(answer.data)
+
+    async def elicit_url(self, message: str, url: str, *, key: str | None = None) -> Any:
+        """Ask the user to open a URL (URL mode). `Accepted` means only that they agreed to open it."""
+        _check_url(url)
+        params = {"mode": "url", "message": message, "url": url}
+        return await self._ask(key, "elicitation/create", params, _url_checker, _action_reader(None))
+
+    async def sample(
+        self,
+        messages: list[dict[str, Any]] | str,
+        *,
+        max_tokens: int,
+        key: str | None = None,
+        **params: Any,
+    ) -> dict[str, Any]:
+        """Deprecated (SEP-2577): ask the client's model for a completion. Returns a CreateMessageResult."""
+        _deprecated("ctx.sample() uses MCP sampling, deprecated in 2026-07-28; call your model provider directly")
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        body = {"messages": messages, "maxTokens": max_tokens}
+        for name, value in params.items():
+            body[_camel(name)] = value
+        return cast(dict[str, Any], await self._ask(key, "sampling/createMessage", body, _sampling_checker, _same))
+
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
+        """Deprecated (SEP-2577): ask the client for its roots. Prefer a path argument checked on the server."""
+        _deprecated("ctx.list_roots() uses MCP roots, deprecated in 2026-07-28; take paths as tool arguments")
+        answer = await self._ask(key, "roots/list", None, _roots_checker, _same)
+        return cast(list[dict[str, Any]], answer["roots"])
+
+    async def gather(self, *asks: Awaitable[Any]) -> tuple[Any, ...]:
+        """Ask several questions in one round; returns their answers in order once all are answered."""
+        self._batching = True
+        try:
+            results = [await a for a in asks]
+        finally:
+            self._batching = False
+        if any(r is _PENDING for r in results):
+            raise Suspended
+        return tuple(results)
+
+    async def once(self, key: str, fn: Callable[[], Awaitable[T] | T]) -> T:
+        """Run a step once per flow; later rounds get its (JSON) result from the journal."""
+        once = self._journal.once
+        if key in once:
+            return cast(T, once[key])
+        result = fn()
+        if inspect.isawaitable(result):
+            result = await result
+        try:
+            stored = orjson.loads(orjson.dumps(result))
+        except TypeError as exc:
+            raise TypeError(f"ctx.once({key!r}): the result must be JSON-serializable ({exc})") from None
+        once[key] = stored
+        return cast(T, stored)
+
+    def can_ask(self, kind: str) -> bool:
+        """Whether this request lets the server ask: 'form', 'url', 'sampling' or 'roots'."""
+        caps = self.client_capabilities
+        return bool({"form": caps.form, "url": caps.url, "sampling": caps.sampling, "roots": caps.roots}[kind])
+
+    async def _ask(
+        self,
+        key: str | None,
+        method: str,
+        params: dict[str, Any] | None,
+        check: Callable[[Any], dict[str, Any]],
+        read: Callable[[dict[str, Any]], Any],
+    ) -> Any:
+        self._ordinal += 1
+        if key is None:
+            key = f"q{self._ordinal}"
+        request: dict[str, Any] = {"method": method}
+        if params is not None:
+            request["params"] = params
+        if not allows(self.client_capabilities, request):
+            need = required_capability(request)
+            raise CapabilityMissing(need, orjson.dumps(need).decode())
+        if key in self._asks:
+            raise ValueError(f"two asks in one round use the key {key!r}; give each a distinct key=")
+        digest = _digest(request)
+        recorded = self._journal.answers.get(key)
+        if recorded is not None and recorded[0] == digest:
+            return read(recorded[1])
+        if key in self._responses and (not self._solicited or self._journal.pending.get(key) == digest):
+            raw = self._responses[key]
+            if not isinstance(raw, dict):
+                self._error = McpError(
+                    INVALID_PARAMS, f"Invalid params: inputResponses[{key!r}] must be an object, not {_kind(raw)}"
+                )
+                raise Suspended
+            try:
+                answer = check(raw)
+            except InvalidAnswer as exc:
+                if params is not None and "message" in params:
+                    params = {**params, "message": f"{exc}. Please answer again.\n\n{params['message']}"}
+                    request = {"method": method, "params": params}
+            else:
+                self._journal.answers[key] = (digest, answer)
+                return read(answer)
+        self._asks[key] = Ask(key, request, digest, read, check)
+        if self._batching:
+            return _PENDING
+        raise Suspended
+
+    # -- notifications ------------------------------------------------------------------------------
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Report progress, if the request asked for it (a `progressToken`); values must increase."""
+        token = self.meta.get("progressToken")
+        if token is None or self._emit is None:
+            return
+        if self._last_progress is not None and progress <= self._last_progress:
+            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
+        self._last_progress = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._emit("notifications/progress", params)
+
+    async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
+        """Log to the server log; also to the client if this request carried the deprecated `logLevel`."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}")
+        log.log(_PY_LEVELS[level], "%s", data)
+        wanted = self._log_level
+        if wanted is None or self._emit is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._emit("notifications/message", params)
+
+
+_PY_LEVELS = {
+    "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
+    "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL, "emergency": logging.CRITICAL,
+}
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _deprecated(message: str) -> None:
+    # stacklevel 3: the author's line that called ctx.sample()/ctx.list_roots(); shown once per line.
+    warnings.warn(message, BatonDeprecationWarning, stacklevel=3)
+
+
+def _same(answer: dict[str, Any]) -> Any:
+    return answer
+
+
+def _check_action(raw: dict[str, Any]) -> str:
+    action = raw.get("action")
+    if action not in ("accept", "decline", "cancel"):
+        raise InvalidAnswer('the answer needs "action": "accept", "decline" or "cancel"')
+    return cast(str, action)
+
+
+def _form_checker(spec: FormSpec) -> Callable[[Any], dict[str, Any]]:
+    def check(raw: dict[str, Any]) -> dict[str, Any]:
+        action = _check_action(raw)
+        if action != "accept":
+            return {"action": action}
+        return {"action": "accept", "content": spec.validate(raw.get("content"))}
+
+    return check
+
+
+def _form_reader(spec: FormSpec) -> Callable[[dict[str, Any]], Any]:
+    def read(answer: dict[str, Any]) -> Any:
+        action = answer["action"]
+        if action == "accept":
+            return Accepted(spec.to_python(answer["content"]))
+        return Declined() if action == "decline" else Cancelled()
+
+    return read
+
+
+def _url_checker(raw: dict[str, Any]) -> dict[str, Any]:
+    return {"action": _check_action(raw)}
+
+
+def _action_reader(data: Any) -> Callable[[dict[str, Any]], Any]:
+    def read(answer: dict[str, Any]) -> Any:
+        action = answer["action"]
+        if action == "accept":
+            return Accepted(data)
+        return Declined() if action == "decline" else Cancelled()
+
+    return read
+
+
+def _sampling_checker(raw: dict[str, Any]) -> dict[str, Any]:
+    if raw.get("role") not in ("user", "assistant"):
+        raise InvalidAnswer('a sampling answer needs "role": "user" or "assistant"')
+    if not isinstance(raw.get("content"), (dict, list)):
+        raise InvalidAnswer("a sampling answer needs content")
+    if not isinstance(raw.get("model"), str):
+        raise InvalidAnswer('a sampling answer needs "model"')
+    return {k: v for k, v in raw.items() if k in ("role", "content", "model", "stopReason")}
+
+
+def _roots_checker(raw: dict[str, Any]) -> dict[str, Any]:
+    roots = raw.get("roots")
+    if not isinstance(roots, list) or not all(isinstance(r, dict) and isinstance(r.get("uri"), str) for r in roots):
+        raise InvalidAnswer('a roots answer needs "roots": a list of {"uri": ...}')
+    return {"roots": [{k: v for k, v in r.items() if k in ("uri", "name")} for r in roots]}
+
+
+def _check_url(url: str) -> None:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    loopback = parts.hostname in ("localhost", "127.0.0.1", "::1")
+    if parts.scheme != "https" and not (parts.scheme == "http" and loopback):
+        raise ValueError(f"ctx.elicit_url needs an https URL (http only for loopback), not {url!r}")
+    if parts.username or parts.password:
+        raise ValueError("ctx.elicit_url: a URL must not carry credentials")
+
+

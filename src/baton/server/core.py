@@ -1,0 +1,592 @@
+"""`Server`: registries, configuration, and the dispatcher that answers one request at a time.
+
+Validation follows digest §2.5: `_meta` (-32602) → headers (-32020) → version (-32022) → method
+(-32601) → params. The dispatcher never touches sockets: transports hand it a parsed `Message`
+and an `Exchange`, and get back a `Reply` (or a `Subscription` for `subscriptions/listen`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import getpass
+import hashlib
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar, overload
+
+import orjson
+
+from ..protocol import headers as hdr
+from ..protocol.capabilities import ClientCapabilities
+from ..protocol.constants import CACHEABLE_METHODS, META_SERVER_INFO, SUPPORTED_VERSIONS
+from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, invalid_params, method_not_found
+from ..protocol.messages import Message, RequestId, check_meta, check_version, log_level
+from ..protocol.constants import LOG_LEVELS
+from ..state.keys import KeyRing
+from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, FlowState, InvalidState, Sealer
+from .context import CapabilityMissing, Context, Emit, Suspended
+from .registry import (
+    Handler,
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    Tool,
+    is_template,
+    make_tool,
+    prompt_arguments,
+    template_pattern,
+)
+from .results import ToolError, error_result, prompt_result, resource_contents, tool_result
+from .signature import ArgumentError, inspect_handler
+from .subscriptions import ListenHub, Subscription
+
+log = logging.getLogger("baton.server")
+F = TypeVar("F", bound=Handler)
+INVALID_STATE_MESSAGE = "Invalid or expired requestState"
+
+
+@dataclass(slots=True)
+class RequestInfo:
+    """What the transport knows about who sent a request; the principal hook reads it."""
+
+    transport: Literal["http", "stdio"]
+    headers: dict[str, str] | None = None
+    client: tuple[str, int] | None = None
+
+
+@dataclass(slots=True)
+class Exchange:
+    """One request's link to its transport: where it came from and how to notify on its stream."""
+
+    info: RequestInfo
+    emit: Emit | None = None
+
+
+@dataclass(slots=True)
+class Reply:
+    """A JSON-RPC response to one request, as a dict, with the JSON-RPC error code if it is an error."""
+
+    body: dict[str, Any]
+    code: int | None = None
+
+
+PrincipalHook = Callable[[RequestInfo], "str | None | Awaitable[str | None]"]
+
+
+class Server:
+    """A stateless MCP 2026-07-28 server. Register handlers with the decorators, then serve it.
+
+    `server.asgi()` gives the HTTP app; `baton serve file.py` runs it; `serve_stdio(server)` speaks stdio.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        state_keys: KeyRing | None = None,
+        audience: str | None = None,
+        state_ttl_s: int = DEFAULT_TTL_S,
+        state_max_bytes: int = DEFAULT_MAX_BYTES,
+        principal: PrincipalHook | None = None,
+        list_ttl_ms: int = 60_000,
+        cache_scope: Literal["public", "private"] | None = None,
+        page_size: int = 100,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        info: dict[str, Any] = {"name": name, "version": version}
+        if title:
+            info["title"] = title
+        self._result_meta = {META_SERVER_INFO: info}
+        self._keys = state_keys
+        self.audience = audience or name
+        self.state_ttl_s = state_ttl_s
+        self.state_max_bytes = state_max_bytes
+        self._sealer: Sealer | None = None
+        self._principal = principal
+        self.list_ttl_ms = list_ttl_ms
+        # Lists that may differ per caller must not be shared by caches (digest §11.1).
+        self.cache_scope = cache_scope or ("private" if principal else "public")
+        self.page_size = page_size
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: dict[str, ResourceTemplate] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self._completion: Handler | None = None
+        self.hub = ListenHub()
+        self._warned: set[str] = set()
+        self._os_user: str | None = None
+        self._methods: dict[str, Callable[[Message, Exchange, ClientCapabilities], Awaitable[Any]]] = {
+            "server/discover": self._discover,
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+            "resources/list": self._resources_list,
+            "resources/templates/list": self._templates_list,
+            "resources/read": self._resources_read,
+            "prompts/list": self._prompts_list,
+            "prompts/get": self._prompts_get,
+            "completion/complete": self._complete,
+        }
+
+    # -- configuration ------------------------------------------------------------------------------
+
+    @property
+    def key_ring(self) -> KeyRing:
+        """The state key ring: as configured, else `BATON_STATE_KEYS`, else the data-directory key file."""
+        if self._keys is None:
+            self._keys = KeyRing.default()
+            log.info("requestState keys: %s", self._keys.source)
+        return self._keys
+
+    @property
+    def sealer(self) -> Sealer:
+        if self._sealer is None:
+            self._sealer = Sealer(self.key_ring, self.audience, ttl_s=self.state_ttl_s,
+                                  max_bytes=self.state_max_bytes)
+        return self._sealer
+
+    # -- registration -------------------------------------------------------------------------------
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        structured: bool | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(self, fn: Any = None, /, **options: Any) -> Any:
+        """Register a tool. Its parameters (except the Context) become its input schema."""
+        if fn is not None:
+            self.add_tool(fn)
+            return fn
+
+        def register(f: F) -> F:
+            self.add_tool(f, **options)
+            return f
+
+        return register
+
+    def add_tool(
+        self,
+        fn: Handler,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        structured: bool | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Tool:
+        """Register a tool now; open listen streams are told the list changed."""
+        tool = make_tool(fn, Context, name=name, description=description, title=title, annotations=annotations,
+                         input_schema=input_schema, structured=structured, meta=meta)
+        if tool.name in self.tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self.tools[tool.name] = tool
+        self.hub.publish("tools")
+        return tool
+
+    def remove_tool(self, name: str) -> None:
+        del self.tools[name]
+        self.hub.publish("tools")
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        ttl_ms: int | None = None,
+    ) -> Callable[[F], F]:
+        """Register a resource, or a resource template when `uri` holds `{variables}`."""
+
+        def register(fn: F) -> F:
+            desc = description if description is not None else (inspect.getdoc(fn) or None)
+            if is_template(uri):
+                sig = inspect_handler(fn, Context)
+                self.templates[uri] = ResourceTemplate(uri, name or fn.__name__, fn, sig, template_pattern(uri),
+                                                       title, desc, mime_type, ttl_ms)
+            else:
+                if uri in self.resources:
+                    raise ValueError(f"a resource {uri!r} is already registered")
+                sig = inspect_handler(fn, Context)
+                self.resources[uri] = Resource(uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms)
+            self.hub.publish("resources")
+            return fn
+
+        return register
+
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]:
+        """Register a prompt; its string parameters become its arguments."""
+
+        def register(fn: F) -> F:
+            self.add_prompt(fn, name=name, title=title, description=description)
+            return fn
+
+        return register
+
+    def add_prompt(
+        self, fn: Handler, *, name: str | None = None, title: str | None = None, description: str | None = None
+    ) -> Prompt:
+        sig = inspect_handler(fn, Context)
+        desc = description if description is not None else (inspect.getdoc(fn) or None)
+        prompt = Prompt(name or fn.__name__, fn, sig, prompt_arguments(sig), title, desc)
+        if prompt.name in self.prompts:
+            raise ValueError(f"a prompt named {prompt.name!r} is already registered")
+        self.prompts[prompt.name] = prompt
+        self.hub.publish("prompts")
+        return prompt
+
+    def remove_prompt(self, name: str) -> None:
+        del self.prompts[name]
+        self.hub.publish("prompts")
+
+    def completion(self, fn: F) -> F:
+        """Register the `completion/complete` handler: `(ref, argument, context) -> list[str]`."""
+        self._completion = fn
+        return fn
+
+    def asgi(
+        self,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
+        max_body_bytes: int | None = None,
+    ) -> Any:
+        """The Streamable HTTP ASGI app for this server, mountable in any ASGI framework.
+
+        `allowed_hosts` defaults to loopback names (DNS rebinding protection; `["*"]` admits any),
+        `allowed_origins` to loopback origins; `max_body_bytes` to 4 MiB.
+        """
+        from ..transport.asgi import DEFAULT_MAX_BODY, HttpApp  # the transport layer sits above this one
+
+        return HttpApp(self, path=path, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins,
+                       max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY)
+
+    # -- capabilities -------------------------------------------------------------------------------
+
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {}
+        if self.tools:
+            caps["tools"] = {"listChanged": True}
+        if self.resources or self.templates:
+            caps["resources"] = {"listChanged": True}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self._completion is not None:
+            caps["completions"] = {}
+        return caps
+
+    def offered_lists(self) -> frozenset[str]:
+        caps = self.capabilities()
+        return frozenset(k for k in ("tools", "resources", "prompts") if k in caps)
+
+    # -- dispatch -----------------------------------------------------------------------------------
+
+    async def handle(self, msg: Message, exchange: Exchange) -> Reply | Subscription:
+        """Answer one request. Notifications are the transport's business and never reach here."""
+        rid = msg.id
+        try:
+            params = msg.params
+            version, raw_caps = check_meta(params)
+            headers = exchange.info.headers
+            if headers is not None:
+                hdr.check_standard(headers, msg.method, params, version)
+            check_version(version)
+            method = self._methods.get(msg.method)
+            if method is None:
+                if msg.method == "subscriptions/listen" and self.offered_lists():
+                    return self.hub.open(rid, params, self.offered_lists())
+                raise method_not_found(msg.method)
+            caps = ClientCapabilities.parse(raw_caps)
+            if caps.deprecated:
+                self._warn_deprecated(caps.deprecated)
+            result = await method(msg, exchange, caps)
+        except McpError as exc:
+            return Reply({"jsonrpc": "2.0", "id": rid, "error": exc.to_dict()}, exc.code)
+        except Exception:
+            log.exception("internal error answering %s", msg.method)
+            error = McpError(INTERNAL_ERROR, f"Internal error while answering {msg.method}")
+            return Reply({"jsonrpc": "2.0", "id": rid, "error": error.to_dict()}, INTERNAL_ERROR)
+        meta = result.get("_meta")
+        result["_meta"] = {**self._result_meta, **meta} if meta else self._result_meta
+        return Reply({"jsonrpc": "2.0", "id": rid, "result": result})
+
+    def _warn_deprecated(self, names: tuple[str, ...]) -> None:
+        for name in names:
+            if name not in self._warned:
+                self._warned.add(name)
+                log.warning("a client declared the %r capability, deprecated in MCP 2026-07-28 (SEP-2577); "
+                            "it still works, but plan to move off it", name)
+
+    async def principal_of(self, info: RequestInfo) -> str:
+        """Who is calling, from the transport only (never from what the client says about itself)."""
+        if self._principal is not None:
+            who = self._principal(info)
+            if inspect.isawaitable(who):
+                who = await who
+            if who:
+                return who
+            return "anonymous"
+        if info.transport == "stdio":
+            if self._os_user is None:
+                self._os_user = "os:" + getpass.getuser()
+            return self._os_user
+        return "anonymous"
+
+    def _cacheable(self, result: dict[str, Any], ttl_ms: int | None = None) -> dict[str, Any]:
+        result["ttlMs"] = self.list_ttl_ms if ttl_ms is None else ttl_ms
+        result["cacheScope"] = self.cache_scope
+        return result
+
+    def _page(self, params: dict[str, Any], items: list[dict[str, Any]], key: str) -> dict[str, Any]:
+        cursor = params.get("cursor")
+        start = 0
+        if cursor is not None:
+            try:
+                start = int(base64.urlsafe_b64decode(cursor.encode()).decode()) if cursor else 0
+            except (binascii.Error, ValueError, AttributeError, UnicodeDecodeError):
+                raise invalid_params(f"Invalid params: cursor {cursor!r} is not one this server gave") from None
+            if start < 0 or start > len(items):
+                raise invalid_params(f"Invalid params: cursor {cursor!r} is out of range")
+        end = start + self.page_size
+        result: dict[str, Any] = {"resultType": "complete", key: items[start:end]}
+        if end < len(items):
+            result["nextCursor"] = base64.urlsafe_b64encode(str(end).encode()).decode()
+        return self._cacheable(result)
+
+    def _require(self, kind: str, method: str) -> None:
+        if kind not in self.capabilities():
+            raise method_not_found(method)
+
+    async def _discover(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "resultType": "complete",
+            "supportedVersions": list(SUPPORTED_VERSIONS),
+            "capabilities": self.capabilities(),
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return self._cacheable(result)
+
+    async def _tools_list(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
+        self._require("tools", msg.method)
+        return self._page(msg.params, [t.describe() for t in self.tools.values()], "tools")
+
+    async def _resources_list(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
+        self._require("resources", msg.method)
+        return self._page(msg.params, [r.describe() for r in self.resources.values()], "resources")
+
+    async def _templates_list(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
+        self._require("resources", msg.method)
+        return self._page(msg.params, [t.describe() for t in self.templates.values()], "resourceTemplates")
+
+    async def _prompts_list(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
+        self._require("prompts", msg.method)
+        return self._page(msg.params, [p.describe() for p in self.prompts.values()], "prompts")
+
+    async def _tools_call(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
+        self._require("tools", msg.method)
+        params = msg.params
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise invalid_params('Invalid params: tools/call needs "name" (a string)')
+        tool = self.tools.get(name)
+        if tool is None:
+            raise invalid_params(f"Unknown tool: {name}")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, dict):
+            raise invalid_params('Invalid params: "arguments" must be an object')
+        headers = ex.info.headers
+        if headers is not None and tool.header_params:
+            hdr.check_params(headers, arguments, tool.header_params)
+        try:
+            kwargs = tool.signature.bind(arguments)
+        except ArgumentError as exc:
+            # Ambiguity A9: arguments that fail the input schema are a tool error the model can fix.
+            return error_result(f"Invalid arguments for tool {name}: {exc}")
+        structured = tool.output_schema is not None
+        return await self._run_flow(msg, ex, caps, tool.fn, tool.signature.context_param, kwargs, name, arguments,
+                                    lambda value: tool_result(value, structured), tool_errors=True)
+
+    async def _resources_read(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
+        self._require("resources", msg.method)
+        uri = msg.params.get("uri")
+        if not isinstance(uri, str):
+            raise invalid_params('Invalid params: resources/read needs "uri" (a string)')
+        resource: Resource | ResourceTemplate | None = self.resources.get(uri)
+        kwargs: dict[str, Any] = {}
+        if resource is None:
+            for template in self.templates.values():
+                variables = template.match(uri)
+                if variables is not None:
+                    resource, kwargs = template, variables
+                    break
+        if resource is None:
+            raise invalid_params(f"Resource not found: {uri}", {"uri": uri})
+        if resource.signature.checks:
+            try:
+                kwargs = resource.signature.bind(kwargs)
+            except ArgumentError as exc:
+                raise invalid_params(f"Invalid params: {exc}", {"uri": uri}) from None
+        found = resource
+
+        def finish(value: Any) -> dict[str, Any]:
+            contents = resource_contents(uri, value, found.mime_type)
+            return self._cacheable({"resultType": "complete", "contents": contents}, found.ttl_ms or 0)
+
+        return await self._run_flow(msg, ex, caps, resource.fn, resource.signature.context_param, kwargs, uri, {},
+                                    finish)
+
+    async def _prompts_get(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
+        self._require("prompts", msg.method)
+        name = msg.params.get("name")
+        if not isinstance(name, str):
+            raise invalid_params('Invalid params: prompts/get needs "name" (a string)')
+        prompt = self.prompts.get(name)
+        if prompt is None:
+            raise invalid_params(f"Unknown prompt: {name}")
+        arguments = msg.params.get("arguments") or {}
+        if not isinstance(arguments, dict) or not all(isinstance(v, str) for v in arguments.values()):
+            raise invalid_params('Invalid params: prompt "arguments" must be an object of strings')
+        try:
+            kwargs = prompt.signature.bind(arguments)
+        except ArgumentError as exc:
+            raise invalid_params(f"Invalid params for prompt {name}: {exc}") from None
+        return await self._run_flow(msg, ex, caps, prompt.fn, prompt.signature.context_param, kwargs, name,
+                                    arguments, lambda value: prompt_result(value, prompt.description))
+
+    async def _complete(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
+        if self._completion is None:
+            raise method_not_found(msg.method)
+        ref, argument = msg.params.get("ref"), msg.params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict):
+            raise invalid_params('Invalid params: completion/complete needs "ref" and "argument" objects')
+        context = msg.params.get("context") or {}
+        value = self._completion(ref, argument, context)
+        if inspect.isawaitable(value):
+            value = await value
+        completion = value if isinstance(value, dict) else {"values": list(value or [])[:100]}
+        return {"resultType": "complete", "completion": completion}
+
+    # -- the replay engine's driver -----------------------------------------------------------------
+
+    async def _run_flow(
+        self,
+        msg: Message,
+        ex: Exchange,
+        caps: ClientCapabilities,
+        fn: Handler,
+        context_param: str | None,
+        kwargs: dict[str, Any],
+        target: str,
+        arguments: dict[str, Any],
+        finish: Callable[[Any], dict[str, Any]],
+        *,
+        tool_errors: bool = False,
+    ) -> dict[str, Any]:
+        """Run one round of a handler that may ask; answer its result or `input_required`."""
+        params = msg.params
+        responses = params.get("inputResponses", {})
+        if not isinstance(responses, dict):
+            raise invalid_params('Invalid params: "inputResponses" must be an object mapping keys to answers')
+        token = params.get("requestState")
+        principal = await self.principal_of(ex.info)
+        digest = _request_digest(msg.method, target, arguments)
+        if token is not None:
+            try:
+                state = self.sealer.open(token, principal, digest)
+            except InvalidState as exc:
+                log.warning("rejected requestState for %s %r: %s", msg.method, target, exc.reason)
+                raise McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE) from None
+        else:
+            state = FlowState()
+        level = log_level(params)
+        if level is not None and level not in LOG_LEVELS:
+            raise invalid_params(f"Invalid params: unknown log level {level!r}")
+        ctx = Context(
+            method=msg.method,
+            request_id=msg.id,
+            principal=principal,
+            capabilities=caps,
+            meta=params["_meta"],
+            journal=state.journal,
+            responses=responses,
+            solicited=token is not None,
+            emit=ex.emit,
+            log_level=level,
+        )
+        if context_param is not None:
+            kwargs[context_param] = ctx
+        failure: BaseException | None = None
+        value: Any = None
+        try:
+            value = fn(**kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        except Suspended:
+            pass
+        except Exception as exc:
+            failure = exc
+        # Whatever the handler did with a suspension, pending asks win: an ask never fails open.
+        if ctx._error is not None:
+            raise ctx._error
+        if ctx._asks:
+            state.round += 1
+            state.journal.pending = {key: ask.digest for key, ask in ctx._asks.items()}
+            return {
+                "resultType": "input_required",
+                "inputRequests": {key: ask.request for key, ask in ctx._asks.items()},
+                "requestState": self.sealer.seal(state, principal, digest),
+            }
+        if failure is not None:
+            return self._failure(failure, msg.method, target, tool_errors)
+        return finish(value)
+
+    def _failure(self, exc: Exception, method: str, target: str, tool_errors: bool) -> dict[str, Any]:
+        if isinstance(exc, (McpError, CapabilityMissing)):
+            raise exc
+        if tool_errors and isinstance(exc, (ToolError, ValueError)):
+            return error_result(str(exc))
+        log.error("%s %r raised", method, target, exc_info=exc)
+        if tool_errors:
+            return error_result(f"Tool {target} failed with an internal error ({type(exc).__name__})")
+        raise McpError(INTERNAL_ERROR, f"Internal error while answering {method} {target}")
+
+
+def _request_digest(method: str, target: str, arguments: dict[str, Any]) -> bytes:
+    """What a requestState is bound to: the method, its target and the canonical arguments."""
+    h = hashlib.sha256(method.encode())
+    h.update(b"\0")
+    h.update(target.encode())
+    h.update(b"\0")
+    h.update(orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS))
+    return h.digest()[:16]
+
+
+

@@ -1,0 +1,187 @@
+"""What a server offers: tools, resources, resource templates and prompts, with their wire descriptions."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+from ..protocol.headers import header_param_specs
+from .signature import Signature, compile_type, inspect_handler
+
+Handler = Callable[..., Any]
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}\Z")
+
+
+def _describe(fn: Handler, description: str | None) -> str | None:
+    return description if description is not None else (inspect.getdoc(fn) or None)
+
+
+@dataclass(slots=True)
+class Tool:
+    name: str
+    fn: Handler
+    signature: Signature
+    description: str | None = None
+    title: str | None = None
+    annotations: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    header_params: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    meta: dict[str, Any] | None = None
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "inputSchema": self.input_schema}
+        if self.title:
+            out["title"] = self.title
+        if self.description:
+            out["description"] = self.description
+        if self.output_schema is not None:
+            out["outputSchema"] = self.output_schema
+        if self.annotations:
+            out["annotations"] = self.annotations
+        if self.meta:
+            out["_meta"] = self.meta
+        return out
+
+
+def make_tool(
+    fn: Handler,
+    context_type: type,
+    *,
+    name: str | None,
+    description: str | None,
+    title: str | None,
+    annotations: dict[str, Any] | None,
+    input_schema: dict[str, Any] | None,
+    structured: bool | None,
+    meta: dict[str, Any] | None,
+) -> Tool:
+    tool_name = name or fn.__name__
+    if not _TOOL_NAME.match(tool_name):
+        raise ValueError(f"tool name {tool_name!r} must be 1-128 characters of A-Z a-z 0-9 _ . -")
+    if not inspect.iscoroutinefunction(fn) and not callable(fn):
+        raise TypeError(f"tool {tool_name!r}: the handler must be callable")
+    signature = inspect_handler(fn, context_type)
+    schema = signature.input_schema
+    if input_schema is not None:
+        if input_schema.get("type") != "object":
+            raise ValueError(f"tool {tool_name!r}: input_schema must have type 'object' at the root")
+        schema = input_schema
+        # An explicit schema is published as given; the handler takes the arguments it names.
+        signature = Signature(schema, signature.context_param, {}, (), True)
+    try:
+        headers = header_param_specs(schema)
+    except ValueError as exc:
+        raise ValueError(f"tool {tool_name!r}: {exc}") from None
+    output_schema = None
+    returns = get_type_hints(fn).get("return")
+    if structured is not False and returns is not None and _is_structured(returns):
+        output_schema, _ = compile_type(returns)
+        structured = True
+    return Tool(
+        tool_name, fn, signature, _describe(fn, description), title, annotations,
+        output_schema, schema, headers, meta,
+    )
+
+
+def _is_structured(tp: Any) -> bool:
+    import dataclasses
+    import typing
+
+    return isinstance(tp, type) and (
+        dataclasses.is_dataclass(tp) or typing.is_typeddict(tp) or hasattr(tp, "model_json_schema")
+    )
+
+
+@dataclass(slots=True)
+class Resource:
+    uri: str
+    name: str
+    fn: Handler
+    signature: Signature
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    ttl_ms: int | None = None
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"uri": self.uri, "name": self.name}
+        _opt(out, title=self.title, description=self.description, mimeType=self.mime_type)
+        return out
+
+
+_VAR = re.compile(r"\{([A-Za-z0-9_]+)\}")
+
+
+@dataclass(slots=True)
+class ResourceTemplate:
+    uri_template: str
+    name: str
+    fn: Handler
+    signature: Signature
+    pattern: re.Pattern[str]
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    ttl_ms: int | None = None
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"uriTemplate": self.uri_template, "name": self.name}
+        _opt(out, title=self.title, description=self.description, mimeType=self.mime_type)
+        return out
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        m = self.pattern.fullmatch(uri)
+        return m.groupdict() if m else None
+
+
+def template_pattern(uri_template: str) -> re.Pattern[str]:
+    """A regex for an RFC 6570 level-1 template: each `{var}` matches one path segment."""
+    parts, last = [], 0
+    for m in _VAR.finditer(uri_template):
+        parts.append(re.escape(uri_template[last : m.start()]))
+        parts.append(f"(?P<{m.group(1)}>[^/?#]+)")
+        last = m.end()
+    parts.append(re.escape(uri_template[last:]))
+    return re.compile("".join(parts))
+
+
+def is_template(uri: str) -> bool:
+    return bool(_VAR.search(uri))
+
+
+@dataclass(slots=True)
+class Prompt:
+    name: str
+    fn: Handler
+    signature: Signature
+    arguments: list[dict[str, Any]]
+    title: str | None = None
+    description: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        _opt(out, title=self.title, description=self.description)
+        if self.arguments:
+            out["arguments"] = self.arguments
+        return out
+
+
+def prompt_arguments(signature: Signature) -> list[dict[str, Any]]:
+    """Prompt arguments (all strings on the wire) from the handler's parameters."""
+    args = []
+    for name, schema in signature.input_schema.get("properties", {}).items():
+        arg: dict[str, Any] = {"name": name, "required": name in signature.required}
+        if "description" in schema:
+            arg["description"] = schema["description"]
+        args.append(arg)
+    return args
+
+
+def _opt(out: dict[str, Any], **values: Any) -> None:
+    for key, value in values.items():
+        if value is not None:
+            out[key] = value

@@ -1,0 +1,37 @@
+"""The journal of a flow: what the replay engine needs from earlier rounds, carried inside `requestState`.
+
+- `answers`: key -> (question digest, validated answer) for asks already answered;
+- `pending`: key -> question digest for the asks sent in the last round;
+- `once`: key -> JSON result of steps run with `ctx.once`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+
+@dataclass(slots=True)
+class Journal:
+    answers: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    pending: dict[str, str] = field(default_factory=dict)
+    once: dict[str, Any] = field(default_factory=dict)
+
+    def dumps(self) -> bytes:
+        data: dict[str, Any] = {}
+        if self.answers:
+            data["a"] = {k: [d, v] for k, (d, v) in self.answers.items()}
+        if self.pending:
+            data["p"] = self.pending
+        if self.once:
+            data["o"] = self.once
+        return orjson.dumps(data)
+
+    @classmethod
+    def loads(cls, raw: bytes) -> Journal:
+        """Read a journal; only ever called on authenticated plaintext, so shape errors are bugs."""
+        data = orjson.loads(raw)
+        answers = {k: (v[0], v[1]) for k, v in data.get("a", {}).items()}
+        return cls(answers, data.get("p", {}), data.get("o", {}))

@@ -1,0 +1,111 @@
+"""Sealing and opening `requestState` with AES-256-GCM under the key ring (design.md §4).
+
+A token is `b1.<kid>.<base64url(nonce | ciphertext | tag)>`. The plaintext holds the flow id
+(128 random bits), the round, the expiry and the journal. The audience, the principal and the
+digest of the request (method, target, canonical arguments) are bound as associated data: they
+are never in the token, and a token presented for another audience, principal, tool or argument
+set fails authentication. Every failure raises `InvalidState` with the reason for the log only.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import struct
+import time
+from dataclasses import dataclass, field
+
+from cryptography.exceptions import InvalidTag
+
+from .journal import Journal
+from .keys import KeyRing
+
+VERSION = "b1"
+_HEADER = struct.Struct(">16sHI")  # flow id, round, expiry (unix seconds)
+_NONCE = 12
+DEFAULT_TTL_S = 600
+DEFAULT_MAX_BYTES = 16 * 1024
+
+
+class InvalidState(Exception):
+    """A `requestState` that cannot be trusted; `reason` is for the server log, never for the client."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class StateTooLarge(RuntimeError):
+    """The journal of a flow outgrew the size cap; keep `ctx.once` results and answers small."""
+
+
+@dataclass(slots=True)
+class FlowState:
+    """What a round hands to the next through the client."""
+
+    flow_id: bytes = field(default_factory=lambda: os.urandom(16))
+    round: int = 0
+    journal: Journal = field(default_factory=Journal)
+    expires: int = 0
+
+
+class Sealer:
+    """Seals and opens flow state for one server (one audience) under its key ring."""
+
+    def __init__(
+        self, ring: KeyRing, audience: str, *, ttl_s: int = DEFAULT_TTL_S, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
+        self.ring = ring
+        self.audience = audience.encode()
+        self.ttl_s = ttl_s
+        self.max_bytes = max_bytes
+
+    def _aad(self, kid: str, principal: str, request_digest: bytes) -> bytes:
+        return b"\0".join((VERSION.encode(), kid.encode(), self.audience, principal.encode(), request_digest))
+
+    def seal(self, state: FlowState, principal: str, request_digest: bytes) -> str:
+        key = self.ring.current
+        cipher = self.ring.cipher(key.kid)
+        assert cipher is not None
+        expires = int(time.time()) + self.ttl_s
+        plaintext = _HEADER.pack(state.flow_id, min(state.round, 0xFFFF), expires) + state.journal.dumps()
+        nonce = os.urandom(_NONCE)
+        sealed = nonce + cipher.encrypt(nonce, plaintext, self._aad(key.kid, principal, request_digest))
+        token = f"{VERSION}.{key.kid}.{base64.urlsafe_b64encode(sealed).rstrip(b'=').decode()}"
+        if len(token) > self.max_bytes:
+            raise StateTooLarge(
+                f"requestState would be {len(token)} bytes, over the cap of {self.max_bytes}: "
+                "keep ctx.once results and answers small, or raise state_max_bytes"
+            )
+        return token
+
+    def open(self, token: object, principal: str, request_digest: bytes) -> FlowState:
+        if not isinstance(token, str):
+            raise InvalidState("requestState is not a string")
+        if len(token) > self.max_bytes:
+            raise InvalidState(f"requestState of {len(token)} bytes is over the cap of {self.max_bytes}")
+        version, _, rest = token.partition(".")
+        kid, _, body = rest.partition(".")
+        if version != VERSION or not body:
+            raise InvalidState("requestState is not a Baton token of this version")
+        cipher = self.ring.cipher(kid)
+        if cipher is None:
+            raise InvalidState(f"requestState names key id {kid!r}, which is not in the key ring")
+        try:
+            sealed = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        except (binascii.Error, ValueError):
+            raise InvalidState("requestState is not valid base64url") from None
+        if len(sealed) < _NONCE + 16 + _HEADER.size:
+            raise InvalidState("requestState is truncated")
+        try:
+            plaintext = cipher.decrypt(sealed[:_NONCE], sealed[_NONCE:], self._aad(kid, principal, request_digest))
+        except InvalidTag:
+            raise InvalidState(
+                "requestState failed authentication: tampered, or bound to another request, "
+                "principal or audience"
+            ) from None
+        flow_id, round_, expires = _HEADER.unpack_from(plaintext)
+        if time.time() > expires:
+            raise InvalidState(f"requestState expired {int(time.time()) - expires} s ago")
+        return FlowState(flow_id, round_, Journal.loads(plaintext[_HEADER.size :]), expires)

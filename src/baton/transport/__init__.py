@@ -1,0 +1,1 @@
+"""Transports: the ASGI app for Streamable HTTP and the stdio server; they know nothing of tools."""

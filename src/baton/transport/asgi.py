@@ -1,0 +1,274 @@
+"""The Streamable HTTP transport as a pure ASGI app (digest §7.1).
+
+POST only (405 otherwise), Host and Origin checks against DNS rebinding (403), a body size limit
+(413), notifications answered 202, JSON responses, and an SSE response only when the request asked
+for notifications (a `progressToken` or the deprecated `logLevel`) or opened `subscriptions/listen`.
+A client that closes an SSE stream cancels the request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+
+import orjson
+
+from ..protocol.errors import HEADER_MISMATCH, INVALID_REQUEST, McpError, http_status
+from ..protocol.messages import Message, parse, request_id_of
+from ..server.core import Exchange, Reply, RequestInfo, Server
+from ..server.subscriptions import Subscription
+
+log = logging.getLogger("baton.http")
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+_JSON = (b"content-type", b"application/json")
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def _hostname(host: str) -> str:
+    """The host part of a Host header or an origin's authority, without the port."""
+    if host.startswith("["):
+        return host[: host.find("]") + 1]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+class HttpApp:
+    """The ASGI app that serves one `Server` at one path (default `/mcp`)."""
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: Iterable[str] | None = None,
+        allowed_origins: Iterable[str] | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY,
+    ) -> None:
+        self.server = server
+        self.path = path
+        # Loopback names are always admitted; others only when configured ("*" admits any Host).
+        hosts = LOOPBACK_HOSTS + tuple(allowed_hosts or ())
+        self.allowed_hosts = None if "*" in hosts else frozenset(h.lower() for h in hosts)
+        self.allowed_origins = None if allowed_origins is None else frozenset(o.lower().rstrip("/")
+                                                                              for o in allowed_origins)
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                _ = self.server.sealer  # load (or create) the key ring now, not on the first request
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self.server.hub.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"] != self.path:
+            await _plain(send, 404, b"Not found: the MCP endpoint is " + self.path.encode())
+            return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        refusal = self._refuse_origin(headers)
+        if refusal:
+            await _error(send, 403, None, McpError(INVALID_REQUEST, refusal))
+            return
+        if scope["method"] != "POST":
+            await send({"type": "http.response.start", "status": 405,
+                        "headers": [(b"allow", b"POST"), (b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        ctype = headers.get("content-type", "")
+        if not ctype.lower().startswith("application/json"):
+            await _error(send, 415, None, McpError(INVALID_REQUEST, "Content-Type must be application/json"))
+            return
+        body = await self._body(headers, receive, send)
+        if body is None:
+            return
+        try:
+            msg = parse(body)
+        except McpError as exc:
+            await _error(send, http_status(exc.code), request_id_of(body), exc)
+            return
+        if not msg.is_request:
+            await self._notification(msg, headers, send)
+            return
+        client = scope.get("client")
+        info = RequestInfo("http", headers, tuple(client) if client else None)  # type: ignore[arg-type]
+        meta = msg.params.get("_meta")
+        wants_stream = isinstance(meta, dict) and ("progressToken" in meta or
+                                                   "io.modelcontextprotocol/logLevel" in meta)
+        if wants_stream and "text/event-stream" in headers.get("accept", ""):
+            await self._streamed(msg, info, receive, send)
+            return
+        reply = await self.server.handle(msg, Exchange(info))
+        if isinstance(reply, Subscription):
+            await self._listen(reply, receive, send)
+            return
+        status = 200 if reply.code is None else http_status(reply.code)
+        await _send_json(send, status, orjson.dumps(reply.body))
+
+    def _refuse_origin(self, headers: dict[str, str]) -> str | None:
+        if self.allowed_hosts is not None:
+            host = _hostname(headers.get("host", "").strip().lower())
+            if host not in self.allowed_hosts:
+                return f"Host {host!r} is not allowed (DNS rebinding protection); configure allowed_hosts"
+        origin = headers.get("origin")
+        if origin is None:
+            return None
+        origin = origin.strip().lower().rstrip("/")
+        if self.allowed_origins is not None:
+            ok = origin in self.allowed_origins
+        else:
+            authority = origin.split("://", 1)[-1]
+            ok = _hostname(authority) in LOOPBACK_HOSTS
+        return None if ok else f"Origin {origin!r} is not allowed; configure allowed_origins"
+
+    async def _body(self, headers: dict[str, str], receive: Receive, send: Send) -> bytes | None:
+        limit = self.max_body_bytes
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await _too_large(send, limit)
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await _too_large(send, limit)
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    async def _notification(self, msg: Message, headers: dict[str, str], send: Send) -> None:
+        # Ambiguity A3: accept any well-formed notification with 202; refuse only a present header
+        # that disagrees with the body.
+        declared = headers.get("mcp-method")
+        if declared is not None and declared.strip() != msg.method:
+            error = McpError(HEADER_MISMATCH, f"Header mismatch: Mcp-Method header value {declared.strip()!r} "
+                                              f"does not match body value {msg.method!r}")
+            await _error(send, 400, None, error)
+            return
+        await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _streamed(self, msg: Message, info: RequestInfo, receive: Receive, send: Send) -> None:
+        """Answer on an SSE stream: notifications first, the response last; a disconnect cancels."""
+        started = False
+        closed = False
+
+        async def emit(method: str, params: dict[str, Any]) -> None:
+            nonlocal started
+            if closed:
+                return
+            if not started:
+                started = True
+                await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            data = orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params})
+            await send({"type": "http.response.body", "body": b"event: message\ndata: " + data + b"\n\n",
+                        "more_body": True})
+
+        work = asyncio.ensure_future(self.server.handle(msg, Exchange(info, emit)))
+        watcher = asyncio.ensure_future(_disconnected(receive))
+        done, _ = await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
+        if work not in done:
+            closed = True
+            work.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await work
+            log.info("client closed the stream of request %r: cancelled", msg.id)
+            return
+        watcher.cancel()
+        reply = work.result()
+        if isinstance(reply, Subscription):  # pragma: no cover - listen never carries a progress token
+            await self._listen(reply, receive, send)
+            return
+        body = orjson.dumps(reply.body)
+        if not started:
+            status = 200 if reply.code is None else http_status(reply.code)
+            await _send_json(send, status, body)
+            return
+        await send({"type": "http.response.body", "body": b"event: message\ndata: " + body + b"\n\n"})
+
+    async def _listen(self, sub: Subscription, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+
+        async def event(payload: dict[str, Any], more: bool = True) -> None:
+            data = b"event: message\ndata: " + orjson.dumps(payload) + b"\n\n"
+            await send({"type": "http.response.body", "body": data, "more_body": more})
+
+        async def pump() -> None:
+            method, params = sub.acknowledgement()
+            await event({"jsonrpc": "2.0", "method": method, "params": params})
+            async for method, params in sub.notifications():
+                await event({"jsonrpc": "2.0", "method": method, "params": params})
+
+        work = asyncio.ensure_future(pump())
+        watcher = asyncio.ensure_future(_disconnected(receive))
+        try:
+            done, _ = await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self.server.hub.close(sub)
+        if watcher in done:
+            work.cancel()
+            return
+        watcher.cancel()
+        # The server ended the subscription: send the listen result, then close (digest §11.2).
+        result = {"jsonrpc": "2.0", "id": sub.listen_id, "result": sub.result()}
+        with contextlib.suppress(Exception):
+            await event(result, more=False)
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _send_json(send: Send, status: int, body: bytes) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [_JSON, (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _error(send: Send, status: int, rid: Any, error: McpError) -> None:
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "error": error.to_dict()}
+    await _send_json(send, status, orjson.dumps(body))
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    error = McpError(INVALID_REQUEST, f"Request body too large: the limit is {limit} bytes")
+    await _error(send, 413, None, error)
+
+
+async def _plain(send: Send, status: int, text: bytes) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(text)).encode())]})
+    await send({"type": "http.response.body", "body": text})
+
+
+__all__ = ["HttpApp", "Reply"]
