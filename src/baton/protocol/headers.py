@@ -13,6 +13,7 @@ from .errors import HEADER_MISMATCH, McpError
 _B64_PREFIX = "=?base64?"
 _B64_SUFFIX = "?="
 _PLAIN = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?\Z")
+_VISIBLE = re.compile(r"[\x20-\x7e]*\Z")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 
 
@@ -33,7 +34,7 @@ def decode_value(raw: str) -> str:
             return data.decode()
         except (binascii.Error, UnicodeDecodeError) as exc:
             raise ValueError(f"invalid base64 header value: {exc}") from None
-    if any(ord(c) < 0x20 or ord(c) > 0x7E for c in value):
+    if not _VISIBLE.match(value):
         raise ValueError("header value has characters outside visible ASCII")
     return value
 

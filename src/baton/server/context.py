@@ -11,6 +11,7 @@ nowhere else.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import inspect
 import logging
@@ -75,13 +76,18 @@ class _Pending:
 _PENDING = _Pending()
 
 
-def _digest(request: dict[str, Any]) -> str:
-    raw = hashlib.sha256(orjson.dumps(request, option=orjson.OPT_SORT_KEYS)).digest()[:8]
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+def _digest(blob: bytes) -> str:
+    """A short digest of a question's canonical bytes, to pin its answer to it."""
+    return base64.urlsafe_b64encode(hashlib.sha256(blob).digest()[:8]).rstrip(b"=").decode()
 
 
 class Context:
     """What a handler sees of its request, and how it asks the user (or client) for input."""
+
+    __slots__ = (
+        "_asks", "_batching", "_emit", "_error", "_journal", "_last_progress", "_log_level", "_ordinal",
+        "_responses", "_solicited", "client_capabilities", "meta", "method", "principal", "request_id",
+    )
 
     def __init__(
         self,
@@ -124,7 +130,9 @@ class Context:
         """Ask the user to fill in a form (form mode). Returns `Accepted(data) | Declined() | Cancelled()`."""
         spec = compile_form(form)
         params = {"mode": "form", "message": message, "requestedSchema": spec.schema}
-        return await self._ask(key, "elicitation/create", params, _form_checker(spec), _form_reader(spec))
+        # The form's canonical schema is computed once, so pinning costs one hash per ask.
+        canonical = b"form\0" + message.encode() + b"\0" + spec.schema_json
+        return await self._ask(key, "elicitation/create", params, _form_checker(spec), _form_reader(spec), canonical)
 
     async def confirm(self, message: str, *, key: str | None = None) -> bool:
         """Ask a yes/no question; True only if the user accepted and said yes."""
@@ -198,6 +206,7 @@ class Context:
         params: dict[str, Any] | None,
         check: Callable[[Any], dict[str, Any]],
         read: Callable[[dict[str, Any]], Any],
+        canonical: bytes | None = None,
     ) -> Any:
         self._ordinal += 1
         if key is None:
@@ -210,7 +219,7 @@ class Context:
             raise CapabilityMissing(need, orjson.dumps(need).decode())
         if key in self._asks:
             raise ValueError(f"two asks in one round use the key {key!r}; give each a distinct key=")
-        digest = _digest(request)
+        digest = _digest(canonical or orjson.dumps(request, option=orjson.OPT_SORT_KEYS))
         recorded = self._journal.answers.get(key)
         if recorded is not None and recorded[0] == digest:
             return read(recorded[1])
@@ -297,6 +306,7 @@ def _check_action(raw: dict[str, Any]) -> str:
     return cast(str, action)
 
 
+@functools.lru_cache(maxsize=1024)
 def _form_checker(spec: FormSpec) -> Callable[[Any], dict[str, Any]]:
     def check(raw: dict[str, Any]) -> dict[str, Any]:
         action = _check_action(raw)
@@ -307,6 +317,7 @@ def _form_checker(spec: FormSpec) -> Callable[[Any], dict[str, Any]]:
     return check
 
 
+@functools.lru_cache(maxsize=1024)
 def _form_reader(spec: FormSpec) -> Callable[[dict[str, Any]], Any]:
     def read(answer: dict[str, Any]) -> Any:
         action = answer["action"]

@@ -1,0 +1,91 @@
+"""Shared pytest configuration: markers, an isolated data directory, and real servers on loopback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BATON = str(Path(sys.executable).with_name("baton"))
+SERVERS = Path(__file__).resolve().parent / "servers"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "conformance: runs the official MCP conformance suite (node via tools/conformance.py)"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own data directory, so no key file is shared by accident."""
+    monkeypatch.setenv("BATON_DATA_DIR", str(tmp_path_factory.mktemp("baton-data")))
+    monkeypatch.delenv("BATON_STATE_KEYS", raising=False)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"server did not listen on {port} within {timeout} s:\n{log.read_text()}")
+
+
+class RunningServer:
+    """A `baton serve` subprocess on a loopback port."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
+        self.proc = proc
+        self.port = port
+        self.log = log
+        self.url = f"http://127.0.0.1:{port}/mcp"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
+    """Start `baton serve TARGET --http 127.0.0.1:PORT` (stopped after the test)."""
+    started: list[RunningServer] = []
+
+    def start(target: str, *args: str, env: dict[str, str] | None = None) -> RunningServer:
+        port = free_port()
+        log = tmp_path / f"server-{port}.log"
+        with log.open("wb") as fh:
+            proc = subprocess.Popen(
+                [BATON, "serve", target, "--http", f"127.0.0.1:{port}", *args],
+                cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+            )
+        server = RunningServer(proc, port, log)
+        started.append(server)
+        wait_for_port(port, proc, log)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

@@ -1,0 +1,121 @@
+"""The stdio transport with a real subprocess: framing, concurrency, cancellation, bad input, EOF."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from wire import meta
+
+from conftest import BATON, ROOT, SERVERS
+
+
+class StdioPeer:
+    def __init__(self, target: str, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [BATON, "serve", target, "--stdio"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env={**os.environ, **(env or {})},
+        )
+        self.buffer = b""
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        assert self.proc.stdin is not None
+        data = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def request(self, rid: Any, method: str, params: dict[str, Any] | None = None, **meta_extra: Any) -> None:
+        body = dict(params or {})
+        body["_meta"] = meta(**meta_extra)
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": body})
+
+    def read(self, timeout: float = 10.0) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.proc.stdout], [], [], max(left, 0))
+            if not ready:
+                raise TimeoutError("no message from the server")
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                raise EOFError("the server closed stdout")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return dict(json.loads(line))  # every stdout line must be one JSON message
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        return self.proc.wait(10)
+
+
+@pytest.fixture
+def peer(tmp_path: Path) -> Iterator[StdioPeer]:
+    p = StdioPeer(str(SERVERS / "guarded.py"), {"BATON_TEST_RUNLOG": str(tmp_path / "runs.log")})
+    yield p
+    if p.proc.poll() is None:
+        p.proc.kill()
+        p.proc.wait()
+
+
+def test_flow_over_stdio(peer: StdioPeer) -> None:
+    peer.request(1, "tools/call", {"name": "delete_project", "arguments": {"project": "x"}})
+    r1 = peer.read()
+    assert r1["id"] == 1 and r1["result"]["resultType"] == "input_required"
+    peer.request(2, "tools/call", {"name": "delete_project", "arguments": {"project": "x"},
+                                   "inputResponses": {"q1": {"action": "accept", "content": {"confirm": True}}},
+                                   "requestState": r1["result"]["requestState"]})
+    r2 = peer.read()
+    assert r2["result"]["content"][0]["text"] == "deleted x"
+    assert peer.close() == 0
+
+
+def test_requests_run_concurrently_and_cancel(peer: StdioPeer, tmp_path: Path) -> None:
+    peer.request("slow", "tools/call", {"name": "slow", "arguments": {"seconds": 5}})
+    peer.request("fast", "tools/list")
+    first = peer.read()
+    assert first["id"] == "fast"  # the slow request does not block the fast one
+    peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}})
+    peer.request("after", "server/discover")
+    assert peer.read()["id"] == "after"
+    with pytest.raises(TimeoutError):
+        peer.read(timeout=0.5)  # nothing more is sent for the cancelled request
+    assert "slow:end" not in (tmp_path / "runs.log").read_text()
+
+
+def test_bad_lines_get_errors_and_the_server_keeps_serving(peer: StdioPeer) -> None:
+    peer.send(b"this is not json\n")
+    error = peer.read()
+    assert error["id"] is None and error["error"]["code"] == -32700
+    peer.send({"jsonrpc": "2.0", "id": 7, "method": "server/discover", "params": {}})
+    assert peer.read()["error"]["code"] == -32602
+    peer.send(b"[1, 2]\n")
+    assert peer.read()["error"]["code"] == -32600
+    peer.request(8, "ping")
+    assert peer.read()["error"]["code"] == -32601
+    peer.request(9, "server/discover")
+    assert peer.read()["result"]["supportedVersions"] == ["2026-07-28"]
+    assert peer.close() == 0
+
+
+def test_log_notifications_over_stdio_only_when_asked() -> None:
+    p = StdioPeer("examples/everything.py")
+    try:
+        p.request(1, "tools/call", {"name": "test_logging_tool", "arguments": {}})
+        assert p.read()["result"]["content"][0]["text"] == "Logging test completed"
+        p.request(2, "tools/call", {"name": "test_logging_tool", "arguments": {}},
+                  **{"io.modelcontextprotocol/logLevel": "info"})
+        kinds = [p.read().get("method", "response") for _ in range(4)]
+        assert kinds == ["notifications/message"] * 3 + ["response"]
+        assert p.close() == 0
+    finally:
+        if p.proc.poll() is None:
+            p.proc.kill()
