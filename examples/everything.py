@@ -73,8 +73,9 @@ def test_audio_content() -> dict[str, Any]:
 @server.tool()
 def test_embedded_resource() -> dict[str, Any]:
     """Returns an embedded text resource."""
-    return content.embedded("test://embedded-resource", text="This is an embedded resource content.",
-                            mime_type="text/plain")
+    return content.embedded(
+        "test://embedded-resource", text="This is an embedded resource content.", mime_type="text/plain"
+    )
 
 
 @server.tool()
@@ -83,8 +84,11 @@ def test_multiple_content_types() -> list[dict[str, Any]]:
     return [
         content.text("Multiple content types test:"),
         content.image(PNG, "image/png"),
-        content.embedded("test://mixed-content-resource", text='{"test": "data", "value": 123}',
-                         mime_type="application/json"),
+        content.embedded(
+            "test://mixed-content-resource",
+            text='{"test": "data", "value": 123}',
+            mime_type="application/json",
+        ),
     ]
 
 
@@ -155,12 +159,19 @@ def test_trigger_prompt_change() -> str:
     input_schema={
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
-        "$defs": {"address": {"$anchor": "addr", "type": "object",
-                              "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+        "$defs": {
+            "address": {
+                "$anchor": "addr",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+            }
+        },
         "properties": {
             "name": {"type": "string"},
             "address": {"$ref": "#/$defs/address"},
-            "contact": {"anyOf": [{"type": "string", "format": "email"}, {"type": "string", "pattern": "^\\+"}]},
+            "contact": {
+                "anyOf": [{"type": "string", "format": "email"}, {"type": "string", "pattern": "^\\+"}]
+            },
             "kind": {"type": "string"},
         },
         "allOf": [{"required": ["name"]}, {"anyOf": [{"required": ["contact"]}, {"required": ["address"]}]}],
@@ -328,11 +339,16 @@ def test_prompt_with_arguments(
 
 
 @server.prompt()
-def test_prompt_with_embedded_resource(resourceUri: Annotated[str, "URI of the resource to embed"]) -> list[Any]:  # noqa: N803
+def test_prompt_with_embedded_resource(
+    resourceUri: Annotated[str, "URI of the resource to embed"],
+) -> list[Any]:
     """A prompt that embeds a resource."""
     return [
-        content.user(content.embedded(resourceUri, text="Embedded resource content for testing.",
-                                      mime_type="text/plain")),
+        content.user(
+            content.embedded(
+                resourceUri, text="Embedded resource content for testing.", mime_type="text/plain"
+            )
+        ),
         content.user("Please process the embedded resource above."),
     ]
 

@@ -79,7 +79,10 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
         with log.open("wb") as fh:
             proc = subprocess.Popen(
                 [BATON, "serve", target, "--http", f"127.0.0.1:{port}", *args],
-                cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+                cwd=ROOT,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **(env or {})},
             )
         server = RunningServer(proc, port, log)
         started.append(server)

@@ -7,9 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
-from wire import accept, call
-
 from conftest import SERVERS, RunningServer
+from wire import accept, call
 
 GUARDED = str(SERVERS / "guarded.py")
 
@@ -47,15 +46,23 @@ def assert_rejected(resp, runlog: Path, before: int) -> None:  # type: ignore[no
 def test_confirm_flow_completes(guarded: RunningServer, runlog: Path) -> None:
     r1 = first_round(guarded.url)
     (key,) = r1["inputRequests"]
-    resp = call(guarded.url, "delete_project", {"project": "p1"}, responses={key: accept(confirm=True)},
-                state=r1["requestState"], Authorization="Bearer alice")
+    resp = call(
+        guarded.url,
+        "delete_project",
+        {"project": "p1"},
+        responses={key: accept(confirm=True)},
+        state=r1["requestState"],
+        Authorization="Bearer alice",
+    )
     result = resp.json()["result"]
     assert result["resultType"] == "complete"
     assert result["content"][0]["text"] == "deleted p1"
     assert "deleted:p1 " in runlog.read_text()
 
 
-@pytest.mark.parametrize("attack", ["tampered", "truncated", "cross_tool", "cross_argument", "cross_principal"])
+@pytest.mark.parametrize(
+    "attack", ["tampered", "truncated", "cross_tool", "cross_argument", "cross_principal"]
+)
 def test_bad_state_is_rejected_before_user_code(guarded: RunningServer, runlog: Path, attack: str) -> None:
     r1 = first_round(guarded.url)
     state, (key,) = r1["requestState"], r1["inputRequests"]
@@ -74,8 +81,14 @@ def test_bad_state_is_rejected_before_user_code(guarded: RunningServer, runlog: 
         args = {"project": "p2"}
     else:
         who = "mallory"
-    resp = call(guarded.url, tool, args, responses={key: accept(confirm=True)}, state=state,
-                Authorization=f"Bearer {who}")
+    resp = call(
+        guarded.url,
+        tool,
+        args,
+        responses={key: accept(confirm=True)},
+        state=state,
+        Authorization=f"Bearer {who}",
+    )
     assert_rejected(resp, runlog, before)
     assert "rejected requestState" in guarded.log.read_text()
 
@@ -85,8 +98,14 @@ def test_expired_state_is_rejected(serve, runlog: Path) -> None:  # type: ignore
     r1 = first_round(server.url)
     before = len(runs(runlog))
     time.sleep(2.2)
-    resp = call(server.url, "delete_project", {"project": "p1"}, responses={"q1": accept(confirm=True)},
-                state=r1["requestState"], Authorization="Bearer alice")
+    resp = call(
+        server.url,
+        "delete_project",
+        {"project": "p1"},
+        responses={"q1": accept(confirm=True)},
+        state=r1["requestState"],
+        Authorization="Bearer alice",
+    )
     assert_rejected(resp, runlog, before)
     assert "expired" in server.log.read_text()
 
@@ -114,14 +133,24 @@ def test_undeclared_capability_never_reaches_the_wire(guarded: RunningServer, ru
 )
 def test_invalid_answer_is_asked_again(guarded: RunningServer, content: dict, problem: str) -> None:
     r1 = first_round(guarded.url, "profile", {})
-    resp = call(guarded.url, "profile", responses={"profile": {"action": "accept", "content": content}},
-                state=r1["requestState"], Authorization="Bearer alice")
+    resp = call(
+        guarded.url,
+        "profile",
+        responses={"profile": {"action": "accept", "content": content}},
+        state=r1["requestState"],
+        Authorization="Bearer alice",
+    )
     r2 = resp.json()["result"]
     assert r2["resultType"] == "input_required"
     assert problem in r2["inputRequests"]["profile"]["params"]["message"]
     # Answered correctly on the next round, the flow completes.
-    resp = call(guarded.url, "profile", responses={"profile": accept(age=40, plan="pro")},
-                state=r2["requestState"], Authorization="Bearer alice")
+    resp = call(
+        guarded.url,
+        "profile",
+        responses={"profile": accept(age=40, plan="pro")},
+        state=r2["requestState"],
+        Authorization="Bearer alice",
+    )
     assert resp.json()["result"]["content"][0]["text"] == "40/pro/anon"
 
 
@@ -130,8 +159,13 @@ def test_handler_swallowing_the_suspension_still_asks(guarded: RunningServer) ->
     result = resp.json()["result"]
     assert result["resultType"] == "input_required"
     assert "content" not in result
-    resp = call(guarded.url, "swallow", responses={"q1": accept(confirm=True)}, state=result["requestState"],
-                Authorization="Bearer alice")
+    resp = call(
+        guarded.url,
+        "swallow",
+        responses={"q1": accept(confirm=True)},
+        state=result["requestState"],
+        Authorization="Bearer alice",
+    )
     assert resp.json()["result"]["content"][0]["text"] == "ok=True"
 
 
@@ -141,11 +175,21 @@ def test_two_instances_sharing_the_key_file_alternate_rounds(serve, runlog: Path
     assert a.proc.pid != b.proc.pid
     r1 = call(a.url, "two_steps", Authorization="Bearer alice").json()["result"]
     assert list(r1["inputRequests"]) == ["accept"]
-    r2 = call(b.url, "two_steps", responses={"accept": accept(confirm=True)}, state=r1["requestState"],
-              Authorization="Bearer alice").json()["result"]
+    r2 = call(
+        b.url,
+        "two_steps",
+        responses={"accept": accept(confirm=True)},
+        state=r1["requestState"],
+        Authorization="Bearer alice",
+    ).json()["result"]
     assert list(r2["inputRequests"]) == ["really"]
-    r3 = call(a.url, "two_steps", responses={"really": accept(confirm=False)}, state=r2["requestState"],
-              Authorization="Bearer alice").json()["result"]
+    r3 = call(
+        a.url,
+        "two_steps",
+        responses={"really": accept(confirm=False)},
+        state=r2["requestState"],
+        Authorization="Bearer alice",
+    ).json()["result"]
     text = r3["content"][0]["text"]
     assert text == f"pid={a.proc.pid} quote=42 first=True second=False"
     # ctx.once ran its step once for the whole flow, although the handler ran on both instances.
@@ -157,6 +201,12 @@ def test_instance_with_another_key_refuses_the_state(serve, runlog: Path, tmp_pa
     b = serve(GUARDED, env={"BATON_TEST_RUNLOG": str(runlog), "BATON_DATA_DIR": str(tmp_path / "other")})
     r1 = first_round(a.url)
     before = len(runs(runlog))
-    resp = call(b.url, "delete_project", {"project": "p1"}, responses={"q1": accept(confirm=True)},
-                state=r1["requestState"], Authorization="Bearer alice")
+    resp = call(
+        b.url,
+        "delete_project",
+        {"project": "p1"},
+        responses={"q1": accept(confirm=True)},
+        state=r1["requestState"],
+        Authorization="Bearer alice",
+    )
     assert_rejected(resp, runlog, before)

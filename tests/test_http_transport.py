@@ -8,9 +8,8 @@ import time
 import httpx
 import orjson
 import pytest
-from wire import VERSION, call, headers_for, meta, post, request
-
 from conftest import RunningServer
+from wire import VERSION, call, headers_for, meta, post, request
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
@@ -26,8 +25,13 @@ def everything(tmp_path_factory: pytest.TempPathFactory) -> RunningServer:
     log = tmp_path_factory.mktemp("everything") / "server.log"
     env = {**os.environ, "BATON_DATA_DIR": str(log.parent)}
     with log.open("wb") as fh:
-        proc = subprocess.Popen([BATON, "serve", "examples/everything.py", "--http", f"127.0.0.1:{port}"],
-                                cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen(
+            [BATON, "serve", "examples/everything.py", "--http", f"127.0.0.1:{port}"],
+            cwd=ROOT,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
     server = RunningServer(proc, port, log)
     wait_for_port(port, proc, log)
     yield server  # type: ignore[misc]
@@ -114,8 +118,11 @@ def test_validation_order_and_statuses(everything: RunningServer) -> None:
 
 def test_unknown_resource_is_invalid_params_with_the_uri(everything: RunningServer) -> None:
     resp = post(everything.url, request("resources/read", {"uri": "test://nope"}))
-    assert resp.json()["error"] == {"code": -32602, "message": "Resource not found: test://nope",
-                                    "data": {"uri": "test://nope"}}
+    assert resp.json()["error"] == {
+        "code": -32602,
+        "message": "Resource not found: test://nope",
+        "data": {"uri": "test://nope"},
+    }
 
 
 def test_bad_arguments_are_a_tool_error(everything: RunningServer) -> None:
@@ -125,8 +132,10 @@ def test_bad_arguments_are_a_tool_error(everything: RunningServer) -> None:
 
 
 def test_progress_arrives_on_an_sse_stream_before_the_result(everything: RunningServer) -> None:
-    msg = request("tools/call", {"name": "test_tool_with_progress", "arguments": {},
-                                 "_meta": meta(progressToken="tok-1")})
+    msg = request(
+        "tools/call",
+        {"name": "test_tool_with_progress", "arguments": {}, "_meta": meta(progressToken="tok-1")},
+    )
     resp = post(everything.url, msg)
     assert resp.headers["content-type"].startswith("text/event-stream")
     events = [orjson.loads(line[6:]) for line in resp.text.splitlines() if line.startswith("data: ")]
@@ -138,22 +147,38 @@ def test_progress_arrives_on_an_sse_stream_before_the_result(everything: Running
 def test_log_notifications_only_when_asked(everything: RunningServer) -> None:
     plain = post(everything.url, request("tools/call", {"name": "test_logging_tool", "arguments": {}}))
     assert plain.headers["content-type"] == "application/json"
-    msg = request("tools/call", {"name": "test_logging_tool", "arguments": {},
-                                 "_meta": meta(**{"io.modelcontextprotocol/logLevel": "info"})})
+    msg = request(
+        "tools/call",
+        {
+            "name": "test_logging_tool",
+            "arguments": {},
+            "_meta": meta(**{"io.modelcontextprotocol/logLevel": "info"}),
+        },
+    )
     resp = post(everything.url, msg)
     events = [orjson.loads(line[6:]) for line in resp.text.splitlines() if line.startswith("data: ")]
     assert [e["method"] for e in events[:-1]] == ["notifications/message"] * 3
-    bad = request("tools/call", {"name": "test_logging_tool", "arguments": {},
-                                 "_meta": meta(**{"io.modelcontextprotocol/logLevel": "loud"})})
+    bad = request(
+        "tools/call",
+        {
+            "name": "test_logging_tool",
+            "arguments": {},
+            "_meta": meta(**{"io.modelcontextprotocol/logLevel": "loud"}),
+        },
+    )
     assert post(everything.url, bad).json()["error"]["code"] == -32602
 
 
 def test_listen_stream_hears_list_changes(everything: RunningServer) -> None:
-    listen = request("subscriptions/listen", {"notifications": {"toolsListChanged": True, "promptsListChanged": False}})
+    listen = request(
+        "subscriptions/listen", {"notifications": {"toolsListChanged": True, "promptsListChanged": False}}
+    )
     events: list[dict] = []
 
     def read() -> None:
-        with httpx.stream("POST", everything.url, json=listen, headers=headers_for(listen), timeout=10) as resp:
+        with httpx.stream(
+            "POST", everything.url, json=listen, headers=headers_for(listen), timeout=10
+        ) as resp:
             for line in resp.iter_lines():
                 if line.startswith("data: "):
                     events.append(orjson.loads(line[6:]))

@@ -10,7 +10,16 @@ from typing import Any
 import pytest
 from wire import accept, meta
 
-from baton import Accepted, BatonDeprecationWarning, CapabilityMissing, Cancelled, Context, Declined, KeyRing, Server
+from baton import (
+    Accepted,
+    BatonDeprecationWarning,
+    Cancelled,
+    CapabilityMissing,
+    Context,
+    Declined,
+    KeyRing,
+    Server,
+)
 from baton.protocol.messages import Message
 from baton.server.core import Exchange, Reply, RequestInfo
 
@@ -21,7 +30,9 @@ def make_server() -> Server:
     return Server("replay-tests", state_keys=KeyRing.ephemeral_key())
 
 
-def run(server: Server, method: str, params: dict[str, Any], caps: dict[str, Any] | None = None) -> dict[str, Any]:
+def run(
+    server: Server, method: str, params: dict[str, Any], caps: dict[str, Any] | None = None
+) -> dict[str, Any]:
     body = {**params, "_meta": meta(FORM if caps is None else caps)}
     reply = asyncio.run(server.handle(Message(method, body, 1, True), Exchange(RequestInfo("stdio"))))
     assert isinstance(reply, Reply)
@@ -32,7 +43,9 @@ def call(server: Server, tool: str, caps: dict[str, Any] | None = None, **extra:
     return run(server, "tools/call", {"name": tool, "arguments": extra.pop("arguments", {}), **extra}, caps)
 
 
-def finish(server: Server, tool: str, first: dict[str, Any], answers: dict[str, Any], **kw: Any) -> dict[str, Any]:
+def finish(
+    server: Server, tool: str, first: dict[str, Any], answers: dict[str, Any], **kw: Any
+) -> dict[str, Any]:
     return call(server, tool, inputResponses=answers, requestState=first["result"]["requestState"], **kw)
 
 
@@ -148,7 +161,9 @@ def test_missing_capability_can_be_caught_or_becomes_32021() -> None:
 
     assert call(server, "careful", caps={})["result"]["content"][0]["text"] == "fallback"
     error = call(server, "careless", caps={})["error"]
-    assert error["code"] == -32021 and error["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+    assert error["code"] == -32021 and error["data"] == {
+        "requiredCapabilities": {"elicitation": {"form": {}}}
+    }
 
 
 def test_deprecated_asks_warn_once_at_the_call_site_and_are_gated() -> None:
@@ -182,7 +197,10 @@ def test_url_mode_needs_https_and_the_url_capability() -> None:
     assert r1["result"]["inputRequests"]["q1"]["params"]["mode"] == "url"
     insecure = call(server, "connect", caps=caps, arguments={"url": "http://example.com/connect"})
     assert insecure["result"]["isError"] is True
-    assert call(server, "connect", caps=FORM, arguments={"url": "https://example.com/"})["error"]["code"] == -32021
+    assert (
+        call(server, "connect", caps=FORM, arguments={"url": "https://example.com/"})["error"]["code"]
+        == -32021
+    )
 
 
 def test_resources_and_prompts_can_ask_but_lists_cannot() -> None:
@@ -194,11 +212,25 @@ def test_resources_and_prompts_can_ask_but_lists_cannot() -> None:
 
     r1 = run(server, "resources/read", {"uri": "memo://x"})
     assert r1["result"]["resultType"] == "input_required"
-    r2 = run(server, "resources/read", {"uri": "memo://x", "inputResponses": {"q1": accept(confirm=True)},
-                                        "requestState": r1["result"]["requestState"]})
+    r2 = run(
+        server,
+        "resources/read",
+        {
+            "uri": "memo://x",
+            "inputResponses": {"q1": accept(confirm=True)},
+            "requestState": r1["result"]["requestState"],
+        },
+    )
     assert r2["result"]["contents"][0]["text"] == "x: True"
-    other = run(server, "resources/read", {"uri": "memo://y", "inputResponses": {"q1": accept(confirm=True)},
-                                           "requestState": r1["result"]["requestState"]})
+    other = run(
+        server,
+        "resources/read",
+        {
+            "uri": "memo://y",
+            "inputResponses": {"q1": accept(confirm=True)},
+            "requestState": r1["result"]["requestState"],
+        },
+    )
     assert other["error"]["message"] == "Invalid or expired requestState"
 
 
@@ -239,5 +271,8 @@ def test_registration_errors_are_clear() -> None:
             return ""
 
     with pytest.raises(ValueError, match="x-mcp-header"):
-        server.add_tool(lambda **kw: "x", name="hdr",
-                        input_schema={"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}})
+        server.add_tool(
+            lambda **kw: "x",
+            name="hdr",
+            input_schema={"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}},
+        )

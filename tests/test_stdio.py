@@ -12,16 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wire import meta
-
 from conftest import BATON, ROOT, SERVERS
+from wire import meta
 
 
 class StdioPeer:
     def __init__(self, target: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [BATON, "serve", target, "--stdio"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env={**os.environ, **(env or {})},
+            [BATON, "serve", target, "--stdio"],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **(env or {})},
         )
         self.buffer = b""
 
@@ -70,9 +73,16 @@ def test_flow_over_stdio(peer: StdioPeer) -> None:
     peer.request(1, "tools/call", {"name": "delete_project", "arguments": {"project": "x"}})
     r1 = peer.read()
     assert r1["id"] == 1 and r1["result"]["resultType"] == "input_required"
-    peer.request(2, "tools/call", {"name": "delete_project", "arguments": {"project": "x"},
-                                   "inputResponses": {"q1": {"action": "accept", "content": {"confirm": True}}},
-                                   "requestState": r1["result"]["requestState"]})
+    peer.request(
+        2,
+        "tools/call",
+        {
+            "name": "delete_project",
+            "arguments": {"project": "x"},
+            "inputResponses": {"q1": {"action": "accept", "content": {"confirm": True}}},
+            "requestState": r1["result"]["requestState"],
+        },
+    )
     r2 = peer.read()
     assert r2["result"]["content"][0]["text"] == "deleted x"
     assert peer.close() == 0
@@ -111,8 +121,12 @@ def test_log_notifications_over_stdio_only_when_asked() -> None:
     try:
         p.request(1, "tools/call", {"name": "test_logging_tool", "arguments": {}})
         assert p.read()["result"]["content"][0]["text"] == "Logging test completed"
-        p.request(2, "tools/call", {"name": "test_logging_tool", "arguments": {}},
-                  **{"io.modelcontextprotocol/logLevel": "info"})
+        p.request(
+            2,
+            "tools/call",
+            {"name": "test_logging_tool", "arguments": {}},
+            **{"io.modelcontextprotocol/logLevel": "info"},
+        )
         kinds = [p.read().get("method", "response") for _ in range(4)]
         assert kinds == ["notifications/message"] * 3 + ["response"]
         assert p.close() == 0

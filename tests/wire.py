@@ -22,7 +22,9 @@ def meta(caps: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     }
 
 
-def request(method: str, params: dict[str, Any] | None = None, caps: dict[str, Any] | None = None) -> dict[str, Any]:
+def request(
+    method: str, params: dict[str, Any] | None = None, caps: dict[str, Any] | None = None
+) -> dict[str, Any]:
     body = dict(params or {})
     body.setdefault("_meta", meta(caps))
     return {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": body}
@@ -48,8 +50,16 @@ def post(url: str, message: dict[str, Any], **extra: str) -> httpx.Response:
     return httpx.post(url, json=message, headers=headers_for(message, **extra), timeout=10)
 
 
-def call(url: str, tool: str, arguments: dict[str, Any] | None = None, *, caps: dict[str, Any] | None = None,
-         responses: dict[str, Any] | None = None, state: str | None = None, **extra: str) -> httpx.Response:
+def call(
+    url: str,
+    tool: str,
+    arguments: dict[str, Any] | None = None,
+    *,
+    caps: dict[str, Any] | None = None,
+    responses: dict[str, Any] | None = None,
+    state: str | None = None,
+    **extra: str,
+) -> httpx.Response:
     params: dict[str, Any] = {"name": tool, "arguments": arguments or {}}
     if responses is not None:
         params["inputResponses"] = responses

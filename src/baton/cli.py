@@ -115,7 +115,8 @@ def serve(args: argparse.Namespace) -> int:
     allowed = args.allow_host or None
     if host not in ("127.0.0.1", "localhost", "::1") and allowed is None:
         logging.getLogger("baton").warning(
-            "serving on %s: only loopback Host headers are admitted; pass --allow-host NAME for others", host)
+            "serving on %s: only loopback Host headers are admitted; pass --allow-host NAME for others", host
+        )
     import uvicorn
 
     if args.workers > 1:
@@ -123,30 +124,57 @@ def serve(args: argparse.Namespace) -> int:
         os.environ[ENV_TARGET] = args.target
         if allowed:
             os.environ[ENV_APP_OPTIONS] = ",".join(allowed)
-        uvicorn.run("baton.cli:_worker_app", factory=True, host=host, port=int(port_text), workers=args.workers,
-                    log_level=args.log_level, access_log=False)
+        uvicorn.run(
+            "baton.cli:_worker_app",
+            factory=True,
+            host=host,
+            port=int(port_text),
+            workers=args.workers,
+            log_level=args.log_level,
+            access_log=False,
+        )
     else:
-        uvicorn.run(server.asgi(allowed_hosts=allowed), host=host, port=int(port_text), log_level=args.log_level,
-                    access_log=False)
+        uvicorn.run(
+            server.asgi(allowed_hosts=allowed),
+            host=host,
+            port=int(port_text),
+            log_level=args.log_level,
+            access_log=False,
+        )
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="baton", description="Stateless MCP (2026-07-28) servers and clients.")
+    parser = argparse.ArgumentParser(
+        prog="baton", description="Stateless MCP (2026-07-28) servers and clients."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("serve", help="serve a Server over Streamable HTTP or stdio")
     p.add_argument("target", help="path/to/file.py[:attr] or module:attr")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--http", default="127.0.0.1:8000", metavar="HOST:PORT",
-                      help="serve Streamable HTTP at http://HOST:PORT/mcp (default 127.0.0.1:8000)")
+    mode.add_argument(
+        "--http",
+        default="127.0.0.1:8000",
+        metavar="HOST:PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp (default 127.0.0.1:8000)",
+    )
     mode.add_argument("--stdio", action="store_true", help="serve newline-delimited JSON on stdin/stdout")
-    p.add_argument("--workers", type=int, default=1, help="worker processes for HTTP (they share the key file)")
-    p.add_argument("--allow-host", action="append", metavar="NAME",
-                   help="admit this Host header besides loopback names (repeatable; * admits any)")
+    p.add_argument(
+        "--workers", type=int, default=1, help="worker processes for HTTP (they share the key file)"
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="admit this Host header besides loopback names (repeatable; * admits any)",
+    )
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     args = parser.parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     if args.command == "serve":
         return serve(args)
     return 2  # pragma: no cover - argparse rejects unknown commands

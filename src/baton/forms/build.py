@@ -49,7 +49,9 @@ def compile_form(source: Any) -> FormSpec:
         return FormSpec(list(source))
     if isinstance(source, type):
         return _compile_type(source)
-    raise FormError(f"cannot build a form from {source!r}: use a dataclass, TypedDict, pydantic model or fields")
+    raise FormError(
+        f"cannot build a form from {source!r}: use a dataclass, TypedDict, pydantic model or fields"
+    )
 
 
 @functools.lru_cache(maxsize=512)
@@ -79,7 +81,7 @@ def _compile_pydantic(cls: type, model_fields: dict[str, Any]) -> FormSpec:
     specs = []
     for name, info in model_fields.items():
         extra = Field(title=info.title, description=info.description, **_pydantic_constraints(info.metadata))
-        hint = Annotated[info.annotation, extra]
+        hint = Annotated[info.annotation, extra]  # type: ignore[name-defined]
         required = bool(info.is_required())
         default = None if required or info.default is None or callable(info.default) else info.default
         key = info.alias or name
@@ -91,8 +93,12 @@ def _compile_pydantic(cls: type, model_fields: dict[str, Any]) -> FormSpec:
 def _pydantic_constraints(metadata: Sequence[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in metadata:
-        for attr, key in (("ge", "minimum"), ("le", "maximum"), ("min_length", "min_length"),
-                          ("max_length", "max_length")):
+        for attr, key in (
+            ("ge", "minimum"),
+            ("le", "maximum"),
+            ("min_length", "min_length"),
+            ("max_length", "max_length"),
+        ):
             value = getattr(item, attr, None)
             if value is not None:
                 out[key] = value
@@ -126,24 +132,35 @@ def _field(owner: type, name: str, hint: Any, required: bool, default: Any) -> F
     if hint is int or hint is float:
         return NumberField(**common, integer=hint is int, minimum=extra.minimum, maximum=extra.maximum)
     if hint is str:
-        return StringField(**common, min_length=extra.min_length, max_length=extra.max_length, format=extra.format)
+        return StringField(
+            **common, min_length=extra.min_length, max_length=extra.max_length, format=extra.format
+        )
     if hint is dt.date:
         return StringField(**common, format="date", convert=dt.date.fromisoformat)
     if hint is dt.datetime:
         return StringField(**common, format="date-time", convert=_parse_datetime)
     values, convert = _enum_values(hint, where)
     if values is not None:
-        return EnumField(**common, values=values, titles=extra.titles, legacy_titles=extra.legacy_titles,
-                         convert=convert)
+        return EnumField(
+            **common, values=values, titles=extra.titles, legacy_titles=extra.legacy_titles, convert=convert
+        )
     if get_origin(hint) in (list, set, frozenset, Sequence, typing.Sequence):
         (item,) = get_args(hint) or (None,)
         values, convert = _enum_values(item, where)
         if values is None:
-            raise FormError(f"{where}: a list field must be a list of Literal or Enum choices (a multi-select)")
+            raise FormError(
+                f"{where}: a list field must be a list of Literal or Enum choices (a multi-select)"
+            )
         outer = get_origin(hint)
         to_python = _multi(convert, outer if outer in (set, frozenset) else list)
-        return MultiSelectField(**common, values=values, titles=extra.titles, min_items=extra.min_items,
-                                max_items=extra.max_items, convert=to_python)
+        return MultiSelectField(
+            **common,
+            values=values,
+            titles=extra.titles,
+            min_items=extra.min_items,
+            max_items=extra.max_items,
+            convert=to_python,
+        )
     raise FormError(
         f"{where}: type {getattr(hint, '__name__', hint)!r} cannot be asked in a form; fields must be "
         "str, int, float, bool, date, datetime, a Literal/Enum of strings, or a list of those choices"

@@ -142,11 +142,10 @@ class NumberField(FieldSpec):
     def check(self, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self._bad("expected a number")
-        if self.integer:
-            if isinstance(value, float):
-                if not value.is_integer():
-                    raise self._bad("expected a whole number")
-                value = int(value)
+        if self.integer and isinstance(value, float):
+            if not value.is_integer():
+                raise self._bad("expected a whole number")
+            value = int(value)
         if self.minimum is not None and value < self.minimum:
             raise self._bad(f"must be at least {_num(self.minimum)}")
         if self.maximum is not None and value > self.maximum:
@@ -169,7 +168,9 @@ class BooleanField(FieldSpec):
         return value
 
 
-def _choices(values: Sequence[str | Choice], titles: Mapping[str, str] | None) -> tuple[list[str], dict[str, str]]:
+def _choices(
+    values: Sequence[str | Choice], titles: Mapping[str, str] | None
+) -> tuple[list[str], dict[str, str]]:
     plain: list[str] = []
     named: dict[str, str] = dict(titles or {})
     for item in values:
@@ -261,7 +262,10 @@ class FormSpec:
     __slots__ = ("build", "fields", "name", "schema", "schema_json")
 
     def __init__(
-        self, fields: Sequence[FieldSpec], build: Callable[[dict[str, Any]], Any] | None = None, name: str = "form"
+        self,
+        fields: Sequence[FieldSpec],
+        build: Callable[[dict[str, Any]], Any] | None = None,
+        name: str = "form",
     ) -> None:
         seen: set[str] = set()
         for f in fields:

@@ -69,15 +69,16 @@ def check_standard(headers: dict[str, str], method: str, params: dict[str, Any],
     if header_version is None:
         # Ambiguity A2: a modern-only server answers a missing version header with -32020.
         raise _mismatch("the MCP-Protocol-Version header is required")
-    if header_version.strip() != version:
-        raise _mismatch(
-            f"MCP-Protocol-Version header value {header_version.strip()!r} does not match body value {version!r}"
-        )
+    header_version = header_version.strip()
+    if header_version != version:
+        raise _mismatch(f"MCP-Protocol-Version header value {header_version!r} does not match body value {version!r}")
     header_method = headers.get("mcp-method")
     if header_method is None:
         raise _mismatch("the Mcp-Method header is required")
     if header_method.strip() != method:
-        raise _mismatch(f"Mcp-Method header value {header_method.strip()!r} does not match body value {method!r}")
+        raise _mismatch(
+            f"Mcp-Method header value {header_method.strip()!r} does not match body value {method!r}"
+        )
     member = NAME_PARAM.get(method)
     if member is None:
         return
@@ -93,7 +94,9 @@ def check_standard(headers: dict[str, str], method: str, params: dict[str, Any],
         raise _mismatch(f"Mcp-Name header value {name!r} does not match body value {body_name!r}")
 
 
-def check_params(headers: dict[str, str], arguments: dict[str, Any], specs: dict[str, tuple[str, ...]]) -> None:
+def check_params(
+    headers: dict[str, str], arguments: dict[str, Any], specs: dict[str, tuple[str, ...]]
+) -> None:
     """Raise -32020 when an `Mcp-Param-*` header is missing, malformed or differs from its argument.
 
     `specs` maps a lowercased header suffix to the path of the argument it mirrors.

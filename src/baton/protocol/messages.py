@@ -51,7 +51,9 @@ def from_object(data: Any) -> Message:
     if is_request and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
         raise McpError(INVALID_REQUEST, "Invalid request: id must be a string or an integer")
     if not isinstance(method, str):
-        raise McpError(INVALID_REQUEST, 'Invalid request: "method" must be a string (responses are not accepted)')
+        raise McpError(
+            INVALID_REQUEST, 'Invalid request: "method" must be a string (responses are not accepted)'
+        )
     params = data.get("params")
     if params is None:
         params = {}
@@ -81,7 +83,8 @@ def check_meta(params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     caps = meta.get(META_CLIENT_CAPABILITIES)
     if not isinstance(caps, dict):
         raise McpError(
-            INVALID_PARAMS, _missing_meta(f"params._meta[{META_CLIENT_CAPABILITIES!r}] is required (an object)")
+            INVALID_PARAMS,
+            _missing_meta(f"params._meta[{META_CLIENT_CAPABILITIES!r}] is required (an object)"),
         )
     return version, caps
 

@@ -33,10 +33,12 @@ T = TypeVar("T")
 log = logging.getLogger("baton.server")
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 
-CONFIRM_FORM = FormSpec([BooleanField("confirm", title="Confirm")], build=lambda v: v["confirm"], name="confirm")
+CONFIRM_FORM = FormSpec(
+    [BooleanField("confirm", title="Confirm")], build=lambda v: v["confirm"], name="confirm"
+)
 
 
-class Suspended(BaseException):  # noqa: N818 (a control-flow signal, not an error)
+class Suspended(BaseException):
     """Raised inside a handler to stop this round: there are asks to send, or the request is invalid."""
 
 
@@ -85,8 +87,21 @@ class Context:
     """What a handler sees of its request, and how it asks the user (or client) for input."""
 
     __slots__ = (
-        "_asks", "_batching", "_emit", "_error", "_journal", "_last_progress", "_log_level", "_ordinal",
-        "_responses", "_solicited", "client_capabilities", "meta", "method", "principal", "request_id",
+        "_asks",
+        "_batching",
+        "_emit",
+        "_error",
+        "_journal",
+        "_last_progress",
+        "_log_level",
+        "_ordinal",
+        "_responses",
+        "_solicited",
+        "client_capabilities",
+        "meta",
+        "method",
+        "principal",
+        "request_id",
     )
 
     def __init__(
@@ -122,9 +137,13 @@ class Context:
     # -- asking -------------------------------------------------------------------------------------
 
     @overload
-    async def elicit(self, form: type[T], message: str, *, key: str | None = None) -> Accepted[T] | Declined | Cancelled: ...
+    async def elicit(
+        self, form: type[T], message: str, *, key: str | None = None
+    ) -> Accepted[T] | Declined | Cancelled: ...
     @overload
-    async def elicit(self, form: Any, message: str, *, key: str | None = None) -> Accepted[Any] | Declined | Cancelled: ...
+    async def elicit(
+        self, form: Any, message: str, *, key: str | None = None
+    ) -> Accepted[Any] | Declined | Cancelled: ...
 
     async def elicit(self, form: Any, message: str, *, key: str | None = None) -> Any:
         """Ask the user to fill in a form (form mode). Returns `Accepted(data) | Declined() | Cancelled()`."""
@@ -132,7 +151,9 @@ class Context:
         params = {"mode": "form", "message": message, "requestedSchema": spec.schema}
         # The form's canonical schema is computed once, so pinning costs one hash per ask.
         canonical = b"form\0" + message.encode() + b"\0" + spec.schema_json
-        return await self._ask(key, "elicitation/create", params, _form_checker(spec), _form_reader(spec), canonical)
+        return await self._ask(
+            key, "elicitation/create", params, _form_checker(spec), _form_reader(spec), canonical
+        )
 
     async def confirm(self, message: str, *, key: str | None = None) -> bool:
         """Ask a yes/no question; True only if the user accepted and said yes."""
@@ -154,16 +175,20 @@ class Context:
         **params: Any,
     ) -> dict[str, Any]:
         """Deprecated (SEP-2577): ask the client's model for a completion. Returns a CreateMessageResult."""
-        _deprecated("ctx.sample() uses MCP sampling, deprecated in 2026-07-28; call your model provider directly")
+        _deprecated(
+            "ctx.sample() uses MCP sampling, deprecated in 2026-07-28; call your model provider directly"
+        )
         if isinstance(messages, str):
             messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
         body = {"messages": messages, "maxTokens": max_tokens}
         for name, value in params.items():
             body[_camel(name)] = value
-        return cast(dict[str, Any], await self._ask(key, "sampling/createMessage", body, _sampling_checker, _same))
+        return cast(
+            dict[str, Any], await self._ask(key, "sampling/createMessage", body, _sampling_checker, _same)
+        )
 
     async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
-        """Deprecated (SEP-2577): ask the client for its roots. Prefer a path argument checked on the server."""
+        """Deprecated (SEP-2577): ask the client for its roots; prefer a path argument checked on the server."""
         _deprecated("ctx.list_roots() uses MCP roots, deprecated in 2026-07-28; take paths as tool arguments")
         answer = await self._ask(key, "roots/list", None, _roots_checker, _same)
         return cast(list[dict[str, Any]], answer["roots"])
@@ -197,7 +222,9 @@ class Context:
     def can_ask(self, kind: str) -> bool:
         """Whether this request lets the server ask: 'form', 'url', 'sampling' or 'roots'."""
         caps = self.client_capabilities
-        return bool({"form": caps.form, "url": caps.url, "sampling": caps.sampling, "roots": caps.roots}[kind])
+        return bool(
+            {"form": caps.form, "url": caps.url, "sampling": caps.sampling, "roots": caps.roots}[kind]
+        )
 
     async def _ask(
         self,
@@ -227,7 +254,8 @@ class Context:
             raw = self._responses[key]
             if not isinstance(raw, dict):
                 self._error = McpError(
-                    INVALID_PARAMS, f"Invalid params: inputResponses[{key!r}] must be an object, not {_kind(raw)}"
+                    INVALID_PARAMS,
+                    f"Invalid params: inputResponses[{key!r}] must be an object, not {_kind(raw)}",
                 )
                 raise Suspended
             try:
@@ -276,8 +304,14 @@ class Context:
 
 
 _PY_LEVELS = {
-    "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
-    "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL, "emergency": logging.CRITICAL,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
 }
 
 
@@ -354,7 +388,9 @@ def _sampling_checker(raw: dict[str, Any]) -> dict[str, Any]:
 
 def _roots_checker(raw: dict[str, Any]) -> dict[str, Any]:
     roots = raw.get("roots")
-    if not isinstance(roots, list) or not all(isinstance(r, dict) and isinstance(r.get("uri"), str) for r in roots):
+    if not isinstance(roots, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("uri"), str) for r in roots
+    ):
         raise InvalidAnswer('a roots answer needs "roots": a list of {"uri": ...}')
     return {"roots": [{k: v for k, v in r.items() if k in ("uri", "name")} for r in roots]}
 
@@ -368,5 +404,3 @@ def _check_url(url: str) -> None:
         raise ValueError(f"ctx.elicit_url needs an https URL (http only for loopback), not {url!r}")
     if parts.username or parts.password:
         raise ValueError("ctx.elicit_url: a URL must not carry credentials")
-
-

@@ -21,10 +21,9 @@ import orjson
 
 from ..protocol import headers as hdr
 from ..protocol.capabilities import ClientCapabilities
-from ..protocol.constants import CACHEABLE_METHODS, META_SERVER_INFO, SUPPORTED_VERSIONS
+from ..protocol.constants import LOG_LEVELS, META_SERVER_INFO, SUPPORTED_VERSIONS
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, invalid_params, method_not_found
-from ..protocol.messages import Message, RequestId, check_meta, check_version, log_level
-from ..protocol.constants import LOG_LEVELS
+from ..protocol.messages import Message, check_meta, check_version, log_level
 from ..state.keys import KeyRing
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, FlowState, InvalidState, Sealer
 from .context import CapabilityMissing, Context, Emit, Suspended
@@ -73,7 +72,7 @@ class Reply:
     code: int | None = None
 
 
-PrincipalHook = Callable[[RequestInfo], "str | None | Awaitable[str | None]"]
+PrincipalHook = Callable[[RequestInfo], "str | Awaitable[str | None] | None"]
 
 
 class Server:
@@ -148,8 +147,9 @@ class Server:
     @property
     def sealer(self) -> Sealer:
         if self._sealer is None:
-            self._sealer = Sealer(self.key_ring, self.audience, ttl_s=self.state_ttl_s,
-                                  max_bytes=self.state_max_bytes)
+            self._sealer = Sealer(
+                self.key_ring, self.audience, ttl_s=self.state_ttl_s, max_bytes=self.state_max_bytes
+            )
         return self._sealer
 
     # -- registration -------------------------------------------------------------------------------
@@ -196,8 +196,17 @@ class Server:
         meta: dict[str, Any] | None = None,
     ) -> Tool:
         """Register a tool now; open listen streams are told the list changed."""
-        tool = make_tool(fn, Context, name=name, description=description, title=title, annotations=annotations,
-                         input_schema=input_schema, structured=structured, meta=meta)
+        tool = make_tool(
+            fn,
+            Context,
+            name=name,
+            description=description,
+            title=title,
+            annotations=annotations,
+            input_schema=input_schema,
+            structured=structured,
+            meta=meta,
+        )
         if tool.name in self.tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self.tools[tool.name] = tool
@@ -224,13 +233,16 @@ class Server:
             desc = description if description is not None else (inspect.getdoc(fn) or None)
             if is_template(uri):
                 sig = inspect_handler(fn, Context)
-                self.templates[uri] = ResourceTemplate(uri, name or fn.__name__, fn, sig, template_pattern(uri),
-                                                       title, desc, mime_type, ttl_ms)
+                self.templates[uri] = ResourceTemplate(
+                    uri, name or fn.__name__, fn, sig, template_pattern(uri), title, desc, mime_type, ttl_ms
+                )
             else:
                 if uri in self.resources:
                     raise ValueError(f"a resource {uri!r} is already registered")
                 sig = inspect_handler(fn, Context)
-                self.resources[uri] = Resource(uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms)
+                self.resources[uri] = Resource(
+                    uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms
+                )
             self.hub.publish("resources")
             return fn
 
@@ -248,7 +260,12 @@ class Server:
         return register
 
     def add_prompt(
-        self, fn: Handler, *, name: str | None = None, title: str | None = None, description: str | None = None
+        self,
+        fn: Handler,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
     ) -> Prompt:
         sig = inspect_handler(fn, Context)
         desc = description if description is not None else (inspect.getdoc(fn) or None)
@@ -283,8 +300,13 @@ class Server:
         """
         from ..transport.asgi import DEFAULT_MAX_BODY, HttpApp  # the transport layer sits above this one
 
-        return HttpApp(self, path=path, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins,
-                       max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY)
+        return HttpApp(
+            self,
+            path=path,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY,
+        )
 
     # -- capabilities -------------------------------------------------------------------------------
 
@@ -339,8 +361,11 @@ class Server:
         for name in names:
             if name not in self._warned:
                 self._warned.add(name)
-                log.warning("a client declared the %r capability, deprecated in MCP 2026-07-28 (SEP-2577); "
-                            "it still works, but plan to move off it", name)
+                log.warning(
+                    "a client declared the %r capability, deprecated in MCP 2026-07-28 (SEP-2577); "
+                    "it still works, but plan to move off it",
+                    name,
+                )
 
     async def principal_of(self, info: RequestInfo) -> str:
         """Who is calling, from the transport only (never from what the client says about itself)."""
@@ -369,7 +394,9 @@ class Server:
             try:
                 start = int(base64.urlsafe_b64decode(cursor.encode()).decode()) if cursor else 0
             except (binascii.Error, ValueError, AttributeError, UnicodeDecodeError):
-                raise invalid_params(f"Invalid params: cursor {cursor!r} is not one this server gave") from None
+                raise invalid_params(
+                    f"Invalid params: cursor {cursor!r} is not one this server gave"
+                ) from None
             if start < 0 or start > len(items):
                 raise invalid_params(f"Invalid params: cursor {cursor!r} is out of range")
         end = start + self.page_size
@@ -431,8 +458,18 @@ class Server:
             # Ambiguity A9: arguments that fail the input schema are a tool error the model can fix.
             return error_result(f"Invalid arguments for tool {name}: {exc}")
         structured = tool.output_schema is not None
-        return await self._run_flow(msg, ex, caps, tool.fn, tool.signature.context_param, kwargs, name, arguments,
-                                    lambda value: tool_result(value, structured), tool_errors=True)
+        return await self._run_flow(
+            msg,
+            ex,
+            caps,
+            tool.fn,
+            tool.signature.context_param,
+            kwargs,
+            name,
+            arguments,
+            lambda value: tool_result(value, structured),
+            tool_errors=True,
+        )
 
     async def _resources_read(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         self._require("resources", msg.method)
@@ -460,8 +497,9 @@ class Server:
             contents = resource_contents(uri, value, found.mime_type)
             return self._cacheable({"resultType": "complete", "contents": contents}, found.ttl_ms or 0)
 
-        return await self._run_flow(msg, ex, caps, resource.fn, resource.signature.context_param, kwargs, uri, {},
-                                    finish)
+        return await self._run_flow(
+            msg, ex, caps, resource.fn, resource.signature.context_param, kwargs, uri, {}, finish
+        )
 
     async def _prompts_get(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         self._require("prompts", msg.method)
@@ -478,8 +516,17 @@ class Server:
             kwargs = prompt.signature.bind(arguments)
         except ArgumentError as exc:
             raise invalid_params(f"Invalid params for prompt {name}: {exc}") from None
-        return await self._run_flow(msg, ex, caps, prompt.fn, prompt.signature.context_param, kwargs, name,
-                                    arguments, lambda value: prompt_result(value, prompt.description))
+        return await self._run_flow(
+            msg,
+            ex,
+            caps,
+            prompt.fn,
+            prompt.signature.context_param,
+            kwargs,
+            name,
+            arguments,
+            lambda value: prompt_result(value, prompt.description),
+        )
 
     async def _complete(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         if self._completion is None:
@@ -543,7 +590,7 @@ class Server:
         )
         if context_param is not None:
             kwargs[context_param] = ctx
-        failure: BaseException | None = None
+        failure: Exception | None = None
         value: Any = None
         try:
             value = fn(**kwargs)
@@ -587,6 +634,3 @@ def _request_digest(method: str, target: str, arguments: dict[str, Any]) -> byte
     h.update(b"\0")
     h.update(orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS))
     return h.digest()[:16]
-
-
-

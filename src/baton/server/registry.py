@@ -82,8 +82,16 @@ def make_tool(
         output_schema, _ = compile_type(returns)
         structured = True
     return Tool(
-        tool_name, fn, signature, _describe(fn, description), title, annotations,
-        output_schema, schema, headers, meta,
+        tool_name,
+        fn,
+        signature,
+        _describe(fn, description),
+        title,
+        annotations,
+        output_schema,
+        schema,
+        headers,
+        meta,
     )
 
 

@@ -112,7 +112,11 @@ def _typed(tp: type, what: str) -> Check:
 
 
 def _check_int(v: Any, p: str) -> Any:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, (int, float))
+        or (isinstance(v, float) and not v.is_integer())
+    ):
         raise _fail(p, "expected an integer")
     return int(v)
 
@@ -163,8 +167,12 @@ def _compile_list(hint: Any, origin: Any) -> tuple[dict[str, Any], Check]:
     args = get_args(hint)
     if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
         parts = [_compile(a) for a in args]
-        schema = {"type": "array", "prefixItems": [s for s, _ in parts], "minItems": len(parts),
-                  "maxItems": len(parts)}
+        schema = {
+            "type": "array",
+            "prefixItems": [s for s, _ in parts],
+            "minItems": len(parts),
+            "maxItems": len(parts),
+        }
 
         def check_tuple(v: Any, p: str) -> Any:
             if not isinstance(v, list) or len(v) != len(parts):
@@ -190,7 +198,8 @@ def _compile_object(cls: type) -> tuple[dict[str, Any], Check]:
     hints = get_type_hints(cls, include_extras=True)
     if dataclasses.is_dataclass(cls):
         required = {
-            f.name for f in dataclasses.fields(cls)
+            f.name
+            for f in dataclasses.fields(cls)
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         }
         names = [f.name for f in dataclasses.fields(cls) if f.init]
@@ -260,7 +269,7 @@ class Signature:
 
 
 def inspect_handler(fn: Callable[..., Any], context_type: type, *, skip: Sequence[str] = ()) -> Signature:
-    """Read a handler's parameters; the one annotated with the Context type (or named ctx) gets the context."""
+    """Read a handler's parameters; the one typed as the Context (or named ctx) receives the context."""
     sig = inspect.signature(fn)
     try:
         hints = get_type_hints(fn, include_extras=True)

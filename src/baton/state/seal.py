@@ -99,7 +99,9 @@ class Sealer:
         if len(sealed) < _NONCE + 16 + _HEADER.size:
             raise InvalidState("requestState is truncated")
         try:
-            plaintext = cipher.decrypt(sealed[:_NONCE], sealed[_NONCE:], self._aad(kid, principal, request_digest))
+            plaintext = cipher.decrypt(
+                sealed[:_NONCE], sealed[_NONCE:], self._aad(kid, principal, request_digest)
+            )
         except InvalidTag:
             raise InvalidState(
                 "requestState failed authentication: tampered, or bound to another request, "

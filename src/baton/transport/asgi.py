@@ -61,8 +61,9 @@ class HttpApp:
         # Loopback names are always admitted; others only when configured ("*" admits any Host).
         hosts = LOOPBACK_HOSTS + tuple(allowed_hosts or ())
         self.allowed_hosts = None if "*" in hosts else frozenset(h.lower() for h in hosts)
-        self.allowed_origins = None if allowed_origins is None else frozenset(o.lower().rstrip("/")
-                                                                              for o in allowed_origins)
+        self.allowed_origins = (
+            None if allowed_origins is None else frozenset(o.lower().rstrip("/") for o in allowed_origins)
+        )
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -93,8 +94,13 @@ class HttpApp:
             await _error(send, 403, None, McpError(INVALID_REQUEST, refusal))
             return
         if scope["method"] != "POST":
-            await send({"type": "http.response.start", "status": 405,
-                        "headers": [(b"allow", b"POST"), (b"content-length", b"0")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 405,
+                    "headers": [(b"allow", b"POST"), (b"content-length", b"0")],
+                }
+            )
             await send({"type": "http.response.body", "body": b""})
             return
         ctype = headers.get("content-type", "")
@@ -113,10 +119,11 @@ class HttpApp:
             await self._notification(msg, headers, send)
             return
         client = scope.get("client")
-        info = RequestInfo("http", headers, tuple(client) if client else None)  # type: ignore[arg-type]
+        info = RequestInfo("http", headers, (client[0], client[1]) if client else None)
         meta = msg.params.get("_meta")
-        wants_stream = isinstance(meta, dict) and ("progressToken" in meta or
-                                                   "io.modelcontextprotocol/logLevel" in meta)
+        wants_stream = isinstance(meta, dict) and (
+            "progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta
+        )
         if wants_stream and "text/event-stream" in headers.get("accept", ""):
             await self._streamed(msg, info, receive, send)
             return
@@ -169,8 +176,11 @@ class HttpApp:
         # that disagrees with the body.
         declared = headers.get("mcp-method")
         if declared is not None and declared.strip() != msg.method:
-            error = McpError(HEADER_MISMATCH, f"Header mismatch: Mcp-Method header value {declared.strip()!r} "
-                                              f"does not match body value {msg.method!r}")
+            error = McpError(
+                HEADER_MISMATCH,
+                f"Header mismatch: Mcp-Method header value {declared.strip()!r} "
+                f"does not match body value {msg.method!r}",
+            )
             await _error(send, 400, None, error)
             return
         await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
@@ -189,8 +199,13 @@ class HttpApp:
                 started = True
                 await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
             data = orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params})
-            await send({"type": "http.response.body", "body": b"event: message\ndata: " + data + b"\n\n",
-                        "more_body": True})
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": b"event: message\ndata: " + data + b"\n\n",
+                    "more_body": True,
+                }
+            )
 
         work = asyncio.ensure_future(self.server.handle(msg, Exchange(info, emit)))
         watcher = asyncio.ensure_future(_disconnected(receive))
@@ -249,8 +264,13 @@ async def _disconnected(receive: Receive) -> None:
 
 
 async def _send_json(send: Send, status: int, body: bytes) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [_JSON, (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [_JSON, (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -265,9 +285,16 @@ async def _too_large(send: Send, limit: int) -> None:
 
 
 async def _plain(send: Send, status: int, text: bytes) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                            (b"content-length", str(len(text)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(text)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": text})
 
 

@@ -48,13 +48,15 @@ class HttpTransport:
                 return await _read_sse(resp, message.get("id"), notify)
             body = await resp.aread()
         if not body:
-            raise httpx.HTTPStatusError(f"HTTP {resp.status_code} with an empty body", request=resp.request,
-                                        response=resp)
+            raise httpx.HTTPStatusError(
+                f"HTTP {resp.status_code} with an empty body", request=resp.request, response=resp
+            )
         try:
             data = orjson.loads(body)
         except orjson.JSONDecodeError:
-            raise httpx.HTTPStatusError(f"HTTP {resp.status_code}: the body is not JSON", request=resp.request,
-                                        response=resp) from None
+            raise httpx.HTTPStatusError(
+                f"HTTP {resp.status_code}: the body is not JSON", request=resp.request, response=resp
+            ) from None
         return data if isinstance(data, dict) else {}
 
 

@@ -46,8 +46,13 @@ class StdioServer:
             try:
                 line = await self.reader.readline()
             except ValueError:  # a line over the limit: skip it, report, keep serving
-                self.write({"jsonrpc": "2.0", "id": None,
-                            "error": {"code": -32600, "message": f"Message too large (limit {MAX_LINE} bytes)"}})
+                self.write(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {"code": -32600, "message": f"Message too large (limit {MAX_LINE} bytes)"},
+                    }
+                )
                 continue
             if not line:
                 break
@@ -72,13 +77,19 @@ class StdioServer:
                     task.cancel()
             return  # other notifications are accepted and dropped
         if msg.id in self.inflight:
-            self.write({"jsonrpc": "2.0", "id": msg.id,
-                        "error": {"code": -32600, "message": f"Invalid request: id {msg.id!r} is already in use"}})
+            self.write(
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg.id,
+                    "error": {"code": -32600, "message": f"Invalid request: id {msg.id!r} is already in use"},
+                }
+            )
             return
         assert msg.id is not None
         task = asyncio.ensure_future(self._serve(msg))
         self.inflight[msg.id] = task
-        task.add_done_callback(lambda _t, rid=msg.id: self.inflight.pop(rid, None))
+        rid = msg.id
+        task.add_done_callback(lambda _task: self.inflight.pop(rid, None))
 
     async def _serve(self, msg: Message) -> None:
         async def emit(method: str, params: dict[str, Any]) -> None:
@@ -105,8 +116,13 @@ class StdioServer:
             self.server.hub.close(sub)
         # The server ended it: send the listen result and, for older clients, the cancel (ambiguity A11).
         self.write({"jsonrpc": "2.0", "id": sub.listen_id, "result": sub.result()})
-        self.write({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                    "params": {"requestId": sub.listen_id, "reason": "server shutting down"}})
+        self.write(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": sub.listen_id, "reason": "server shutting down"},
+            }
+        )
 
 
 async def serve_stdio_async(server: Server) -> None:
