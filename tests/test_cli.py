@@ -1,0 +1,47 @@
+"""`baton serve`: loading targets, clear refusals, and --workers sharing the key file."""
+
+from __future__ import annotations
+
+import subprocess
+
+from wire import accept, call
+
+from conftest import BATON, ROOT, SERVERS
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([BATON, *args], cwd=ROOT, capture_output=True, text=True, timeout=30)
+
+
+def test_missing_target_is_a_clear_error() -> None:
+    done = run_cli("serve", "no/such/file.py")
+    assert done.returncode == 2
+    assert "no such file: no/such/file.py" in done.stderr
+
+
+def test_ambiguous_target_names_the_fix() -> None:
+    done = run_cli("serve", str(SERVERS / "two_servers.py"))
+    assert done.returncode == 2 and "2 Servers" in done.stderr and ":ATTRIBUTE" in done.stderr
+    done = run_cli("serve", f"{SERVERS / 'two_servers.py'}:third")
+    assert done.returncode == 2 and "no attribute 'third'" in done.stderr
+
+
+def test_workers_with_a_per_process_key_refuse_to_start() -> None:
+    done = run_cli("serve", str(SERVERS / "ephemeral.py"), "--workers", "2", "--http", "127.0.0.1:1")
+    assert done.returncode == 2
+    assert "per-process key" in done.stderr
+
+
+def test_bad_http_address() -> None:
+    done = run_cli("serve", "examples/everything.py", "--http", "nowhere")
+    assert done.returncode == 2 and "HOST:PORT" in done.stderr
+
+
+def test_workers_share_the_key_file(serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve("examples/everything.py", "--workers", "2")
+    for i in range(20):  # rounds land on either worker; every flow must complete
+        args = {"action": f"deploy-{i}"}
+        r1 = call(server.url, "perform", args).json()["result"]
+        r2 = call(server.url, "perform", args, responses={"q1": accept(confirm=True)},
+                  state=r1["requestState"]).json()["result"]
+        assert r2["content"][0]["text"] == f"done: deploy-{i}"
