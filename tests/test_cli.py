@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import subprocess
 
-from wire import accept, call
-
 from conftest import BATON, ROOT, SERVERS
+from wire import accept, call
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([BATON, *args], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    return subprocess.run([BATON, *args], cwd=ROOT, capture_output=True, text=True, timeout=30, check=False)
 
 
 def test_missing_target_is_a_clear_error() -> None:
