@@ -17,6 +17,29 @@ _VISIBLE = re.compile(r"[\x20-\x7e]*\Z")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 
 
+class Headers:
+    """HTTP request headers as the transport received them (lowercase names), decoded on lookup."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: dict[bytes, bytes]) -> None:
+        self.raw = raw
+
+    @classmethod
+    def of(cls, items: dict[str, str]) -> Headers:
+        return cls({k.lower().encode("latin-1"): v.encode("latin-1") for k, v in items.items()})
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        value = self.raw.get(name.encode("latin-1"))
+        return default if value is None else value.decode("latin-1")
+
+    def __contains__(self, name: str) -> bool:
+        return name.encode("latin-1") in self.raw
+
+    def to_dict(self) -> dict[str, str]:
+        return {k.decode("latin-1"): v.decode("latin-1") for k, v in self.raw.items()}
+
+
 def encode_value(value: str) -> str:
     """Encode a header value, with the `=?base64?…?=` form when it is not plain visible ASCII."""
     if value and _PLAIN.match(value) and not value.startswith(_B64_PREFIX):
@@ -63,7 +86,7 @@ def _mismatch(message: str) -> McpError:
     return McpError(HEADER_MISMATCH, f"Header mismatch: {message}")
 
 
-def check_standard(headers: dict[str, str], method: str, params: dict[str, Any], version: str) -> None:
+def check_standard(headers: Headers, method: str, params: dict[str, Any], version: str) -> None:
     """Raise -32020 when MCP-Protocol-Version, Mcp-Method or Mcp-Name are missing or disagree."""
     header_version = headers.get("mcp-protocol-version")
     if header_version is None:
@@ -94,9 +117,7 @@ def check_standard(headers: dict[str, str], method: str, params: dict[str, Any],
         raise _mismatch(f"Mcp-Name header value {name!r} does not match body value {body_name!r}")
 
 
-def check_params(
-    headers: dict[str, str], arguments: dict[str, Any], specs: dict[str, tuple[str, ...]]
-) -> None:
+def check_params(headers: Headers, arguments: dict[str, Any], specs: dict[str, tuple[str, ...]]) -> None:
     """Raise -32020 when an `Mcp-Param-*` header is missing, malformed or differs from its argument.
 
     `specs` maps a lowercased header suffix to the path of the argument it mirrors.
@@ -155,6 +176,7 @@ def header_param_specs(input_schema: dict[str, Any]) -> dict[str, tuple[str, ...
 
 
 __all__ = [
+    "Headers",
     "check_params",
     "check_standard",
     "decode_value",

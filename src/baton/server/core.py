@@ -52,7 +52,7 @@ class RequestInfo:
     """What the transport knows about who sent a request; the principal hook reads it."""
 
     transport: Literal["http", "stdio"]
-    headers: dict[str, str] | None = None
+    headers: hdr.Headers | None = None
     client: tuple[str, int] | None = None
 
 

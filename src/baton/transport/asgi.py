@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from ..protocol.errors import HEADER_MISMATCH, INVALID_REQUEST, McpError, http_status
+from ..protocol.headers import Headers
 from ..protocol.messages import Message, parse, request_id_of
 from ..server.core import Exchange, Reply, RequestInfo, Server
 from ..server.subscriptions import Subscription
@@ -65,6 +66,7 @@ class HttpApp:
             None if allowed_origins is None else frozenset(o.lower().rstrip("/") for o in allowed_origins)
         )
         self.max_body_bytes = max_body_bytes
+        self._hosts_seen: set[bytes] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -88,7 +90,7 @@ class HttpApp:
         if scope["path"] != self.path:
             await _plain(send, 404, b"Not found: the MCP endpoint is " + self.path.encode())
             return
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = Headers(dict(scope["headers"]))
         refusal = self._refuse_origin(headers)
         if refusal:
             await _error(send, 403, None, McpError(INVALID_REQUEST, refusal))
@@ -103,8 +105,8 @@ class HttpApp:
             )
             await send({"type": "http.response.body", "body": b""})
             return
-        ctype = headers.get("content-type", "")
-        if not ctype.lower().startswith("application/json"):
+        ctype = headers.raw.get(b"content-type", b"")
+        if ctype[:16].lower() != b"application/json":
             await _error(send, 415, None, McpError(INVALID_REQUEST, "Content-Type must be application/json"))
             return
         body = await self._body(headers, receive, send)
@@ -124,7 +126,7 @@ class HttpApp:
         wants_stream = isinstance(meta, dict) and (
             "progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta
         )
-        if wants_stream and "text/event-stream" in headers.get("accept", ""):
+        if wants_stream and b"text/event-stream" in headers.raw.get(b"accept", b""):
             await self._streamed(msg, info, receive, send)
             return
         reply = await self.server.handle(msg, Exchange(info))
@@ -134,11 +136,15 @@ class HttpApp:
         status = 200 if reply.code is None else http_status(reply.code)
         await _send_json(send, status, orjson.dumps(reply.body))
 
-    def _refuse_origin(self, headers: dict[str, str]) -> str | None:
+    def _refuse_origin(self, headers: Headers) -> str | None:
         if self.allowed_hosts is not None:
-            host = _hostname(headers.get("host", "").strip().lower())
-            if host not in self.allowed_hosts:
-                return f"Host {host!r} is not allowed (DNS rebinding protection); configure allowed_hosts"
+            raw_host = headers.raw.get(b"host", b"")
+            if raw_host not in self._hosts_seen:
+                host = _hostname(raw_host.decode("latin-1").strip().lower())
+                if host not in self.allowed_hosts:
+                    return f"Host {host!r} is not allowed (DNS rebinding protection); configure allowed_hosts"
+                if len(self._hosts_seen) < 64:
+                    self._hosts_seen.add(raw_host)  # remember admitted Host values: the check is per request
         origin = headers.get("origin")
         if origin is None:
             return None
@@ -150,7 +156,7 @@ class HttpApp:
             ok = _hostname(authority) in LOOPBACK_HOSTS
         return None if ok else f"Origin {origin!r} is not allowed; configure allowed_origins"
 
-    async def _body(self, headers: dict[str, str], receive: Receive, send: Send) -> bytes | None:
+    async def _body(self, headers: Headers, receive: Receive, send: Send) -> bytes | None:
         limit = self.max_body_bytes
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -171,7 +177,7 @@ class HttpApp:
             if not message.get("more_body", False):
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    async def _notification(self, msg: Message, headers: dict[str, str], send: Send) -> None:
+    async def _notification(self, msg: Message, headers: Headers, send: Send) -> None:
         # Ambiguity A3: accept any well-formed notification with 202; refuse only a present header
         # that disagrees with the body.
         declared = headers.get("mcp-method")
