@@ -94,7 +94,14 @@ def make_answerer(auto: bool):  # type: ignore[no-untyped-def]
         required = set(schema.get("required", []))
         content: dict[str, Any] = {}
         for name, prop in schema["properties"].items():
-            value = auto_value(name, prop) if auto else ask_terminal(name, prop, name in required)
+            try:
+                value = auto_value(name, prop) if auto else ask_terminal(name, prop, name in required)
+            except (EOFError, KeyboardInterrupt):
+                print("\n  (cancelled)")
+                return {"action": "cancel"}
+            except ValueError as exc:
+                print(f"  ({exc}; declining)")
+                return {"action": "decline"}
             if auto:
                 print(f"  {prop.get('title', name)}: {value}")
             if value is not None:
