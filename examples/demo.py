@@ -24,8 +24,12 @@ from typing import Any
 from baton.client import Client, InputRequest
 
 HERE = Path(__file__).resolve().parent
-SAMPLES = {"email": "ada@example.com", "uri": "https://example.com", "date": "2026-12-24",
-           "date-time": "2026-12-24T10:00:00Z"}
+SAMPLES = {
+    "email": "ada@example.com",
+    "uri": "https://example.com",
+    "date": "2026-12-24",
+    "date-time": "2026-12-24T10:00:00Z",
+}
 
 
 def free_port() -> int:
@@ -138,8 +142,7 @@ def main() -> int:
     env = dict(os.environ)
     env.setdefault("BATON_DATA_DIR", str(Path(tempfile.gettempdir()) / "baton-demo"))
     baton = Path(sys.executable).with_name("baton")
-    server = subprocess.Popen([str(baton), "serve", str(HERE / "projects.py"), "--http", f"127.0.0.1:{port}"],
-                              env=env)
+    server = subprocess.Popen([str(baton), "serve", str(HERE / "projects.py"), "--http", f"127.0.0.1:{port}"], env=env)
     try:
         deadline = time.monotonic() + 15
         while True:

@@ -169,9 +169,7 @@ def test_trigger_prompt_change() -> str:
         "properties": {
             "name": {"type": "string"},
             "address": {"$ref": "#/$defs/address"},
-            "contact": {
-                "anyOf": [{"type": "string", "format": "email"}, {"type": "string", "pattern": "^\\+"}]
-            },
+            "contact": {"anyOf": [{"type": "string", "format": "email"}, {"type": "string", "pattern": "^\\+"}]},
             "kind": {"type": "string"},
         },
         "allOf": [{"required": ["name"]}, {"anyOf": [{"required": ["contact"]}, {"required": ["address"]}]}],
@@ -345,9 +343,7 @@ def test_prompt_with_embedded_resource(
     """A prompt that embeds a resource."""
     return [
         content.user(
-            content.embedded(
-                resourceUri, text="Embedded resource content for testing.", mime_type="text/plain"
-            )
+            content.embedded(resourceUri, text="Embedded resource content for testing.", mime_type="text/plain")
         ),
         content.user("Please process the embedded resource above."),
     ]

@@ -41,6 +41,7 @@ def test_workers_share_the_key_file(serve) -> None:  # type: ignore[no-untyped-d
     for i in range(20):  # rounds land on either worker; every flow must complete
         args = {"action": f"deploy-{i}"}
         r1 = call(server.url, "perform", args).json()["result"]
-        r2 = call(server.url, "perform", args, responses={"q1": accept(confirm=True)},
-                  state=r1["requestState"]).json()["result"]
+        r2 = call(server.url, "perform", args, responses={"q1": accept(confirm=True)}, state=r1["requestState"]).json()[
+            "result"
+        ]
         assert r2["content"][0]["text"] == f"done: deploy-{i}"

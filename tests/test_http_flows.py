@@ -60,9 +60,7 @@ def test_confirm_flow_completes(guarded: RunningServer, runlog: Path) -> None:
     assert "deleted:p1 " in runlog.read_text()
 
 
-@pytest.mark.parametrize(
-    "attack", ["tampered", "truncated", "cross_tool", "cross_argument", "cross_principal"]
-)
+@pytest.mark.parametrize("attack", ["tampered", "truncated", "cross_tool", "cross_argument", "cross_principal"])
 def test_bad_state_is_rejected_before_user_code(guarded: RunningServer, runlog: Path, attack: str) -> None:
     r1 = first_round(guarded.url)
     state, (key,) = r1["requestState"], r1["inputRequests"]

@@ -170,15 +170,11 @@ def test_log_notifications_only_when_asked(everything: RunningServer) -> None:
 
 
 def test_listen_stream_hears_list_changes(everything: RunningServer) -> None:
-    listen = request(
-        "subscriptions/listen", {"notifications": {"toolsListChanged": True, "promptsListChanged": False}}
-    )
+    listen = request("subscriptions/listen", {"notifications": {"toolsListChanged": True, "promptsListChanged": False}})
     events: list[dict] = []
 
     def read() -> None:
-        with httpx.stream(
-            "POST", everything.url, json=listen, headers=headers_for(listen), timeout=10
-        ) as resp:
+        with httpx.stream("POST", everything.url, json=listen, headers=headers_for(listen), timeout=10) as resp:
             for line in resp.iter_lines():
                 if line.startswith("data: "):
                     events.append(orjson.loads(line[6:]))

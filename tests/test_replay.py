@@ -30,9 +30,7 @@ def make_server() -> Server:
     return Server("replay-tests", state_keys=KeyRing.ephemeral_key())
 
 
-def run(
-    server: Server, method: str, params: dict[str, Any], caps: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def run(server: Server, method: str, params: dict[str, Any], caps: dict[str, Any] | None = None) -> dict[str, Any]:
     body = {**params, "_meta": meta(FORM if caps is None else caps)}
     reply = asyncio.run(server.handle(Message(method, body, 1, True), Exchange(RequestInfo("stdio"))))
     assert isinstance(reply, Reply)
@@ -43,9 +41,7 @@ def call(server: Server, tool: str, caps: dict[str, Any] | None = None, **extra:
     return run(server, "tools/call", {"name": tool, "arguments": extra.pop("arguments", {}), **extra}, caps)
 
 
-def finish(
-    server: Server, tool: str, first: dict[str, Any], answers: dict[str, Any], **kw: Any
-) -> dict[str, Any]:
+def finish(server: Server, tool: str, first: dict[str, Any], answers: dict[str, Any], **kw: Any) -> dict[str, Any]:
     return call(server, tool, inputResponses=answers, requestState=first["result"]["requestState"], **kw)
 
 
@@ -161,9 +157,7 @@ def test_missing_capability_can_be_caught_or_becomes_32021() -> None:
 
     assert call(server, "careful", caps={})["result"]["content"][0]["text"] == "fallback"
     error = call(server, "careless", caps={})["error"]
-    assert error["code"] == -32021 and error["data"] == {
-        "requiredCapabilities": {"elicitation": {"form": {}}}
-    }
+    assert error["code"] == -32021 and error["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
 
 
 def test_deprecated_asks_warn_once_at_the_call_site_and_are_gated() -> None:
@@ -197,10 +191,7 @@ def test_url_mode_needs_https_and_the_url_capability() -> None:
     assert r1["result"]["inputRequests"]["q1"]["params"]["mode"] == "url"
     insecure = call(server, "connect", caps=caps, arguments={"url": "http://example.com/connect"})
     assert insecure["result"]["isError"] is True
-    assert (
-        call(server, "connect", caps=FORM, arguments={"url": "https://example.com/"})["error"]["code"]
-        == -32021
-    )
+    assert call(server, "connect", caps=FORM, arguments={"url": "https://example.com/"})["error"]["code"] == -32021
 
 
 def test_resources_and_prompts_can_ask_but_lists_cannot() -> None:

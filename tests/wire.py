@@ -22,9 +22,7 @@ def meta(caps: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     }
 
 
-def request(
-    method: str, params: dict[str, Any] | None = None, caps: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def request(method: str, params: dict[str, Any] | None = None, caps: dict[str, Any] | None = None) -> dict[str, Any]:
     body = dict(params or {})
     body.setdefault("_meta", meta(caps))
     return {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": body}

@@ -243,9 +243,7 @@ def _env_without_node_options() -> dict[str, str]:
 def node_package() -> str:
     """npm package that ships a node binary for this machine (node-<os>-<arch>)."""
     system = {"Linux": "linux", "Darwin": "darwin"}.get(platform.system())
-    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
-        platform.machine().lower()
-    )
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower())
     if system is None or arch is None:
         raise SetupError(f"no node package known for {platform.system()}/{platform.machine()}")
     return f"node-{system}-{arch}"
@@ -792,9 +790,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         p.add_argument("--allow-warnings", action="store_true", help="WARNING checks do not fail a scenario")
         p.add_argument("--json", action="store_true", help="JSON summary on stdout (human report on stderr)")
         p.add_argument("--json-file", metavar="PATH", help="also write the JSON summary to PATH")
-        p.add_argument(
-            "--timeout", type=int, default=DEFAULT_SCENARIO_TIMEOUT, metavar="SECONDS", help=timeout_help
-        )
+        p.add_argument("--timeout", type=int, default=DEFAULT_SCENARIO_TIMEOUT, metavar="SECONDS", help=timeout_help)
         p.add_argument("--verbose", action="store_true", help="stream the harness output to stderr")
 
     server = sub.add_parser("server", help="test the MCP server at URL")

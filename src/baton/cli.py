@@ -145,9 +145,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="baton", description="Stateless MCP (2026-07-28) servers and clients."
-    )
+    parser = argparse.ArgumentParser(prog="baton", description="Stateless MCP (2026-07-28) servers and clients.")
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("serve", help="serve a Server over Streamable HTTP or stdio")
     p.add_argument("target", help="path/to/file.py[:attr] or module:attr")
@@ -159,9 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         help="serve Streamable HTTP at http://HOST:PORT/mcp (default 127.0.0.1:8000)",
     )
     mode.add_argument("--stdio", action="store_true", help="serve newline-delimited JSON on stdin/stdout")
-    p.add_argument(
-        "--workers", type=int, default=1, help="worker processes for HTTP (they share the key file)"
-    )
+    p.add_argument("--workers", type=int, default=1, help="worker processes for HTTP (they share the key file)")
     p.add_argument(
         "--allow-host",
         action="append",

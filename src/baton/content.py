@@ -26,9 +26,7 @@ def audio(data: bytes | str, mime_type: str, **extra: Any) -> Block:
     return {"type": "audio", "data": _data(data), "mimeType": mime_type, **extra}
 
 
-def embedded(
-    uri: str, *, text: str | None = None, blob: bytes | None = None, mime_type: str | None = None
-) -> Block:
+def embedded(uri: str, *, text: str | None = None, blob: bytes | None = None, mime_type: str | None = None) -> Block:
     """An embedded resource block carrying either text or binary contents."""
     resource: dict[str, Any] = {"uri": uri}
     if mime_type is not None:

@@ -1,13 +1,14 @@
 """Restricted elicitation forms (digest §5.2): fields, building them from types, validating answers."""
 
 from .answers import Accepted, Answer, Cancelled, Declined
-from .build import FormError, compile_form, form
+from .build import compile_form, form
 from .fields import (
     BooleanField,
     Choice,
     EnumField,
     Field,
     FieldSpec,
+    FormError,
     FormSpec,
     MultiSelectField,
     NumberField,

@@ -16,10 +16,12 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from .fields import (
+    FORMATS,
     BooleanField,
     EnumField,
     Field,
     FieldSpec,
+    FormError,
     FormSpec,
     MultiSelectField,
     NumberField,
@@ -27,10 +29,6 @@ from .fields import (
 )
 
 T = TypeVar("T")
-
-
-class FormError(TypeError):
-    """A form that the wire cannot express (nested objects, free-form lists, unions, ...)."""
 
 
 def form(cls: type[T]) -> type[T]:
@@ -49,9 +47,7 @@ def compile_form(source: Any) -> FormSpec:
         return FormSpec(list(source))
     if isinstance(source, type):
         return _compile_type(source)
-    raise FormError(
-        f"cannot build a form from {source!r}: use a dataclass, TypedDict, pydantic model or fields"
-    )
+    raise FormError(f"cannot build a form from {source!r}: use a dataclass, TypedDict, pydantic model or fields")
 
 
 @functools.lru_cache(maxsize=512)
@@ -65,7 +61,7 @@ def _compile_type(cls: type) -> FormSpec:
             has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
             default = f.default if f.default is not dataclasses.MISSING else None
             specs.append(_field(cls, f.name, hints[f.name], not has_default, default))
-        return FormSpec(specs, build=lambda values: cls(**values), name=cls.__name__)
+        return FormSpec(specs, build=_filling(cls, specs, lambda values: cls(**values)), name=cls.__name__)
     if typing.is_typeddict(cls):
         hints = get_type_hints(cls, include_extras=True)
         required_keys: frozenset[str] = cls.__required_keys__  # type: ignore[attr-defined]
@@ -80,46 +76,92 @@ def _compile_type(cls: type) -> FormSpec:
 def _compile_pydantic(cls: type, model_fields: dict[str, Any]) -> FormSpec:
     specs = []
     for name, info in model_fields.items():
-        extra = Field(title=info.title, description=info.description, **_pydantic_constraints(info.metadata))
+        ours = next((m for m in info.metadata if isinstance(m, Field)), Field())
+        constraints = _pydantic_constraints(info.metadata, f"{cls.__name__}.{name}")
+        extra = dataclasses.replace(
+            ours,
+            title=ours.title or info.title,
+            description=ours.description or info.description,
+            **{k: v for k, v in constraints.items() if getattr(ours, k) is None},
+        )
         hint = Annotated[info.annotation, extra]  # type: ignore[name-defined]
         required = bool(info.is_required())
-        default = None if required or info.default is None or callable(info.default) else info.default
-        key = info.alias or name
-        specs.append(_field(cls, key, hint, required, default))
+        default = info.default
+        if required or info.default_factory is not None or type(default).__name__ == "PydanticUndefinedType":
+            default = None
+        specs.append(_field(cls, info.alias or name, hint, required, default))
     validate: Callable[[dict[str, Any]], Any] = cls.model_validate  # type: ignore[attr-defined]
-    return FormSpec(specs, build=validate, name=cls.__name__)
+    return FormSpec(specs, build=_filling(cls, specs, validate), name=cls.__name__)
 
 
-def _pydantic_constraints(metadata: Sequence[Any]) -> dict[str, Any]:
+def _filling(cls: type, specs: list[FieldSpec], build: Callable[[dict[str, Any]], Any]) -> Callable[..., Any]:
+    """Wrap a constructor so that optional fields without a default arrive as None when unanswered."""
+    no_default = _no_default(cls)
+    fill = {s.name: None for s in specs if not s.required and s.name in no_default}
+    if not fill:
+        return build
+    return lambda values: build({**fill, **values})
+
+
+def _no_default(cls: type) -> set[str]:
+    if dataclasses.is_dataclass(cls):
+        return {
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        }
+    fields = getattr(cls, "model_fields", {})
+    return {info.alias or name for name, info in fields.items() if info.is_required()}
+
+
+_PYDANTIC_BOUNDS = (("ge", "minimum"), ("le", "maximum"), ("min_length", "min_length"), ("max_length", "max_length"))
+_INEXPRESSIBLE = ("gt", "lt", "multiple_of", "pattern", "max_digits", "decimal_places")
+
+
+def _pydantic_constraints(metadata: Sequence[Any], where: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in metadata:
-        for attr, key in (
-            ("ge", "minimum"),
-            ("le", "maximum"),
-            ("min_length", "min_length"),
-            ("max_length", "max_length"),
-        ):
+        if isinstance(item, Field):
+            continue
+        for attr, key in _PYDANTIC_BOUNDS:
             value = getattr(item, attr, None)
             if value is not None:
                 out[key] = value
+        for attr in _INEXPRESSIBLE:
+            if getattr(item, attr, None) is not None:
+                raise FormError(
+                    f"{where}: the constraint {attr!r} cannot be expressed in an elicitation form "
+                    "(use ge/le for bounds, and check the rest after the answer arrives)"
+                )
     return out
 
 
 def _field(owner: type, name: str, hint: Any, required: bool, default: Any) -> FieldSpec:
-    extra = Field()
-    if get_origin(hint) is Annotated:
-        args = get_args(hint)
-        hint = args[0]
-        for meta in args[1:]:
-            if isinstance(meta, Field):
-                extra = meta
-    optional = False
-    if get_origin(hint) in (Union, types.UnionType):
-        members = [a for a in get_args(hint) if a is not type(None)]
-        if len(members) != 1:
-            raise FormError(f"{owner.__name__}.{name}: a form field cannot be a union of types")
-        optional, hint = True, members[0]
     where = f"{owner.__name__}.{name}"
+    extra = Field()
+    optional = False
+    while True:  # peel Required/NotRequired, Annotated and Optional, in whatever order they nest
+        origin = get_origin(hint)
+        if origin in (typing.Required, typing.NotRequired):
+            hint = get_args(hint)[0]
+        elif origin is Annotated:
+            args = get_args(hint)
+            hint = args[0]
+            for meta in args[1:]:
+                if isinstance(meta, Field):
+                    extra = meta
+                else:  # constraints of other libraries (pydantic's Field, annotated_types)
+                    found = _pydantic_constraints(getattr(meta, "metadata", None) or [meta], where)
+                    extra = dataclasses.replace(extra, **{k: v for k, v in found.items() if getattr(extra, k) is None})
+        elif origin in (Union, types.UnionType):
+            members = [a for a in get_args(hint) if a is not type(None)]
+            if len(members) != 1 or optional:
+                raise FormError(f"{where}: a form field cannot be a union of types")
+            optional, hint = True, members[0]
+        else:
+            break
+    if extra.format is not None and extra.format not in FORMATS:
+        raise FormError(f"{where}: format must be one of {', '.join(FORMATS)}, not {extra.format!r}")
     common: dict[str, Any] = {
         "name": name,
         "required": required and not optional,
@@ -132,9 +174,7 @@ def _field(owner: type, name: str, hint: Any, required: bool, default: Any) -> F
     if hint is int or hint is float:
         return NumberField(**common, integer=hint is int, minimum=extra.minimum, maximum=extra.maximum)
     if hint is str:
-        return StringField(
-            **common, min_length=extra.min_length, max_length=extra.max_length, format=extra.format
-        )
+        return StringField(**common, min_length=extra.min_length, max_length=extra.max_length, format=extra.format)
     if hint is dt.date:
         return StringField(**common, format="date", convert=dt.date.fromisoformat)
     if hint is dt.datetime:
@@ -148,9 +188,7 @@ def _field(owner: type, name: str, hint: Any, required: bool, default: Any) -> F
         (item,) = get_args(hint) or (None,)
         values, convert = _enum_values(item, where)
         if values is None:
-            raise FormError(
-                f"{where}: a list field must be a list of Literal or Enum choices (a multi-select)"
-            )
+            raise FormError(f"{where}: a list field must be a list of Literal or Enum choices (a multi-select)")
         outer = get_origin(hint)
         to_python = _multi(convert, outer if outer in (set, frozenset) else list)
         return MultiSelectField(
@@ -189,7 +227,7 @@ def _multi(convert: Callable[[Any], Any] | None, container: Callable[[Any], Any]
 
 
 def _parse_datetime(value: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    return dt.datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
 
 
 def _json_default(value: Any) -> Any:

@@ -13,6 +13,11 @@ import orjson
 
 FORMATS = ("email", "uri", "date", "date-time")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s.]+(\.[^@\s.]+)+\Z")
+# RFC 3339 full-date and date-time (with a mandatory offset); `T` and `Z` may be lower case (§5.6).
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+_DATE_TIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +43,10 @@ class Choice:
 
     value: str
     title: str
+
+
+class FormError(TypeError, ValueError):
+    """A form that the wire cannot express (nested objects, free lists, unions, ...)."""
 
 
 class InvalidAnswer(ValueError):
@@ -85,7 +94,7 @@ class StringField(FieldSpec):
 
     def __post_init__(self) -> None:
         if self.format is not None and self.format not in FORMATS:
-            raise ValueError(f"field {self.name!r}: format must be one of {', '.join(FORMATS)}")
+            raise FormError(f"field {self.name!r}: format must be one of {', '.join(FORMATS)}")
 
     def _schema(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "string"}
@@ -117,10 +126,11 @@ def _format_ok(fmt: str, value: str) -> bool:
         return bool(parts.scheme) and bool(parts.netloc or parts.path) and " " not in value
     try:
         if fmt == "date":
-            dt.date.fromisoformat(value)
-            return len(value) == 10
-        parsed = dt.datetime.fromisoformat(value)
-        return "T" in value.upper() and parsed.tzinfo is not None
+            return bool(_DATE.match(value)) and bool(dt.date.fromisoformat(value))
+        if not _DATE_TIME.match(value):
+            return False
+        dt.datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+        return True
     except ValueError:
         return False
 
@@ -168,9 +178,7 @@ class BooleanField(FieldSpec):
         return value
 
 
-def _choices(
-    values: Sequence[str | Choice], titles: Mapping[str, str] | None
-) -> tuple[list[str], dict[str, str]]:
+def _choices(values: Sequence[str | Choice], titles: Mapping[str, str] | None) -> tuple[list[str], dict[str, str]]:
     plain: list[str] = []
     named: dict[str, str] = dict(titles or {})
     for item in values:
@@ -270,7 +278,7 @@ class FormSpec:
         seen: set[str] = set()
         for f in fields:
             if f.name in seen:
-                raise ValueError(f"form {name!r}: field {f.name!r} appears twice")
+                raise FormError(f"form {name!r}: field {f.name!r} appears twice")
             seen.add(f.name)
         self.fields = tuple(fields)
         self.name = name

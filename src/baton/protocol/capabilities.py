@@ -56,9 +56,12 @@ def required_capability(input_request: dict[str, Any]) -> dict[str, Any]:
     if method == "elicitation/create":
         return {"elicitation": {"url": {}}} if params.get("mode") == "url" else {"elicitation": {"form": {}}}
     if method == "sampling/createMessage":
+        needs: dict[str, Any] = {}
         if "tools" in params or "toolChoice" in params:
-            return {"sampling": {"tools": {}}}
-        return {"sampling": {}}
+            needs["tools"] = {}
+        if params.get("includeContext", "none") != "none":
+            needs["context"] = {}
+        return {"sampling": needs}
     if method == "roots/list":
         return {"roots": {}}
     raise ValueError(f"not an input request method: {method}")
@@ -72,10 +75,10 @@ def allows(caps: ClientCapabilities, input_request: dict[str, Any]) -> bool:
         # An absent mode is form mode (ambiguity A12).
         return caps.url if params.get("mode") == "url" else caps.form
     if method == "sampling/createMessage":
-        if "tools" in params or "toolChoice" in params:
-            return caps.sampling_tools
-        if params.get("includeContext", "none") != "none":
-            return caps.sampling_context
+        if ("tools" in params or "toolChoice" in params) and not caps.sampling_tools:
+            return False
+        if params.get("includeContext", "none") != "none" and not caps.sampling_context:
+            return False
         return caps.sampling
     if method == "roots/list":
         return caps.roots

@@ -14,6 +14,7 @@ _B64_PREFIX = "=?base64?"
 _B64_SUFFIX = "?="
 _PLAIN = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?\Z")
 _VISIBLE = re.compile(r"[\x20-\x7e]*\Z")
+_DECIMAL = re.compile(r"-?[0-9]+\Z")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 
 
@@ -99,9 +100,7 @@ def check_standard(headers: Headers, method: str, params: dict[str, Any], versio
     if header_method is None:
         raise _mismatch("the Mcp-Method header is required")
     if header_method.strip() != method:
-        raise _mismatch(
-            f"Mcp-Method header value {header_method.strip()!r} does not match body value {method!r}"
-        )
+        raise _mismatch(f"Mcp-Method header value {header_method.strip()!r} does not match body value {method!r}")
     member = NAME_PARAM.get(method)
     if member is None:
         return
@@ -138,12 +137,9 @@ def check_params(headers: Headers, arguments: dict[str, Any], specs: dict[str, t
             raise _mismatch(f"Mcp-Param-{suffix}: {exc}") from None
         if got == expected:
             continue
-        if isinstance(value, int) and not isinstance(value, bool):
-            try:
-                if int(got) == value:  # integers compare numerically
-                    continue
-            except ValueError:
-                pass
+        # Integers compare numerically ("007" is 7), but only as ASCII decimal digits.
+        if isinstance(value, int) and not isinstance(value, bool) and _DECIMAL.match(got) and int(got) == value:
+            continue
         raise _mismatch(f"Mcp-Param-{suffix} header value {got!r} does not match body value {expected!r}")
 
 
@@ -163,9 +159,7 @@ def header_param_specs(input_schema: dict[str, Any]) -> dict[str, tuple[str, ...
                 if not valid_header_name(name):
                     raise ValueError(f"x-mcp-header {name!r} on {'.'.join(here)} is not an RFC 9110 token")
                 if sub.get("type") not in ("string", "integer", "boolean"):
-                    raise ValueError(
-                        f"x-mcp-header on {'.'.join(here)} needs type string, integer or boolean"
-                    )
+                    raise ValueError(f"x-mcp-header on {'.'.join(here)} needs type string, integer or boolean")
                 if name.lower() in specs:
                     raise ValueError(f"x-mcp-header {name!r} is used twice (names ignore case)")
                 specs[name.lower()] = here

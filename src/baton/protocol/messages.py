@@ -51,9 +51,7 @@ def from_object(data: Any) -> Message:
     if is_request and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
         raise McpError(INVALID_REQUEST, "Invalid request: id must be a string or an integer")
     if not isinstance(method, str):
-        raise McpError(
-            INVALID_REQUEST, 'Invalid request: "method" must be a string (responses are not accepted)'
-        )
+        raise McpError(INVALID_REQUEST, 'Invalid request: "method" must be a string (responses are not accepted)')
     params = data.get("params")
     if params is None:
         params = {}

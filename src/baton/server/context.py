@@ -33,9 +33,7 @@ T = TypeVar("T")
 log = logging.getLogger("baton.server")
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 
-CONFIRM_FORM = FormSpec(
-    [BooleanField("confirm", title="Confirm")], build=lambda v: v["confirm"], name="confirm"
-)
+CONFIRM_FORM = FormSpec([BooleanField("confirm", title="Confirm")], build=lambda v: v["confirm"], name="confirm")
 
 
 class Suspended(BaseException):
@@ -151,9 +149,7 @@ class Context:
         params = {"mode": "form", "message": message, "requestedSchema": spec.schema}
         # The form's canonical schema is computed once, so pinning costs one hash per ask.
         canonical = b"form\0" + message.encode() + b"\0" + spec.schema_json
-        return await self._ask(
-            key, "elicitation/create", params, _form_checker(spec), _form_reader(spec), canonical
-        )
+        return await self._ask(key, "elicitation/create", params, _form_checker(spec), _form_reader(spec), canonical)
 
     async def confirm(self, message: str, *, key: str | None = None) -> bool:
         """Ask a yes/no question; True only if the user accepted and said yes."""
@@ -175,17 +171,13 @@ class Context:
         **params: Any,
     ) -> dict[str, Any]:
         """Deprecated (SEP-2577): ask the client's model for a completion. Returns a CreateMessageResult."""
-        _deprecated(
-            "ctx.sample() uses MCP sampling, deprecated in 2026-07-28; call your model provider directly"
-        )
+        _deprecated("ctx.sample() uses MCP sampling, deprecated in 2026-07-28; call your model provider directly")
         if isinstance(messages, str):
             messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
         body = {"messages": messages, "maxTokens": max_tokens}
         for name, value in params.items():
             body[_camel(name)] = value
-        return cast(
-            dict[str, Any], await self._ask(key, "sampling/createMessage", body, _sampling_checker, _same)
-        )
+        return cast(dict[str, Any], await self._ask(key, "sampling/createMessage", body, _sampling_checker, _same))
 
     async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
         """Deprecated (SEP-2577): ask the client for its roots; prefer a path argument checked on the server."""
@@ -222,9 +214,7 @@ class Context:
     def can_ask(self, kind: str) -> bool:
         """Whether this request lets the server ask: 'form', 'url', 'sampling' or 'roots'."""
         caps = self.client_capabilities
-        return bool(
-            {"form": caps.form, "url": caps.url, "sampling": caps.sampling, "roots": caps.roots}[kind]
-        )
+        return bool({"form": caps.form, "url": caps.url, "sampling": caps.sampling, "roots": caps.roots}[kind])
 
     async def _ask(
         self,
@@ -388,9 +378,7 @@ def _sampling_checker(raw: dict[str, Any]) -> dict[str, Any]:
 
 def _roots_checker(raw: dict[str, Any]) -> dict[str, Any]:
     roots = raw.get("roots")
-    if not isinstance(roots, list) or not all(
-        isinstance(r, dict) and isinstance(r.get("uri"), str) for r in roots
-    ):
+    if not isinstance(roots, list) or not all(isinstance(r, dict) and isinstance(r.get("uri"), str) for r in roots):
         raise InvalidAnswer('a roots answer needs "roots": a list of {"uri": ...}')
     return {"roots": [{k: v for k, v in r.items() if k in ("uri", "name")} for r in roots]}
 

@@ -147,9 +147,7 @@ class Server:
     @property
     def sealer(self) -> Sealer:
         if self._sealer is None:
-            self._sealer = Sealer(
-                self.key_ring, self.audience, ttl_s=self.state_ttl_s, max_bytes=self.state_max_bytes
-            )
+            self._sealer = Sealer(self.key_ring, self.audience, ttl_s=self.state_ttl_s, max_bytes=self.state_max_bytes)
         return self._sealer
 
     # -- registration -------------------------------------------------------------------------------
@@ -240,9 +238,7 @@ class Server:
                 if uri in self.resources:
                     raise ValueError(f"a resource {uri!r} is already registered")
                 sig = inspect_handler(fn, Context)
-                self.resources[uri] = Resource(
-                    uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms
-                )
+                self.resources[uri] = Resource(uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms)
             self.hub.publish("resources")
             return fn
 
@@ -394,9 +390,7 @@ class Server:
             try:
                 start = int(base64.urlsafe_b64decode(cursor.encode()).decode()) if cursor else 0
             except (binascii.Error, ValueError, AttributeError, UnicodeDecodeError):
-                raise invalid_params(
-                    f"Invalid params: cursor {cursor!r} is not one this server gave"
-                ) from None
+                raise invalid_params(f"Invalid params: cursor {cursor!r} is not one this server gave") from None
             if start < 0 or start > len(items):
                 raise invalid_params(f"Invalid params: cursor {cursor!r} is out of range")
         end = start + self.page_size

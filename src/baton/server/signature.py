@@ -112,11 +112,7 @@ def _typed(tp: type, what: str) -> Check:
 
 
 def _check_int(v: Any, p: str) -> Any:
-    if (
-        isinstance(v, bool)
-        or not isinstance(v, (int, float))
-        or (isinstance(v, float) and not v.is_integer())
-    ):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
         raise _fail(p, "expected an integer")
     return int(v)
 

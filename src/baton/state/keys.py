@@ -18,7 +18,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 KEY_BYTES = 32
-_KID = re.compile(r"[A-Za-z0-9_-]{1,16}\Z")
+KID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,16}\Z")
+_B64KEY = re.compile(r"[A-Za-z0-9_+/-]*={0,2}\Z")
 ENV_KEYS = "BATON_STATE_KEYS"
 ENV_DATA_DIR = "BATON_DATA_DIR"
 KEY_FILE_NAME = "state-keys"
@@ -36,7 +37,7 @@ class Key:
     secret: bytes = field(repr=False)
 
     def __post_init__(self) -> None:
-        if not _KID.match(self.kid):
+        if not KID_PATTERN.match(self.kid):
             raise KeyRingError(f"key id {self.kid!r} must be 1-16 characters of A-Z a-z 0-9 _ -")
         if len(self.secret) != KEY_BYTES:
             raise KeyRingError(f"key {self.kid!r} must be {KEY_BYTES} bytes, not {len(self.secret)}")
@@ -54,6 +55,8 @@ class Key:
         kid, sep, b64 = text.strip().partition(":")
         if not sep:
             raise KeyRingError("a key is written kid:base64key")
+        if not _B64KEY.match(b64):
+            raise KeyRingError(f"key {kid!r} is not valid base64")
         try:
             secret = base64.urlsafe_b64decode(b64 + "=" * (-len(b64) % 4))
         except (binascii.Error, ValueError):

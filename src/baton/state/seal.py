@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import re
 import struct
 import time
 from dataclasses import dataclass, field
@@ -19,13 +20,14 @@ from dataclasses import dataclass, field
 from cryptography.exceptions import InvalidTag
 
 from .journal import Journal
-from .keys import KeyRing
+from .keys import KID_PATTERN, KeyRing
 
 VERSION = "b1"
 _HEADER = struct.Struct(">16sHI")  # flow id, round, expiry (unix seconds)
 _NONCE = 12
 DEFAULT_TTL_S = 600
 DEFAULT_MAX_BYTES = 16 * 1024
+_B64URL = re.compile(r"[A-Za-z0-9_-]+\Z")
 
 
 class InvalidState(Exception):
@@ -62,7 +64,9 @@ class Sealer:
         self.max_bytes = max_bytes
 
     def _aad(self, kid: str, principal: str, request_digest: bytes) -> bytes:
-        return b"\0".join((VERSION.encode(), kid.encode(), self.audience, principal.encode(), request_digest))
+        # Length-prefixed, so that no two different bindings can produce the same bytes.
+        parts = (VERSION.encode(), kid.encode(), self.audience, principal.encode(), request_digest)
+        return b"".join(len(p).to_bytes(4, "big") + p for p in parts)
 
     def seal(self, state: FlowState, principal: str, request_digest: bytes) -> str:
         key = self.ring.current
@@ -91,21 +95,25 @@ class Sealer:
             raise InvalidState("requestState is not a Baton token of this version")
         cipher = self.ring.cipher(kid)
         if cipher is None:
+            if not KID_PATTERN.match(kid):
+                raise InvalidState("requestState has a malformed key id")
             raise InvalidState(f"requestState names key id {kid!r}, which is not in the key ring")
+        # Only the canonical spelling opens: one state, one token string (ledgers may key on it).
+        if not _B64URL.match(body) or len(body) % 4 == 1:
+            raise InvalidState("requestState is not canonical base64url")
         try:
             sealed = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
         except (binascii.Error, ValueError):
             raise InvalidState("requestState is not valid base64url") from None
+        if base64.urlsafe_b64encode(sealed).rstrip(b"=").decode() != body:
+            raise InvalidState("requestState is not canonical base64url")
         if len(sealed) < _NONCE + 16 + _HEADER.size:
             raise InvalidState("requestState is truncated")
         try:
-            plaintext = cipher.decrypt(
-                sealed[:_NONCE], sealed[_NONCE:], self._aad(kid, principal, request_digest)
-            )
+            plaintext = cipher.decrypt(sealed[:_NONCE], sealed[_NONCE:], self._aad(kid, principal, request_digest))
         except InvalidTag:
             raise InvalidState(
-                "requestState failed authentication: tampered, or bound to another request, "
-                "principal or audience"
+                "requestState failed authentication: tampered, or bound to another request, principal or audience"
             ) from None
         flow_id, round_, expires = _HEADER.unpack_from(plaintext)
         if time.time() > expires:
