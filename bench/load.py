@@ -1,0 +1,887 @@
+"""MRTR load driver: repeats one MCP 2026-07-28 multi round-trip tool call against a loopback server.
+
+Each flow sends ``tools/call`` (tool ``perform``, arguments ``{"action": "deploy-<i>"}`` by default).
+While the server answers ``resultType: "input_required"``, the driver answers every input request
+(form elicitations are accepted with every field filled from ``requestedSchema``) and retries with a
+new JSON-RPC id, the same params, ``inputResponses`` and the ``requestState`` echoed unchanged. The
+flow succeeds on a ``complete`` result that is not ``isError``, within ``--max-rounds`` requests.
+
+The HTTP/1.1 client is a small asyncio Protocol: one keep-alive connection per lane (``--concurrency``
+lanes), and the next request is written straight from the I/O callback, so the driver's own CPU stays
+small next to the server's. Responses may be JSON or ``text/event-stream``. uvloop is used when it is
+installed. With ``--server-pid`` the server's CPU time and memory are read from ``/proc`` (Linux).
+
+Only loopback targets are accepted. Exit status: 0 all flows succeeded, 1 some failed, 2 usage or
+fatal error (e.g. the server refused the connection, or every warmup flow failed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import ipaddress
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+PROTOCOL_VERSION = "2026-07-28"
+CLIENT_INFO = {"name": "baton-bench-load", "version": "1.0"}
+SAMPLE_BY_FORMAT = {
+    "email": "bench@example.com",
+    "uri": "https://example.com/bench",
+    "date": "2026-07-28",
+    "date-time": "2026-07-28T12:00:00Z",
+}
+ERROR_SAMPLES = 5
+
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+_decode = json.loads
+_clock = time.perf_counter
+
+
+class FatalError(Exception):
+    """Stops the whole run."""
+
+
+class FlowError(Exception):
+    """Fails one flow; ``kind`` is the key under which the report counts it."""
+
+    def __init__(self, kind: str, detail: str = "") -> None:
+        super().__init__(f"{kind}: {detail}" if detail else kind)
+        self.kind = kind
+
+
+# ---------------------------------------------------------------------------------------------------
+# Answering input requests
+# ---------------------------------------------------------------------------------------------------
+
+
+def fill_field(prop: dict[str, Any]) -> Any:
+    """A value that satisfies one primitive form field of an elicitation schema."""
+    kind = prop.get("type")
+    if kind == "boolean":
+        return True
+    if kind in ("integer", "number"):
+        value = prop.get("minimum", 1)
+        maximum = prop.get("maximum")
+        if maximum is not None and value > maximum:
+            value = maximum
+        return int(value) if kind == "integer" else value
+    if kind == "array":
+        items = prop.get("items") or {}
+        options = list(items.get("enum") or [])
+        if not options:
+            options = [opt.get("const") for opt in items.get("anyOf") or items.get("oneOf") or []]
+        count = max(1, int(prop.get("minItems") or 1))
+        if prop.get("maxItems") is not None:
+            count = min(count, int(prop["maxItems"]))
+        return options[:count]
+    if prop.get("enum"):
+        return prop["enum"][0]
+    for key in ("oneOf", "anyOf"):
+        if prop.get(key):
+            return prop[key][0].get("const")
+    text = SAMPLE_BY_FORMAT.get(str(prop.get("format")), "x")
+    min_length = int(prop.get("minLength") or 0)
+    text = text.ljust(min_length, "x")
+    if prop.get("maxLength") is not None:
+        text = text[: int(prop["maxLength"])]
+    return text
+
+
+def answer_one(request: Any, counts: dict[str, int]) -> dict[str, Any]:
+    """The InputResponse for one InputRequest."""
+    method = request.get("method") if isinstance(request, dict) else None
+    if method != "elicitation/create":
+        raise FlowError("unsupported-input-request", f"method {method!r} (only form elicitation declared)")
+    params = request.get("params")
+    if not isinstance(params, dict):
+        raise FlowError("bad-input-request", "elicitation without params")
+    mode = params.get("mode", "form")
+    if mode == "url":
+        counts["url-declined"] = counts.get("url-declined", 0) + 1
+        return {"action": "decline"}
+    schema = params.get("requestedSchema")
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if mode != "form" or not isinstance(props, dict):
+        raise FlowError("bad-input-request", f"form elicitation without properties (mode {mode!r})")
+    counts["form-accepted"] = counts.get("form-accepted", 0) + 1
+    return {"action": "accept", "content": {name: fill_field(prop) for name, prop in props.items()}}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Decoding responses
+# ---------------------------------------------------------------------------------------------------
+
+
+def sse_response(body: bytes, rid: int) -> Any:
+    """The JSON-RPC response with id ``rid`` in an SSE body (comments and other messages skipped)."""
+    text = body.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    found: Any = None
+    for event in text.split("\n\n"):
+        lines = [line[5:].removeprefix(" ") for line in event.split("\n") if line.startswith("data:")]
+        if not lines:
+            continue
+        message = _decode("\n".join(lines))
+        if isinstance(message, dict) and message.get("id") == rid and message.keys() & {"result", "error"}:
+            found = message
+    if found is None:
+        raise FlowError("no-response", "the event stream ended without the response")
+    return found
+
+
+def decode_response(status: int, ctype: str, body: bytes, rid: int) -> dict[str, Any]:
+    """The JSON-RPC ``result`` for request ``rid``; raises FlowError for anything else."""
+    media = ctype.split(";", 1)[0].strip().lower()
+    try:
+        if media == "application/json":
+            message = _decode(body)
+        elif media == "text/event-stream":
+            message = sse_response(body, rid)
+        else:
+            raise FlowError(f"http-{status}", f"content-type {ctype!r}, body {body[:160]!r}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise FlowError("bad-json" if status == 200 else f"http-{status}", f"{exc}; {body[:160]!r}") from None
+    if not isinstance(message, dict):
+        raise FlowError("bad-json", "the response is not a JSON object")
+    error = message.get("error")
+    if error is not None:
+        code = error.get("code") if isinstance(error, dict) else None
+        text = error.get("message") if isinstance(error, dict) else error
+        raise FlowError(f"jsonrpc{code}", f"HTTP {status}: {str(text)[:160]}")
+    if status != 200:
+        raise FlowError(f"http-{status}", repr(body[:160]))
+    if message.get("id") != rid:
+        raise FlowError("bad-id", f"sent id {rid}, got {message.get('id')!r}")
+    result = message.get("result")
+    if not isinstance(result, dict):
+        raise FlowError("bad-result", "result is not an object")
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------
+# The workload: building requests and judging results
+# ---------------------------------------------------------------------------------------------------
+
+
+def header_value(text: str) -> str:
+    """Mcp-Name value encoding: visible ASCII as is, anything else as =?base64?...?=."""
+    if text.isascii() and text.isprintable() and text == text.strip():
+        return text
+    return "=?base64?" + base64.b64encode(text.encode()).decode("ascii") + "?="
+
+
+class Flow:
+    """One MRTR flow: the fixed part of its params and the answers for the next round."""
+
+    __slots__ = ("extra", "params", "rid", "rounds", "started")
+
+    def __init__(self, params: bytes) -> None:
+        self.params = params  # b'"name":...,"arguments":...,"_meta":...'
+        self.extra = b""  # b',"inputResponses":...,"requestState":...'
+        self.rid = 0
+        self.rounds = 0
+        self.started = _clock()
+
+
+class Workload:
+    """Builds the requests of each flow and decides, from each result, whether the flow goes on."""
+
+    def __init__(self, host_header: str, path: str, tool: str, args_template: str, max_rounds: int) -> None:
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+            "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+        }
+        lines = [
+            f"POST {path} HTTP/1.1",
+            f"Host: {host_header}",
+            "Content-Type: application/json",
+            "Accept: application/json, text/event-stream",
+            f"MCP-Protocol-Version: {PROTOCOL_VERSION}",
+            "Mcp-Method: tools/call",
+            f"Mcp-Name: {header_value(tool)}",
+            "Content-Length: ",
+        ]
+        self.head = "\r\n".join(lines).encode("latin-1")
+        self.tool_json = _encode(tool)
+        self.meta_json = _encode(meta)
+        self.template = args_template
+        self.per_flow_args = "{i}" in args_template
+        self.fixed_params = self._params(0)
+        self.max_rounds = max_rounds
+        self.last_id = 0
+        self.requests = 0
+        self.answered: dict[str, int] = {}
+
+    def _params(self, i: int) -> bytes:
+        args = self.template.replace("{i}", str(i))
+        return f'"name":{self.tool_json},"arguments":{args},"_meta":{self.meta_json}'.encode()
+
+    def new_flow(self, i: int) -> Flow:
+        return Flow(self._params(i) if self.per_flow_args else self.fixed_params)
+
+    def next_request(self, flow: Flow) -> bytes:
+        """The whole HTTP request for the flow's next round (a fresh JSON-RPC id every time)."""
+        self.last_id += 1
+        self.requests += 1
+        flow.rid = self.last_id
+        flow.rounds += 1
+        body = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%b%b}}' % (
+            flow.rid,
+            flow.params,
+            flow.extra,
+        )
+        return b"%b%d\r\n\r\n%b" % (self.head, len(body), body)
+
+    def finished(self, flow: Flow, status: int, ctype: str, body: bytes) -> bool:
+        """True when the flow completed; False once the retry is prepared. Raises FlowError."""
+        result = decode_response(status, ctype, body, flow.rid)
+        kind = result.get("resultType", "complete")  # absent: a pre-2026 server's final result
+        if kind == "complete":
+            if result.get("isError"):
+                raise FlowError("isError", _encode(result.get("content"))[:160])
+            if not isinstance(result.get("content"), list):
+                raise FlowError("bad-result", "CallToolResult without a content list")
+            return True
+        if kind != "input_required":
+            raise FlowError("bad-resultType", repr(kind))
+        if flow.rounds >= self.max_rounds:
+            raise FlowError("too-many-rounds", f"still input_required after {flow.rounds} requests")
+        requests = result.get("inputRequests")
+        state = result.get("requestState")
+        if requests is None and state is None:
+            raise FlowError("bad-input-required", "neither inputRequests nor requestState")
+        extra = b""
+        if requests is not None:
+            if not isinstance(requests, dict):
+                raise FlowError("bad-input-required", "inputRequests is not an object")
+            answers = {key: answer_one(req, self.answered) for key, req in requests.items()}
+            extra = b',"inputResponses":' + _encode(answers).encode()
+        if state is not None:
+            if not isinstance(state, str):
+                raise FlowError("bad-input-required", "requestState is not a string")
+            extra += b',"requestState":' + _encode(state).encode()  # the same string, JSON-escaped
+        flow.extra = extra
+        return False
+
+
+# ---------------------------------------------------------------------------------------------------
+# Phases and lanes
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """Outcome of one phase (warmup or measured)."""
+
+    total: int
+    deadline: float | None
+    next_index: int = 0
+    skipped: int = 0
+    ok: int = 0
+    rounds: int = 0
+    latencies: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+    samples: list[str] = field(default_factory=list)
+
+    def take(self) -> int | None:
+        """The number of the next flow to start, or None when the phase has no more to start."""
+        if self.next_index >= self.total:
+            return None
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self.skipped = self.total - self.next_index
+            self.next_index = self.total
+            return None
+        self.next_index += 1
+        return self.next_index - 1
+
+    def success(self, flow: Flow) -> None:
+        self.ok += 1
+        self.rounds += flow.rounds
+        self.latencies.append(_clock() - flow.started)
+
+    def failure(self, kind: str, exc: BaseException) -> None:
+        self.errors[kind] = self.errors.get(kind, 0) + 1
+        if len(self.samples) < ERROR_SAMPLES:
+            self.samples.append(str(exc) if isinstance(exc, FlowError) else f"{kind}: {exc!r}")
+
+    @property
+    def failed(self) -> int:
+        return sum(self.errors.values())
+
+
+class Connection(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection: parses each response and hands it to its lane."""
+
+    def __init__(self, lane: Lane) -> None:
+        self.lane = lane
+        self.transport: asyncio.Transport | None = None
+        self.buf = bytearray()
+        self.closed = False
+        self.received = False  # a byte of the current response arrived
+        self._clear()
+
+    def _clear(self) -> None:
+        self.in_body = False
+        self.status = 0
+        self.ctype = ""
+        self.keep_alive = True
+        self.length = 0  # >= 0 Content-Length, -1 chunked, -2 until the connection closes
+        self.chunks: list[bytes] = []
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not an asyncio.Transport subclass
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        self.received = True
+        while True:
+            try:
+                response = self._parse()
+            except Exception as exc:  # malformed HTTP: fail the request and drop the connection
+                self.lane.on_broken(self, FlowError("bad-http", repr(exc)))
+                return
+            if response is None:
+                return
+            self.lane.on_response(self, *response)
+            if self.closed or not self.buf:
+                return
+
+    def eof_received(self) -> bool | None:
+        return None  # let the transport close; connection_lost does the rest
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self.in_body and self.length == -2:  # a body delimited by the close
+            body = bytes(self.buf)
+            self.buf.clear()
+            self.lane.on_response(self, self.status, self.ctype, body, False)
+        self.lane.on_lost(self)
+
+    def _parse(self) -> tuple[int, str, bytes, bool] | None:
+        buf = self.buf
+        if not self.in_body:
+            while True:
+                end = buf.find(b"\r\n\r\n")
+                if end < 0:
+                    return None
+                lines = buf[:end].decode("latin-1").split("\r\n")
+                del buf[: end + 4]
+                version, code = lines[0].split(" ", 2)[:2]
+                self.status = int(code)
+                if self.status >= 200:  # 1xx: interim, skip
+                    break
+            self.keep_alive = version == "HTTP/1.1"
+            self.length = -2
+            for line in lines[1:]:
+                name, _, value = line.partition(":")
+                name = name.strip().lower()
+                if name == "content-length":
+                    if self.length != -1:
+                        self.length = int(value)
+                elif name == "content-type":
+                    self.ctype = value.strip()
+                elif name == "transfer-encoding":
+                    if "chunked" in value.lower():
+                        self.length = -1
+                elif name == "connection":
+                    tokens = value.lower()
+                    if "close" in tokens:
+                        self.keep_alive = False
+                    elif "keep-alive" in tokens:
+                        self.keep_alive = True
+            if self.status in (204, 304):
+                self.length = 0
+            self.in_body = True
+        if self.length >= 0:
+            if len(buf) < self.length:
+                return None
+            body = bytes(buf[: self.length])
+            del buf[: self.length]
+            return self._done(body)
+        if self.length == -1:
+            while True:
+                eol = buf.find(b"\r\n")
+                if eol < 0:
+                    return None
+                size = int(bytes(buf[:eol]).split(b";", 1)[0], 16)
+                if size == 0:
+                    end = buf.find(b"\r\n\r\n", eol)  # trailers end with an empty line
+                    if end < 0:
+                        return None
+                    del buf[: end + 4]
+                    return self._done(b"".join(self.chunks))
+                if len(buf) < eol + 2 + size + 2:
+                    return None
+                self.chunks.append(bytes(buf[eol + 2 : eol + 2 + size]))
+                del buf[: eol + 2 + size + 2]
+        return None  # read until the server closes
+
+    def _done(self, body: bytes) -> tuple[int, str, bytes, bool]:
+        response = (self.status, self.ctype, body, self.keep_alive)
+        self._clear()
+        return response
+
+
+class Lane:
+    """A chain of flows on one keep-alive connection; each step runs inside an I/O callback."""
+
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
+        self.conn: Connection | None = None
+        self.connects = 0
+        self.tally: Tally | None = None
+        self.idle: asyncio.Future[None] | None = None
+        self.flow: Flow | None = None
+        self.request: bytes | None = None  # the request in flight
+        self.sent_at = 0.0
+        self.resent = False
+        self.timed_out = False
+        self._task: asyncio.Task[None] | None = None
+
+    async def connect(self) -> None:
+        loop = asyncio.get_running_loop()
+        _, conn = await loop.create_connection(lambda: Connection(self), self.driver.host, self.driver.port)
+        self.conn = conn
+        self.connects += 1
+
+    async def run(self, tally: Tally) -> None:
+        self.tally = tally
+        self.idle = asyncio.get_running_loop().create_future()
+        self._start_flow()
+        await self.idle
+
+    def close(self) -> None:
+        if self.conn is not None and self.conn.transport is not None:
+            self.conn.transport.close()
+        self.conn = None
+
+    # -- sending -------------------------------------------------------------------------------------
+    def _start_flow(self) -> None:
+        assert self.tally is not None and self.idle is not None
+        index = self.tally.take()
+        if index is None:
+            self.flow = None
+            if not self.idle.done():
+                self.idle.set_result(None)
+            return
+        self.flow = self.driver.workload.new_flow(index)
+        self._send(self.driver.workload.next_request(self.flow))
+
+    def _send(self, request: bytes) -> None:
+        self.request = request
+        self.sent_at = time.monotonic()
+        self.resent = self.timed_out = False
+        self._write()
+
+    def _write(self) -> None:
+        conn = self.conn
+        if conn is None or conn.closed or conn.transport is None:
+            if self._task is None or self._task.done():  # one reconnect at a time; it sends the latest
+                self._task = asyncio.ensure_future(self._reconnect_and_write())
+            return
+        conn.received = False
+        conn.transport.write(self.request or b"")
+
+    async def _reconnect_and_write(self) -> None:
+        try:
+            await self.connect()
+        except OSError as exc:
+            self._task = None  # so that the next request tries again
+            if self.request is not None:
+                self._fail(FlowError("connect", str(exc)))
+            return
+        if self.request is not None:
+            self._write()
+
+    # -- callbacks from the connection ---------------------------------------------------------------
+    def on_response(self, conn: Connection, status: int, ctype: str, body: bytes, keep_alive: bool) -> None:
+        if conn is not self.conn or self.request is None or self.flow is None or self.tally is None:
+            return  # late bytes from a connection this lane has given up
+        self.request = None
+        if not keep_alive:
+            self.close()
+        flow = self.flow
+        try:
+            if not self.driver.workload.finished(flow, status, ctype, body):
+                self._send(self.driver.workload.next_request(flow))
+                return
+            self.tally.success(flow)
+        except FlowError as exc:
+            self.tally.failure(exc.kind, exc)
+        except Exception as exc:  # an unexpected response shape: count it and go on
+            self.tally.failure("exception", exc)
+        self._start_flow()
+
+    def on_lost(self, conn: Connection) -> None:
+        if conn is not self.conn:
+            return
+        self.conn = None
+        if self.request is None:
+            return  # an idle keep-alive connection closed: reconnect on the next request
+        if self.timed_out:
+            self._fail(FlowError("timeout", f"no response within {self.driver.timeout:g} s"))
+        elif not conn.received and not self.resent:
+            self.resent = True  # the server closed an idle connection as we wrote: send once more
+            self._write()
+        else:
+            self._fail(FlowError("transport", "connection closed before the response was complete"))
+
+    def on_broken(self, conn: Connection, exc: FlowError) -> None:
+        if conn is self.conn:
+            self.close()
+            self._fail(exc)
+
+    def check_timeout(self, now: float) -> None:
+        if self.request is not None and not self.timed_out and now - self.sent_at > self.driver.timeout:
+            self.timed_out = True
+            if self.conn is not None and self.conn.transport is not None:
+                self.conn.transport.abort()  # -> on_lost -> timeout
+            else:
+                self._fail(FlowError("timeout", f"no connection within {self.driver.timeout:g} s"))
+
+    def _fail(self, exc: FlowError) -> None:
+        self.request = None
+        if self.tally is not None:
+            self.tally.failure(exc.kind, exc)
+        self._start_flow()
+
+
+class Driver:
+    """The lanes, the workload and the watchdog of one run."""
+
+    def __init__(self, host: str, port: int, workload: Workload, concurrency: int, timeout: float) -> None:
+        self.host, self.port = host, port
+        self.workload = workload
+        self.timeout = timeout
+        self.lanes = [Lane(self) for _ in range(concurrency)]
+        self._watchdog: asyncio.TimerHandle | None = None
+
+    async def start(self) -> None:
+        try:
+            await asyncio.wait_for(asyncio.gather(*(lane.connect() for lane in self.lanes)), self.timeout)
+        except (TimeoutError, OSError) as exc:
+            raise FatalError(f"cannot connect to {self.host}:{self.port}: {exc}") from None
+        self._tick()
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        for lane in self.lanes:
+            lane.check_timeout(now)
+        self._watchdog = asyncio.get_running_loop().call_later(0.25, self._tick)
+
+    async def phase(self, total: int, deadline: float | None) -> Tally:
+        tally = Tally(total, deadline)
+        await asyncio.gather(*(lane.run(tally) for lane in self.lanes))
+        return tally
+
+    def stop(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        for lane in self.lanes:
+            lane.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Server process figures (/proc, Linux)
+# ---------------------------------------------------------------------------------------------------
+
+
+def _stat_fields(pid: int) -> list[bytes]:
+    with open(f"/proc/{pid}/stat", "rb") as fh:
+        return fh.read().rpartition(b")")[2].split()  # the fields after "(comm)"
+
+
+def process_tree(roots: list[int]) -> list[int]:
+    """The given PIDs and all their descendants."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parent = int(_stat_fields(int(entry))[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    seen: list[int] = []
+    todo = list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.append(pid)
+            todo.extend(children.get(pid, ()))
+    return sorted(seen)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """utime + stime, summed over the processes (all their threads)."""
+    ticks = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = _stat_fields(pid)
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def exited(pids: list[int]) -> list[int]:
+    """The processes that no longer exist."""
+    return [pid for pid in pids if not os.path.exists(f"/proc/{pid}")]
+
+
+def memory_mib(pids: list[int]) -> tuple[float, float]:
+    """(VmRSS, VmHWM) summed over the processes, in MiB."""
+    rss = hwm = 0
+    for pid in pids:
+        path = f"/proc/{pid}/status"
+        with contextlib.suppress(OSError), open(path, encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    rss += int(line.split()[1])
+                elif line.startswith("VmHWM:"):
+                    hwm += int(line.split()[1])
+    return rss / 1024, hwm / 1024
+
+
+# ---------------------------------------------------------------------------------------------------
+# Running and reporting
+# ---------------------------------------------------------------------------------------------------
+
+
+def require_loopback(host: str, port: int) -> None:
+    """Raise FatalError unless every address of ``host`` is a loopback address."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise FatalError(f"cannot resolve {host!r}: {exc}") from None
+    for info in infos:
+        address = str(info[4][0]).split("%", 1)[0]
+        if not ipaddress.ip_address(address).is_loopback:
+            raise FatalError(f"refusing {host} ({address}): only loopback targets are allowed")
+
+
+def nearest_rank(ordered: list[float], pct: float) -> float:
+    if not ordered:
+        return 0.0
+    rank = max(1, -(-int(len(ordered) * pct) // 100))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+async def measure(opts: argparse.Namespace) -> dict[str, Any]:
+    url = urlsplit(opts.url)
+    if url.scheme != "http" or not url.hostname:
+        raise FatalError("--url must look like http://127.0.0.1:PORT/mcp")
+    host, port = url.hostname, url.port or 80
+    require_loopback(host, port)
+    workload = Workload(url.netloc, url.path or "/", opts.tool, opts.args, opts.max_rounds)
+    driver = Driver(host, port, workload, opts.concurrency, opts.timeout)
+    pids = process_tree(opts.server_pid) if opts.server_pid else []
+    rss_before, _ = memory_mib(pids)
+    try:
+        await driver.start()
+        if opts.warmup:
+            warm = await driver.phase(opts.warmup, None)
+            if not warm.ok:
+                sample = warm.samples[0] if warm.samples else ""
+                raise FatalError(f"all {opts.warmup} warmup flows failed: {warm.errors}; {sample}")
+            if warm.failed:
+                print(
+                    f"load: warning: {warm.failed}/{opts.warmup} warmup flows failed {warm.errors}",
+                    file=sys.stderr,
+                )
+        workload.answered = {}
+        requests0 = workload.requests
+        cpu0 = cpu_seconds(pids)
+        driver0 = time.process_time()
+        t0 = _clock()
+        tally = await driver.phase(opts.n, time.monotonic() + opts.time_limit)
+        wall = _clock() - t0
+        driver_cpu = time.process_time() - driver0
+        server_cpu = cpu_seconds(pids) - cpu0
+        requests = workload.requests - requests0
+    finally:
+        driver.stop()
+    rss_after, hwm = memory_mib(pids)
+    gone = exited(pids)
+    measured = bool(pids) and not gone  # a process that exited took its CPU time with it
+    if gone:
+        print(
+            f"load: warning: server process(es) {gone} exited during the run; no server figures",
+            file=sys.stderr,
+        )
+    if tally.skipped:
+        tally.errors["time-limit"] = tally.skipped
+    attempted = max(1, opts.n - tally.skipped)
+    ordered = sorted(tally.latencies)
+    ms = 1000.0
+    return {
+        "url": opts.url,
+        "tool": opts.tool,
+        "n": opts.n,
+        "concurrency": opts.concurrency,
+        "warmup": opts.warmup,
+        "loop": opts.loop_name,
+        "flows_ok": tally.ok,
+        "flows_failed": tally.failed,
+        "errors": dict(sorted(tally.errors.items())),
+        "error_samples": tally.samples,
+        "rounds_per_flow": round(tally.rounds / tally.ok, 3) if tally.ok else 0.0,
+        "requests": requests,
+        "wall_s": round(wall, 4),
+        "flows_per_s": round(tally.ok / wall, 1) if wall > 0 else 0.0,
+        "requests_per_s": round(requests / wall, 1) if wall > 0 else 0.0,
+        "latency_ms": {
+            "p50": round(nearest_rank(ordered, 50) * ms, 3),
+            "p90": round(nearest_rank(ordered, 90) * ms, 3),
+            "p99": round(nearest_rank(ordered, 99) * ms, 3),
+            "max": round(ordered[-1] * ms if ordered else 0.0, 3),
+            "mean": round(sum(ordered) / len(ordered) * ms if ordered else 0.0, 3),
+        },
+        "server_pids": pids,
+        "server_cpu_ms_per_flow": round(server_cpu / attempted * ms, 4) if measured else None,
+        "server_cpu_cores": round(server_cpu / wall, 3) if measured and wall > 0 else None,
+        "server_rss_mib_before": round(rss_before, 1) if measured else None,
+        "server_rss_mib_after": round(rss_after, 1) if measured else None,
+        "server_hwm_mib": round(hwm, 1) if measured else None,
+        "driver_cpu_ms_per_flow": round(driver_cpu / attempted * ms, 4),
+        "driver_cpu_cores": round(driver_cpu / wall, 3) if wall > 0 else None,
+        "input_requests_answered": workload.answered,
+        "connections": sum(lane.connects for lane in driver.lanes),
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    lat = report["latency_ms"]
+    rows: list[tuple[str, str]] = [
+        ("target", f"{report['url']}  tool {report['tool']}"),
+        (
+            "run",
+            f"n {report['n']}, concurrency {report['concurrency']}, warmup {report['warmup']}, loop {report['loop']}",
+        ),
+        ("flows ok / failed", f"{report['flows_ok']} / {report['flows_failed']}"),
+        ("requests per flow", f"{report['rounds_per_flow']:.2f}"),
+        ("wall time", f"{report['wall_s']:.2f} s"),
+        ("flows/s", f"{report['flows_per_s']:.1f}  ({report['requests_per_s']:.1f} requests/s)"),
+        (
+            "latency per flow",
+            f"p50 {lat['p50']:.2f}  p90 {lat['p90']:.2f}  p99 {lat['p99']:.2f}  "
+            f"max {lat['max']:.2f}  mean {lat['mean']:.2f} ms",
+        ),
+    ]
+    if report["server_cpu_ms_per_flow"] is not None:
+        rows.append(
+            (
+                "server CPU per flow",
+                f"{report['server_cpu_ms_per_flow']:.3f} ms  "
+                f"({report['server_cpu_cores']:.2f} cores busy, "
+                f"pids {report['server_pids']})",
+            )
+        )
+        rows.append(
+            (
+                "server RSS",
+                f"{report['server_rss_mib_before']:.1f} -> "
+                f"{report['server_rss_mib_after']:.1f} MiB  "
+                f"(peak {report['server_hwm_mib']:.1f} MiB)",
+            )
+        )
+    rows.append(
+        (
+            "driver CPU per flow",
+            f"{report['driver_cpu_ms_per_flow']:.3f} ms  ({report['driver_cpu_cores']:.2f} cores busy)",
+        )
+    )
+    rows.append(("input requests answered", str(report["input_requests_answered"] or "none")))
+    rows.append(("connections opened", str(report["connections"])))
+    rows += [(f"error {kind}", str(count)) for kind, count in report["errors"].items()]
+    rows += [("  sample", text) for text in report["error_samples"]]
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="load.py", description="MRTR load driver for MCP 2026-07-28 servers on loopback."
+    )
+    parser.add_argument("--url", required=True, help="the MCP endpoint, e.g. http://127.0.0.1:8800/mcp")
+    parser.add_argument("--tool", default="perform", help="tool to call (default perform)")
+    parser.add_argument(
+        "--args",
+        default='{"action":"deploy-{i}"}',
+        help="tool arguments as a JSON object; {i} becomes the flow number",
+    )
+    parser.add_argument("-n", "--n", type=int, default=2000, help="measured flows (default 2000)")
+    parser.add_argument(
+        "-c",
+        "--concurrency",
+        type=int,
+        default=1,
+        help="lanes, each a keep-alive connection running flows back to back (default 1)",
+    )
+    parser.add_argument("--warmup", type=int, default=200, help="unmeasured flows first (default 200)")
+    parser.add_argument(
+        "--server-pid",
+        type=lambda text: [int(p) for p in text.split(",") if p.strip()],
+        default=[],
+        help="server PIDs, comma-separated; their descendants are included",
+    )
+    parser.add_argument("--max-rounds", type=int, default=10, help="requests allowed per flow (default 10)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=300.0,
+        help="seconds after which the measured phase starts no new flow (default 300)",
+    )
+    parser.add_argument(
+        "--loop",
+        choices=("auto", "asyncio", "uvloop"),
+        default="auto",
+        help="event loop: uvloop when installed (auto), or the stdlib one",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    opts = parser.parse_args(argv)
+    try:
+        arguments = json.loads(opts.args.replace("{i}", "0"))
+    except ValueError as exc:
+        parser.error(f"--args is not JSON: {exc}")
+    if not isinstance(arguments, dict):
+        parser.error("--args must be a JSON object")
+    if opts.n < 1 or opts.concurrency < 1 or opts.warmup < 0 or opts.max_rounds < 1:
+        parser.error("--n, --concurrency and --max-rounds must be >= 1 and --warmup >= 0")
+    return opts
+
+
+def event_loop_runner(choice: str) -> tuple[Callable[..., Any], str]:
+    if choice != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            if choice == "uvloop":
+                raise FatalError("--loop uvloop: uvloop is not installed") from None
+        else:
+            return uvloop.run, "uvloop"
+    return asyncio.run, "asyncio"
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse_args(argv)
+    try:
+        runner, opts.loop_name = event_loop_runner(opts.loop)
+        report: dict[str, Any] = runner(measure(opts))
+    except FatalError as exc:
+        print(f"load: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(report) if opts.json else render(report))
+    return 1 if report["flows_failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
