@@ -841,7 +841,7 @@ def test_name_header_mismatch_message_names_both_values() -> None:
 @pytest.mark.parametrize("header", ["Get_Weather", "get_weather2", "get", ""])
 def test_name_header_exact(header: str) -> None:
     mismatch(
-        check_standard,
+        std,
         hdrs(mcp_method="tools/call", mcp_name=header),
         "tools/call",
         {"name": "get_weather"},
@@ -852,7 +852,7 @@ def test_name_header_exact(header: str) -> None:
 def test_name_header_uri_member_for_resources() -> None:
     # resources/read mirrors `uri`, not `name`
     mismatch(
-        check_standard,
+        std,
         hdrs(mcp_method="resources/read", mcp_name="x"),
         "resources/read",
         {"name": "x", "uri": "file:///y"},

@@ -89,14 +89,17 @@ def _mismatch(message: str) -> McpError:
 
 def check_standard(headers: Headers, method: str, params: dict[str, Any], version: str) -> None:
     """Raise -32020 when MCP-Protocol-Version, Mcp-Method or Mcp-Name are missing or disagree."""
-    header_version = headers.get("mcp-protocol-version")
+    raw = headers.raw
+    value = raw.get(b"mcp-protocol-version")
+    header_version = None if value is None else value.decode("latin-1")
     if header_version is None:
         # Ambiguity A2: a modern-only server answers a missing version header with -32020.
         raise _mismatch("the MCP-Protocol-Version header is required")
     header_version = header_version.strip()
     if header_version != version:
         raise _mismatch(f"MCP-Protocol-Version header value {header_version!r} does not match body value {version!r}")
-    header_method = headers.get("mcp-method")
+    value = raw.get(b"mcp-method")
+    header_method = None if value is None else value.decode("latin-1")
     if header_method is None:
         raise _mismatch("the Mcp-Method header is required")
     if header_method.strip() != method:
@@ -104,7 +107,8 @@ def check_standard(headers: Headers, method: str, params: dict[str, Any], versio
     member = NAME_PARAM.get(method)
     if member is None:
         return
-    raw_name = headers.get("mcp-name")
+    value = raw.get(b"mcp-name")
+    raw_name = None if value is None else value.decode("latin-1")
     body_name = params.get(member)
     if raw_name is None:
         raise _mismatch(f"the Mcp-Name header is required for {method}")

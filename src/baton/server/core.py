@@ -120,6 +120,7 @@ class Server:
         self.prompts: dict[str, Prompt] = {}
         self._completion: Handler | None = None
         self.hub = ListenHub()
+        self._capabilities: dict[str, Any] | None = None
         self._warned: set[str] = set()
         self._os_user: str | None = None
         self._methods: dict[str, Callable[[Message, Exchange, ClientCapabilities], Awaitable[Any]]] = {
@@ -208,12 +209,12 @@ class Server:
         if tool.name in self.tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self.tools[tool.name] = tool
-        self.hub.publish("tools")
+        self._changed("tools")
         return tool
 
     def remove_tool(self, name: str) -> None:
         del self.tools[name]
-        self.hub.publish("tools")
+        self._changed("tools")
 
     def resource(
         self,
@@ -239,7 +240,7 @@ class Server:
                     raise ValueError(f"a resource {uri!r} is already registered")
                 sig = inspect_handler(fn, Context)
                 self.resources[uri] = Resource(uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms)
-            self.hub.publish("resources")
+            self._changed("resources")
             return fn
 
         return register
@@ -269,17 +270,22 @@ class Server:
         if prompt.name in self.prompts:
             raise ValueError(f"a prompt named {prompt.name!r} is already registered")
         self.prompts[prompt.name] = prompt
-        self.hub.publish("prompts")
+        self._changed("prompts")
         return prompt
 
     def remove_prompt(self, name: str) -> None:
         del self.prompts[name]
-        self.hub.publish("prompts")
+        self._changed("prompts")
 
     def completion(self, fn: F) -> F:
         """Register the `completion/complete` handler: `(ref, argument, context) -> list[str]`."""
         self._completion = fn
+        self._capabilities = None
         return fn
+
+    def _changed(self, kind: str) -> None:
+        self._capabilities = None
+        self.hub.publish(kind)
 
     def asgi(
         self,
@@ -307,6 +313,12 @@ class Server:
     # -- capabilities -------------------------------------------------------------------------------
 
     def capabilities(self) -> dict[str, Any]:
+        """The server capabilities, derived from what is registered (cached until that changes)."""
+        if self._capabilities is None:
+            self._capabilities = self._derive_capabilities()
+        return self._capabilities
+
+    def _derive_capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {}
         if self.tools:
             caps["tools"] = {"listChanged": True}

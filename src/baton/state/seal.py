@@ -9,7 +9,6 @@ set fails authentication. Every failure raises `InvalidState` with the reason fo
 
 from __future__ import annotations
 
-import base64
 import binascii
 import os
 import re
@@ -28,6 +27,30 @@ _NONCE = 12
 DEFAULT_TTL_S = 600
 DEFAULT_MAX_BYTES = 16 * 1024
 _B64URL = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+
+_TO_URL = bytes.maketrans(b"+/", b"-_")
+_FROM_URL = bytes.maketrans(b"-_", b"+/")
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+# The last character of an unpadded base64 text carries 2 (after 3 chars) or 4 (after 2) unused bits.
+_FREE_BITS = {2: 0x0F, 3: 0x03}
+
+
+def _b64encode(raw: bytes) -> str:
+    return binascii.b2a_base64(raw, newline=False).translate(_TO_URL).rstrip(b"=").decode()
+
+
+def _b64decode_canonical(text: str) -> bytes | None:
+    """Decode unpadded base64url, or None unless `text` is the one canonical spelling of its bytes."""
+    rest = len(text) % 4
+    if rest == 1 or not _B64URL.match(text):
+        return None
+    if rest and _ALPHABET.index(text[-1]) & _FREE_BITS[rest]:
+        return None
+    try:
+        return binascii.a2b_base64(text.encode().translate(_FROM_URL) + b"=" * (-len(text) % 4), strict_mode=True)
+    except binascii.Error:
+        return None
 
 
 class InvalidState(Exception):
@@ -62,11 +85,16 @@ class Sealer:
         self.audience = audience.encode()
         self.ttl_s = ttl_s
         self.max_bytes = max_bytes
+        self._prefixes: dict[str, bytes] = {}
 
     def _aad(self, kid: str, principal: str, request_digest: bytes) -> bytes:
         # Length-prefixed, so that no two different bindings can produce the same bytes.
-        parts = (VERSION.encode(), kid.encode(), self.audience, principal.encode(), request_digest)
-        return b"".join(len(p).to_bytes(4, "big") + p for p in parts)
+        prefix = self._prefixes.get(kid)
+        if prefix is None:
+            parts = (VERSION.encode(), kid.encode(), self.audience)
+            prefix = self._prefixes[kid] = b"".join(len(p).to_bytes(4, "big") + p for p in parts)
+        who = principal.encode()
+        return prefix + len(who).to_bytes(4, "big") + who + request_digest
 
     def seal(self, state: FlowState, principal: str, request_digest: bytes) -> str:
         key = self.ring.current
@@ -76,7 +104,7 @@ class Sealer:
         plaintext = _HEADER.pack(state.flow_id, min(state.round, 0xFFFF), expires) + state.journal.dumps()
         nonce = os.urandom(_NONCE)
         sealed = nonce + cipher.encrypt(nonce, plaintext, self._aad(key.kid, principal, request_digest))
-        token = f"{VERSION}.{key.kid}.{base64.urlsafe_b64encode(sealed).rstrip(b'=').decode()}"
+        token = f"{VERSION}.{key.kid}.{_b64encode(sealed)}"
         if len(token) > self.max_bytes:
             raise StateTooLarge(
                 f"requestState would be {len(token)} bytes, over the cap of {self.max_bytes}: "
@@ -99,13 +127,8 @@ class Sealer:
                 raise InvalidState("requestState has a malformed key id")
             raise InvalidState(f"requestState names key id {kid!r}, which is not in the key ring")
         # Only the canonical spelling opens: one state, one token string (ledgers may key on it).
-        if not _B64URL.match(body) or len(body) % 4 == 1:
-            raise InvalidState("requestState is not canonical base64url")
-        try:
-            sealed = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
-        except (binascii.Error, ValueError):
-            raise InvalidState("requestState is not valid base64url") from None
-        if base64.urlsafe_b64encode(sealed).rstrip(b"=").decode() != body:
+        sealed = _b64decode_canonical(body)
+        if sealed is None:
             raise InvalidState("requestState is not canonical base64url")
         if len(sealed) < _NONCE + 16 + _HEADER.size:
             raise InvalidState("requestState is truncated")

@@ -158,12 +158,21 @@ class HttpApp:
 
     async def _body(self, headers: Headers, receive: Receive, send: Send) -> bytes | None:
         limit = self.max_body_bytes
-        declared = headers.get("content-length")
+        declared = headers.raw.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             await _too_large(send, limit)
             return None
-        chunks: list[bytes] = []
-        size = 0
+        message = await receive()
+        if not message.get("more_body") and message["type"] == "http.request":  # the usual case: one chunk
+            body: bytes = message.get("body", b"")
+            if len(body) <= limit:
+                return body
+            await _too_large(send, limit)
+            return None
+        if message["type"] == "http.disconnect":
+            return None
+        chunks: list[bytes] = [message.get("body", b"")]
+        size = len(chunks[0])
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
