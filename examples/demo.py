@@ -18,10 +18,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from baton.client import Client, InputRequest
+from baton.client import Accepted, Cancelled, Client, Declined, Question, Reply
 
 HERE = Path(__file__).resolve().parent
 SAMPLES = {
@@ -87,36 +88,32 @@ def ask_terminal(name: str, prop: dict[str, Any], required: bool) -> Any:
     return text
 
 
-def make_answerer(auto: bool):  # type: ignore[no-untyped-def]
-    async def answer(request: InputRequest) -> dict[str, Any]:
-        params = request.params
-        print(f"\n  The server asks: {params.get('message')}")
-        if params.get("mode") == "url":
-            print("  (a URL: this demo declines to open it)")
-            return {"action": "decline"}
-        schema = params["requestedSchema"]
-        required = set(schema.get("required", []))
+def make_answerer(auto: bool) -> Callable[[Question], Awaitable[Reply]]:
+    async def answer(question: Question) -> Reply:
+        print(f"\n  {question.server or 'The server'} asks: {question.message}")
+        assert question.form is not None
         content: dict[str, Any] = {}
-        for name, prop in schema["properties"].items():
+        for field in question.form.fields:
+            prop = field.schema()
             try:
-                value = auto_value(name, prop) if auto else ask_terminal(name, prop, name in required)
+                value = auto_value(field.name, prop) if auto else ask_terminal(field.name, prop, field.required)
             except (EOFError, KeyboardInterrupt):
                 print("\n  (cancelled)")
-                return {"action": "cancel"}
+                return Cancelled()
             except ValueError as exc:
                 print(f"  ({exc}; declining)")
-                return {"action": "decline"}
+                return Declined()
             if auto:
-                print(f"  {prop.get('title', name)}: {value}")
+                print(f"  {prop.get('title', field.name)}: {value}")
             if value is not None:
-                content[name] = value
-        return {"action": "accept", "content": content}
+                content[field.name] = value
+        return Accepted(content)
 
     return answer
 
 
 async def run(url: str, auto: bool) -> None:
-    async with Client(url, elicit=make_answerer(auto), name="baton-demo") as client:
+    async with Client(url, on_form=make_answerer(auto), name="baton-demo") as client:
         tools = await client.list_tools()
         print("Tools:", ", ".join(t["name"] for t in tools))
         for name, args in (

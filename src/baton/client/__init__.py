@@ -1,5 +1,8 @@
-"""The client layer: `Client` and its multi round-trip driver (transports live in `transport`)."""
+"""The client layer: `Client`, its multi round-trip driver, step mode, and typed questions."""
 
-from .core import Client, ClientError, InputRequest
+from ..forms import Accepted, Cancelled, Declined
+from .core import Client, ClientError
+from .questions import InvalidReply, Question, Reply
+from .rounds import Round
 
-__all__ = ["Client", "ClientError", "InputRequest"]
+__all__ = ["Accepted", "Cancelled", "Client", "ClientError", "Declined", "InvalidReply", "Question", "Reply", "Round"]

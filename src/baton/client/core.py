@@ -1,138 +1,240 @@
 """`Client`: requests with full `_meta` and standard headers, and the multi round-trip driver.
 
 The driver follows digest §4.4: a new JSON-RPC id on every leg, `requestState` echoed byte for
-byte and never invented, answers for exactly the keys asked, nothing shared between requests in
-flight, bounded rounds and time, a missing `resultType` treated as complete.
+byte and never invented, answers for every key asked, nothing shared between requests in flight,
+bounded rounds and time, a pause before retrying a state-only round, a missing `resultType`
+treated as complete and an unknown one as an error.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
+import warnings
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
 
+from ..forms import Cancelled, Declined
 from ..protocol.constants import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
-    PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    SUPPORTED_VERSIONS,
 )
-from ..protocol.errors import McpError
+from ..protocol.errors import UNSUPPORTED_VERSION, McpError
 from ..protocol.headers import header_param_specs, header_text
 from ..transport.http_client import HttpTransport
+from ..transport.stdio_client import StdioTransport
+from .questions import ElicitHandler, InvalidReply, Question
+from .rounds import Round
 
-Handler = Callable[["InputRequest"], Awaitable[dict[str, Any]]]
+log = logging.getLogger("baton.client")
+RawHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Progress = Callable[[dict[str, Any]], Awaitable[None]]
+CACHED_METHODS = frozenset(
+    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
+)
+_warned_deprecated: set[str] = set()
 
 
 class ClientError(Exception):
     """A failure detected by the client itself (never a JSON-RPC error received from the server)."""
 
 
-@dataclass(frozen=True, slots=True)
-class InputRequest:
-    """One question a server asked inside `input_required`."""
+class Transport(Protocol):
+    async def request(
+        self, message: dict[str, Any], version: str, notify: Progress | None, param_headers: dict[str, str]
+    ) -> dict[str, Any]: ...
 
-    key: str
-    method: str
-    params: dict[str, Any]
+    async def close(self) -> None: ...
 
 
 class Client:
-    """A client of one MCP server over Streamable HTTP.
+    """A client of one MCP server: an URL (Streamable HTTP) or a command (stdio subprocess).
 
-    `elicit` answers elicitation requests (form and URL); `sample` and `roots` are deprecated and
-    declared only when given.
+    Capabilities are declared from the handlers given: `on_form` and `on_url` (elicitation modes,
+    separately), and the deprecated `on_sampling` / `on_roots`.
     """
 
     def __init__(
         self,
-        url: str,
+        target: str | Sequence[str],
         *,
-        elicit: Handler | None = None,
-        sample: Handler | None = None,
-        roots: Handler | None = None,
+        on_form: ElicitHandler | None = None,
+        on_url: ElicitHandler | None = None,
+        on_sampling: RawHandler | None = None,
+        on_roots: RawHandler | None = None,
         name: str = "baton-client",
         version: str = "0.1.0",
         max_rounds: int = 10,
         deadline_s: float = 300.0,
         headers: dict[str, str] | None = None,
+        env: dict[str, str] | None = None,
+        cache: bool = True,
     ) -> None:
-        self.transport = HttpTransport(url, headers=headers)
-        self.handlers = {"elicitation/create": elicit, "sampling/createMessage": sample, "roots/list": roots}
+        self.transport: Transport
+        if isinstance(target, str):
+            if not target.startswith(("http://", "https://")):
+                raise ValueError(f"a client target is an http(s) URL or a command list, not {target!r}")
+            self.transport = HttpTransport(target, headers=headers)
+            self.http = True
+        else:
+            self.transport = StdioTransport(target, env=env)
+            self.http = False
+        self.on_form, self.on_url = on_form, on_url
+        self.on_sampling, self.on_roots = on_sampling, on_roots
         caps: dict[str, Any] = {}
-        if elicit is not None:
-            caps["elicitation"] = {"form": {}, "url": {}}
-        if sample is not None:
-            caps["sampling"] = {}
-        if roots is not None:
-            caps["roots"] = {}
+        modes: dict[str, Any] = {
+            mode: {} for mode, handler in (("form", on_form), ("url", on_url)) if handler is not None
+        }
+        if modes:
+            caps["elicitation"] = modes
+        for capability, handler in (("sampling", on_sampling), ("roots", on_roots)):
+            if handler is not None:
+                caps[capability] = {}
+                if capability not in _warned_deprecated:
+                    _warned_deprecated.add(capability)
+                    warnings.warn(
+                        f"the MCP {capability} capability is deprecated in 2026-07-28 (SEP-2577)",
+                        DeprecationWarning,
+                        stacklevel=2,
+                    )
         self.capabilities = caps
         self.client_info = {"name": name, "version": version}
+        self.protocol_version = SUPPORTED_VERSIONS[0]
         self.max_rounds = max_rounds
         self.deadline_s = deadline_s
+        self.server_name: str | None = None
         self._ids = itertools.count(1)
         self._header_params: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._cache: dict[tuple[str, str | None], tuple[float, dict[str, Any]]] | None = {} if cache else None
 
     async def __aenter__(self) -> Client:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
         await self.transport.close()
+
+    # -- one leg ------------------------------------------------------------------------------------
 
     def _meta(self) -> dict[str, Any]:
         return {
-            META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+            META_PROTOCOL_VERSION: self.protocol_version,
             META_CLIENT_CAPABILITIES: self.capabilities,
             META_CLIENT_INFO: self.client_info,
         }
 
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send one request (one leg); returns its result or raises the server's McpError."""
-        body = {**(params or {}), "_meta": {**self._meta(), **(params or {}).get("_meta", {})}}
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, progress: Progress | None = None
+    ) -> dict[str, Any]:
+        """Send one request (one leg) and return its result; a server error raises its McpError.
+
+        A -32022 answer is retried once with a version the server supports.
+        """
+        key = (method, (params or {}).get("cursor"))
+        if self._cache is not None and method in CACHED_METHODS:
+            hit = self._cache.get(key)
+            if hit is not None and time.monotonic() < hit[0]:
+                return hit[1]
+        for attempt in (1, 2):
+            try:
+                result = await self._leg(method, params, progress)
+                break
+            except McpError as exc:
+                if exc.code != UNSUPPORTED_VERSION or attempt == 2 or not self._renegotiate(exc.data):
+                    raise
+        if self._cache is not None and method in CACHED_METHODS:
+            ttl = result.get("ttlMs")
+            ttl = ttl if isinstance(ttl, int) and ttl > 0 else 0  # missing or negative: stale at once
+            if ttl:
+                self._cache[key] = (time.monotonic() + ttl / 1000, result)
+        return result
+
+    def _renegotiate(self, data: Any) -> bool:
+        supported = data.get("supported") if isinstance(data, dict) else None
+        if not isinstance(supported, list):
+            return False
+        common = [v for v in SUPPORTED_VERSIONS if v in supported]
+        if not common:
+            return False
+        self.protocol_version = common[0]
+        return True
+
+    async def _leg(self, method: str, params: dict[str, Any] | None, progress: Progress | None) -> dict[str, Any]:
+        body = dict(params or {})
+        body["_meta"] = {**self._meta(), **body.get("_meta", {})}
         message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": body}
-        headers = {}
-        if method == "tools/call":
-            specs = self._header_params.get(str(body.get("name")), {})
-            for name, path in specs.items():
+        headers: dict[str, str] = {}
+        if method == "tools/call" and self.http:
+            for name, path in self._header_params.get(str(body.get("name")), {}).items():
                 value: Any = body.get("arguments") or {}
                 for part in path:
                     value = value.get(part) if isinstance(value, dict) else None
                 text = header_text(value)
                 if text is not None:
                     headers[name] = text
-        reply = await self.transport.request(message, PROTOCOL_VERSION, None, headers)
+        reply = await self.transport.request(message, self.protocol_version, progress, headers)
         if "error" in reply:
-            err = reply["error"]
+            err = reply["error"] if isinstance(reply["error"], dict) else {}
             raise McpError(err.get("code", 0), err.get("message", ""), err.get("data"))
         result = reply.get("result")
         if not isinstance(result, dict):
             raise ClientError(f"the server answered {method} without a result object")
+        info = (result.get("_meta") or {}).get(META_SERVER_INFO)
+        if isinstance(info, dict) and isinstance(info.get("name"), str):
+            self.server_name = info["name"]
         return result
+
+    # -- discovery and lists ------------------------------------------------------------------------
 
     async def discover(self) -> dict[str, Any]:
         return await self.request("server/discover")
 
-    async def list_tools(self) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = []
+    async def _all(self, method: str, key: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
         cursor = None
-        while True:
-            result = await self.request("tools/list", {"cursor": cursor} if cursor else None)
-            for tool in result.get("tools", []):
-                try:
-                    self._header_params[tool["name"]] = header_param_specs(tool.get("inputSchema") or {})
-                except ValueError:
-                    continue  # a tool with an invalid x-mcp-header annotation is dropped
-                tools.append(tool)
+        for _ in range(1000):
+            result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
+            items.extend(result.get(key) or [])
             cursor = result.get("nextCursor")
-            if not cursor:
-                return tools
+            if cursor is None:
+                return items
+        raise ClientError(f"{method}: more than 1000 pages")
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """The server's tools; on HTTP, a tool with an invalid `x-mcp-header` annotation is dropped."""
+        tools = []
+        for tool in await self._all("tools/list", "tools"):
+            try:
+                specs = header_param_specs(tool.get("inputSchema") or {})
+            except ValueError as exc:
+                if self.http:
+                    log.warning("dropping tool %r: %s", tool.get("name"), exc)
+                    continue
+                specs = {}
+            self._header_params[str(tool.get("name"))] = specs
+            tools.append(tool)
+        return tools
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        return await self._all("prompts/list", "prompts")
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        return await self._all("resources/list", "resources")
+
+    # -- multi round-trip requests ------------------------------------------------------------------
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *, progress: Progress | None = None
+    ) -> dict[str, Any]:
         """Call a tool, answering every round of questions until the result is complete."""
-        return await self.drive("tools/call", {"name": name, "arguments": arguments or {}})
+        return await self.drive("tools/call", {"name": name, "arguments": arguments or {}}, progress=progress)
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
         return await self.drive("resources/read", {"uri": uri})
@@ -140,32 +242,83 @@ class Client:
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
         return await self.drive("prompts/get", {"name": name, "arguments": arguments or {}})
 
-    async def drive(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The MRTR loop for one request; every leg is a new request with the original params."""
-        deadline = time.monotonic() + self.deadline_s
-        extra: dict[str, Any] = {}
-        for _ in range(self.max_rounds):
-            if time.monotonic() > deadline:
-                raise ClientError(f"{method}: the flow ran past its deadline of {self.deadline_s} s")
-            result = await self.request(method, {**params, **extra})
-            kind = result.get("resultType", "complete")  # absent: a pre-2026 server, complete
-            if kind == "complete":
-                return result
-            if kind != "input_required":
-                raise ClientError(f"{method}: unknown resultType {kind!r}")
-            asks = result.get("inputRequests") or {}
-            extra = {}
-            if asks:
-                extra["inputResponses"] = {key: await self._answer(key, ask) for key, ask in asks.items()}
-            else:
-                await asyncio.sleep(0.05)  # state only: the server shed load; retry after a pause
-            if "requestState" in result:
-                extra["requestState"] = result["requestState"]
-        raise ClientError(f"{method}: still asking after {self.max_rounds} rounds")
+    async def start(
+        self, method: str, params: dict[str, Any], *, progress: Progress | None = None
+    ) -> Round | dict[str, Any]:
+        """Step mode: send the first leg; returns the complete result, or a `Round` to answer."""
+        return self._classify(method, params, await self.request(method, params, progress=progress), 1)
 
-    async def _answer(self, key: str, ask: dict[str, Any]) -> dict[str, Any]:
+    async def advance(
+        self, round_: Round, answers: dict[str, Any], *, progress: Progress | None = None
+    ) -> Round | dict[str, Any]:
+        """Step mode: answer a round and send the retry; returns the next `Round` or the result.
+
+        `answers` maps each key asked to a reply (`Accepted`/`Declined`/`Cancelled` for elicitation,
+        a raw result dict for the deprecated sampling and roots asks).
+        """
+        missing = [key for key in round_.input_requests if key not in answers]
+        if missing:
+            raise ClientError(f"answer every question before retrying; missing: {', '.join(missing)}")
+        responses: dict[str, Any] = {}
+        questions = {q.key: q for q in round_.questions()}
+        for key in round_.input_requests:
+            reply = answers[key]
+            responses[key] = questions[key].answer(reply) if key in questions else reply
+        params = dict(round_.params)
+        if responses:
+            params["inputResponses"] = responses
+        if round_.request_state is not None:
+            params["requestState"] = round_.request_state  # byte for byte, never invented
+        elif not round_.input_requests:
+            await asyncio.sleep(0.05)  # nothing asked and no state: pause before retrying
+        result = await self.request(round_.method, params, progress=progress)
+        return self._classify(round_.method, round_.params, result, round_.number + 1)
+
+    def _classify(
+        self, method: str, params: dict[str, Any], result: dict[str, Any], number: int
+    ) -> Round | dict[str, Any]:
+        kind = result.get("resultType", "complete")  # absent: a pre-2026 server, complete
+        if kind == "complete":
+            return result
+        if kind != "input_required":
+            raise ClientError(f"{method}: unknown resultType {kind!r}")
+        asks = result.get("inputRequests") or {}
+        state = result.get("requestState")
+        if not isinstance(asks, dict) or (state is not None and not isinstance(state, str)):
+            raise ClientError(f"{method}: malformed input_required result")
+        if not asks and state is None:
+            raise ClientError(f"{method}: input_required with neither inputRequests nor requestState")
+        return Round(method, params, asks, state, number, self.server_name)
+
+    async def drive(self, method: str, params: dict[str, Any], *, progress: Progress | None = None) -> dict[str, Any]:
+        """The whole loop for one request, answering through the handlers; bounded in rounds and time."""
+        async with asyncio.timeout(self.deadline_s):
+            step = await self.start(method, params, progress=progress)
+            for _ in range(self.max_rounds):
+                if not isinstance(step, Round):
+                    return step
+                answers = {key: await self._answer(key, ask, step) for key, ask in step.input_requests.items()}
+                step = await self.advance(step, answers, progress=progress)
+            if not isinstance(step, Round):
+                return step
+        raise ClientError(f"{method}: the server still asked after {self.max_rounds} rounds")
+
+    async def _answer(self, key: str, ask: dict[str, Any], step: Round) -> Any:
         method = ask.get("method")
-        handler = self.handlers.get(str(method))
-        if handler is None:
-            raise ClientError(f"the server asked {method!r}, which this client cannot answer")
-        return await handler(InputRequest(key, str(method), ask.get("params") or {}))
+        params = ask.get("params") or {}
+        if method == "elicitation/create":
+            question = Question.from_params(key, params, step.server)
+            handler = self.on_url if question.mode == "url" else self.on_form
+            if handler is None:
+                return Cancelled()  # not declared, so a conforming server never asks this
+            reply = await handler(question)
+            question.answer(reply)  # validate now, so a bad reply fails before anything is sent
+            return reply
+        if method == "sampling/createMessage" and self.on_sampling is not None:
+            return await self.on_sampling(params)
+        if method == "roots/list" and self.on_roots is not None:
+            return await self.on_roots(params)
+        raise ClientError(f"the server asked {method!r}, which this client did not declare")
+
+
+__all__ = ["Client", "ClientError", "Declined", "InvalidReply", "Question", "Round"]

@@ -14,6 +14,7 @@ from .fields import (
     NumberField,
     StringField,
 )
+from .parse import parse_schema
 
 __all__ = [
     "Accepted",
@@ -32,4 +33,5 @@ __all__ = [
     "StringField",
     "compile_form",
     "form",
+    "parse_schema",
 ]

@@ -30,6 +30,8 @@ class HttpTransport:
     ) -> dict[str, Any]:
         """POST one request; returns its JSON-RPC response (notifications on the way go to `notify`)."""
         method = message["method"]
+        if notify is not None:
+            message["params"].setdefault("_meta", {})["progressToken"] = f"p{message['id']}"
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",

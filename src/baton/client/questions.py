@@ -1,0 +1,66 @@
+"""What the client hands to the host: a server's question, parsed, and the host's reply, checked.
+
+A form question arrives with its schema already parsed into field objects (`baton.forms`), so a
+renderer can show every variant; the reply is `Accepted(content) | Declined() | Cancelled()` and
+is validated against the question before it is sent (digest §5.2: clients SHOULD validate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..forms import Accepted, Cancelled, Declined, FormSpec, parse_schema
+from ..forms.fields import InvalidAnswer
+
+Reply = Accepted[Any] | Declined | Cancelled
+
+
+class InvalidReply(ValueError):
+    """The host's reply does not satisfy the server's question; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One elicitation a server asked: form mode (`form` set) or URL mode (`url` set)."""
+
+    key: str
+    mode: Literal["form", "url"]
+    message: str
+    form: FormSpec | None = None
+    url: str | None = None
+    server: str | None = None  # the asking server's name, for display
+
+    @classmethod
+    def from_params(cls, key: str, params: dict[str, Any], server: str | None = None) -> Question:
+        """Parse `elicitation/create` params; an absent mode is form mode (ambiguity A12)."""
+        message = params.get("message")
+        if not isinstance(message, str):
+            raise InvalidReply("the server's question has no message")
+        if params.get("mode", "form") == "url":
+            url = params.get("url")
+            if not isinstance(url, str):
+                raise InvalidReply("the server's URL question has no url")
+            return cls(key, "url", message, url=url, server=server)
+        return cls(key, "form", message, form=parse_schema(params.get("requestedSchema")), server=server)
+
+    def answer(self, reply: Reply) -> dict[str, Any]:
+        """The ElicitResult to send for a reply; raises InvalidReply if the content does not fit."""
+        if isinstance(reply, Declined):
+            return {"action": "decline"}
+        if isinstance(reply, Cancelled):
+            return {"action": "cancel"}
+        if not isinstance(reply, Accepted):
+            raise InvalidReply(f"a reply is Accepted, Declined or Cancelled, not {type(reply).__name__}")
+        if self.mode == "url":
+            return {"action": "accept"}  # URL mode carries no content (digest §5.3)
+        assert self.form is not None
+        try:
+            content = self.form.validate(reply.data)
+        except InvalidAnswer as exc:
+            raise InvalidReply(f"the answer to {self.key!r} does not fit the question: {exc}") from None
+        return {"action": "accept", "content": content}
+
+
+ElicitHandler = Callable[[Question], Awaitable[Reply]]

@@ -1,0 +1,118 @@
+"""The client side of stdio: start the server as a subprocess and exchange one JSON message per line.
+
+Responses are matched to requests by id, so requests may run concurrently; notifications go to the
+callback of the request they name (progress) or are dropped. Closing sends EOF, then SIGTERM,
+then SIGKILL (digest §7.2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import orjson
+
+Notify = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class StdioTransport:
+    """One server subprocess speaking newline-delimited JSON-RPC."""
+
+    def __init__(self, command: Sequence[str], *, env: dict[str, str] | None = None) -> None:
+        if not command:
+            raise ValueError("a stdio server needs a command")
+        self.command = list(command)
+        self.env = env
+        self.proc: asyncio.subprocess.Process | None = None
+        self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        self._notify: dict[Any, Notify] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._tokens = itertools.count(1)
+
+    async def _start(self) -> asyncio.subprocess.Process:
+        if self.proc is None:
+            self.proc = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                env=self.env,
+                limit=16 * 1024 * 1024,
+            )
+            self._reader = asyncio.ensure_future(self._read())
+        return self.proc
+
+    async def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        while True:
+            line = await self.proc.stdout.readline()
+            if not line:
+                break
+            try:
+                message = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue  # not a protocol message; servers must not write these, but do not die of it
+            if not isinstance(message, dict):
+                continue
+            if "method" in message:
+                params = message.get("params") or {}
+                token = params.get("progressToken")
+                callback = self._notify.get(token)
+                if callback is not None:
+                    await callback(message)
+                continue
+            future = self._pending.pop(message.get("id"), None)
+            if future is not None and not future.done():
+                future.set_result(message)
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionError("the stdio server exited"))
+        self._pending.clear()
+
+    async def request(
+        self, message: dict[str, Any], version: str, notify: Notify | None, param_headers: dict[str, str]
+    ) -> dict[str, Any]:
+        proc = await self._start()
+        assert proc.stdin is not None
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        rid = message["id"]
+        self._pending[rid] = future
+        token = None
+        if notify is not None:
+            token = f"p{next(self._tokens)}"
+            message["params"].setdefault("_meta", {})["progressToken"] = token
+            self._notify[token] = notify
+        try:
+            proc.stdin.write(orjson.dumps(message) + b"\n")
+            await proc.stdin.drain()
+            return await future
+        except asyncio.CancelledError:
+            # Cancelling a stdio request is a notification (digest §7.2).
+            note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+            with contextlib.suppress(Exception):
+                proc.stdin.write(orjson.dumps(note) + b"\n")
+            raise
+        finally:
+            self._pending.pop(rid, None)
+            if token is not None:
+                self._notify.pop(token, None)
+
+    async def close(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), 5)
+        except TimeoutError:
+            proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 5)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        if self._reader is not None:
+            await self._reader
