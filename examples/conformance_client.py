@@ -1,0 +1,126 @@
+"""The client program the official MCP conformance suite runs, written only with Baton's public API.
+
+The suite starts a mock server per scenario and runs `python examples/conformance_client.py <url>`
+with the scenario's name in `MCP_CONFORMANCE_SCENARIO` (and, for some, a JSON context in
+`MCP_CONFORMANCE_CONTEXT`). Run the client scenarios with:
+
+    .venv/bin/python tools/conformance.py client tools_call request-metadata ... -- \\
+        .venv/bin/python examples/conformance_client.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+from baton import McpError
+from baton.client import Accepted, Client, Declined, Question, Reply
+
+log = logging.getLogger("conformance-client")
+
+
+def sample_value(schema: dict[str, Any]) -> Any:
+    """A value that fits a (simple) JSON Schema, for calling tools the scenario does not describe."""
+    kind = schema.get("type")
+    if "enum" in schema:
+        return schema["enum"][0]
+    if kind == "boolean":
+        return True
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if kind == "array":
+        return []
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {name: sample_value(sub) for name, sub in props.items() if name in (schema.get("required") or [])}
+    return "test"
+
+
+async def answer_form(question: Question) -> Reply:
+    """Accept every form with a value for each field: its default, else one that fits."""
+    assert question.form is not None
+    content: dict[str, Any] = {}
+    for field in question.form.fields:
+        prop = field.schema()
+        if "default" in prop:
+            content[field.name] = prop["default"]
+        elif prop.get("type") == "array":
+            items = prop["items"]
+            choices = items.get("enum") or [c["const"] for c in items.get("anyOf", [])]
+            content[field.name] = choices[: max(1, prop.get("minItems", 1))]
+        elif "oneOf" in prop:
+            content[field.name] = prop["oneOf"][0]["const"]
+        else:
+            content[field.name] = sample_value(prop)
+    return Accepted(content)
+
+
+async def decline_url(question: Question) -> Reply:
+    return Declined()  # an unattended program never opens URLs
+
+
+async def call_quietly(client: Client, name: str, arguments: dict[str, Any]) -> None:
+    try:
+        result = await client.call_tool(name, arguments)
+        log.info("%s -> %s", name, result.get("content"))
+    except McpError as exc:
+        log.info("%s -> error %s %s", name, exc.code, exc.message)
+
+
+async def exercise_everything(client: Client) -> None:
+    """List and use whatever the server offers (tools, resources, prompts)."""
+    for tool in await client.list_tools():
+        await call_quietly(client, tool["name"], sample_value(tool.get("inputSchema") or {"type": "object"}))
+    for kind in ("resources", "prompts"):
+        try:
+            items = await (client.list_resources() if kind == "resources" else client.list_prompts())
+            if items and kind == "resources":
+                await client.read_resource(items[0]["uri"])
+            elif items:
+                args = {a["name"]: "test" for a in items[0].get("arguments") or [] if a.get("required")}
+                await client.get_prompt(items[0]["name"], args)
+        except McpError as exc:
+            log.info("%s: error %s %s", kind, exc.code, exc.message)
+
+
+async def run(url: str, scenario: str) -> None:
+    async with Client(url, on_form=answer_form, on_url=decline_url, name="baton-conformance-client") as client:
+        if scenario == "tools_call":
+            await client.list_tools()
+            await client.call_tool("add_numbers", {"a": 5, "b": 3})
+        elif scenario == "sep-2322-client-request-state":
+            await client.list_tools()
+            # Two flows in parallel: neither's inputs or state may leak into the other.
+            await asyncio.gather(client.call_tool("test_mrtr_echo_state"), client.call_tool("test_mrtr_unrelated"))
+            await client.call_tool("test_mrtr_no_state")
+            result = await client.call_tool("test_mrtr_no_result_type")
+            log.info("no resultType -> %s", result.get("content"))
+        elif scenario == "http-custom-headers":
+            await client.list_tools()
+            context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+            for call in context.get("toolCalls", []):
+                await call_quietly(client, call["name"], call.get("arguments") or {})
+        elif scenario == "json-schema-2020-12-preservation":
+            tools = {t["name"]: t for t in await client.list_tools()}
+            focal = tools["json_schema_2020_12_tool"]["inputSchema"]
+            await client.call_tool("json_schema_echo", {"schema": focal})
+        else:
+            await exercise_everything(client)
+
+
+def main() -> int:
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if len(sys.argv) < 2:
+        print("usage: conformance_client.py SERVER_URL", file=sys.stderr)
+        return 2
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    asyncio.run(run(sys.argv[-1], scenario))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
