@@ -1,0 +1,366 @@
+"""The terminal renderer driven through a real pseudo-terminal, keystroke by keystroke.
+
+Each test starts a small Python program on the slave side of a pty (stdin, stdout and stderr), which
+asks one question with `baton.render.TerminalRenderer` and prints the answer as JSON on its last line
+(with the URLs its injected opener was asked to open). The test plays the user on the master side:
+it waits for each prompt and types, with Enter sent as a carriage return as a real terminal does.
+Rules: digest §5.2 (form variants, defaults), §5.3 (accept / decline / cancel; URL accept is consent
+only) and §5.4 (show the full URL, get consent, never prefetch, refuse unsafe URLs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
+    pytest.mark.timeout(60),
+]
+
+ENTER = "\r"
+CTRL_C = "\x03"
+CTRL_D = "\x04"
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+PROGRAM = textwrap.dedent(
+    """
+    import asyncio, json, sys, types
+    from baton.forms import (BooleanField, Choice, EnumField, FormSpec, MultiSelectField, NumberField,
+                             StringField, Accepted)
+    from baton.render import TerminalRenderer
+
+    opened = []
+
+    def opener(url):
+        opened.append(url)
+        return True
+
+    FORM = FormSpec([
+        StringField("name", title="Name", min_length=2, max_length=40, description="Your full name"),
+        StringField("email", title="Email", format="email"),
+        NumberField("age", title="Age", integer=True, minimum=18, maximum=130),
+        NumberField("height", title="Height", required=False),
+        BooleanField("subscribe", title="Subscribe", default=True),
+        EnumField("color", title="Colour", values=[Choice("r", "Red"), Choice("g", "Green"), Choice("b", "Blue")],
+                  default="r"),
+        EnumField("size", title="Size", values=["small", "medium", "large"]),
+        MultiSelectField("tags", title="Tags", values=[Choice("x", "Ex"), Choice("y", "Why"), Choice("z", "Zed")],
+                         min_items=1, max_items=2),
+        StringField("nickname", title="Nickname", required=False),
+        StringField("born", title="Birthday", format="date", required=False, default="2000-01-01"),
+    ], name="profile")
+    SMALL = FormSpec([StringField("city", title="City"), NumberField("year", title="Year", integer=True)])
+
+    renderer = TerminalRenderer(opener=opener)
+    kind, arg = sys.argv[1], sys.argv[2]
+    if kind == "form":
+        answer = renderer.ask_form("Tell us about you", FORM if arg == "full" else SMALL, "profile-server")
+    elif kind == "url":
+        answer = renderer.ask_url("Connect your Acme account", arg, "acme")
+    else:  # "async-form" / "async-url": the async handler, as the client layer calls it
+        mode = kind.removeprefix("async-")
+        question = types.SimpleNamespace(
+            mode=mode, message="Where?", form=SMALL if mode == "form" else None, url=arg, server="async-server"
+        )
+        answer = asyncio.run(renderer.ask(question))
+    data = answer.data if isinstance(answer, Accepted) else None
+    import termios
+    isig = bool(termios.tcgetattr(0)[3] & termios.ISIG)  # the terminal's own Ctrl-C is back after the dialog
+    print("RESULT " + json.dumps({"answer": type(answer).__name__, "data": data, "opened": opened, "isig": isig}))
+    """
+)
+
+
+class Terminal:
+    """The user's side of a pty: wait for text on the screen, type keys."""
+
+    def __init__(self, *args: str) -> None:
+        master, slave = os.openpty()
+        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+        env["PYTHONUNBUFFERED"] = "1"
+        env["PYTHONIOENCODING"] = "utf-8"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", PROGRAM, *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+            env=env,
+            close_fds=True,
+        )
+        os.close(slave)
+        self.master = master
+        self.raw = b""
+        self.cursor = 0  # screen text before this has been matched already
+
+    @property
+    def screen(self) -> str:
+        return ANSI.sub("", self.raw.decode("utf-8", errors="replace")).replace("\r\n", "\n")
+
+    def _pump(self, deadline: float) -> bool:
+        """Read what is available; False once the program has closed the terminal."""
+        ready, _, _ = select.select([self.master], [], [], max(0.0, min(0.2, deadline - time.monotonic())))
+        if not ready:
+            return True
+        try:
+            chunk = os.read(self.master, 65536)
+        except OSError:  # EIO: the slave side is closed
+            return False
+        self.raw += chunk
+        return bool(chunk)
+
+    def expect(self, text: str, timeout: float = 15.0) -> str:
+        """Wait until `text` appears after the previous match; returns the screen up to and including it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen
+            at = screen.find(text, self.cursor)
+            if at >= 0:
+                seen, self.cursor = screen[self.cursor : at + len(text)], at + len(text)
+                return seen
+            if time.monotonic() > deadline or not self._pump(deadline):
+                raise AssertionError(f"{text!r} did not appear; the screen shows:\n{self.screen[self.cursor :]}")
+
+    def type(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    def answer(self, prompt: str, keys: str) -> str:
+        seen = self.expect(prompt)
+        self.type(keys + ENTER)
+        return seen
+
+    def result(self) -> dict[str, Any]:
+        self.expect("RESULT ")
+        line = self.expect("\n")
+        self.proc.wait(timeout=15)
+        assert self.proc.returncode == 0, self.screen
+        parsed: dict[str, Any] = json.loads(line)
+        assert parsed.pop("isig") is True, "the terminal mode was not restored"
+        return parsed
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        os.close(self.master)
+
+
+@pytest.fixture
+def terminal() -> Iterator[Any]:
+    started: list[Terminal] = []
+
+    def start(*args: str) -> Terminal:
+        started.append(Terminal(*args))
+        return started[-1]
+
+    yield start
+    for term in started:
+        term.close()
+
+
+START = "Enter = answer): "
+PROMPT = "  > "
+REVIEW = "[s]end / [e]dit / [d]ecline / [c]ancel: "
+CONSENT = "[o]pen / [d]ecline / [c]ancel: "
+DONE = "[d]one, continue / [o]pen again / [c]ancel: "
+
+
+def test_form_with_every_field_kind(terminal: Any) -> None:
+    t = terminal("form", "full")
+    intro = t.answer(START, "")
+    assert "profile-server asks" in intro and "Tell us about you" in intro
+    # String with a length limit: too short first, then fine.
+    assert "Your full name" in t.answer(PROMPT, "A")
+    assert "must be at least 2 characters" in t.answer(PROMPT, "Ada Lovelace")
+    # Email format: invalid first.
+    t.answer(PROMPT, "ada-at-example")
+    assert "must be a valid email" in t.answer(PROMPT, "ada@example.com")
+    # Integer with a range: not a number, too small, not whole, then fine.
+    assert "a whole number from 18 to 130" in t.answer(PROMPT, "old")
+    assert "expected a number" in t.answer(PROMPT, "12")
+    assert "must be at least 18" in t.answer(PROMPT, "36.5")
+    assert "expected a whole number" in t.answer(PROMPT, "36")
+    # Optional number: skipped with Enter.
+    assert "optional, Enter skips" in t.answer(PROMPT, "")
+    # Boolean with a default: Enter keeps it.
+    assert "Enter keeps: yes" in t.answer(PROMPT, "")
+    # Titled enum with a default: chosen by number.
+    colours = t.answer(PROMPT, "2")
+    assert "1) Red (r)" in colours and "2) Green (g)" in colours and "(default)" in colours
+    # Untitled enum: a bad choice, then chosen by value.
+    assert "3) large" in t.answer(PROMPT, "huge")
+    assert "choose a number from 1 to 3" in t.answer(PROMPT, "medium")
+    # Multi-select: too many, then two by number.
+    assert "(1 to 2)" in t.answer(PROMPT, "1,2,3")
+    assert "choose at most 2" in t.answer(PROMPT, "1, 3")
+    # Optional string: skipped; optional string with a default: kept.
+    t.answer(PROMPT, "")
+    assert "Enter keeps: 2000-01-01" in t.answer(PROMPT, "")
+    review = t.answer(REVIEW, "s")
+    assert "Colour: Green (g)" in review and "Tags: Ex (x), Zed (z)" in review
+    assert "Height: (skipped)" in review and "Subscribe: yes" in review
+    assert t.result() == {
+        "answer": "Accepted",
+        "data": {
+            "name": "Ada Lovelace",
+            "email": "ada@example.com",
+            "age": 36,
+            "subscribe": True,
+            "color": "g",
+            "size": "medium",
+            "tags": ["x", "z"],
+            "born": "2000-01-01",
+        },
+        "opened": [],
+    }
+
+
+def test_edit_at_review(terminal: Any) -> None:
+    t = terminal("form", "small")
+    t.answer(START, "")
+    t.answer(PROMPT, "Paris")
+    t.answer(PROMPT, "1999")
+    assert "City: Paris" in t.answer(REVIEW, "e")
+    t.answer("Enter for all)? ", "7")  # not a field number
+    assert "Type a number from 1 to 2" in t.answer("Enter for all)? ", "1")
+    assert "Enter keeps: Paris" in t.answer(PROMPT, "Lyon")
+    review = t.answer(REVIEW, "send")
+    assert "City: Lyon" in review and "Year: 1999" in review
+    assert t.result()["data"] == {"city": "Lyon", "year": 1999}
+
+
+def test_decline_at_start_and_at_review(terminal: Any) -> None:
+    t = terminal("form", "small")
+    t.answer(START, "d")
+    assert t.result() == {"answer": "Declined", "data": None, "opened": []}
+    t = terminal("form", "small")
+    t.answer(START, "")
+    t.answer(PROMPT, "Paris")
+    t.answer(PROMPT, "1999")
+    t.answer(REVIEW, "d")
+    assert t.result()["answer"] == "Declined"
+
+
+def test_cancel_at_review(terminal: Any) -> None:
+    t = terminal("form", "small")
+    t.answer(START, "")
+    t.answer(PROMPT, "Paris")
+    t.answer(PROMPT, "1999")
+    t.answer(REVIEW, "c")
+    assert t.result()["answer"] == "Cancelled"
+
+
+def test_ctrl_d_cancels(terminal: Any) -> None:
+    t = terminal("form", "small")
+    t.answer(START, "")
+    t.expect(PROMPT)
+    t.type(CTRL_D)
+    assert t.result() == {"answer": "Cancelled", "data": None, "opened": []}
+
+
+def test_ctrl_c_cancels(terminal: Any) -> None:
+    t = terminal("form", "small")
+    t.answer(START, "")
+    t.answer(PROMPT, "Paris")
+    t.expect(PROMPT)
+    t.type("19" + CTRL_C)
+    assert t.result()["answer"] == "Cancelled"
+
+
+def test_ctrl_c_cancels_in_the_async_handler(terminal: Any) -> None:
+    """`ask` runs the dialog in a worker thread, where a SIGINT could not reach it; ^C still cancels."""
+    t = terminal("async-form", "-")
+    assert "async-server asks" in t.expect(START)
+    t.type(CTRL_C)
+    assert t.result()["answer"] == "Cancelled"
+
+
+def test_async_handler_answers_a_form(terminal: Any) -> None:
+    t = terminal("async-form", "-")
+    t.answer(START, "")
+    t.answer(PROMPT, "Oslo")
+    t.answer(PROMPT, "2024")
+    t.answer(REVIEW, "s")
+    assert t.result()["data"] == {"city": "Oslo", "year": 2024}
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("javascript:alert(document.cookie)", "'javascript:' addresses can run code"),
+        ("https://accounts.example.com@evil.example/login", "browsers ignore that part and go to evil.example"),
+    ],
+)
+def test_dangerous_url_is_refused_without_a_prompt(terminal: Any, url: str, why: str) -> None:
+    t = terminal("url", url)
+    shown = t.expect("will not be opened")
+    assert url in shown and why in shown
+    assert t.result() == {"answer": "Declined", "data": None, "opened": []}
+    assert "[o]pen" not in t.screen
+
+
+def test_safe_url_consent_open_then_done(terminal: Any) -> None:
+    url = "https://mcp.example.com/connect?t=abc"
+    t = terminal("url", url)
+    shown = t.expect(CONSENT)
+    assert f"Address: {url}" in shown
+    assert "Site:    example.com" in shown
+    assert "Nothing has been opened" in shown
+    # The registrable domain is highlighted (underlined) in the raw output.
+    assert "\x1b[1;4;36mexample.com\x1b[0m" in t.raw.decode()
+    t.type("o" + ENTER)
+    t.answer(DONE, "d")
+    assert t.result() == {"answer": "Accepted", "data": None, "opened": [url]}
+
+
+def test_url_warnings_are_shown_and_cancel_after_opening(terminal: Any) -> None:
+    url = "https://xn--pple-43d.com:8443/connect"
+    t = terminal("url", url)
+    shown = t.expect(CONSENT)
+    assert "imitates the plain name 'apple'" in shown
+    assert "unusual port 8443" in shown
+    t.type("yes" + ENTER)
+    t.answer(DONE, "c")
+    assert t.result() == {"answer": "Cancelled", "data": None, "opened": [url]}
+
+
+def test_safe_url_declined_never_opens(terminal: Any) -> None:
+    t = terminal("url", "https://mcp.example.com/connect")
+    t.answer(CONSENT, "")  # Enter alone is not consent
+    assert "Type o to open" in t.answer(CONSENT, "d")
+    assert t.result() == {"answer": "Declined", "data": None, "opened": []}
+
+
+def test_url_question_through_the_async_handler(terminal: Any) -> None:
+    url = "https://mcp.example.com/connect"
+    t = terminal("async-url", url)
+    assert "async-server asks you to open a web page" in t.answer(CONSENT, "o")
+    t.answer(DONE, "done")
+    assert t.result() == {"answer": "Accepted", "data": None, "opened": [url]}
+
+
+def test_plain_streams_escape_server_text_and_cancel_at_end_of_input() -> None:
+    """Without a terminal (pipes, StringIO) the renderer reads lines; end of input cancels."""
+    import io
+
+    from baton.forms import Cancelled, FormSpec, StringField
+    from baton.render import TerminalRenderer
+
+    out = io.StringIO()
+    form = FormSpec([StringField("city", title="City\x1b[2J\u202e")])
+    renderer = TerminalRenderer(io.StringIO("\n"), out, color=False)
+    assert renderer.ask_form("Hello\x1b]0;owned\x07 there", form, "srv\x1b[31m") == Cancelled()
+    text = out.getvalue()
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "\\u001b]0;owned\\u0007" in text and "City\\u001b[2J\\u202e" in text
