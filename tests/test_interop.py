@@ -1,0 +1,258 @@
+"""Interop with the two reference Python libraries, each in its own process and its own venv.
+
+Baton's client completes an MRTR form flow against an `mcp==2.3.0` server and a `fastmcp==4.1.6`
+server (tests/peers/*_server.py), and both libraries' clients (tests/peers/*_client.py) complete the
+same flow against Baton's server (`examples/everything.py`, tool `perform`). The peer venvs live under
+`.cache/interop/` and are created on first use; a failed install fails the test with pip's output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import BATON, ROOT, free_port, wait_for_port
+
+from baton.client import Accepted, Client, Question, Reply
+from baton.forms import BooleanField
+
+PEERS = Path(__file__).resolve().parent / "peers"
+CACHE = ROOT / ".cache" / "interop"
+REQUIREMENTS = {"mcp": "mcp==2.3.0", "fastmcp": "fastmcp==4.1.6"}
+STAMP = ".interop-requirement"
+INSTALL_TIMEOUT_S = 600.0
+CLIENT_TIMEOUT_S = 60.0
+
+# Installing a peer venv on first use can take a minute or two; the flows themselves take well under a second.
+pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)
+
+
+# -- peer venvs --------------------------------------------------------------------------------------
+
+
+def as_text(output: str | bytes | None) -> str:
+    """A subprocess output as text, whatever `TimeoutExpired` carried."""
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+
+
+def peer_env() -> dict[str, str]:
+    """The environment for a peer process: ours, minus what would point it at Baton's venv."""
+    env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"}}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def ensure_venv(name: str) -> Path:
+    """The Python of `.cache/interop/<name>`, created with its pinned requirement unless already there.
+
+    A lock file serializes concurrent test runs; the stamp is written only after a successful install,
+    so an interrupted or failed install is redone next time.
+    """
+    requirement = REQUIREMENTS[name]
+    venv = CACHE / name
+    python = venv / "bin" / "python"
+    stamp = venv / STAMP
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / f".{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if python.exists() and stamp.exists() and stamp.read_text().strip() == requirement:
+            return python
+        shutil.rmtree(venv, ignore_errors=True)
+        steps = [
+            [sys.executable, "-m", "venv", str(venv)],
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--no-input",
+                "--progress-bar",
+                "off",
+                requirement,
+            ],
+        ]
+        for step in steps:
+            try:
+                done = subprocess.run(
+                    step,
+                    capture_output=True,
+                    text=True,
+                    timeout=INSTALL_TIMEOUT_S,
+                    env=peer_env(),
+                    check=False,
+                )
+            except subprocess.TimeoutExpired as exc:
+                shutil.rmtree(venv, ignore_errors=True)
+                pytest.fail(
+                    f"{' '.join(step)} took over {INSTALL_TIMEOUT_S:.0f} s:\n"
+                    f"{as_text(exc.stdout)}\n{as_text(exc.stderr)}",
+                    pytrace=False,
+                )
+            if done.returncode != 0:
+                shutil.rmtree(venv, ignore_errors=True)
+                pytest.fail(
+                    f"could not create the {name} peer venv ({requirement}): {' '.join(step)} exited with "
+                    f"{done.returncode}\n--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}",
+                    pytrace=False,
+                )
+        stamp.write_text(requirement + "\n")
+        return python
+
+
+@pytest.fixture(scope="session")
+def mcp_python() -> Path:
+    return ensure_venv("mcp")
+
+
+@pytest.fixture(scope="session")
+def fastmcp_python() -> Path:
+    return ensure_venv("fastmcp")
+
+
+# -- servers in their own processes -------------------------------------------------------------------
+
+
+@dataclass
+class Peer:
+    """A server subprocess on a loopback port, with its combined output in `log`."""
+
+    proc: subprocess.Popen[bytes]
+    url: str
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def start(command: list[str], port: int, log: Path, env: dict[str, str]) -> Peer:
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+    peer = Peer(proc, f"http://127.0.0.1:{port}/mcp", log)
+    try:
+        wait_for_port(port, proc, log, timeout=60.0)
+    except BaseException:
+        stop(peer)
+        raise
+    return peer
+
+
+def stop(peer: Peer) -> None:
+    if peer.proc.poll() is None:
+        peer.proc.terminate()
+        try:
+            peer.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            peer.proc.kill()
+            peer.proc.wait(5)
+
+
+def peer_server(python: Path, script: str, logs: Path) -> Iterator[Peer]:
+    port = free_port()
+    peer = start([str(python), str(PEERS / script), "--port", str(port)], port, logs / f"{script}.log", peer_env())
+    try:
+        yield peer
+    finally:
+        stop(peer)
+
+
+@pytest.fixture(scope="session")
+def mcp_server(mcp_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
+    yield from peer_server(mcp_python, "mcp_server.py", tmp_path_factory.mktemp("interop-mcp"))
+
+
+@pytest.fixture(scope="session")
+def fastmcp_server(fastmcp_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
+    yield from peer_server(fastmcp_python, "fastmcp_server.py", tmp_path_factory.mktemp("interop-fastmcp"))
+
+
+@pytest.fixture(scope="session")
+def baton_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
+    """`baton serve examples/everything.py` with a data directory of its own."""
+    logs = tmp_path_factory.mktemp("interop-baton")
+    env = {k: v for k, v in os.environ.items() if k != "BATON_STATE_KEYS"}
+    env["BATON_DATA_DIR"] = str(tmp_path_factory.mktemp("interop-baton-data"))
+    port = free_port()
+    command = [BATON, "serve", "examples/everything.py", "--http", f"127.0.0.1:{port}"]
+    peer = start(command, port, logs / "baton.log", env)
+    try:
+        yield peer
+    finally:
+        stop(peer)
+
+
+# -- Baton's client against the peers' servers --------------------------------------------------------
+
+
+def baton_flow(url: str) -> tuple[str, list[Question]]:
+    """Call `perform` with Baton's client, accepting every form; the result text and the questions seen."""
+    seen: list[Question] = []
+
+    async def confirm(question: Question) -> Reply:
+        seen.append(question)
+        return Accepted({"confirm": True})
+
+    async def run() -> str:
+        async with Client(url, on_form=confirm, deadline_s=CLIENT_TIMEOUT_S) as client:
+            result = await client.call_tool("perform", {"action": "interop"})
+        assert result.get("isError") is not True, result
+        return "".join(block.get("text", "") for block in result.get("content") or [] if block.get("type") == "text")
+
+    return asyncio.run(run()), seen
+
+
+def check_baton_client(server: Peer) -> None:
+    try:
+        text, seen = baton_flow(server.url)
+    except BaseException as exc:
+        raise AssertionError(f"{exc!r}\n--- peer server output ---\n{server.output()}") from exc
+    assert text == "done: interop", server.output()
+    assert len(seen) == 1, seen
+    (question,) = seen
+    assert question.mode == "form"
+    assert question.form is not None
+    fields = {f.name: f for f in question.form.fields}
+    assert isinstance(fields.get("confirm"), BooleanField), question.form.fields
+
+
+def test_baton_client_against_mcp_server(mcp_server: Peer) -> None:
+    check_baton_client(mcp_server)
+
+
+def test_baton_client_against_fastmcp_server(fastmcp_server: Peer) -> None:
+    check_baton_client(fastmcp_server)
+
+
+# -- the peers' clients against Baton's server --------------------------------------------------------
+
+
+def check_peer_client(python: Path, script: str, server: Peer) -> None:
+    command = [str(python), str(PEERS / script), server.url]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, env=peer_env(), check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"{script} did not finish in {CLIENT_TIMEOUT_S:.0f} s:\n{as_text(exc.stderr)}\n{server.output()}")
+    report = (
+        f"{script} exited with {done.returncode}\n--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}"
+        f"\n--- Baton server output ---\n{server.output()}"
+    )
+    assert done.returncode == 0, report
+    assert "done: interop" in done.stdout.splitlines(), report
+
+
+def test_mcp_client_against_baton_server(mcp_python: Path, baton_server: Peer) -> None:
+    check_peer_client(mcp_python, "mcp_client.py", baton_server)
+
+
+def test_fastmcp_client_against_baton_server(fastmcp_python: Path, baton_server: Peer) -> None:
+    check_peer_client(fastmcp_python, "fastmcp_client.py", baton_server)
