@@ -1,4 +1,4 @@
-"""The `baton` command: `baton serve TARGET [--http HOST:PORT | --stdio] [--workers N]`."""
+"""The `baton` command: `baton serve TARGET [--http HOST:PORT | --stdio] [--workers N]`, `baton tools`, `baton call`."""
 
 from __future__ import annotations
 
@@ -165,6 +165,14 @@ def main(argv: list[str] | None = None) -> int:
         help="admit this Host header besides loopback names (repeatable; * admits any)",
     )
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    commands.add_parser("tools", help="list a server's tools: baton tools URL | baton tools -- COMMAND...")
+    commands.add_parser("call", help="call a tool: baton call URL TOOL [key=value ...] | baton call TOOL ... -- CMD...")
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words and words[0] in ("tools", "call"):
+        from .cli_client import run
+
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        return run(words[0], words[1:])
     args = parser.parse_args(argv)
     logging.basicConfig(
         stream=sys.stderr,
