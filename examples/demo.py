@@ -18,11 +18,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
-from baton.client import Accepted, Cancelled, Client, Declined, Question, Reply
+from baton.client import Accepted, Client, Question, Reply
+from baton.render import TerminalRenderer
 
 HERE = Path(__file__).resolve().parent
 SAMPLES = {
@@ -58,62 +59,24 @@ def auto_value(name: str, prop: dict[str, Any]) -> Any:
     return SAMPLES.get(prop.get("format", ""), "Ada Lovelace" if "name" in name else "demo")
 
 
-def ask_terminal(name: str, prop: dict[str, Any], required: bool) -> Any:
-    title = prop.get("title", name)
-    default = prop.get("default")
-    kind = prop.get("type")
-    choices = prop.get("enum") or [c["const"] for c in prop.get("oneOf", [])]
-    hint = ""
-    if kind == "boolean":
-        hint = " [y/n]"
-    elif choices:
-        hint = f" ({', '.join(choices)})"
-    elif kind == "array":
-        items = prop["items"]
-        hint = f" (comma-separated: {', '.join(items.get('enum') or [c['const'] for c in items['anyOf']])})"
-    elif prop.get("format"):
-        hint = f" ({prop['format']})"
-    suffix = f" [{default}]" if default is not None else ("" if required else " [skip]")
-    text = input(f"  {title}{hint}{suffix}: ").strip()
-    if not text:
-        return default
-    if kind == "boolean":
-        return text.lower() in ("y", "yes", "true", "1")
-    if kind == "integer":
-        return int(text)
-    if kind == "number":
-        return float(text)
-    if kind == "array":
-        return [t.strip() for t in text.split(",") if t.strip()]
-    return text
-
-
-def make_answerer(auto: bool) -> Callable[[Question], Awaitable[Reply]]:
-    async def answer(question: Question) -> Reply:
+def auto_answerer(question: Question) -> Awaitable[Reply]:
+    async def answer() -> Reply:
         print(f"\n  {question.server or 'The server'} asks: {question.message}")
         assert question.form is not None
         content: dict[str, Any] = {}
         for field in question.form.fields:
             prop = field.schema()
-            try:
-                value = auto_value(field.name, prop) if auto else ask_terminal(field.name, prop, field.required)
-            except (EOFError, KeyboardInterrupt):
-                print("\n  (cancelled)")
-                return Cancelled()
-            except ValueError as exc:
-                print(f"  ({exc}; declining)")
-                return Declined()
-            if auto:
-                print(f"  {prop.get('title', field.name)}: {value}")
-            if value is not None:
-                content[field.name] = value
+            content[field.name] = value = auto_value(field.name, prop)
+            print(f"  {prop.get('title', field.name)}: {value}")
         return Accepted(content)
 
-    return answer
+    return answer()
 
 
 async def run(url: str, auto: bool) -> None:
-    async with Client(url, on_form=make_answerer(auto), name="baton-demo") as client:
+    # At a terminal, the questions are asked by Baton's terminal renderer; --auto answers by itself.
+    handler = auto_answerer if auto else TerminalRenderer()
+    async with Client(url, on_form=handler, name="baton-demo") as client:
         tools = await client.list_tools()
         print("Tools:", ", ".join(t["name"] for t in tools))
         for name, args in (
