@@ -22,7 +22,14 @@ import orjson
 from ..protocol import headers as hdr
 from ..protocol.capabilities import ClientCapabilities
 from ..protocol.constants import LOG_LEVELS, META_SERVER_INFO, SUPPORTED_VERSIONS
-from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, invalid_params, method_not_found
+from ..protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    McpError,
+    invalid_params,
+    method_not_found,
+)
 from ..protocol.messages import Message, check_meta, check_version, log_level
 from ..state.keys import KeyRing
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, FlowState, InvalidState, Sealer
@@ -56,20 +63,35 @@ class RequestInfo:
     client: tuple[str, int] | None = None
 
 
+class Unauthenticated(Exception):
+    """Raised by a principal hook: no acceptable credentials. HTTP answers 401 with `www_authenticate`."""
+
+    def __init__(self, message: str, *, error: str = "invalid_token") -> None:
+        super().__init__(message)
+        self.message = message
+        safe = message.replace('"', "'")
+        self.www_authenticate = f'Bearer error="{error}", error_description="{safe}"'
+
+
 @dataclass(slots=True)
 class Exchange:
     """One request's link to its transport: where it came from and how to notify on its stream."""
 
     info: RequestInfo
     emit: Emit | None = None
+    principal: str = "anonymous"
 
 
 @dataclass(slots=True)
 class Reply:
-    """A JSON-RPC response to one request, as a dict, with the JSON-RPC error code if it is an error."""
+    """A JSON-RPC response to one request, as a dict, with the JSON-RPC error code if it is an error.
+
+    `www_authenticate` is set when the request was refused for want of credentials (HTTP 401).
+    """
 
     body: dict[str, Any]
     code: int | None = None
+    www_authenticate: str | None = None
 
 
 PrincipalHook = Callable[[RequestInfo], "str | Awaitable[str | None] | None"]
@@ -340,6 +362,11 @@ class Server:
         """Answer one request. Notifications are the transport's business and never reach here."""
         rid = msg.id
         try:
+            exchange.principal = await self.principal_of(exchange.info)
+        except Unauthenticated as exc:
+            error = McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")
+            return Reply({"jsonrpc": "2.0", "id": rid, "error": error.to_dict()}, INVALID_REQUEST, exc.www_authenticate)
+        try:
             params = msg.params
             version, raw_caps = check_meta(params)
             headers = exchange.info.headers
@@ -376,7 +403,10 @@ class Server:
                 )
 
     async def principal_of(self, info: RequestInfo) -> str:
-        """Who is calling, from the transport only (never from what the client says about itself)."""
+        """Who is calling, from the transport only (never from what the client says about itself).
+
+        The hook may raise `Unauthenticated` to refuse the request (HTTP 401).
+        """
         if self._principal is not None:
             who = self._principal(info)
             if inspect.isawaitable(who):
@@ -569,7 +599,7 @@ class Server:
         if not isinstance(responses, dict):
             raise invalid_params('Invalid params: "inputResponses" must be an object mapping keys to answers')
         token = params.get("requestState")
-        principal = await self.principal_of(ex.info)
+        principal = ex.principal
         digest = _request_digest(msg.method, target, arguments)
         if token is not None:
             try:

@@ -133,8 +133,7 @@ class HttpApp:
         if isinstance(reply, Subscription):
             await self._listen(reply, receive, send)
             return
-        status = 200 if reply.code is None else http_status(reply.code)
-        await _send_json(send, status, orjson.dumps(reply.body))
+        await _send_reply(send, reply)
 
     def _refuse_origin(self, headers: Headers) -> str | None:
         if self.allowed_hosts is not None:
@@ -237,11 +236,10 @@ class HttpApp:
         if isinstance(reply, Subscription):  # pragma: no cover - listen never carries a progress token
             await self._listen(reply, receive, send)
             return
-        body = orjson.dumps(reply.body)
         if not started:
-            status = 200 if reply.code is None else http_status(reply.code)
-            await _send_json(send, status, body)
+            await _send_reply(send, reply)
             return
+        body = orjson.dumps(reply.body)
         await send({"type": "http.response.body", "body": b"event: message\ndata: " + body + b"\n\n"})
 
     async def _listen(self, sub: Subscription, receive: Receive, send: Send) -> None:
@@ -278,14 +276,19 @@ async def _disconnected(receive: Receive) -> None:
         pass
 
 
-async def _send_json(send: Send, status: int, body: bytes) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [_JSON, (b"content-length", str(len(body)).encode())],
-        }
-    )
+async def _send_reply(send: Send, reply: Reply) -> None:
+    """A JSON response: 200 for results, the error's status for errors, 401 when credentials are missing."""
+    if reply.www_authenticate is not None:
+        await _send_json(send, 401, orjson.dumps(reply.body), [(b"www-authenticate", reply.www_authenticate.encode())])
+        return
+    await _send_json(send, 200 if reply.code is None else http_status(reply.code), orjson.dumps(reply.body))
+
+
+async def _send_json(send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    headers = [_JSON, (b"content-length", str(len(body)).encode())]
+    if extra:
+        headers += extra
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 

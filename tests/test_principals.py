@@ -1,0 +1,105 @@
+"""Principals from verified bearer JWTs over real HTTP, with the issuer's JWKS served on loopback."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import jwt
+import pytest
+from conftest import SERVERS, RunningServer
+from cryptography.hazmat.primitives.asymmetric import rsa
+from wire import accept, call
+
+ISSUER, AUDIENCE = "https://issuer.test", "https://mcp.test"
+KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+OTHER_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+@pytest.fixture(scope="module")
+def jwks_url() -> Iterator[str]:
+    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(KEY.public_key()))
+    body = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig", "alg": "RS256"}]}).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/jwks.json"
+    httpd.shutdown()
+
+
+@pytest.fixture
+def server(serve, jwks_url: str) -> RunningServer:  # type: ignore[no-untyped-def]
+    return serve(str(SERVERS / "jwt_guarded.py"), env={"BATON_TEST_JWKS": jwks_url})
+
+
+def token(sub: str = "alice", *, key: Any = KEY, kid: str = "k1", **claims: Any) -> str:
+    now = int(time.time())
+    body = {"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "iat": now, "exp": now + 300, **claims}
+    return jwt.encode({k: v for k, v in body.items() if v is not None}, key, algorithm="RS256", headers={"kid": kid})
+
+
+def bearer(value: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {value}"}
+
+
+def test_valid_token_names_the_principal_and_binds_the_state(server: RunningServer) -> None:
+    alice = token("alice")
+    r1 = call(server.url, "whoami", **bearer(alice)).json()["result"]
+    r2 = call(server.url, "whoami", responses={"q1": accept(confirm=True)}, state=r1["requestState"], **bearer(alice))
+    assert r2.json()["result"]["content"][0]["text"] == f"{ISSUER}|alice ok=True"
+    # Bob, with a perfectly valid token of his own, cannot continue Alice's flow.
+    stolen = call(
+        server.url, "whoami", responses={"q1": accept(confirm=True)}, state=r1["requestState"], **bearer(token("bob"))
+    )
+    assert stolen.status_code == 400 and stolen.json()["error"]["message"] == "Invalid or expired requestState"
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        None,
+        "Basic YWxpY2U6cHc=",
+        "Bearer",
+        "Bearer not-a-jwt",
+        "Bearer " + token(exp=int(time.time()) - 3600),
+        "Bearer " + token(iss="https://evil.test"),
+        "Bearer " + token(aud="https://other.test"),
+        "Bearer " + token(key=OTHER_KEY),
+        "Bearer " + token(kid="unknown"),
+        "Bearer " + token(sub=None),
+        "Bearer " + jwt.encode({"iss": ISSUER, "aud": AUDIENCE, "sub": "x", "exp": 2**31}, None, algorithm="none"),
+    ],
+    ids=["none", "basic", "empty", "garbage", "expired", "issuer", "audience", "key", "kid", "no-sub", "alg-none"],
+)
+def test_bad_credentials_get_401(server: RunningServer, credentials: str | None) -> None:
+    extra = {} if credentials is None else {"Authorization": credentials}
+    resp = call(server.url, "whoami", **extra)
+    assert resp.status_code == 401, resp.text
+    assert resp.headers["www-authenticate"].startswith("Bearer error=")
+    assert "Unauthorized" in resp.json()["error"]["message"]
+    assert "result" not in resp.json()
+
+
+def test_configuration_refuses_weak_algorithms() -> None:
+    from baton.principals import bearer_jwt
+
+    with pytest.raises(ValueError, match="asymmetric"):
+        bearer_jwt(issuer=ISSUER, audience=AUDIENCE, key="secret", algorithms=["HS256"])
+    with pytest.raises(ValueError, match="exactly one"):
+        bearer_jwt(issuer=ISSUER, audience=AUDIENCE)
