@@ -147,12 +147,12 @@ class Server:
         self._os_user: str | None = None
         self._methods: dict[str, Callable[[Message, Exchange, ClientCapabilities], Awaitable[Any]]] = {
             "server/discover": self._discover,
-            "tools/list": self._tools_list,
+            "tools/list": self._lister("tools", "tools", lambda: self.tools),
             "tools/call": self._tools_call,
-            "resources/list": self._resources_list,
-            "resources/templates/list": self._templates_list,
+            "resources/list": self._lister("resources", "resources", lambda: self.resources),
+            "resources/templates/list": self._lister("resources", "resourceTemplates", lambda: self.templates),
             "resources/read": self._resources_read,
-            "prompts/list": self._prompts_list,
+            "prompts/list": self._lister("prompts", "prompts", lambda: self.prompts),
             "prompts/get": self._prompts_get,
             "completion/complete": self._complete,
         }
@@ -455,21 +455,16 @@ class Server:
             result["instructions"] = self.instructions
         return self._cacheable(result)
 
-    async def _tools_list(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
-        self._require("tools", msg.method)
-        return self._page(msg.params, [t.describe() for t in self.tools.values()], "tools")
+    def _lister(
+        self, kind: str, key: str, registry: Callable[[], dict[str, Any]]
+    ) -> Callable[[Message, Exchange, ClientCapabilities], Awaitable[dict[str, Any]]]:
+        """The handler of one list method: a page of what the registry holds, if the capability is offered."""
 
-    async def _resources_list(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
-        self._require("resources", msg.method)
-        return self._page(msg.params, [r.describe() for r in self.resources.values()], "resources")
+        async def handler(msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
+            self._require(kind, msg.method)
+            return self._page(msg.params, [item.describe() for item in registry().values()], key)
 
-    async def _templates_list(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
-        self._require("resources", msg.method)
-        return self._page(msg.params, [t.describe() for t in self.templates.values()], "resourceTemplates")
-
-    async def _prompts_list(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
-        self._require("prompts", msg.method)
-        return self._page(msg.params, [p.describe() for p in self.prompts.values()], "prompts")
+        return handler
 
     async def _tools_call(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         self._require("tools", msg.method)
