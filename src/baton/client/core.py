@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,11 +25,12 @@ from ..protocol.constants import (
     META_SERVER_INFO,
     SUPPORTED_VERSIONS,
 )
-from ..protocol.errors import UNSUPPORTED_VERSION, McpError
+from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
 from ..protocol.headers import header_param_specs, header_text
 from ..transport.http_client import HttpTransport
 from ..transport.stdio_client import StdioTransport
-from .questions import ElicitHandler, InvalidReply, Question
+from .errors import ClientError, InvalidReply
+from .questions import ElicitHandler, Question
 from .rounds import Round
 
 log = logging.getLogger("baton.client")
@@ -38,10 +40,6 @@ CACHED_METHODS = frozenset(
     {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
 )
 _warned_deprecated: set[str] = set()
-
-
-class ClientError(Exception):
-    """A failure detected by the client itself (never a JSON-RPC error received from the server)."""
 
 
 class Transport(Protocol):
@@ -82,7 +80,7 @@ class Client:
             self.transport = HttpTransport(target, headers=headers)
             self.http = True
         else:
-            self.transport = StdioTransport(target, env=env)
+            self.transport = StdioTransport(target, env=None if env is None else {**os.environ, **env})
             self.http = False
         self.on_form, self.on_url = on_form, on_url
         self.on_sampling, self.on_roots = on_sampling, on_roots
@@ -147,9 +145,18 @@ class Client:
                 result = await self._leg(method, params, progress)
                 break
             except McpError as exc:
-                if exc.code != UNSUPPORTED_VERSION or attempt == 2 or not self._renegotiate(exc.data):
+                if attempt == 2:
                     raise
-        if self._cache is not None and method in CACHED_METHODS:
+                if exc.code == UNSUPPORTED_VERSION and self._renegotiate(exc.data):
+                    continue
+                if exc.code == HEADER_MISMATCH and method == "tools/call" and self.http:
+                    # The tool's header annotations may have changed: re-read them, then retry once.
+                    if self._cache is not None:
+                        self._cache.pop(("tools/list", None), None)
+                    await self.list_tools()
+                    continue
+                raise
+        if self._cache is not None and method in CACHED_METHODS and result.get("resultType", "complete") == "complete":
             ttl = result.get("ttlMs")
             ttl = ttl if isinstance(ttl, int) and ttl > 0 else 0  # missing or negative: stale at once
             if ttl:
@@ -269,8 +276,8 @@ class Client:
             params["inputResponses"] = responses
         if round_.request_state is not None:
             params["requestState"] = round_.request_state  # byte for byte, never invented
-        elif not round_.input_requests:
-            await asyncio.sleep(0.05)  # nothing asked and no state: pause before retrying
+        if not round_.input_requests:
+            await asyncio.sleep(0.05)  # state only: the server shed load, so pause before retrying
         result = await self.request(round_.method, params, progress=progress)
         return self._classify(round_.method, round_.params, result, round_.number + 1)
 
@@ -303,7 +310,9 @@ class Client:
                 return step
         raise ClientError(f"{method}: the server still asked after {self.max_rounds} rounds")
 
-    async def _answer(self, key: str, ask: dict[str, Any], step: Round) -> Any:
+    async def _answer(self, key: str, ask: Any, step: Round) -> Any:
+        if not isinstance(ask, dict):
+            raise ClientError(f"input request {key!r} is not an object")
         method = ask.get("method")
         params = ask.get("params") or {}
         if method == "elicitation/create":

@@ -11,14 +11,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..forms import Accepted, Cancelled, Declined, FormSpec, parse_schema
+from ..forms import Accepted, Cancelled, Declined, FormError, FormSpec, parse_schema
 from ..forms.fields import InvalidAnswer
+from .errors import InvalidReply, MalformedQuestion
 
 Reply = Accepted[Any] | Declined | Cancelled
-
-
-class InvalidReply(ValueError):
-    """The host's reply does not satisfy the server's question; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,15 +32,21 @@ class Question:
     @classmethod
     def from_params(cls, key: str, params: dict[str, Any], server: str | None = None) -> Question:
         """Parse `elicitation/create` params; an absent mode is form mode (ambiguity A12)."""
+        if not isinstance(params, dict):
+            raise MalformedQuestion(f"question {key!r}: params must be an object")
         message = params.get("message")
         if not isinstance(message, str):
-            raise InvalidReply("the server's question has no message")
+            raise MalformedQuestion(f"question {key!r} has no message")
         if params.get("mode", "form") == "url":
             url = params.get("url")
             if not isinstance(url, str):
-                raise InvalidReply("the server's URL question has no url")
+                raise MalformedQuestion(f"URL question {key!r} has no url")
             return cls(key, "url", message, url=url, server=server)
-        return cls(key, "form", message, form=parse_schema(params.get("requestedSchema")), server=server)
+        try:
+            form = parse_schema(params.get("requestedSchema"))
+        except FormError as exc:
+            raise MalformedQuestion(f"question {key!r}: {exc}") from None
+        return cls(key, "form", message, form=form, server=server)
 
     def answer(self, reply: Reply) -> dict[str, Any]:
         """The ElicitResult to send for a reply; raises InvalidReply if the content does not fit."""

@@ -596,7 +596,7 @@ class Server:
         token = params.get("requestState")
         principal = ex.principal
         digest = _request_digest(msg.method, target, arguments)
-        if token is not None:
+        if "requestState" in params:  # present means it must open: null or a number fails closed too
             try:
                 state = self.sealer.open(token, principal, digest)
             except InvalidState as exc:
@@ -615,7 +615,7 @@ class Server:
             meta=params["_meta"],
             journal=state.journal,
             responses=responses,
-            solicited=token is not None,
+            solicited="requestState" in params,
             emit=ex.emit,
             log_level=level,
         )
