@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import secrets
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -47,6 +48,17 @@ async def perform(ctx: Context, action: str) -> str:
     if not await ctx.confirm(f"Really perform {action!r}?"):
         return f"not confirmed: {action}"
     return f"done: {action}"
+
+
+@server.tool(single_use=True)
+async def perform_once(ctx: Context, action: str) -> str:
+    """`perform`, single-use: each round runs at most once, and a duplicate gets the same reply.
+
+    The result carries a fresh random id each time the body runs, so a replay that re-ran it would show.
+    """
+    if not await ctx.confirm(f"Really perform {action!r}, once?"):
+        return f"not confirmed: {action}"
+    return f"done: {action} (run {secrets.token_hex(8)})"
 
 
 # -- content fixtures --------------------------------------------------------------------------------

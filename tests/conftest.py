@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 BATON = str(Path(sys.executable).with_name("baton"))
@@ -92,3 +94,57 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
     yield start
     for server in started:
         server.stop()
+
+
+INSTALL_HINT = "install it with `apt-get install -y redis-server` (Debian/Ubuntu) so that it is on PATH"
+
+
+class RedisServer:
+    """A redis-server on 127.0.0.1 without persistence, stoppable and restartable on the same port."""
+
+    def __init__(self, workdir: Path, port: int | None = None) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.fail(f"redis-server is not on PATH, and the Redis ledger tests need a real one: {INSTALL_HINT}")
+        self.binary = binary
+        self.workdir = workdir
+        self.port = port or free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        log = self.workdir / f"redis-{self.port}.log"
+        args = ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        with log.open("ab") as fh:
+            self.proc = subprocess.Popen(
+                [self.binary, *args, "--dir", str(self.workdir)], stdout=fh, stderr=subprocess.STDOUT
+            )
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited with {self.proc.returncode}:\n{log.read_text()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(64).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"redis-server did not answer PING on port {self.port}:\n{log.read_text()}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc = None
+
+    def keys(self, prefix: str) -> list[bytes]:
+        """The keys under `prefix`, read with a client of its own (not the ledger's)."""
+        with redis.Redis(port=self.port) as client:
+            return list(client.keys(prefix + "*"))

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import getpass
 import hashlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+import os
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, overload
 
@@ -32,6 +34,7 @@ from ..protocol.errors import (
 )
 from ..protocol.messages import Message, check_meta, check_version, log_level
 from ..state.keys import KeyRing
+from ..state.ledger import ClaimStatus, Ledger, LedgerError, LedgerUnavailable, ledger_from_url, token_id
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, FlowState, InvalidState, Sealer
 from .context import CapabilityMissing, Context, Emit, Suspended
 from .registry import (
@@ -52,6 +55,8 @@ from .subscriptions import ListenHub, Subscription
 log = logging.getLogger("baton.server")
 F = TypeVar("F", bound=Handler)
 INVALID_STATE_MESSAGE = "Invalid or expired requestState"
+LEDGER_UNAVAILABLE_MESSAGE = "The single-use ledger is unavailable, so the request was not run; try again later"
+LEDGER_SKEW_S = 60  # clock skew allowed between instances when a ledger entry expires
 
 
 @dataclass(slots=True)
@@ -118,6 +123,8 @@ class Server:
         list_ttl_ms: int = 60_000,
         cache_scope: Literal["public", "private"] | None = None,
         page_size: int = 100,
+        ledger: Ledger | str | None = None,
+        single_use: bool = False,
     ) -> None:
         self.name = name
         self.version = version
@@ -136,6 +143,8 @@ class Server:
         # Lists that may differ per caller must not be shared by caches (digest §11.1).
         self.cache_scope = cache_scope or ("private" if principal else "public")
         self.page_size = page_size
+        self._ledger = ledger
+        self.single_use = single_use
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: dict[str, ResourceTemplate] = {}
@@ -168,6 +177,21 @@ class Server:
         return self._keys
 
     @property
+    def ledger(self) -> Ledger:
+        """The single-use ledger: as configured (a Ledger or a URL), else `$BATON_LEDGER`, else the
+        SQLite file in the data directory (one host; use `redis://…` for many)."""
+        if not isinstance(self._ledger, Ledger):
+            self._ledger = ledger_from_url(self._ledger or os.environ.get("BATON_LEDGER") or "sqlite:")
+        return self._ledger
+
+    async def aclose(self) -> None:
+        """Release what the server holds open (the ledger); transports call it at shutdown."""
+        self.hub.shutdown()
+        if isinstance(self._ledger, Ledger):
+            with contextlib.suppress(LedgerError):
+                await self._ledger.close()
+
+    @property
     def sealer(self) -> Sealer:
         if self._sealer is None:
             self._sealer = Sealer(self.key_ring, self.audience, ttl_s=self.state_ttl_s, max_bytes=self.state_max_bytes)
@@ -190,6 +214,7 @@ class Server:
         input_schema: dict[str, Any] | None = None,
         structured: bool | None = None,
         meta: dict[str, Any] | None = None,
+        single_use: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(self, fn: Any = None, /, **options: Any) -> Any:
@@ -215,8 +240,13 @@ class Server:
         input_schema: dict[str, Any] | None = None,
         structured: bool | None = None,
         meta: dict[str, Any] | None = None,
+        single_use: bool = False,
     ) -> Tool:
-        """Register a tool now; open listen streams are told the list changed."""
+        """Register a tool now; open listen streams are told the list changed.
+
+        `single_use=True` makes each round of its flows run at most once (a ledger claims every round
+        token before user code runs; duplicates get the recorded reply).
+        """
         tool = make_tool(
             fn,
             Context,
@@ -228,6 +258,7 @@ class Server:
             structured=structured,
             meta=meta,
         )
+        tool.single_use = single_use
         if tool.name in self.tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self.tools[tool.name] = tool
@@ -500,6 +531,7 @@ class Server:
             arguments,
             lambda value: tool_result(value, structured),
             tool_errors=True,
+            single_use=tool.single_use or self.single_use,
         )
 
     async def _resources_read(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
@@ -587,6 +619,7 @@ class Server:
         finish: Callable[[Any], dict[str, Any]],
         *,
         tool_errors: bool = False,
+        single_use: bool = False,
     ) -> dict[str, Any]:
         """Run one round of a handler that may ask; answer its result or `input_required`."""
         params = msg.params
@@ -604,6 +637,29 @@ class Server:
                 raise McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE) from None
         else:
             state = FlowState()
+        play = self._play(msg, ex, caps, fn, context_param, kwargs, target, state, digest, finish, tool_errors)
+        if single_use and "requestState" in params:
+            return await self._once_only(str(token), principal, state.expires, play)
+        return await play
+
+    async def _play(
+        self,
+        msg: Message,
+        ex: Exchange,
+        caps: ClientCapabilities,
+        fn: Handler,
+        context_param: str | None,
+        kwargs: dict[str, Any],
+        target: str,
+        state: FlowState,
+        digest: bytes,
+        finish: Callable[[Any], dict[str, Any]],
+        tool_errors: bool,
+    ) -> dict[str, Any]:
+        """Run the handler once for this round, with the journal opened from the state."""
+        params = msg.params
+        principal = ex.principal
+        responses = params.get("inputResponses", {})
         level = log_level(params)
         if level is not None and level not in LOG_LEVELS:
             raise invalid_params(f"Invalid params: unknown log level {level!r}")
@@ -646,6 +702,45 @@ class Server:
             return self._failure(failure, msg.method, target, tool_errors)
         return finish(value)
 
+    async def _once_only(
+        self, token: str, principal: str, expires: int, play: Coroutine[Any, Any, dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Single use (design.md §5): claim the round token in the ledger before any user code runs.
+
+        The first claimant runs the round and records its reply (result, `input_required` or error);
+        a duplicate by the same principal gets that reply again, or a state-only `input_required`
+        while the round is still running; another principal is refused; no ledger, no run.
+        """
+        ledger = self.ledger
+        tid = token_id(token)
+        try:
+            claim = await ledger.claim(tid, principal, expires + LEDGER_SKEW_S)
+        except LedgerUnavailable as exc:
+            play.close()
+            log.error("single-use ledger unavailable: %s", exc)
+            raise McpError(INTERNAL_ERROR, LEDGER_UNAVAILABLE_MESSAGE) from None
+        if claim.status is not ClaimStatus.FRESH:
+            play.close()
+            if claim.status is ClaimStatus.FOREIGN:
+                raise McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE)
+            if claim.status is ClaimStatus.IN_PROGRESS:
+                return {"resultType": "input_required", "requestState": token}  # retry shortly
+            return _replayed(claim.result or b"{}")
+        try:
+            reply = {"r": await play}
+        except McpError as exc:
+            reply = {"e": exc.to_dict()}
+        except BaseException:
+            with contextlib.suppress(LedgerError):
+                await ledger.release(tid, principal)  # no reply to replay: the round may run again
+            raise
+        try:
+            await ledger.record(tid, principal, orjson.dumps(reply), expires + LEDGER_SKEW_S)
+        except LedgerError as exc:
+            log.error("single-use ledger could not record a round: %s", exc)
+            raise McpError(INTERNAL_ERROR, LEDGER_UNAVAILABLE_MESSAGE) from None
+        return _replayed(orjson.dumps(reply))
+
     def _failure(self, exc: Exception, method: str, target: str, tool_errors: bool) -> dict[str, Any]:
         if isinstance(exc, (McpError, CapabilityMissing)):
             raise exc
@@ -655,6 +750,15 @@ class Server:
         if tool_errors:
             return error_result(f"Tool {target} failed with an internal error ({type(exc).__name__})")
         raise McpError(INTERNAL_ERROR, f"Internal error while answering {method} {target}")
+
+
+def _replayed(recorded: bytes) -> dict[str, Any]:
+    """A recorded single-use reply: the result again, or the same error raised again."""
+    reply = orjson.loads(recorded)
+    if "e" in reply:
+        error = reply["e"]
+        raise McpError(error["code"], error["message"], error.get("data"))
+    return dict(reply["r"])
 
 
 def _request_digest(method: str, target: str, arguments: dict[str, Any]) -> bytes:

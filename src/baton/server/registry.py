@@ -31,6 +31,7 @@ class Tool:
     input_schema: dict[str, Any] = field(default_factory=dict)
     header_params: dict[str, tuple[str, ...]] = field(default_factory=dict)
     meta: dict[str, Any] | None = None
+    single_use: bool = False
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "inputSchema": self.input_schema}

@@ -82,7 +82,7 @@ class HttpApp:
                 _ = self.server.sealer  # load (or create) the key ring now, not on the first request
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                self.server.hub.shutdown()
+                await self.server.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

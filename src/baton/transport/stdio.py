@@ -61,7 +61,7 @@ class StdioServer:
             self._dispatch(line)
         if self.inflight:
             await asyncio.gather(*self.inflight.values(), return_exceptions=True)
-        self.server.hub.shutdown()
+        await self.server.aclose()
 
     def _dispatch(self, line: bytes) -> None:
         try:
