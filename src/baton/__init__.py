@@ -23,6 +23,7 @@ from .forms import (
     compile_form,
     form,
 )
+from .paths import PathRefused, Roots
 from .protocol.constants import PROTOCOL_VERSION
 from .protocol.errors import McpError
 from .server import (
@@ -59,7 +60,9 @@ __all__ = [
     "MultiSelectField",
     "NumberField",
     "Param",
+    "PathRefused",
     "RequestInfo",
+    "Roots",
     "Server",
     "StringField",
     "ToolError",

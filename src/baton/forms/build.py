@@ -12,6 +12,7 @@ import enum
 import functools
 import types
 import typing
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
@@ -27,18 +28,50 @@ from .fields import (
     NumberField,
     StringField,
 )
+from .guard import check_no_url_in_form, check_not_secret
 
 T = TypeVar("T")
 
 
-def form(cls: type[T]) -> type[T]:
-    """Class decorator: compile the form now, so that a mistake fails at import, not at request time."""
-    compile_form(cls)
-    return cls
+# Forms marked `@form(allow_secrets=True)`: their fields only look like secrets (see `forms.guard`).
+_SECRETS_ALLOWED: weakref.WeakSet[type] = weakref.WeakSet()
 
 
-def compile_form(source: Any) -> FormSpec:
-    """The compiled form for a dataclass, TypedDict, pydantic model, FormSpec or list of fields."""
+@typing.overload
+def form(cls: type[T], /) -> type[T]: ...
+@typing.overload
+def form(*, allow_secrets: bool = False) -> Callable[[type[T]], type[T]]: ...
+
+
+def form(cls: type[T] | None = None, /, *, allow_secrets: bool = False) -> Any:
+    """Class decorator: compile the form now, so that a mistake fails at import, not at request time.
+
+    `@form(allow_secrets=True)` accepts fields that look like secrets (form mode must not ask for real ones).
+    """
+
+    def apply(c: type[T]) -> type[T]:
+        if allow_secrets:
+            _SECRETS_ALLOWED.add(c)
+        compile_form(c)
+        return c
+
+    return apply if cls is None else apply(cls)
+
+
+def compile_form(source: Any, *, allow_secrets: bool = False) -> FormSpec:
+    """The compiled form for a dataclass, TypedDict, pydantic model, FormSpec or list of fields.
+
+    Refuses (`FormError`) fields that look like secrets, unless `allow_secrets` (or `@form(allow_secrets=True)`),
+    and fields that carry a URL to open (see `forms.guard`).
+    """
+    spec = _compile(source)
+    allowed = allow_secrets or (isinstance(source, type) and source in _SECRETS_ALLOWED)
+    check_not_secret(spec, allow=allowed)
+    check_no_url_in_form(spec)
+    return spec
+
+
+def _compile(source: Any) -> FormSpec:
     if isinstance(source, FormSpec):
         return source
     if isinstance(source, (list, tuple)):

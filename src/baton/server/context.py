@@ -24,6 +24,7 @@ import orjson
 
 from ..forms import Accepted, Cancelled, Declined, FormSpec, compile_form
 from ..forms.fields import BooleanField, InvalidAnswer
+from ..forms.guard import check_elicit_url
 from ..protocol.capabilities import ClientCapabilities, allows, required_capability
 from ..protocol.constants import LOG_LEVELS
 from ..protocol.errors import INVALID_PARAMS, MISSING_CAPABILITY, McpError
@@ -136,16 +137,20 @@ class Context:
 
     @overload
     async def elicit(
-        self, form: type[T], message: str, *, key: str | None = None
+        self, form: type[T], message: str, *, key: str | None = None, allow_secrets: bool = False
     ) -> Accepted[T] | Declined | Cancelled: ...
     @overload
     async def elicit(
-        self, form: Any, message: str, *, key: str | None = None
+        self, form: Any, message: str, *, key: str | None = None, allow_secrets: bool = False
     ) -> Accepted[Any] | Declined | Cancelled: ...
 
-    async def elicit(self, form: Any, message: str, *, key: str | None = None) -> Any:
-        """Ask the user to fill in a form (form mode). Returns `Accepted(data) | Declined() | Cancelled()`."""
-        spec = compile_form(form)
+    async def elicit(self, form: Any, message: str, *, key: str | None = None, allow_secrets: bool = False) -> Any:
+        """Ask the user to fill in a form (form mode). Returns `Accepted(data) | Declined() | Cancelled()`.
+
+        A field that looks like a secret is refused (`FormError`): ask for secrets with `ctx.secret`; pass
+        `allow_secrets=True` for a field that only looks like one.
+        """
+        spec = compile_form(form, allow_secrets=allow_secrets)
         params = {"mode": "form", "message": message, "requestedSchema": spec.schema}
         # The form's canonical schema is computed once, so pinning costs one hash per ask.
         canonical = b"form\0" + message.encode() + b"\0" + spec.schema_json
@@ -156,9 +161,13 @@ class Context:
         answer = await self.elicit(CONFIRM_FORM, message, key=key)
         return isinstance(answer, Accepted) and bool(answer.data)
 
-    async def elicit_url(self, message: str, url: str, *, key: str | None = None) -> Any:
-        """Ask the user to open a URL (URL mode). `Accepted` means only that they agreed to open it."""
-        _check_url(url)
+    async def elicit_url(self, message: str, url: str, *, key: str | None = None, development: bool = False) -> Any:
+        """Ask the user to open a URL (URL mode). `Accepted` means only that they agreed to open it.
+
+        The URL must be https (http to a loopback host with `development=True`) and carry no personal data
+        or credentials: see `baton.forms.guard.check_elicit_url`.
+        """
+        check_elicit_url(url, development=development)
         params = {"mode": "url", "message": message, "url": url}
         return await self._ask(key, "elicitation/create", params, _url_checker, _action_reader(None))
 
@@ -381,14 +390,3 @@ def _roots_checker(raw: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(roots, list) or not all(isinstance(r, dict) and isinstance(r.get("uri"), str) for r in roots):
         raise InvalidAnswer('a roots answer needs "roots": a list of {"uri": ...}')
     return {"roots": [{k: v for k, v in r.items() if k in ("uri", "name")} for r in roots]}
-
-
-def _check_url(url: str) -> None:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    loopback = parts.hostname in ("localhost", "127.0.0.1", "::1")
-    if parts.scheme != "https" and not (parts.scheme == "http" and loopback):
-        raise ValueError(f"ctx.elicit_url needs an https URL (http only for loopback), not {url!r}")
-    if parts.username or parts.password:
-        raise ValueError("ctx.elicit_url: a URL must not carry credentials")
