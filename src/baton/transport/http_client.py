@@ -2,28 +2,45 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
 import orjson
 
 from ..protocol.constants import NAME_PARAM
 from ..protocol.headers import encode_value
+from .http11 import Disconnected, HttpError, Pool, ProtocolError, Response, Url, encode_headers
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_STANDARD = (("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"))
+
 
 class HttpTransport:
-    """One MCP endpoint URL and a pooled HTTP client."""
+    """One MCP endpoint URL and a pool of keep-alive connections to it."""
 
     def __init__(self, url: str, *, timeout: float = 60.0, headers: dict[str, str] | None = None) -> None:
         self.url = url
+        self.timeout = timeout
         self.extra_headers = dict(headers or {})
-        self.http = httpx.AsyncClient(timeout=timeout)
+        self.target = Url.parse(url)
+        self.pool = Pool()
+        # Extra headers replace the standard ones of the same name, except Mcp-Name and Mcp-Param-*.
+        extra = [(k, v) for k, v in self.extra_headers.items() if not _per_message(k)]
+        given = {k.lower() for k, _ in extra}
+        auth = self.target.authorization
+        fixed = [(k, v) for k, v in _STANDARD if k.lower() not in given]
+        if auth is not None and "authorization" not in given:
+            fixed.append(("Authorization", auth))
+        self._fixed = encode_headers(fixed + extra)
+        self._send_version = "mcp-protocol-version" not in given
+        self._send_method = "mcp-method" not in given
 
     async def close(self) -> None:
-        await self.http.aclose()
+        await self.pool.close()
 
     async def request(
         self, message: dict[str, Any], version: str, notify: Notify | None, param_headers: dict[str, str]
@@ -32,49 +49,129 @@ class HttpTransport:
         method = message["method"]
         if notify is not None:
             message["params"].setdefault("_meta", {})["progressToken"] = f"p{message['id']}"
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": version,
-            "Mcp-Method": method,
-            **self.extra_headers,
-        }
+        headers = []
+        if self._send_version:
+            headers.append(("MCP-Protocol-Version", version))
+        if self._send_method:
+            headers.append(("Mcp-Method", method))
         member = NAME_PARAM.get(method)
         if member is not None:
-            headers["Mcp-Name"] = encode_value(str(message["params"].get(member, "")))
+            headers.append(("Mcp-Name", encode_value(str(message["params"].get(member, "")))))
         for name, value in param_headers.items():
-            headers[f"Mcp-Param-{name}"] = encode_value(value)
-        async with self.http.stream("POST", self.url, content=orjson.dumps(message), headers=headers) as resp:
-            ctype = resp.headers.get("content-type", "")
-            if ctype.startswith("text/event-stream"):
-                return await _read_sse(resp, message.get("id"), notify)
-            body = await resp.aread()
-        if not body:
-            raise httpx.HTTPStatusError(
-                f"HTTP {resp.status_code} with an empty body", request=resp.request, response=resp
-            )
-        try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            raise httpx.HTTPStatusError(
-                f"HTTP {resp.status_code}: the body is not JSON", request=resp.request, response=resp
-            ) from None
-        return data if isinstance(data, dict) else {}
+            headers.append((f"Mcp-Param-{name}", encode_value(value)))
+        head = self._fixed + encode_headers(headers)
+        body = orjson.dumps(message)
+        async with asyncio.timeout(self.timeout):
+            resp = await self.pool.send(self.target, "POST", head, body)
+            try:
+                if resp.headers.get("content-type", "").lower().startswith("text/event-stream"):
+                    reply = await _read_sse(resp, message.get("id"), notify)
+                else:
+                    reply = _decode(resp.status, await resp.read())
+            except BaseException:
+                resp.close()
+                raise
+            resp.release()
+        return reply
 
 
-async def _read_sse(resp: httpx.Response, rid: Any, notify: Notify | None) -> dict[str, Any]:
-    data_lines: list[str] = []
-    async for line in resp.aiter_lines():
-        if line.startswith(":"):
-            continue  # comment / keep-alive
-        if line.startswith("data:"):
-            data_lines.append(line[5:].lstrip(" "))
-            continue
-        if line == "" and data_lines:
-            message = orjson.loads("\n".join(data_lines))
-            data_lines = []
-            if "id" in message and message.get("id") == rid and ("result" in message or "error" in message):
-                return dict(message)
-            if "method" in message and "id" not in message and notify is not None:
+def _per_message(name: str) -> bool:
+    lower = name.lower()
+    return lower == "mcp-name" or lower.startswith("mcp-param-")
+
+
+def _decode(status: int, body: bytes) -> dict[str, Any]:
+    """A JSON body: a JSON-RPC response is returned as is (errors too); anything unusable raises HttpError."""
+    if not body:
+        raise HttpError(status, f"HTTP {status} with an empty body")
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise HttpError(status, f"HTTP {status}: the body is not JSON: {_excerpt(body)}") from None
+    ok = 200 <= status < 300
+    if not isinstance(data, dict):
+        if ok:
+            return {}
+        raise HttpError(status, f"HTTP {status}: the body is not a JSON-RPC response: {_excerpt(body)}")
+    if not ok and "error" not in data:
+        raise HttpError(status, f"HTTP {status}: the body is not a JSON-RPC error: {_excerpt(body)}")
+    return data
+
+
+def _excerpt(body: bytes) -> str:
+    text = body[:200].decode("utf-8", "replace")
+    return repr(text + "…" if len(body) > 200 else text)
+
+
+async def _read_sse(resp: Response, rid: Any, notify: Notify | None) -> dict[str, Any]:
+    events = SseDecoder()
+    while chunk := await resp.next_chunk():
+        for data in events.feed(chunk):
+            try:
+                message = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                raise ProtocolError(f"HTTP {resp.status}: an SSE event is not JSON: {_excerpt(data)}") from None
+            if not isinstance(message, dict):
+                continue
+            if "id" in message:
+                if message["id"] == rid and ("result" in message or "error" in message):
+                    return message
+            elif "method" in message and notify is not None:
                 await notify(message)
-    raise ConnectionError("the SSE stream ended before the response arrived")
+    raise Disconnected("the SSE stream ended before the response arrived")
+
+
+class SseDecoder:
+    """Server-sent events from byte chunks: the data of each `message` event, its lines joined with \\n.
+
+    Comments, `id` and `retry` fields are ignored; an event cut off by the end of the stream is dropped.
+    """
+
+    def __init__(self) -> None:
+        self._partial: list[bytes] = []  # the start of a line not yet ended
+        self._data: list[bytes] = []
+        self._event = b""
+        self._started = False
+        self._after_cr = False  # the last chunk ended with CR: a LF starting the next one belongs to it
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        if not self._started:
+            self._started = True
+            if chunk.startswith(b"\xef\xbb\xbf"):
+                chunk = chunk[3:]
+        if self._after_cr:
+            self._after_cr = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+        if b"\n" not in chunk and b"\r" not in chunk:
+            if chunk:
+                self._partial.append(chunk)
+            return []
+        if self._partial:
+            self._partial.append(chunk)
+            chunk = b"".join(self._partial)
+            self._partial = []
+        self._after_cr = chunk.endswith(b"\r")
+        lines = _LINE_END.split(chunk)
+        last = lines.pop()
+        if last:
+            self._partial.append(last)
+        events = []
+        for line in lines:
+            if not line:
+                if self._data and self._event in (b"", b"message"):
+                    events.append(b"\n".join(self._data))
+                self._data = []
+                self._event = b""
+            elif line[0] != 0x3A:  # not a ":" comment
+                field, colon, value = line.partition(b":")
+                if colon and value[:1] == b" ":
+                    value = value[1:]
+                if field == b"data":
+                    self._data.append(value)
+                elif field == b"event":
+                    self._event = value
+        return events
+
+
+__all__ = ["HttpError", "HttpTransport", "SseDecoder"]
