@@ -18,7 +18,7 @@ import logging
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 import orjson
 
@@ -29,6 +29,9 @@ from ..protocol.capabilities import ClientCapabilities, allows, required_capabil
 from ..protocol.constants import LOG_LEVELS
 from ..protocol.errors import INVALID_PARAMS, MISSING_CAPABILITY, McpError
 from ..state.journal import Journal
+
+if TYPE_CHECKING:
+    from ..connect import ConnectKit, CredentialHandle, OAuthProvider
 
 T = TypeVar("T")
 log = logging.getLogger("baton.server")
@@ -88,6 +91,7 @@ class Context:
     __slots__ = (
         "_asks",
         "_batching",
+        "_connect",
         "_emit",
         "_error",
         "_journal",
@@ -97,6 +101,7 @@ class Context:
         "_responses",
         "_solicited",
         "client_capabilities",
+        "flow_id",
         "meta",
         "method",
         "principal",
@@ -116,6 +121,8 @@ class Context:
         solicited: bool,
         emit: Emit | None,
         log_level: str | None,
+        flow_id: bytes = b"",
+        connect: Callable[[], ConnectKit] | None = None,
     ) -> None:
         self.method = method
         self.request_id = request_id
@@ -132,6 +139,8 @@ class Context:
         self._ordinal = 0
         self._batching = False
         self._last_progress: float | None = None
+        self.flow_id = flow_id  # the flow's random id, the same in every round (from requestState)
+        self._connect = connect
 
     # -- asking -------------------------------------------------------------------------------------
 
@@ -170,6 +179,30 @@ class Context:
         check_elicit_url(url, development=development)
         params = {"mode": "url", "message": message, "url": url}
         return await self._ask(key, "elicitation/create", params, _url_checker, _action_reader(None))
+
+    async def secret(self, name: str, message: str, *, key: str | None = None) -> CredentialHandle:
+        """A handle to the caller's credential `name`, asked for in URL mode on the server's own connect page.
+
+        The secret never passes through the client: read it on the server with `await handle.reveal()`.
+        See `baton.connect.ConnectKit`.
+        """
+        if self._connect is None:
+            raise RuntimeError("ctx.secret needs the server's connect kit")
+        return await self._connect().secret(self, name, message, key=key)
+
+    async def connect(
+        self, provider: str | OAuthProvider, message: str | None = None, *, key: str | None = None
+    ) -> CredentialHandle:
+        """A handle to the caller's OAuth token for `provider` (a third party), obtained in URL mode on the
+        server's own connect page (authorization code + PKCE). `reveal()` gives the token response as JSON.
+        """
+        if self._connect is None:
+            raise RuntimeError("ctx.connect needs the server's connect kit")
+        return await self._connect().connect(self, provider, message, key=key)
+
+    def answered_now(self, key: str) -> bool:
+        """Whether this round's `inputResponses` carries an answer at `key` (not only an earlier round)."""
+        return key in self._responses
 
     async def sample(
         self,

@@ -17,7 +17,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import orjson
 
@@ -51,6 +51,9 @@ from .registry import (
 from .results import ToolError, error_result, prompt_result, resource_contents, tool_result
 from .signature import ArgumentError, inspect_handler
 from .subscriptions import ListenHub, Subscription
+
+if TYPE_CHECKING:
+    from ..connect import ConnectKit
 
 log = logging.getLogger("baton.server")
 F = TypeVar("F", bound=Handler)
@@ -125,6 +128,8 @@ class Server:
         page_size: int = 100,
         ledger: Ledger | str | None = None,
         single_use: bool = False,
+        public_url: str | None = None,
+        connect: ConnectKit | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -145,6 +150,8 @@ class Server:
         self.page_size = page_size
         self._ledger = ledger
         self.single_use = single_use
+        self.public_url = public_url  # where browsers reach this server (the connect kit's pages)
+        self._connect = connect
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: dict[str, ResourceTemplate] = {}
@@ -184,9 +191,25 @@ class Server:
             self._ledger = ledger_from_url(self._ledger or os.environ.get("BATON_LEDGER") or "sqlite:")
         return self._ledger
 
+    @property
+    def connect_kit(self) -> ConnectKit:
+        """The connect kit (`ctx.secret`, the `/connect/` pages): as configured, else the default one."""
+        if self._connect is None:
+            from ..connect import ConnectKit  # the connect layer sits above this one
+
+            self._connect = ConnectKit()
+        if not self._connect.attached:
+            self._connect.attach(self.key_ring, self.public_url)
+        return self._connect
+
+    def _connect_kit(self) -> ConnectKit:
+        return self.connect_kit
+
     async def aclose(self) -> None:
-        """Release what the server holds open (the ledger); transports call it at shutdown."""
+        """Release what the server holds open (the ledger, the connect kit); transports call it at shutdown."""
         self.hub.shutdown()
+        if self._connect is not None:
+            await self._connect.aclose()
         if isinstance(self._ledger, Ledger):
             with contextlib.suppress(LedgerError):
                 await self._ledger.close()
@@ -674,6 +697,8 @@ class Server:
             solicited="requestState" in params,
             emit=ex.emit,
             log_level=level,
+            flow_id=state.flow_id,
+            connect=self._connect_kit,
         )
         if context_param is not None:
             kwargs[context_param] = ctx

@@ -30,6 +30,7 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+CONNECT_PREFIX = "/connect/"  # the connect kit's browser pages (baton.connect), beside the MCP endpoint
 _JSON = (b"content-type", b"application/json")
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
@@ -87,6 +88,9 @@ class HttpApp:
                 return
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"].startswith(CONNECT_PREFIX) and self.path != scope["path"]:
+            await self._connect(scope, receive, send)
+            return
         if scope["path"] != self.path:
             await _plain(send, 404, b"Not found: the MCP endpoint is " + self.path.encode())
             return
@@ -135,15 +139,18 @@ class HttpApp:
             return
         await _send_reply(send, reply)
 
+    async def _connect(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The connect kit's browser pages: the Host check here, the rest (origin, session) in the kit."""
+        refusal = self._refuse_host(Headers(dict(scope["headers"])))
+        if refusal:
+            await _plain(send, 403, refusal.encode())
+            return
+        await self.server.connect_kit.app(scope, receive, send)
+
     def _refuse_origin(self, headers: Headers) -> str | None:
-        if self.allowed_hosts is not None:
-            raw_host = headers.raw.get(b"host", b"")
-            if raw_host not in self._hosts_seen:
-                host = _hostname(raw_host.decode("latin-1").strip().lower())
-                if host not in self.allowed_hosts:
-                    return f"Host {host!r} is not allowed (DNS rebinding protection); configure allowed_hosts"
-                if len(self._hosts_seen) < 64:
-                    self._hosts_seen.add(raw_host)  # remember admitted Host values: the check is per request
+        refusal = self._refuse_host(headers)
+        if refusal:
+            return refusal
         origin = headers.get("origin")
         if origin is None:
             return None
@@ -154,6 +161,17 @@ class HttpApp:
             authority = origin.split("://", 1)[-1]
             ok = _hostname(authority) in LOOPBACK_HOSTS
         return None if ok else f"Origin {origin!r} is not allowed; configure allowed_origins"
+
+    def _refuse_host(self, headers: Headers) -> str | None:
+        if self.allowed_hosts is not None:
+            raw_host = headers.raw.get(b"host", b"")
+            if raw_host not in self._hosts_seen:
+                host = _hostname(raw_host.decode("latin-1").strip().lower())
+                if host not in self.allowed_hosts:
+                    return f"Host {host!r} is not allowed (DNS rebinding protection); configure allowed_hosts"
+                if len(self._hosts_seen) < 64:
+                    self._hosts_seen.add(raw_host)  # remember admitted Host values: the check is per request
+        return None
 
     async def _body(self, headers: Headers, receive: Receive, send: Send) -> bytes | None:
         limit = self.max_body_bytes

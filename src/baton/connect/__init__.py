@@ -1,0 +1,28 @@
+"""The connect kit (design.md §6): URL mode for secrets, on the server's own pages, never via the client."""
+
+from .kit import ConnectKit, NotConnected
+from .login import DevLogin, Login
+from .oauth import OAuthProvider
+from .session import Session, Sessions
+from .tickets import MemoryTickets, SqliteTickets, Ticket, TicketStore
+from .vault import CredentialHandle, MemoryVaultStore, SqliteVaultStore, Vault, VaultError, VaultStore
+
+__all__ = [
+    "ConnectKit",
+    "CredentialHandle",
+    "DevLogin",
+    "Login",
+    "MemoryTickets",
+    "MemoryVaultStore",
+    "NotConnected",
+    "OAuthProvider",
+    "Session",
+    "Sessions",
+    "SqliteTickets",
+    "SqliteVaultStore",
+    "Ticket",
+    "TicketStore",
+    "Vault",
+    "VaultError",
+    "VaultStore",
+]

@@ -1,0 +1,207 @@
+"""`ConnectKit`: the server side of URL mode (design.md §6) and what `ctx.secret` does.
+
+`await ctx.secret(name, message)` returns a `CredentialHandle` when the vault already holds `name`
+for the caller. Otherwise it mints a ticket bound to (principal, flow id, "secret:<name>") once per
+flow and asks, in URL mode, for the server's own page `<public_url>/connect/<ticket>`. The client's
+`accept` means only "I opened it": on the retry the handler continues if the ticket is done (and the
+vault holds the credential), else the same URL is asked again. Decline or cancel raise `NotConnected`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import time
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..forms import Accepted
+from ..server.context import CapabilityMissing, Context
+from ..server.results import ToolError
+from ..state.keys import KeyRing, data_dir
+from .login import DevLogin, Login
+from .oauth import OAuthProvider
+from .pages import ConnectApp
+from .session import DEFAULT_SESSION_TTL_S, Sessions
+from .tickets import DEFAULT_TICKET_TTL_S, SqliteTickets, TicketStore, mint
+from .vault import CredentialHandle, SqliteVaultStore, Vault, VaultStore
+
+log = logging.getLogger("baton.connect")
+ENV_PUBLIC_URL = "BATON_PUBLIC_URL"
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}\Z")
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+_URL_CAPABILITY: dict[str, Any] = {"elicitation": {"url": {}}}
+
+
+class NotConnected(ToolError):
+    """The user declined or cancelled connecting, or never finished; the tool answers with an error."""
+
+
+class ConnectKit:
+    """Tickets, vault, sessions, login and pages for one server; `Server(connect=ConnectKit(...))`.
+
+    Defaults: SQLite stores in the data directory, the server's `public_url` (or `$BATON_PUBLIC_URL`),
+    and the development login only when that URL is http(s) on a loopback host.
+    """
+
+    def __init__(
+        self,
+        *,
+        public_url: str | None = None,
+        tickets: TicketStore | None = None,
+        vault: VaultStore | None = None,
+        login: Login | None = None,
+        ticket_ttl_s: float = DEFAULT_TICKET_TTL_S,
+        session_ttl_s: int = DEFAULT_SESSION_TTL_S,
+        hold_s: float = 0.0,
+        max_asks: int = 20,
+        providers: Iterable[OAuthProvider] = (),
+    ) -> None:
+        self._public_url = public_url
+        self._tickets = tickets
+        self._vault_store = vault
+        self._login = login
+        self.ticket_ttl_s = ticket_ttl_s
+        self.session_ttl_s = session_ttl_s
+        self.hold_s = hold_s
+        self.max_asks = max_asks
+        self.providers = {p.name: p for p in providers}
+        self._ring: KeyRing | None = None
+        self._vault: Vault | None = None
+        self._sessions: Sessions | None = None
+        self.app = ConnectApp(self)
+
+    def attach(self, ring: KeyRing, public_url: str | None) -> None:
+        """Called by the Server: its key ring and its public URL (unless the kit was given one)."""
+        self._ring = ring
+        self._public_url = self._public_url or public_url
+
+    @property
+    def attached(self) -> bool:
+        return self._ring is not None
+
+    # -- configuration ------------------------------------------------------------------------------
+
+    @property
+    def ring(self) -> KeyRing:
+        if self._ring is None:
+            raise RuntimeError("the connect kit is not attached to a Server")
+        return self._ring
+
+    @property
+    def configured(self) -> bool:
+        """Whether the kit knows the server's public URL (without it, no page is served)."""
+        return bool(self._public_url or os.environ.get(ENV_PUBLIC_URL))
+
+    @property
+    def base_url(self) -> str:
+        url = self._public_url or os.environ.get(ENV_PUBLIC_URL)
+        if not url:
+            raise RuntimeError("the connect kit needs the server's public URL: Server(public_url='https://...')")
+        return url.rstrip("/")
+
+    @property
+    def redirect_uri(self) -> str:
+        """Where OAuth providers send the browser back: `<public_url>/connect/callback`."""
+        return f"{self.base_url}/connect/callback"
+
+    @property
+    def development(self) -> bool:
+        """Plain http on a loopback host: development (no Secure cookie, the development login)."""
+        parts = urlsplit(self.base_url)
+        return parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK
+
+    @property
+    def login(self) -> Login | None:
+        if self._login is None and self.development:
+            self._login = DevLogin()
+        return self._login
+
+    @property
+    def tickets(self) -> TicketStore:
+        if self._tickets is None:
+            self._tickets = SqliteTickets(data_dir() / "connect-tickets.sqlite3")
+        return self._tickets
+
+    @property
+    def vault(self) -> Vault:
+        if self._vault is None:
+            store = self._vault_store or SqliteVaultStore(data_dir() / "vault.sqlite3")
+            self._vault = Vault(self.ring, store)
+        return self._vault
+
+    @property
+    def sessions(self) -> Sessions:
+        if self._sessions is None:
+            self._sessions = Sessions(self.ring, ttl_s=self.session_ttl_s, secure=not self.development)
+        return self._sessions
+
+    async def aclose(self) -> None:
+        if self._tickets is not None:
+            await self._tickets.close()
+        if self._vault is not None:
+            await self._vault.close()
+
+    # -- ctx.secret ---------------------------------------------------------------------------------
+
+    async def secret(self, ctx: Context, name: str, message: str, *, key: str | None = None) -> CredentialHandle:
+        if not _NAME.match(name):
+            raise ValueError("ctx.secret: a name is 1-64 characters of A-Z a-z 0-9 _ . -")
+        return await self._obtain(ctx, name, f"secret:{name}", message, key or f"connect-{name}")
+
+    async def connect(
+        self, ctx: Context, provider: str | OAuthProvider, message: str | None = None, *, key: str | None = None
+    ) -> CredentialHandle:
+        name = provider if isinstance(provider, str) else provider.name
+        found = self.providers.get(name)
+        if found is None:
+            raise ValueError(f"ctx.connect: no OAuth provider {name!r} is configured (ConnectKit(providers=[...]))")
+        text = message or f"Connect your {name} account"
+        return await self._obtain(ctx, found.vault_name, f"oauth:{name}", text, key or f"connect-oauth-{name}")
+
+    async def _obtain(self, ctx: Context, name: str, purpose: str, message: str, base: str) -> CredentialHandle:
+        principal = ctx.principal
+        if principal == "anonymous" and not self.development:
+            raise RuntimeError("ctx.secret needs an authenticated principal: configure Server(principal=...)")
+        vault = self.vault
+        if await vault.has(principal, name):
+            return vault.handle(principal, name)
+        if not ctx.can_ask("url"):
+            raise CapabilityMissing(_URL_CAPABILITY, '{"elicitation":{"url":{}}}')
+        flow_id = ctx.flow_id
+
+        async def new_ticket() -> str:
+            ticket = mint(principal, flow_id, purpose, self.ticket_ttl_s)
+            await self.tickets.put(ticket)
+            return ticket.id
+
+        ticket_id: str = await ctx.once(f"connect:{purpose}", new_ticket)
+        url = f"{self.base_url}/connect/{ticket_id}"
+        for attempt in range(1, self.max_asks + 1):
+            text = message if attempt == 1 else f"Not connected yet: open the link and finish there. {message}"
+            ask_key = base if attempt == 1 else f"{base}-{attempt}"
+            answer = await ctx.elicit_url(text, url, key=ask_key, development=self.development)
+            if not isinstance(answer, Accepted):
+                raise NotConnected(f"{name} was not connected: the user declined")
+            if await self._finished(ticket_id, principal, flow_id, purpose, name, hold=ctx.answered_now(ask_key)):
+                return vault.handle(principal, name)
+        raise NotConnected(f"{name} was not connected: the link was not completed")
+
+    async def _finished(
+        self, ticket_id: str, principal: str, flow_id: bytes, purpose: str, name: str, *, hold: bool
+    ) -> bool:
+        """Whether the ticket is done (for this principal, flow and purpose); waits up to `hold_s` if asked."""
+        deadline = time.monotonic() + (self.hold_s if hold else 0.0)
+        while True:
+            ticket = await self.tickets.get(ticket_id)
+            if ticket is not None and ticket.done and ticket.binds(principal, flow_id, purpose):
+                return await self.vault.has(principal, name)
+            if ticket is None or time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.25)
+
+
+__all__ = ["ConnectKit", "NotConnected"]

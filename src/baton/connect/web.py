@@ -1,0 +1,109 @@
+"""The small HTTP vocabulary of the connect pages: a parsed request, an HTML response, the page shell."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from http.cookies import CookieError, SimpleCookie
+from typing import Any
+from urllib.parse import parse_qs
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+MAX_FORM_BYTES = 16 * 1024
+_SECURITY_HEADERS = [
+    (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+     b"frame-ancestors 'none'; base-uri 'none'"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cache-control", b"no-store"),
+    (b"x-content-type-options", b"nosniff"),
+]  # fmt: skip
+
+
+@dataclass(slots=True)
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    cookies: dict[str, str]
+    form: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Response:
+    status: int
+    body: str = ""
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _single(values: dict[str, list[str]]) -> dict[str, str]:
+    return {k: v[0] for k, v in values.items() if v}
+
+
+async def read_request(scope: Scope, receive: Receive) -> Request | None:
+    """Parse the request; None if the body is too large or the client went away."""
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    cookies: dict[str, str] = {}
+    try:
+        jar = SimpleCookie(headers.get("cookie", ""))
+        cookies = {k: m.value for k, m in jar.items()}
+    except CookieError:
+        pass
+    query = _single(parse_qs(scope.get("query_string", b"").decode("latin-1")))
+    request = Request(scope["method"], scope["path"], query, headers, cookies)
+    if request.method != "POST":
+        return request
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_FORM_BYTES:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    if headers.get("content-type", "").split(";")[0].strip() == "application/x-www-form-urlencoded":
+        request.form = _single(parse_qs(b"".join(chunks).decode("utf-8", "replace"), keep_blank_values=True))
+    return request
+
+
+async def send_response(send: Send, response: Response) -> None:
+    body = response.body.encode()
+    headers = [
+        (b"content-type", b"text/html; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        *_SECURITY_HEADERS,
+        *((k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers),
+    ]
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def page(title: str, body_html: str, *, status: int = 200, banner: str | None = None) -> Response:
+    """An HTML page; `body_html` must already be escaped (build it with `esc`)."""
+    notice = f'<p class="banner">{esc(banner)}</p>' if banner else ""
+    text = (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{esc(title)}</title><style>body{{font-family:sans-serif;max-width:36em;margin:3em auto}}"
+        ".banner{background:#fde68a;padding:.5em}</style></head>"
+        f"<body>{notice}<h1>{esc(title)}</h1>{body_html}</body></html>"
+    )
+    return Response(status, text)
+
+
+def redirect(location: str, headers: list[tuple[str, str]] | None = None) -> Response:
+    return Response(303, "", [("location", location), *(headers or [])])
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=True)
