@@ -35,6 +35,18 @@ def first_round(url: str, tool: str = "delete_project", args: dict | None = None
     return result
 
 
+def confirm_deletion(url: str, state: str):  # type: ignore[no-untyped-def]
+    """Alice's second round of delete_project p1: the confirmation, with the given state."""
+    return call(
+        url,
+        "delete_project",
+        {"project": "p1"},
+        responses={"q1": accept(confirm=True)},
+        state=state,
+        Authorization="Bearer alice",
+    )
+
+
 def assert_rejected(resp, runlog: Path, before: int) -> None:  # type: ignore[no-untyped-def]
     assert resp.status_code == 400
     error = resp.json()["error"]
@@ -96,14 +108,7 @@ def test_expired_state_is_rejected(serve, runlog: Path) -> None:  # type: ignore
     r1 = first_round(server.url)
     before = len(runs(runlog))
     time.sleep(2.2)
-    resp = call(
-        server.url,
-        "delete_project",
-        {"project": "p1"},
-        responses={"q1": accept(confirm=True)},
-        state=r1["requestState"],
-        Authorization="Bearer alice",
-    )
+    resp = confirm_deletion(server.url, r1["requestState"])
     assert_rejected(resp, runlog, before)
     assert "expired" in server.log.read_text()
 
@@ -199,12 +204,5 @@ def test_instance_with_another_key_refuses_the_state(serve, runlog: Path, tmp_pa
     b = serve(GUARDED, env={"BATON_TEST_RUNLOG": str(runlog), "BATON_DATA_DIR": str(tmp_path / "other")})
     r1 = first_round(a.url)
     before = len(runs(runlog))
-    resp = call(
-        b.url,
-        "delete_project",
-        {"project": "p1"},
-        responses={"q1": accept(confirm=True)},
-        state=r1["requestState"],
-        Authorization="Bearer alice",
-    )
+    resp = confirm_deletion(b.url, r1["requestState"])
     assert_rejected(resp, runlog, before)
