@@ -24,33 +24,29 @@ import argparse
 import asyncio
 import contextlib
 import importlib.metadata
-import ipaddress
 import json
 import os
 import platform
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+
+from load import (
+    FatalError,
+    FlowError,
+    Tally,
+    add_limits,
+    aligned,
+    event_loop_runner,
+    latency_ms,
+    memory_mib,
+    require_loopback,
+)
 
 TOOL = "perform"
-ERROR_SAMPLES = 5
 Call = Callable[[str], Awaitable[str]]  # one whole flow for an action; returns the final text
-
-
-class FatalError(Exception):
-    """Stops the whole run."""
-
-
-class FlowError(Exception):
-    """Fails one flow; ``kind`` is the key under which the report counts it."""
-
-    def __init__(self, kind: str, detail: str = "") -> None:
-        super().__init__(f"{kind}: {detail}" if detail else kind)
-        self.kind = kind
 
 
 @dataclass
@@ -123,39 +119,9 @@ PACKAGES = {
 # ---------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Tally:
-    """Outcome of one phase (warmup or measured)."""
-
-    total: int
-    deadline: float | None
-    next_index: int = 0
-    skipped: int = 0
-    ok: int = 0
-    latencies: list[float] = field(default_factory=list)
-    errors: dict[str, int] = field(default_factory=dict)
-    samples: list[str] = field(default_factory=list)
-
-    def take(self) -> int | None:
-        """The number of the next flow to start, or None when the phase has no more to start."""
-        if self.next_index >= self.total:
-            return None
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            self.skipped = self.total - self.next_index
-            self.next_index = self.total
-            return None
-        self.next_index += 1
-        return self.next_index - 1
-
-    def failure(self, exc: BaseException) -> None:
-        kind = exc.kind if isinstance(exc, FlowError) else type(exc).__name__
-        self.errors[kind] = self.errors.get(kind, 0) + 1
-        if len(self.samples) < ERROR_SAMPLES:
-            self.samples.append(f"{kind}: {str(exc)[:300]}")
-
-    @property
-    def failed(self) -> int:
-        return sum(self.errors.values())
+def failure(tally: Tally, exc: BaseException) -> None:
+    kind = exc.kind if isinstance(exc, FlowError) else type(exc).__name__
+    tally.failure(kind, exc, f"{kind}: {str(exc)[:300]}")
 
 
 async def lane(call: Call, tally: Tally, prefix: str, limit_s: float) -> None:
@@ -168,12 +134,12 @@ async def lane(call: Call, tally: Tally, prefix: str, limit_s: float) -> None:
             async with asyncio.timeout(limit_s):
                 text = await call(action)
         except Exception as exc:  # any failure of one flow is counted, and the lane goes on
-            tally.failure(
-                FlowError("timeout", f"flow took over {limit_s:g} s") if isinstance(exc, TimeoutError) else exc
+            failure(
+                tally, FlowError("timeout", f"flow took over {limit_s:g} s") if isinstance(exc, TimeoutError) else exc
             )
             continue
         if text != f"done: {action}":
-            tally.failure(FlowError("bad-result", f"expected 'done: {action}', got {text[:120]!r}"))
+            failure(tally, FlowError("bad-result", f"expected 'done: {action}', got {text[:120]!r}"))
             continue
         tally.ok += 1
         tally.latencies.append(clock() - started)
@@ -189,21 +155,6 @@ async def phase(call: Call, total: int, concurrency: int, prefix: str, limit_s: 
 # ---------------------------------------------------------------------------------------------------
 # Measuring
 # ---------------------------------------------------------------------------------------------------
-
-
-def require_loopback(url: str) -> None:
-    """Raise FatalError unless ``url`` is http:// to a host whose every address is loopback."""
-    parts = urlsplit(url)
-    if parts.scheme != "http" or not parts.hostname:
-        raise FatalError("--url must look like http://127.0.0.1:PORT/mcp")
-    try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or 80, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        raise FatalError(f"cannot resolve {parts.hostname!r}: {exc}") from None
-    for info in infos:
-        address = str(info[4][0]).split("%", 1)[0]
-        if not ipaddress.ip_address(address).is_loopback:
-            raise FatalError(f"refusing {parts.hostname} ({address}): only loopback targets are allowed")
 
 
 def server_cpu_seconds(pid: int) -> float | None:
@@ -229,17 +180,6 @@ def server_cpu_seconds(pid: int) -> float | None:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def memory_mib() -> tuple[float, float]:
-    """This process's VmRSS and VmHWM in MiB."""
-    found = {"VmRSS": 0.0, "VmHWM": 0.0}
-    with contextlib.suppress(OSError), open("/proc/self/status", encoding="ascii") as fh:
-        for line in fh:
-            key = line.split(":", 1)[0]
-            if key in found:
-                found[key] = int(line.split()[1]) / 1024
-    return found["VmRSS"], found["VmHWM"]
-
-
 def versions(client: str) -> dict[str, str]:
     out = {"python": platform.python_version()}
     for name in PACKAGES[client]:
@@ -253,13 +193,6 @@ def innermost(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
-
-
-def nearest_rank(ordered: list[float], pct: float) -> float:
-    if not ordered:
-        return 0.0
-    rank = max(1, -(-int(len(ordered) * pct) // 100))
-    return ordered[min(rank, len(ordered)) - 1]
 
 
 async def measure(opts: argparse.Namespace) -> dict[str, Any]:
@@ -308,7 +241,7 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
         if isinstance(leaf, FatalError):
             raise leaf from None
         raise FatalError(f"{opts.client} client failed: {leaf!r}") from None
-    rss, hwm = memory_mib()
+    rss, hwm = memory_mib([os.getpid()])
     if tally.skipped:
         tally.errors["time-limit"] = tally.skipped
     attempted = max(1, opts.n - tally.skipped)
@@ -332,12 +265,7 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
         "elicitations": asked,
         "wall_s": round(wall, 4),
         "flows_per_s": round(tally.ok / wall, 1) if wall > 0 else 0.0,
-        "latency_ms": {
-            "p50": round(nearest_rank(ordered, 50) * ms, 3),
-            "p90": round(nearest_rank(ordered, 90) * ms, 3),
-            "p99": round(nearest_rank(ordered, 99) * ms, 3),
-            "max": round(ordered[-1] * ms if ordered else 0.0, 3),
-        },
+        "latency_ms": latency_ms(ordered),
         "client_cpu_ms_per_flow": round(cpu / attempted * ms, 4),
         "client_user_ms_per_flow": round((times1.user - times0.user) / attempted * ms, 4),
         "client_sys_ms_per_flow": round((times1.system - times0.system) / attempted * ms, 4),
@@ -375,10 +303,7 @@ def render(report: dict[str, Any]) -> str:
     ]
     if report["server_cpu_ms_per_flow"] is not None:
         rows.append(("server CPU per flow", f"{report['server_cpu_ms_per_flow']:.3f} ms"))
-    rows += [(f"error {kind}", str(count)) for kind, count in report["errors"].items()]
-    rows += [("  sample", text) for text in report["error_samples"]]
-    width = max(len(name) for name, _ in rows)
-    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+    return aligned(rows, report)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -392,18 +317,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "-c", "--concurrency", type=int, default=1, help="tasks sharing the client, flows back to back (default 1)"
     )
     parser.add_argument("--warmup", type=int, default=200, help="unmeasured flows first (default 200)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per flow (default 30)")
-    parser.add_argument(
-        "--time-limit",
-        type=float,
-        default=300.0,
-        help="seconds after which the measured phase starts no new flow (default 300)",
-    )
-    parser.add_argument(
-        "--loop",
-        choices=("asyncio", "uvloop"),
-        default="asyncio",
-        help="event loop (default asyncio, what both libraries get from asyncio.run)",
+    add_limits(
+        parser,
+        "seconds per flow (default 30)",
+        ("asyncio", "uvloop"),
+        "event loop (default asyncio, what both libraries get from asyncio.run)",
     )
     parser.add_argument("--server-pid", type=int, help="also report this server's CPU per flow (Linux /proc)")
     parser.add_argument("--profile", metavar="PATH", help="cProfile the measured phase into PATH (inflates the CPU)")
@@ -416,16 +334,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
-    runner: Callable[..., Any] = asyncio.run
-    opts.loop_name = "asyncio"
     try:
         require_loopback(opts.url)
-        if opts.loop == "uvloop":
-            try:
-                import uvloop
-            except ImportError:
-                raise FatalError("--loop uvloop: uvloop is not installed in this venv") from None
-            runner, opts.loop_name = uvloop.run, "uvloop"
+        runner, opts.loop_name = event_loop_runner(opts.loop, " in this venv")
         report: dict[str, Any] = runner(measure(opts))
     except FatalError as exc:
         print(f"client_load: {exc}", file=sys.stderr)

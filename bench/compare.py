@@ -217,12 +217,21 @@ def tail(path: Path | None, lines: int = 6) -> str:
 # ---------------------------------------------------------------------------------------------------
 
 
-def drive(server: Server, n: int, concurrency: int, warmup: int, time_limit: float) -> dict[str, Any]:
-    """One bench/load.py run; a report dict (with ``fatal`` set when the driver could not run)."""
+def drive(
+    server: Server,
+    n: int,
+    concurrency: int,
+    warmup: int,
+    time_limit: float,
+    load: tuple[str, ...] = (sys.executable, str(LOAD)),
+    who: str = "the driver",
+    server_figures: bool = True,
+) -> dict[str, Any]:
+    """One run of the ``load`` command (bench/load.py by default) against the server; a report dict, with
+    ``fatal`` set when ``who`` could not run (or the server had no figures, when ``server_figures``)."""
     assert server.proc is not None
     argv = [
-        sys.executable,
-        str(LOAD),
+        *load,
         "--url",
         server.url,
         "--n",
@@ -240,24 +249,24 @@ def drive(server: Server, n: int, concurrency: int, warmup: int, time_limit: flo
         "--json",
     ]
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=time_limit + 120, check=False)
+        done = subprocess.run(argv, cwd=ROOT, capture_output=True, timeout=time_limit + 120, check=False)
     except subprocess.TimeoutExpired:
-        return {"fatal": f"the driver ran past {time_limit + 120:g} s and was stopped"}
+        return {"fatal": f"{who} ran past {time_limit + 120:g} s and was stopped"}
     if done.returncode == 2 or not done.stdout.strip():
         return {"fatal": done.stderr.decode(errors="replace").strip()[-500:] or f"exit {done.returncode}"}
     report: dict[str, Any] = json.loads(done.stdout)
-    if report.get("server_cpu_ms_per_flow") is None:
+    if server_figures and report.get("server_cpu_ms_per_flow") is None:
         report["fatal"] = "the server exited during the run: " + done.stderr.decode(errors="replace")[-300:]
     return report
 
 
-def smoke(server: Server) -> None:
-    """A few flows first, so that a server that starts but cannot serve the workload is skipped."""
-    report = drive(server, 3, 1, 0, 30)
+def smoked(report: dict[str, Any]) -> dict[str, Any]:
+    """The report of a smoke run of a few flows; raise Skip if the run or any flow failed."""
     if "fatal" in report:
         raise Skip(f"smoke test failed: {report['fatal']}")
     if report["flows_failed"]:
         raise Skip(f"smoke test flows failed: {report['errors']} {report['error_samples'][:1]}")
+    return report
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -265,40 +274,59 @@ def smoke(server: Server) -> None:
 # ---------------------------------------------------------------------------------------------------
 
 
-def summarize(server: str, concurrency: int, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    good = [r for r in runs if "fatal" not in r]
-    row: dict[str, Any] = {
-        "server": server,
-        "concurrency": concurrency,
-        "runs": len(runs),
-        "fatal_runs": len(runs) - len(good),
-    }
-    if not good:
-        return row
+def summarize(
+    key: str,
+    names: list[str],
+    levels: list[tuple[int, int]],
+    runs: list[dict[str, Any]],
+    figures: Callable[[list[dict[str, Any]]], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """A row per level and ``key`` name that has runs: counts and medians, then ``figures(good runs)``."""
+    rows = []
+    for concurrency, _ in levels:
+        for name in names:
+            mine = [r for r in runs if r[key] == name and r["concurrency"] == concurrency]
+            if not mine:
+                continue
+            good = [r for r in mine if "fatal" not in r]
+            row: dict[str, Any] = {
+                key: name,
+                "concurrency": concurrency,
+                "runs": len(mine),
+                "fatal_runs": len(mine) - len(good),
+            }
+            if good:
+                errors: dict[str, int] = {}
+                for r in good:
+                    for kind, count in r["errors"].items():
+                        errors[kind] = errors.get(kind, 0) + count
+                row.update(
+                    {
+                        "n": good[0]["n"],
+                        "flows_ok": sum(r["flows_ok"] for r in good),
+                        "flows_failed": sum(r["flows_failed"] for r in good),
+                        "errors": errors,
+                        "flows_per_s": statistics.median(r["flows_per_s"] for r in good),
+                        "p50_ms": statistics.median(r["latency_ms"]["p50"] for r in good),
+                        "p99_ms": statistics.median(r["latency_ms"]["p99"] for r in good),
+                        **figures(good),
+                    }
+                )
+            rows.append(row)
+    return rows
+
+
+def server_figures(good: list[dict[str, Any]]) -> dict[str, Any]:
     cpu = [r["server_cpu_ms_per_flow"] for r in good]
-    errors: dict[str, int] = {}
-    for r in good:
-        for kind, count in r["errors"].items():
-            errors[kind] = errors.get(kind, 0) + count
-    row.update(
-        {
-            "n": good[0]["n"],
-            "flows_ok": sum(r["flows_ok"] for r in good),
-            "flows_failed": sum(r["flows_failed"] for r in good),
-            "errors": errors,
-            "flows_per_s": statistics.median(r["flows_per_s"] for r in good),
-            "p50_ms": statistics.median(r["latency_ms"]["p50"] for r in good),
-            "p99_ms": statistics.median(r["latency_ms"]["p99"] for r in good),
-            "server_cpu_ms_per_flow": statistics.median(cpu),
-            "server_cpu_min": min(cpu),
-            "server_cpu_max": max(cpu),
-            "driver_cpu_ms_per_flow": statistics.median(r["driver_cpu_ms_per_flow"] for r in good),
-            "rss_mib_before": good[0]["server_rss_mib_before"],
-            "rss_mib_after": good[-1]["server_rss_mib_after"],
-            "hwm_mib": max(r["server_hwm_mib"] for r in good),
-        }
-    )
-    return row
+    return {
+        "server_cpu_ms_per_flow": statistics.median(cpu),
+        "server_cpu_min": min(cpu),
+        "server_cpu_max": max(cpu),
+        "driver_cpu_ms_per_flow": statistics.median(r["driver_cpu_ms_per_flow"] for r in good),
+        "rss_mib_before": good[0]["server_rss_mib_before"],
+        "rss_mib_after": good[-1]["server_rss_mib_after"],
+        "hwm_mib": max(r["server_hwm_mib"] for r in good),
+    }
 
 
 def ratios(rows: list[dict[str, Any]]) -> None:
@@ -312,92 +340,129 @@ def ratios(rows: list[dict[str, Any]]) -> None:
         row["div_mcp"] = mcp / cpu if cpu and mcp else None
 
 
+def target_check(
+    concurrency: int,
+    target: str,
+    baton: dict[str, Any],
+    ref: str,
+    other: dict[str, Any],
+    metric: str,
+    label: str,
+    limit_of: Callable[[float], float],
+    ratio: bool = False,
+) -> dict[str, Any]:
+    """Baton's ``metric`` against ``limit_of(ref's metric)``: PASS, FAIL (also on failed flows) or n/a."""
+    mine, theirs = baton.get(metric), other.get(metric)
+    check: dict[str, Any] = {"concurrency": concurrency, "target": target, "baton": mine, ref: theirs}
+    if mine is None or theirs is None:
+        check.update(status="n/a", detail=f"{'Baton' if mine is None else label} not measured")
+        return check
+    limit = limit_of(theirs)
+    ok = mine <= limit and not baton.get("flows_failed")
+    also = f"; ratio {mine / theirs:.2f}" if ratio else ""
+    detail = f"{mine:.3f} vs limit {limit:.3f} ms/flow ({label} {theirs:.3f}{also})"
+    if baton.get("flows_failed"):
+        detail += f"; Baton had {baton['flows_failed']} failed flows"
+    check.update(status="PASS" if ok else "FAIL", limit=limit, detail=detail)
+    return check
+
+
 def target_checks(rows: list[dict[str, Any]], levels: list[int]) -> list[dict[str, Any]]:
     by_key = {(r["server"], r["concurrency"]): r for r in rows}
-    checks = []
-    for c in levels:
-        baton = by_key.get(("baton", c), {})
-        for ref, factor, text in (
-            ("floor", MAX_FLOOR_RATIO, f"<= {MAX_FLOOR_RATIO:g}x floor"),
-            ("mcp", 1 / MIN_MCP_DIVISOR, f"<= 1/{MIN_MCP_DIVISOR:g} of mcp 2.3.0"),
-        ):
-            other = by_key.get((ref, c), {})
-            mine, theirs = baton.get("server_cpu_ms_per_flow"), other.get("server_cpu_ms_per_flow")
-            check: dict[str, Any] = {
-                "concurrency": c,
-                "target": f"server CPU {text}",
-                "baton": mine,
-                ref: theirs,
-            }
-            if mine is None or theirs is None:
-                missing = "Baton" if mine is None else LABELS[ref]
-                check.update(status="n/a", detail=f"{missing} not measured")
-            else:
-                limit = theirs * factor
-                ok = mine <= limit and not baton.get("flows_failed")
-                detail = f"{mine:.3f} vs limit {limit:.3f} ms/flow ({LABELS[ref]} {theirs:.3f})"
-                if baton.get("flows_failed"):
-                    detail += f"; Baton had {baton['flows_failed']} failed flows"
-                check.update(status="PASS" if ok else "FAIL", limit=limit, detail=detail)
-            checks.append(check)
-    return checks
+    limits: tuple[tuple[str, Callable[[float], float], str], ...] = (
+        ("floor", lambda theirs: theirs * MAX_FLOOR_RATIO, f"<= {MAX_FLOOR_RATIO:g}x floor"),
+        ("mcp", lambda theirs: theirs * (1 / MIN_MCP_DIVISOR), f"<= 1/{MIN_MCP_DIVISOR:g} of mcp 2.3.0"),
+    )
+    return [
+        target_check(
+            c,
+            f"server CPU {text}",
+            by_key.get(("baton", c), {}),
+            ref,
+            by_key.get((ref, c), {}),
+            "server_cpu_ms_per_flow",
+            LABELS[ref],
+            limit_of,
+        )
+        for c in levels
+        for ref, limit_of, text in limits
+    ]
 
 
 def fmt(value: float | None, spec: str = ".3f", suffix: str = "") -> str:
     return DASH if value is None else f"{value:{spec}}{suffix}"
 
 
-def markdown(rows: list[dict[str, Any]], checks: list[dict[str, Any]], repeat: int) -> str:
-    head = [
-        "server",
-        "c",
-        "flows/s",
-        "p50 / p99 ms",
-        f"server CPU ms/flow (min{DASH}max)",
-        f"{TIMES} floor",
-        f"{DIVIDE} mcp",
-        f"RSS MiB before{ARROW}after (peak)",
-        "driver CPU ms/flow",
-        "errors",
-    ]
+def report_markdown(
+    rows: list[dict[str, Any]],
+    checks: list[dict[str, Any]],
+    repeat: int,
+    key: str,
+    labels: dict[str, str],
+    metric: str,
+    who: str,
+    head: list[str],
+    cells: Callable[[dict[str, Any]], list[str]],
+    text: str,
+    heading: tuple[str, ...] = (),
+) -> str:
+    """The Markdown table (``key``, c, flows/s, p50 / p99, the ``head`` columns of ``cells(row)``, errors; dashes
+    where no run gave ``metric``, as ``who`` failed), then ``text`` on the figures, ``heading`` and the checks."""
+    head = [key, "c", "flows/s", "p50 / p99 ms", *head, "errors"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        label = LABELS[r["server"]]
-        if "server_cpu_ms_per_flow" not in r:
-            lines.append(
-                f"| {label} | {r['concurrency']} | "
-                + " | ".join([DASH] * 7)
-                + f" | driver failed in {r['fatal_runs']}/{r['runs']} runs |"
-            )
+        label = labels[r[key]]
+        failed = f"{who} failed in {r['fatal_runs']}/{r['runs']} runs"
+        if metric not in r:
+            lines.append(f"| {label} | {r['concurrency']} | " + " | ".join([DASH] * (len(head) - 3)) + f" | {failed} |")
             continue
         errors = str(r["flows_failed"])
         if r["errors"]:
             errors += " (" + ", ".join(f"{k} {v}" for k, v in r["errors"].items()) + ")"
         if r["fatal_runs"]:
-            errors += f"; driver failed in {r['fatal_runs']}/{r['runs']} runs"
-        cells = [
-            label,
-            str(r["concurrency"]),
-            f"{r['flows_per_s']:.0f}",
-            f"{r['p50_ms']:.2f} / {r['p99_ms']:.2f}",
+            errors += f"; {failed}"
+        first = [label, str(r["concurrency"]), f"{r['flows_per_s']:.0f}", f"{r['p50_ms']:.2f} / {r['p99_ms']:.2f}"]
+        lines.append("| " + " | ".join([*first, *cells(r), errors]) + " |")
+    up_to = "" if all(r["runs"] == repeat for r in rows) else "up to "
+    lines += ["", f"Medians of {up_to}{repeat} runs per row. {text}", "", *heading]
+    lines += [f"- c={ch['concurrency']}: {ch['target']}: **{ch['status']}** ({ch['detail']})" for ch in checks]
+    return "\n".join(lines)
+
+
+def markdown(rows: list[dict[str, Any]], checks: list[dict[str, Any]], repeat: int) -> str:
+    def cells(r: dict[str, Any]) -> list[str]:
+        return [
             f"**{r['server_cpu_ms_per_flow']:.3f}** ({r['server_cpu_min']:.3f}{DASH}{r['server_cpu_max']:.3f})",
             fmt(r["x_floor"], ".2f", TIMES),
             fmt(r["div_mcp"], ".2f"),
             f"{r['rss_mib_before']:.1f} {ARROW} {r['rss_mib_after']:.1f} ({r['hwm_mib']:.1f})",
             f"{r['driver_cpu_ms_per_flow']:.3f}",
-            errors,
         ]
-        lines.append("| " + " | ".join(cells) + " |")
-    up_to = "" if all(r["runs"] == repeat for r in rows) else "up to "
-    lines += [
-        "",
-        f"Medians of {up_to}{repeat} runs per row. {TIMES} floor = server CPU / the floor's; "
-        f"{DIVIDE} mcp = mcp 2.3.0's server CPU / this row's (4 means a quarter of mcp's).",
-        "",
-        "Baton targets (server CPU per flow):",
+
+    head = [
+        f"server CPU ms/flow (min{DASH}max)",
+        f"{TIMES} floor",
+        f"{DIVIDE} mcp",
+        f"RSS MiB before{ARROW}after (peak)",
+        "driver CPU ms/flow",
     ]
-    lines += [f"- c={ch['concurrency']}: {ch['target']}: **{ch['status']}** ({ch['detail']})" for ch in checks]
-    return "\n".join(lines)
+    text = (
+        f"{TIMES} floor = server CPU / the floor's; "
+        f"{DIVIDE} mcp = mcp 2.3.0's server CPU / this row's (4 means a quarter of mcp's)."
+    )
+    return report_markdown(
+        rows,
+        checks,
+        repeat,
+        "server",
+        LABELS,
+        "server_cpu_ms_per_flow",
+        "driver",
+        head,
+        cells,
+        text,
+        ("Baton targets (server CPU per flow):",),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -412,55 +477,71 @@ def int_list(text: str) -> list[int]:
     return values
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="bench/compare", description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--only",
-        default=",".join(SERVER_ORDER),
-        help="servers to run, comma-separated, from baton,floor,mcp,fastmcp (default all)",
-    )
+def level_parser(
+    prog: str, doc: str, order: tuple[str, ...], n_at_1: int, only: str, repeat: str, warmup: str, time_limit: str
+) -> argparse.ArgumentParser:
+    """A parser with ``--only`` (names from ``order``) up to ``--time-limit``, the arguments' help texts given."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.partition("\n\n")[0])
+    parser.add_argument("--only", default=",".join(order), help=only)
     parser.add_argument("-c", "--concurrency", type=int_list, default=[1, 16], help="concurrency levels (default 1,16)")
     parser.add_argument(
         "-n",
         "--n",
         type=int_list,
         default=None,
-        help="measured flows per run, one value for all levels or one per level (default 2000 at c=1, 4000 otherwise)",
+        help="measured flows per run, one value for all levels or one per level "
+        f"(default {n_at_1} at c=1, {2 * n_at_1} otherwise)",
     )
-    parser.add_argument("--repeat", type=int, default=3, help="runs per server and level (default 3)")
-    parser.add_argument("--warmup", type=int, default=200, help="unmeasured flows per run (default 200)")
-    parser.add_argument(
-        "--time-limit",
-        type=float,
-        default=300.0,
-        help="seconds after which a driver run starts no new flow (default 300)",
-    )
-    parser.add_argument(
-        "--python",
-        type=Path,
-        default=ROOT / ".venv" / "bin" / "python",
-        help="Python of Baton's venv, for Baton (its baton script) and the floor (default .venv/bin/python)",
-    )
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        default=ROOT / ".cache" / "bench",
-        help="where the peer venvs and server logs go (default .cache/bench)",
-    )
-    parser.add_argument("--start-timeout", type=float, default=60.0, help="seconds for a server to listen")
+    parser.add_argument("--repeat", type=int, default=3, help=repeat)
+    parser.add_argument("--warmup", type=int, default=200, help=warmup)
+    parser.add_argument("--time-limit", type=float, default=300.0, help=time_limit)
+    return parser
+
+
+def setup_options(parser: argparse.ArgumentParser, python: str, cache: str, start_timeout: str) -> None:
+    """Add ``--python``, ``--cache``, ``--start-timeout`` (with these help texts) and ``--json``."""
+    parser.add_argument("--python", type=Path, default=ROOT / ".venv" / "bin" / "python", help=python)
+    parser.add_argument("--cache", type=Path, default=ROOT / ".cache" / "bench", help=cache)
+    parser.add_argument("--start-timeout", type=float, default=60.0, help=start_timeout)
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write every figure to this JSON file")
+
+
+def level_args(
+    parser: argparse.ArgumentParser, argv: list[str] | None, order: tuple[str, ...], n_at_1: int
+) -> argparse.Namespace:
+    """Parse; ``names`` is ``--only`` in ``order``, ``n`` one value per concurrency level."""
     opts = parser.parse_args(argv)
     names = [name.strip() for name in opts.only.split(",") if name.strip()]
-    unknown = sorted(set(names) - set(SERVER_ORDER))
-    if unknown or not names:
-        parser.error(f"--only takes names from {','.join(SERVER_ORDER)}; got {opts.only!r}")
-    opts.names = [name for name in SERVER_ORDER if name in names]
+    if not names or set(names) - set(order):
+        parser.error(f"--only takes names from {','.join(order)}; got {opts.only!r}")
+    opts.names = [name for name in order if name in names]
     if opts.n is None:
-        opts.n = [2000 if c == 1 else 4000 for c in opts.concurrency]
+        opts.n = [n_at_1 if c == 1 else 2 * n_at_1 for c in opts.concurrency]
     elif len(opts.n) == 1:
         opts.n = opts.n * len(opts.concurrency)
     elif len(opts.n) != len(opts.concurrency):
         parser.error("--n takes one value, or one per concurrency level")
+    return opts
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = level_parser(
+        "bench/compare",
+        __doc__,
+        SERVER_ORDER,
+        2000,
+        only="servers to run, comma-separated, from baton,floor,mcp,fastmcp (default all)",
+        repeat="runs per server and level (default 3)",
+        warmup="unmeasured flows per run (default 200)",
+        time_limit="seconds after which a driver run starts no new flow (default 300)",
+    )
+    setup_options(
+        parser,
+        python="Python of Baton's venv, for Baton (its baton script) and the floor (default .venv/bin/python)",
+        cache="where the peer venvs and server logs go (default .cache/bench)",
+        start_timeout="seconds for a server to listen",
+    )
+    opts = level_args(parser, argv, SERVER_ORDER, 2000)
     if opts.repeat < 1 or opts.warmup < 0:
         parser.error("--repeat must be >= 1 and --warmup >= 0")
     return opts
@@ -513,6 +594,74 @@ def signals_ignored() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def measure(
+    opts: argparse.Namespace,
+    levels: list[tuple[int, int]],
+    names: list[str],
+    drive_one: Callable[[str, int, int], dict[str, Any]],
+    runs: list[dict[str, Any]],
+    key: str,
+    failed: str,
+    who: str,
+    say: Callable[[str], None],
+    alternate: bool = False,
+) -> None:
+    """``opts.repeat`` rounds of ``drive_one(name, n, concurrency)`` for each level and name, into ``runs``, with a
+    progress line each (``failed`` for a run that could not measure, ``who``'s CPU per flow otherwise)."""
+    total = opts.repeat * len(levels) * len(names)
+    count = 0
+    for rep in range(1, opts.repeat + 1):
+        order = names if rep % 2 or not alternate else names[::-1]  # alternate who goes first, against drift
+        for concurrency, n in levels:
+            for name in order:
+                count += 1
+                report = drive_one(name, n, concurrency)
+                report.update({key: name, "repeat": rep, "concurrency": concurrency})
+                runs.append(report)
+                if "fatal" in report:
+                    figures = f"{failed}: {report['fatal']}"
+                else:
+                    figures = (
+                        f"{report['flows_ok']} ok, {report['flows_failed']} failed, "
+                        f"{report['flows_per_s']:.0f} flows/s, {who} {report[f'{who}_cpu_ms_per_flow']:.3f} ms/flow"
+                    )
+                say(f"[{count}/{total}] {name} c={concurrency}: {figures}")
+
+
+def heading(title: str, sharing: str, levels: list[tuple[int, int]], warmup: int, note: str = "") -> tuple[str, Any]:
+    """Print the title and the machine line; the date and the machine."""
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    info = machine()
+    print(f"## {title}, {when}\n")
+    print(
+        f"{info['cpus']} CPUs ({info['cpu_model']}), Python {info['python']}; {sharing} n per run: "
+        + ", ".join(f"{n} at c={c}" for c, n in levels)
+        + f"; warmup {warmup}.{note}\n"
+    )
+    return when, info
+
+
+def print_versions(
+    title: str, versions: dict[str, dict[str, str]], skipped: dict[str, str], labels: dict[str, str]
+) -> None:
+    print(f"\n{title}:")
+    for name, found in versions.items():
+        print(f"- {labels[name]}: " + ", ".join(f"{k} {v}" for k, v in found.items()))
+    for name, reason in skipped.items():
+        print(f"- {labels[name]}: skipped: {reason}")
+
+
+def finish(opts: argparse.Namespace, document: dict[str, Any], failed: bool, say: Callable[[str], None]) -> int:
+    """Write ``document`` to ``--json`` if given; the exit status: 128 + the signal that stopped the run, 1 when
+    ``failed`` or a run failed, else 0."""
+    if opts.json:
+        opts.json.write_text(json.dumps(document, indent=1) + "\n")
+        say(f"wrote {opts.json}")
+    if document["stopped_by_signal"]:
+        return 128 + int(document["stopped_by_signal"])
+    return 1 if failed or any(r.get("flows_failed") or "fatal" in r for r in document["runs"]) else 0
+
+
 def run(opts: argparse.Namespace) -> int:
     logs = opts.cache / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -526,7 +675,7 @@ def run(opts: argparse.Namespace) -> int:
             try:
                 start(server, logs, opts.start_timeout)
                 started.append(server)
-                smoke(server)
+                smoked(drive(server, 3, 1, 0, 30))  # so that a server that cannot serve the workload is skipped
                 server.versions = stack_versions(server.python)
                 say(f"{server.name}: pid {server.proc.pid if server.proc else '?'} on {server.url}")
             except Skip as exc:
@@ -537,23 +686,18 @@ def run(opts: argparse.Namespace) -> int:
         if not active:
             say("no server could be started")
             return 2
-        total = opts.repeat * len(levels) * len(active)
-        count = 0
-        for rep in range(1, opts.repeat + 1):
-            for concurrency, n in levels:
-                for server in active:
-                    count += 1
-                    report = drive(server, n, concurrency, opts.warmup, opts.time_limit)
-                    report.update(server=server.name, repeat=rep, concurrency=concurrency)
-                    runs.append(report)
-                    if "fatal" in report:
-                        say(f"[{count}/{total}] {server.name} c={concurrency}: driver failed: {report['fatal']}")
-                    else:
-                        say(
-                            f"[{count}/{total}] {server.name} c={concurrency}: {report['flows_ok']} ok, "
-                            f"{report['flows_failed']} failed, {report['flows_per_s']:.0f} flows/s, "
-                            f"server {report['server_cpu_ms_per_flow']:.3f} ms/flow"
-                        )
+        by_name = {s.name: s for s in active}
+        measure(
+            opts,
+            levels,
+            list(by_name),
+            lambda name, n, c: drive(by_name[name], n, c, opts.warmup, opts.time_limit),
+            runs,
+            "server",
+            "driver failed",
+            "server",
+            say,
+        )
     except KeyboardInterrupt as exc:
         stopped_by = exc.signum if isinstance(exc, Stopped) else int(signal.SIGINT)
         say(f"{signal.Signals(stopped_by).name}: stopping the servers and reporting what was measured")
@@ -562,60 +706,44 @@ def run(opts: argparse.Namespace) -> int:
             for server in started:
                 stop(server)
 
-    rows = []
-    for concurrency, _ in levels:
-        for server in servers:
-            mine = [r for r in runs if r["server"] == server.name and r["concurrency"] == concurrency]
-            if mine:
-                rows.append(summarize(server.name, concurrency, mine))
+    rows = summarize("server", [s.name for s in servers], levels, runs, server_figures)
     ratios(rows)
     checks = target_checks(rows, opts.concurrency) if "baton" in opts.names else []
-    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    info = machine()
-    print(f"## MRTR comparison, {when}\n")
-    print(
-        f"{info['cpus']} CPUs ({info['cpu_model']}), Python {info['python']}; driver and servers share them. "
-        f"n per run: " + ", ".join(f"{n} at c={c}" for c, n in levels) + f"; warmup {opts.warmup}.\n"
-    )
+    when, info = heading("MRTR comparison", "driver and servers share them.", levels, opts.warmup)
     print(markdown(rows, checks, opts.repeat))
-    print("\nStacks:")
-    for server in servers:
-        if server.versions:
-            print(f"- {LABELS[server.name]}: " + ", ".join(f"{k} {v}" for k, v in server.versions.items()))
-    for name, reason in skipped.items():
-        print(f"- {LABELS[name]}: skipped: {reason}")
-    if opts.json:
-        document = {
-            "date": when,
-            "machine": info,
-            "levels": [{"concurrency": c, "n": n} for c, n in levels],
-            "repeat": opts.repeat,
-            "warmup": opts.warmup,
-            "stopped_by_signal": stopped_by or None,
-            "servers": {
-                s.name: {"command": s.argv(s.port), "versions": s.versions} for s in servers if s.name not in skipped
-            },
-            "skipped": skipped,
-            "summary": rows,
-            "checks": checks,
-            "runs": runs,
-        }
-        opts.json.write_text(json.dumps(document, indent=1) + "\n")
-        say(f"wrote {opts.json}")
-    if stopped_by:
-        return 128 + stopped_by
-    failed = any(c["status"] == "FAIL" for c in checks) or any(r.get("flows_failed") or "fatal" in r for r in runs)
-    return 1 if failed else 0
+    print_versions("Stacks", {s.name: s.versions for s in servers if s.versions}, skipped, LABELS)
+    document = {
+        "date": when,
+        "machine": info,
+        "levels": [{"concurrency": c, "n": n} for c, n in levels],
+        "repeat": opts.repeat,
+        "warmup": opts.warmup,
+        "stopped_by_signal": stopped_by or None,
+        "servers": {
+            s.name: {"command": s.argv(s.port), "versions": s.versions} for s in servers if s.name not in skipped
+        },
+        "skipped": skipped,
+        "summary": rows,
+        "checks": checks,
+        "runs": runs,
+    }
+    return finish(opts, document, any(c["status"] == "FAIL" for c in checks), say)
 
 
-def main(argv: list[str] | None = None) -> int:
-    opts = parse_args(argv)
+def run_stoppable(
+    run: Callable[[argparse.Namespace], int], opts: argparse.Namespace, say: Callable[[str], None]
+) -> int:
+    """``run(opts)``, or 128 + the signal number when a signal stops it."""
     with stop_on_signals():
         try:
             return run(opts)
         except Stopped as exc:  # during the venv set-up or the report; the measuring part handles its own
             say(f"{signal.Signals(exc.signum).name}: stopped")
             return 128 + exc.signum
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_stoppable(run, parse_args(argv), say)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 PROTOCOL_VERSION = "2026-07-28"
 CLIENT_INFO = {"name": "baton-bench-load", "version": "1.0"}
@@ -309,10 +309,12 @@ class Tally:
         self.rounds += flow.rounds
         self.latencies.append(_clock() - flow.started)
 
-    def failure(self, kind: str, exc: BaseException) -> None:
+    def failure(self, kind: str, exc: BaseException, sample: str | None = None) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
         if len(self.samples) < ERROR_SAMPLES:
-            self.samples.append(str(exc) if isinstance(exc, FlowError) else f"{kind}: {exc!r}")
+            if sample is None:
+                sample = str(exc) if isinstance(exc, FlowError) else f"{kind}: {exc!r}"
+            self.samples.append(sample)
 
     @property
     def failed(self) -> int:
@@ -655,16 +657,20 @@ def memory_mib(pids: list[int]) -> tuple[float, float]:
 # ---------------------------------------------------------------------------------------------------
 
 
-def require_loopback(host: str, port: int) -> None:
-    """Raise FatalError unless every address of ``host`` is a loopback address."""
+def require_loopback(text: str) -> SplitResult:
+    """The parts of URL ``text``; raise FatalError unless it is http:// to a host whose every address is loopback."""
+    url = urlsplit(text)
+    if url.scheme != "http" or not url.hostname:
+        raise FatalError("--url must look like http://127.0.0.1:PORT/mcp")
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = socket.getaddrinfo(url.hostname, url.port or 80, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        raise FatalError(f"cannot resolve {host!r}: {exc}") from None
+        raise FatalError(f"cannot resolve {url.hostname!r}: {exc}") from None
     for info in infos:
         address = str(info[4][0]).split("%", 1)[0]
         if not ipaddress.ip_address(address).is_loopback:
-            raise FatalError(f"refusing {host} ({address}): only loopback targets are allowed")
+            raise FatalError(f"refusing {url.hostname} ({address}): only loopback targets are allowed")
+    return url
 
 
 def nearest_rank(ordered: list[float], pct: float) -> float:
@@ -674,12 +680,16 @@ def nearest_rank(ordered: list[float], pct: float) -> float:
     return ordered[min(rank, len(ordered)) - 1]
 
 
+def latency_ms(ordered: list[float]) -> dict[str, float]:
+    """p50, p90, p99 and max of the sorted latencies (seconds), in milliseconds."""
+    ms = 1000.0
+    last = ordered[-1] * ms if ordered else 0.0
+    return {**{f"p{pct}": round(nearest_rank(ordered, pct) * ms, 3) for pct in (50, 90, 99)}, "max": round(last, 3)}
+
+
 async def measure(opts: argparse.Namespace) -> dict[str, Any]:
-    url = urlsplit(opts.url)
-    if url.scheme != "http" or not url.hostname:
-        raise FatalError("--url must look like http://127.0.0.1:PORT/mcp")
-    host, port = url.hostname, url.port or 80
-    require_loopback(host, port)
+    url = require_loopback(opts.url)
+    host, port = str(url.hostname), url.port or 80
     workload = Workload(url.netloc, url.path or "/", opts.tool, opts.args, opts.max_rounds)
     driver = Driver(host, port, workload, opts.concurrency, opts.timeout)
     pids = process_tree(opts.server_pid) if opts.server_pid else []
@@ -737,13 +747,7 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
         "wall_s": round(wall, 4),
         "flows_per_s": round(tally.ok / wall, 1) if wall > 0 else 0.0,
         "requests_per_s": round(requests / wall, 1) if wall > 0 else 0.0,
-        "latency_ms": {
-            "p50": round(nearest_rank(ordered, 50) * ms, 3),
-            "p90": round(nearest_rank(ordered, 90) * ms, 3),
-            "p99": round(nearest_rank(ordered, 99) * ms, 3),
-            "max": round(ordered[-1] * ms if ordered else 0.0, 3),
-            "mean": round(sum(ordered) / len(ordered) * ms if ordered else 0.0, 3),
-        },
+        "latency_ms": {**latency_ms(ordered), "mean": round(sum(ordered) / len(ordered) * ms if ordered else 0.0, 3)},
         "server_pids": pids,
         "server_cpu_ms_per_flow": round(server_cpu / attempted * ms, 4) if measured else None,
         "server_cpu_cores": round(server_cpu / wall, 3) if measured and wall > 0 else None,
@@ -800,8 +804,16 @@ def render(report: dict[str, Any]) -> str:
     )
     rows.append(("input requests answered", str(report["input_requests_answered"] or "none")))
     rows.append(("connections opened", str(report["connections"])))
-    rows += [(f"error {kind}", str(count)) for kind, count in report["errors"].items()]
-    rows += [("  sample", text) for text in report["error_samples"]]
+    return aligned(rows, report)
+
+
+def aligned(rows: list[tuple[str, str]], report: dict[str, Any]) -> str:
+    """The rows, then the report's error counts and samples, as two aligned columns."""
+    rows = [
+        *rows,
+        *((f"error {kind}", str(count)) for kind, count in report["errors"].items()),
+        *(("  sample", text) for text in report["error_samples"]),
+    ]
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 
@@ -833,18 +845,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="server PIDs, comma-separated; their descendants are included",
     )
     parser.add_argument("--max-rounds", type=int, default=10, help="requests allowed per flow (default 10)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
-    parser.add_argument(
-        "--time-limit",
-        type=float,
-        default=300.0,
-        help="seconds after which the measured phase starts no new flow (default 300)",
-    )
-    parser.add_argument(
-        "--loop",
-        choices=("auto", "asyncio", "uvloop"),
-        default="auto",
-        help="event loop: uvloop when installed (auto), or the stdlib one",
+    add_limits(
+        parser,
+        "seconds per request (default 30)",
+        ("auto", "asyncio", "uvloop"),
+        "event loop: uvloop when installed (auto), or the stdlib one",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     opts = parser.parse_args(argv)
@@ -859,13 +864,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return opts
 
 
-def event_loop_runner(choice: str) -> tuple[Callable[..., Any], str]:
+def add_limits(parser: argparse.ArgumentParser, timeout: str, loops: tuple[str, ...], loop: str) -> None:
+    """Add ``--timeout``, ``--time-limit`` and ``--loop`` (``loops``, the first the default)."""
+    parser.add_argument("--timeout", type=float, default=30.0, help=timeout)
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=300.0,
+        help="seconds after which the measured phase starts no new flow (default 300)",
+    )
+    parser.add_argument("--loop", choices=loops, default=loops[0], help=loop)
+
+
+def event_loop_runner(choice: str, where: str = "") -> tuple[Callable[..., Any], str]:
+    """``asyncio.run`` or ``uvloop.run`` for ``--loop`` (auto: uvloop when installed), and its name."""
     if choice != "asyncio":
         try:
             import uvloop
         except ImportError:
             if choice == "uvloop":
-                raise FatalError("--loop uvloop: uvloop is not installed") from None
+                raise FatalError(f"--loop uvloop: uvloop is not installed{where}") from None
         else:
             return uvloop.run, "uvloop"
     return asyncio.run, "asyncio"
