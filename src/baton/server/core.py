@@ -202,9 +202,6 @@ class Server:
             self._connect.attach(self.key_ring, self.public_url)
         return self._connect
 
-    def _connect_kit(self) -> ConnectKit:
-        return self.connect_kit
-
     async def aclose(self) -> None:
         """Release what the server holds open (the ledger, the connect kit); transports call it at shutdown."""
         self.hub.shutdown()
@@ -698,7 +695,7 @@ class Server:
             emit=ex.emit,
             log_level=level,
             flow_id=state.flow_id,
-            connect=self._connect_kit,
+            connect=lambda: self.connect_kit,
         )
         if context_param is not None:
             kwargs[context_param] = ctx
