@@ -165,9 +165,14 @@ def main(argv: list[str] | None = None) -> int:
         help="admit this Host header besides loopback names (repeatable; * admits any)",
     )
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    commands.add_parser("keys", help="list or rotate the state key ring: baton keys list|rotate|add|promote|retire")
     commands.add_parser("tools", help="list a server's tools: baton tools URL | baton tools -- COMMAND...")
     commands.add_parser("call", help="call a tool: baton call URL TOOL [key=value ...] | baton call TOOL ... -- CMD...")
     words = list(sys.argv[1:] if argv is None else argv)
+    if words and words[0] == "keys":
+        from .cli_keys import run as keys
+
+        return keys(words[1:])
     if words and words[0] in ("tools", "call"):
         from .cli_client import run
 

@@ -1,4 +1,8 @@
-"""Keys for the connect kit, derived (HKDF-SHA256) from the server's key ring, one label per use."""
+"""Keys for the connect kit, derived (HKDF-SHA256) from the server's key ring, one label per use.
+
+`DerivedKeys` follows the ring: when a rotation changes the ring, the derived keys are rebuilt, so
+sessions and vault records sealed under a new key on one instance open on every other.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,38 @@ def derive(secret: bytes, label: str) -> bytes:
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=label.encode()).derive(secret)
 
 
-def derived_ring(ring: KeyRing, label: str) -> list[tuple[str, bytes]]:
-    """(key id, derived key) for every key of the ring, the sealing key first."""
-    return [(key.kid, derive(key.secret, label)) for key in ring.keys]
+class DerivedKeys:
+    """(key id, derived key) for every key of the ring; the ring's sealing key gives the current one."""
+
+    def __init__(self, ring: KeyRing, label: str) -> None:
+        self.ring = ring
+        self.label = label
+        self._version = -1
+        self._keys: dict[str, bytes] = {}
+        self._current = ""
+
+    def _fresh(self) -> dict[str, bytes]:
+        keys = self.ring.keys  # a file-backed ring looks at its file here
+        if self._version != self.ring.version:
+            self._keys = {key.kid: derive(key.secret, self.label) for key in keys}
+            self._current = keys[0].kid
+            self._version = self.ring.version
+        return self._keys
+
+    @property
+    def current(self) -> tuple[str, bytes]:
+        """The id and derived key that seal (sign) new records."""
+        keys = self._fresh()
+        return self._current, keys[self._current]
+
+    def get(self, kid: str) -> bytes | None:
+        """The derived key for `kid`, or None; an unknown id makes the ring look at its file first."""
+        key = self._fresh().get(kid)
+        if key is None and self.ring.cipher(kid) is not None:
+            key = self._fresh().get(kid)
+        return key
+
+    def all(self) -> list[bytes]:
+        """Every derived key, the current one first."""
+        keys = self._fresh()
+        return [keys[self._current], *(key for kid, key in keys.items() if kid != self._current)]

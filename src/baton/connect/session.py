@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import orjson
 
 from ..state.keys import KeyRing
-from .derived import derived_ring
+from .derived import DerivedKeys
 
 COOKIE_NAME = "baton_connect"
 LABEL = "baton connect session"
@@ -48,9 +48,7 @@ class Sessions:
     """Issues and verifies session cookies, and the CSRF tokens bound to a session."""
 
     def __init__(self, ring: KeyRing, *, ttl_s: int = DEFAULT_SESSION_TTL_S, secure: bool = True) -> None:
-        keys = derived_ring(ring, LABEL)
-        self._kid, self._key = keys[0]
-        self._keys = dict(keys)
+        self._keys = DerivedKeys(ring, LABEL)
         self.ttl_s = ttl_s
         self.secure = secure
 
@@ -61,8 +59,9 @@ class Sessions:
         """A new session for `principal` and its `Set-Cookie` header value."""
         session = Session(principal, secrets.token_urlsafe(16), int(time.time()) + self.ttl_s)
         payload = _b64(orjson.dumps({"p": session.principal, "s": session.sid, "e": session.expires_at}))
-        signed = f"v1.{self._kid}.{payload}"
-        value = f"{signed}.{_b64(self._mac(self._key, signed.encode()))}"
+        kid, key = self._keys.current
+        signed = f"v1.{kid}.{payload}"
+        value = f"{signed}.{_b64(self._mac(key, signed.encode()))}"
         return session, self._cookie(value, self.ttl_s)
 
     def clear(self) -> str:
@@ -95,11 +94,15 @@ class Sessions:
 
     def csrf(self, session: Session, ticket_id: str) -> str:
         """A token for forms on `ticket_id`'s page, valid only with this session."""
-        return _b64(self._mac(self._key, f"csrf\0{session.sid}\0{session.principal}\0{ticket_id}".encode()))
+        return _b64(self._mac(self._keys.current[1], _csrf_input(session, ticket_id)))
 
     def check_csrf(self, session: Session, ticket_id: str, token: str) -> bool:
-        for key in self._keys.values():
-            expected = _b64(self._mac(key, f"csrf\0{session.sid}\0{session.principal}\0{ticket_id}".encode()))
+        for key in self._keys.all():
+            expected = _b64(self._mac(key, _csrf_input(session, ticket_id)))
             if hmac.compare_digest(expected, token):
                 return True
         return False
+
+
+def _csrf_input(session: Session, ticket_id: str) -> bytes:
+    return f"csrf\0{session.sid}\0{session.principal}\0{ticket_id}".encode()

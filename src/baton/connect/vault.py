@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..state.keys import KeyRing
 from ._sqlite import SqliteFile
-from .derived import derived_ring
+from .derived import DerivedKeys
 
 LABEL = "baton connect vault"
 MAX_SECRET_BYTES = 8 * 1024
@@ -105,18 +105,16 @@ class Vault:
 
     def __init__(self, ring: KeyRing, store: VaultStore) -> None:
         self.store = store
-        keys = derived_ring(ring, LABEL)
-        self._current = keys[0][0]
-        self._ciphers = {kid: AESGCM(key) for kid, key in keys}
+        self._keys = DerivedKeys(ring, LABEL)
 
     async def put(self, principal: str, name: str, secret: str) -> None:
         raw = secret.encode()
         if not raw or len(raw) > MAX_SECRET_BYTES:
             raise VaultError(f"a credential must be 1 to {MAX_SECRET_BYTES} bytes")
-        kid = self._current.encode()
+        kid, key = self._keys.current
         nonce = os.urandom(12)
-        sealed = self._ciphers[self._current].encrypt(nonce, raw, _aad(principal, name))
-        await self.store.write(principal, name, bytes([len(kid)]) + kid + nonce + sealed)
+        sealed = AESGCM(key).encrypt(nonce, raw, _aad(principal, name))
+        await self.store.write(principal, name, bytes([len(kid)]) + kid.encode() + nonce + sealed)
 
     async def has(self, principal: str, name: str) -> bool:
         return await self.store.read(principal, name) is not None
@@ -127,11 +125,11 @@ class Vault:
             raise VaultError(f"no credential {name!r} is stored for this principal")
         kid = record[1 : 1 + record[0]].decode()
         body = record[1 + record[0] :]
-        cipher = self._ciphers.get(kid)
-        if cipher is None:
+        key = self._keys.get(kid)
+        if key is None:
             raise VaultError(f"credential {name!r} was sealed with key {kid!r}, which is not in the key ring")
         try:
-            return cipher.decrypt(body[:12], body[12:], _aad(principal, name)).decode()
+            return AESGCM(key).decrypt(body[:12], body[12:], _aad(principal, name)).decode()
         except InvalidTag:
             raise VaultError(f"credential {name!r} failed authentication") from None
 

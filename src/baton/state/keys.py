@@ -1,17 +1,22 @@
 """The key ring that seals `requestState`: keys with ids, from configuration, the environment or a key file.
 
 The first key seals; every key opens. `BATON_STATE_KEYS` holds `kid:base64key` entries separated by
-commas; the embedded default is a key file created once in the data directory (`BATON_DATA_DIR`, or
-`$XDG_DATA_HOME/baton`, or `~/.local/share/baton`), so restarts and several workers on one host agree.
+commas; else the key file `$BATON_KEY_FILE`; the embedded default is a key file created once in the
+data directory (`BATON_DATA_DIR`, or `$XDG_DATA_HOME/baton`, or `~/.local/share/baton`), so restarts
+and several workers on one host agree. A ring read from a file follows it: it re-reads the file when
+the file changes (looked at about once a second) and at once when a token names a key id it lacks, so
+`baton keys rotate` reaches running instances without a restart.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import logging
 import os
 import re
 import secrets
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,8 +26,12 @@ KEY_BYTES = 32
 KID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,16}\Z")
 _B64KEY = re.compile(r"[A-Za-z0-9_+/-]*={0,2}\Z")
 ENV_KEYS = "BATON_STATE_KEYS"
+ENV_KEY_FILE = "BATON_KEY_FILE"
 ENV_DATA_DIR = "BATON_DATA_DIR"
 KEY_FILE_NAME = "state-keys"
+RECHECK_S = 1.0  # how often a file-backed ring looks for a changed file (also the floor between forced looks)
+
+log = logging.getLogger("baton.keys")
 
 
 class KeyRingError(ValueError):
@@ -67,20 +76,65 @@ class Key:
 class KeyRing:
     """Keys by id; the first one seals new tokens, all of them open old ones (for rotation)."""
 
-    def __init__(self, keys: list[Key], *, ephemeral: bool = False, source: str = "configuration") -> None:
+    def __init__(
+        self, keys: list[Key], *, ephemeral: bool = False, source: str = "configuration", path: Path | None = None
+    ) -> None:
+        self.ephemeral = ephemeral
+        self.source = source
+        self.path = path  # the key file this ring follows, if any
+        self._set(keys)
+        self._stamp = _stamp(path) if path else None
+        self._looked = time.monotonic()
+
+    def _set(self, keys: list[Key]) -> None:
         if not keys:
             raise KeyRingError("a key ring needs at least one key")
         kids = [k.kid for k in keys]
         if len(set(kids)) != len(kids):
             raise KeyRingError("key ids in a ring must be unique")
-        self.keys = list(keys)
-        self.ephemeral = ephemeral
-        self.source = source
-        self.current = keys[0]
+        self._keys = list(keys)
         self._ciphers = {k.kid: AESGCM(k.secret) for k in keys}
+        self.version = getattr(self, "version", -1) + 1  # users of derived keys rebuild them when it moves
+
+    @property
+    def keys(self) -> list[Key]:
+        self._follow()
+        return self._keys
+
+    @property
+    def current(self) -> Key:
+        """The key that seals new tokens: the first of the ring."""
+        self._follow()
+        return self._keys[0]
 
     def cipher(self, kid: str) -> AESGCM | None:
-        return self._ciphers.get(kid)
+        cipher = self._ciphers.get(kid)
+        if cipher is None and self.path is not None and time.monotonic() - self._looked >= RECHECK_S / 10:
+            # A key id we lack may have been added to the file by a rotation; bad tokens cannot make us
+            # read the file more than ten times a second.
+            self._reload()
+            cipher = self._ciphers.get(kid)
+        return cipher
+
+    def _follow(self) -> None:
+        if self.path is not None and time.monotonic() - self._looked >= RECHECK_S:
+            self._reload()
+
+    def _reload(self) -> None:
+        assert self.path is not None
+        self._looked = time.monotonic()
+        stamp = _stamp(self.path)
+        if stamp == self._stamp:
+            return
+        try:
+            keys = _read_keys(self.path)
+            self._set(keys)
+        except (OSError, KeyRingError) as exc:
+            # Keep serving with the keys we have: a broken file must not stop every flow.
+            log.error("key file %s could not be re-read, keeping the current keys: %s", self.path, exc)
+            return
+        self._stamp = stamp
+        log.info("key file %s re-read: sealing with %r, %d key(s)", self.path, keys[0].kid, len(keys))
 
     @classmethod
     def ephemeral_key(cls) -> KeyRing:
@@ -89,11 +143,7 @@ class KeyRing:
 
     @classmethod
     def from_text(cls, text: str, source: str) -> KeyRing:
-        entries = [e for e in re.split(r"[,\s]+", text.strip()) if e]
-        try:
-            return cls([Key.decode(e) for e in entries], source=source)
-        except KeyRingError as exc:
-            raise KeyRingError(f"{source}: {exc}") from None
+        return cls(_parse(text, source), source=source)
 
     @classmethod
     def from_environment(cls) -> KeyRing | None:
@@ -117,15 +167,56 @@ class KeyRing:
                 pass
             finally:
                 tmp.unlink()
-        text = path.read_text()
-        if not text.strip():
-            raise KeyRingError(f"key file {path} is empty")
-        return cls.from_text(text, f"key file {path}")
+        return cls(_read_keys(path), source=f"key file {path}", path=path)
 
     @classmethod
     def default(cls) -> KeyRing:
-        """`BATON_STATE_KEYS` if set, else the key file in the data directory (created on first use)."""
-        return cls.from_environment() or cls.from_file(data_dir() / KEY_FILE_NAME)
+        """`BATON_STATE_KEYS` if set, else `$BATON_KEY_FILE`, else the data directory's key file (made on first use)."""
+        return cls.from_environment() or cls.from_file(default_key_file())
+
+
+def default_key_file() -> Path:
+    """`$BATON_KEY_FILE`, else `state-keys` in the data directory."""
+    explicit = os.environ.get(ENV_KEY_FILE)
+    return Path(explicit) if explicit else data_dir() / KEY_FILE_NAME
+
+
+def _parse(text: str, source: str) -> list[Key]:
+    entries = [e for e in re.split(r"[,\s]+", text.strip()) if e]
+    try:
+        return [Key.decode(e) for e in entries]
+    except KeyRingError as exc:
+        raise KeyRingError(f"{source}: {exc}") from None
+
+
+def _read_keys(path: Path) -> list[Key]:
+    text = path.read_text()
+    if not text.strip():
+        raise KeyRingError(f"key file {path} is empty")
+    return _parse(text, f"key file {path}")
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What tells a changed key file: inode (an atomic rename), modification time and size."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def write_key_file(path: Path, keys: list[Key]) -> None:
+    """Replace the key file atomically (mode 0600): a private temporary file renamed into place."""
+    KeyRing(keys)  # validates: at least one key, unique ids
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write("".join(k.encode() + "\n" for k in keys))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def data_dir() -> Path:

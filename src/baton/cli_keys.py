@@ -1,0 +1,76 @@
+"""`baton keys`: look at and rotate the key ring that seals `requestState` (and the connect kit's keys).
+
+The key file is `--key-file`, else `$BATON_KEY_FILE`, else `state-keys` in the data directory.
+Running servers follow their key file, so a rotation reaches them without a restart: `rotate` puts a
+new key in front (it seals from then on) and keeps the old ones (they still open tokens in flight);
+`retire` drops an old key once no token sealed with it can still be alive (the state TTL, 1 hour by
+default). For hosts that each hold a copy of the file, `add` then `promote` rotates in two steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .state.keys import ENV_KEYS, Key, KeyRing, KeyRingError, default_key_file, write_key_file
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="baton keys", description=__doc__.partition("\n\n")[0] if __doc__ else "")
+    parser.add_argument("--key-file", type=Path, help="the key file (default $BATON_KEY_FILE or the data directory's)")
+    actions = parser.add_subparsers(dest="action", required=True)
+    actions.add_parser("list", help="key ids, the sealing one first (never the secrets)")
+    actions.add_parser("rotate", help="add a new key in front: it seals from now on, the old ones still open")
+    actions.add_parser("add", help="add a new key at the end: it opens but does not seal yet (step 1 of 2)")
+    promote = actions.add_parser("promote", help="move a key to the front: it seals from now on (step 2 of 2)")
+    promote.add_argument("kid")
+    retire = actions.add_parser("retire", help="remove a key that no longer seals")
+    retire.add_argument("kid")
+    actions.add_parser("generate", help=f"print a new kid:base64key entry (for ${ENV_KEYS}); writes nothing")
+    return parser
+
+
+def run(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    if args.action == "generate":
+        print(Key.generate().encode())
+        return 0
+    path: Path = args.key_file or default_key_file()
+    if os.environ.get(ENV_KEYS):
+        print(f"baton keys: note: ${ENV_KEYS} is set, and servers started with it use it, not {path}", file=sys.stderr)
+    try:
+        keys = list(KeyRing.from_file(path, create=args.action != "list").keys)
+    except FileNotFoundError:
+        print(f"baton keys: no key file at {path}", file=sys.stderr)
+        return 1
+    except KeyRingError as exc:
+        print(f"baton keys: {exc}", file=sys.stderr)
+        return 1
+    kids = [k.kid for k in keys]
+    if args.action in ("promote", "retire") and args.kid not in kids:
+        print(f"baton keys: no key {args.kid!r} in {path} (it has {', '.join(kids)})", file=sys.stderr)
+        return 1
+    if args.action == "list":
+        for i, key in enumerate(keys):
+            print(f"{key.kid}\t{'seals and opens' if i == 0 else 'opens'}")
+        return 0
+    if args.action in ("rotate", "add"):
+        new = Key.generate()
+        while new.kid in kids:  # pragma: no cover - 24 random bits
+            new = Key.generate()
+        keys = [new, *keys] if args.action == "rotate" else [*keys, new]
+        message = f"added key {new.kid}" + (", which seals from now on" if args.action == "rotate" else " (opens only)")
+    elif args.action == "promote":
+        keys = [k for k in keys if k.kid == args.kid] + [k for k in keys if k.kid != args.kid]
+        message = f"key {args.kid} seals from now on"
+    else:
+        if kids[0] == args.kid:
+            print(f"baton keys: {args.kid} is the sealing key; rotate or promote another first", file=sys.stderr)
+            return 1
+        keys = [k for k in keys if k.kid != args.kid]
+        message = f"retired key {args.kid}: tokens sealed with it no longer open"
+    write_key_file(path, keys)
+    print(f"baton keys: {message} ({path})", file=sys.stderr)
+    return 0
