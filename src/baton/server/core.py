@@ -367,11 +367,13 @@ class Server:
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
         max_body_bytes: int | None = None,
+        instance: str | None = None,
     ) -> Any:
         """The Streamable HTTP ASGI app for this server, mountable in any ASGI framework.
 
         `allowed_hosts` defaults to loopback names (DNS rebinding protection; `["*"]` admits any),
-        `allowed_origins` to loopback origins; `max_body_bytes` to 4 MiB.
+        `allowed_origins` to loopback origins; `max_body_bytes` to 4 MiB; `instance` (the
+        `baton-instance` response header) to `$BATON_INSTANCE`, else `host:pid`.
         """
         from ..transport.asgi import DEFAULT_MAX_BODY, HttpApp  # the transport layer sits above this one
 
@@ -381,6 +383,7 @@ class Server:
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
             max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY,
+            instance=instance,
         )
 
     # -- capabilities -------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 POST only (405 otherwise), Host and Origin checks against DNS rebinding (403), a body size limit
 (413), notifications answered 202, JSON responses, and an SSE response only when the request asked
 for notifications (a `progressToken` or the deprecated `logLevel`) or opened `subscriptions/listen`.
-A client that closes an SSE stream cancels the request.
+A client that closes an SSE stream cancels the request. Every response names the instance that
+produced it in a `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), for deployments of many.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
@@ -30,6 +33,8 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+ENV_INSTANCE = "BATON_INSTANCE"
+INSTANCE_HEADER = b"baton-instance"
 CONNECT_PREFIX = "/connect/"  # the connect kit's browser pages (baton.connect), beside the MCP endpoint
 _JSON = (b"content-type", b"application/json")
 _SSE_HEADERS = [
@@ -57,8 +62,11 @@ class HttpApp:
         allowed_hosts: Iterable[str] | None = None,
         allowed_origins: Iterable[str] | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY,
+        instance: str | None = None,
     ) -> None:
         self.server = server
+        self.instance = instance or os.environ.get(ENV_INSTANCE) or f"{socket.gethostname()}:{os.getpid()}"
+        self._instance_header = (INSTANCE_HEADER, self.instance.encode("latin-1", "replace"))
         self.path = path
         # Loopback names are always admitted; others only when configured ("*" admits any Host).
         hosts = LOOPBACK_HOSTS + tuple(allowed_hosts or ())
@@ -72,7 +80,14 @@ class HttpApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            tag = self._instance_header
+
+            async def tagged(message: MutableMapping[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    message["headers"] = [*message["headers"], tag]
+                await send(message)
+
+            await self._http(scope, receive, tagged)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
