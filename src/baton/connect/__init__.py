@@ -4,6 +4,7 @@ from .kit import ConnectKit, NotConnected
 from .login import DevLogin, Login
 from .oauth import OAuthProvider
 from .session import Session, Sessions
+from .stores import StoreUnavailable
 from .tickets import MemoryTickets, SqliteTickets, Ticket, TicketStore
 from .vault import CredentialHandle, MemoryVaultStore, SqliteVaultStore, Vault, VaultError, VaultStore
 
@@ -20,6 +21,7 @@ __all__ = [
     "Sessions",
     "SqliteTickets",
     "SqliteVaultStore",
+    "StoreUnavailable",
     "Ticket",
     "TicketStore",
     "Vault",

@@ -1,0 +1,204 @@
+"""Connect tickets and vault records in Redis, shared by every instance behind a load balancer.
+
+A ticket is one string key, `prefix` + ticket id, written with `SET … PX` so that Redis itself drops
+it at its expiry; `complete` is one Lua script (check live, not done, same principal; then flip the
+done byte with `KEEPTTL`), so it succeeds once across all instances. A vault record is a field of one
+hash per principal: key `prefix` + SHA-256 hex of the principal, field the credential name, so no
+principal/name pair can collide with another and no identity appears in a key. Values are only what
+the stores are given (tickets, ciphertext). Connection or server errors raise `StoreUnavailable`
+within the timeouts; the client reconnects on the next call. Requires Redis 6.0 or later (KEEPTTL).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import RedisError
+
+from .stores import StoreUnavailable, redacted
+from .tickets import Ticket, TicketStore
+from .vault import VaultStore
+
+TICKET_PREFIX = "baton:connect:ticket:"
+VAULT_PREFIX = "baton:connect:vault:"
+
+# KEYS[1] the ticket; ARGV[1] = "0" + the length-prefixed principal, which the value starts with
+# exactly when the ticket is not done and is that principal's (the length prefix rules out prefixes).
+_COMPLETE = """
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, #ARGV[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], '1' .. string.sub(v, 2), 'KEEPTTL')
+  return 1
+end
+return 0
+"""
+
+
+class _Client:
+    """One store's Redis client: a bounded pool with timeouts; errors become `StoreUnavailable`."""
+
+    def __init__(
+        self, url: str, what: str, *, connect_timeout_s: float, timeout_s: float, max_connections: int
+    ) -> None:
+        self.url = redacted(url)
+        self.what = what
+        try:
+            pool = aioredis.BlockingConnectionPool.from_url(
+                url,
+                max_connections=max_connections,
+                timeout=timeout_s,
+                socket_connect_timeout=connect_timeout_s,
+                socket_timeout=timeout_s,
+                retry=Retry(ExponentialBackoff(cap=0.05, base=0.01), 1),
+            )
+        except (ValueError, RedisError) as exc:
+            raise ValueError(f"Redis {what} URL {self.url}: {exc}") from None
+        self.redis: aioredis.Redis = aioredis.Redis.from_pool(pool)
+        self.closed = False
+
+    @contextmanager
+    def use(self) -> Iterator[aioredis.Redis]:
+        if self.closed:
+            raise StoreUnavailable(f"Redis {self.what} at {self.url} is closed")
+        try:
+            yield self.redis
+        except (RedisError, OSError) as exc:
+            raise StoreUnavailable(f"Redis {self.what} at {self.url}: {type(exc).__name__}: {exc}") from exc
+
+    async def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            await self.redis.aclose()
+
+
+def _field(value: bytes) -> bytes:
+    return len(value).to_bytes(4, "big") + value
+
+
+def _encode(ticket: Ticket) -> bytes:
+    """`0`/`1` (done), then principal, flow id and purpose length-prefixed, then the expiry (a double)."""
+    return (
+        (b"1" if ticket.done else b"0")
+        + _field(ticket.principal.encode())
+        + _field(ticket.flow_id)
+        + _field(ticket.purpose.encode())
+        + struct.pack(">d", ticket.expires_at)
+    )
+
+
+def _decode(ticket_id: str, value: bytes) -> Ticket:
+    fields: list[bytes] = []
+    at = 1
+    for _ in range(3):
+        size = int.from_bytes(value[at : at + 4], "big")
+        fields.append(value[at + 4 : at + 4 + size])
+        at += 4 + size
+    if value[:1] not in (b"0", b"1") or len(value) != at + 8:
+        raise StoreUnavailable(f"the Redis ticket store holds a malformed record for a ticket ({len(value)} bytes)")
+    (expires_at,) = struct.unpack(">d", value[at:])
+    return Ticket(ticket_id, fields[0].decode(), fields[1], fields[2].decode(), expires_at, value[:1] == b"1")
+
+
+class RedisTickets(TicketStore):
+    """Tickets under `prefix` + id; Redis expires them, so "live" means "the key exists"."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = TICKET_PREFIX,
+        connect_timeout_s: float = 1.0,
+        timeout_s: float = 2.0,
+        max_connections: int = 64,
+    ) -> None:
+        self.prefix = prefix
+        self._client = _Client(
+            url,
+            "ticket store",
+            connect_timeout_s=connect_timeout_s,
+            timeout_s=timeout_s,
+            max_connections=max_connections,
+        )
+        self._complete = self._client.redis.register_script(_COMPLETE)
+
+    @property
+    def url(self) -> str:
+        """The Redis URL, password redacted."""
+        return self._client.url
+
+    async def put(self, ticket: Ticket) -> None:
+        key = self.prefix + ticket.id
+        ttl_ms = int((ticket.expires_at - time.time()) * 1000)  # relative: Redis's own clock does not matter
+        with self._client.use() as redis:
+            if ttl_ms > 0:
+                await redis.set(key, _encode(ticket), px=ttl_ms)
+            else:
+                await redis.delete(key)  # already expired: as if stored and dropped at once
+
+    async def get(self, ticket_id: str) -> Ticket | None:
+        with self._client.use() as redis:
+            value: Any = await redis.get(self.prefix + ticket_id)
+        return None if value is None else _decode(ticket_id, bytes(value))
+
+    async def complete(self, ticket_id: str, principal: str) -> bool:
+        with self._client.use():
+            done = await self._complete(keys=[self.prefix + ticket_id], args=[b"0" + _field(principal.encode())])
+        return int(done) == 1
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
+class RedisVaultStore(VaultStore):
+    """Ciphertext records in one hash per principal (`prefix` + SHA-256 hex of it), one field per name."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = VAULT_PREFIX,
+        connect_timeout_s: float = 1.0,
+        timeout_s: float = 2.0,
+        max_connections: int = 64,
+    ) -> None:
+        self.prefix = prefix
+        self._client = _Client(
+            url,
+            "vault store",
+            connect_timeout_s=connect_timeout_s,
+            timeout_s=timeout_s,
+            max_connections=max_connections,
+        )
+
+    @property
+    def url(self) -> str:
+        """The Redis URL, password redacted."""
+        return self._client.url
+
+    def key(self, principal: str) -> str:
+        """The hash holding `principal`'s records."""
+        return self.prefix + hashlib.sha256(principal.encode()).hexdigest()
+
+    async def read(self, principal: str, name: str) -> bytes | None:
+        with self._client.use() as redis:
+            record: Any = await redis.hget(self.key(principal), name)
+        return None if record is None else bytes(record)
+
+    async def write(self, principal: str, name: str, record: bytes) -> None:
+        with self._client.use() as redis:
+            await redis.hset(self.key(principal), name, record)
+
+    async def delete(self, principal: str, name: str) -> None:
+        with self._client.use() as redis:
+            await redis.hdel(self.key(principal), name)
+
+    async def close(self) -> None:
+        await self._client.close()
