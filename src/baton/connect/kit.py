@@ -21,13 +21,14 @@ from urllib.parse import urlsplit
 from ..forms import Accepted
 from ..server.context import CapabilityMissing, Context
 from ..server.results import ToolError
-from ..state.keys import KeyRing, data_dir
+from ..state.keys import KeyRing
 from .login import DevLogin, Login
 from .oauth import OAuthProvider
 from .pages import ConnectApp
 from .session import DEFAULT_SESSION_TTL_S, Sessions
-from .tickets import DEFAULT_TICKET_TTL_S, SqliteTickets, TicketStore, mint
-from .vault import CredentialHandle, SqliteVaultStore, Vault, VaultStore
+from .stores import DEFAULT_STORE, ENV_STORE, parse_store_url, tickets_from_url, vault_store_from_url
+from .tickets import DEFAULT_TICKET_TTL_S, TicketStore, mint
+from .vault import CredentialHandle, Vault, VaultStore
 
 log = logging.getLogger("baton.connect")
 ENV_PUBLIC_URL = "BATON_PUBLIC_URL"
@@ -43,14 +44,17 @@ class NotConnected(ToolError):
 class ConnectKit:
     """Tickets, vault, sessions, login and pages for one server; `Server(connect=ConnectKit(...))`.
 
-    Defaults: SQLite stores in the data directory, the server's `public_url` (or `$BATON_PUBLIC_URL`),
-    and the development login only when that URL is http(s) on a loopback host.
+    Defaults: the stores of `store` (a URL, else `$BATON_CONNECT_STORE`, else `sqlite:`, the data
+    directory; `redis://…` for many instances, see `baton.connect.stores`) unless `tickets`/`vault`
+    are given, the server's `public_url` (or `$BATON_PUBLIC_URL`), and the development login only
+    when that URL is http(s) on a loopback host.
     """
 
     def __init__(
         self,
         *,
         public_url: str | None = None,
+        store: str | None = None,
         tickets: TicketStore | None = None,
         vault: VaultStore | None = None,
         login: Login | None = None,
@@ -60,7 +64,10 @@ class ConnectKit:
         max_asks: int = 20,
         providers: Iterable[OAuthProvider] = (),
     ) -> None:
+        if store is not None:
+            parse_store_url(store)  # a malformed URL fails here, not on the first connect
         self._public_url = public_url
+        self._store = store
         self._tickets = tickets
         self._vault_store = vault
         self._login = login
@@ -121,15 +128,20 @@ class ConnectKit:
         return self._login
 
     @property
+    def store_url(self) -> str:
+        """Where the default stores live: `store`, else `$BATON_CONNECT_STORE`, else `sqlite:`."""
+        return self._store or os.environ.get(ENV_STORE) or DEFAULT_STORE
+
+    @property
     def tickets(self) -> TicketStore:
         if self._tickets is None:
-            self._tickets = SqliteTickets(data_dir() / "connect-tickets.sqlite3")
+            self._tickets = tickets_from_url(self.store_url)
         return self._tickets
 
     @property
     def vault(self) -> Vault:
         if self._vault is None:
-            store = self._vault_store or SqliteVaultStore(data_dir() / "vault.sqlite3")
+            store = self._vault_store or vault_store_from_url(self.store_url)
             self._vault = Vault(self.ring, store)
         return self._vault
 
