@@ -14,7 +14,9 @@ result ``done: deploy-<i>`` comes back. The code is what each library's users wr
 
 One client object is shared by ``--concurrency`` tasks that run flows back to back. The figure that
 counts is this process's CPU time (``time.process_time``: user + system, all threads) over the
-measured phase, after the connect and the warmup, divided by the flows attempted. Only loopback
+measured phase, after the connect and the warmup, divided by the flows attempted. The report also
+gives the requests per flow, counted as 1 + the elicitations answered per flow attempted (each answer
+costs one retry), so that the CPU per round trip is the CPU per flow divided by it. Only loopback
 URLs are accepted. Exit status: 0 all flows succeeded, 1 some failed, 2 usage or fatal error.
 """
 
@@ -263,6 +265,7 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
         "errors": dict(sorted(tally.errors.items())),
         "error_samples": tally.samples,
         "elicitations": asked,
+        "rounds_per_flow": round(1 + asked / attempted, 3),  # tools/call requests: one more per answer
         "wall_s": round(wall, 4),
         "flows_per_s": round(tally.ok / wall, 1) if wall > 0 else 0.0,
         "latency_ms": latency_ms(ordered),
@@ -286,7 +289,7 @@ def render(report: dict[str, Any]) -> str:
             f"n {report['n']}, concurrency {report['concurrency']}, warmup {report['warmup']}, loop {report['loop']}",
         ),
         ("flows ok / failed", f"{report['flows_ok']} / {report['flows_failed']}"),
-        ("elicitations answered", str(report["elicitations"])),
+        ("elicitations answered", f"{report['elicitations']}  ({report['rounds_per_flow']:.2f} requests per flow)"),
         ("wall time", f"{report['wall_s']:.2f} s  (connect {report['connect_ms']:.1f} ms before it)"),
         ("flows/s", f"{report['flows_per_s']:.1f}"),
         (

@@ -10,6 +10,8 @@ The HTTP/1.1 client is a small asyncio Protocol: one keep-alive connection per l
 lanes), and the next request is written straight from the I/O callback, so the driver's own CPU stays
 small next to the server's. Responses may be JSON or ``text/event-stream``. uvloop is used when it is
 installed. With ``--server-pid`` the server's CPU time and memory are read from ``/proc`` (Linux).
+The report also gives the size in bytes (UTF-8, before JSON escaping) of the ``requestState`` strings
+the server returned in the measured phase: the median (lower middle), the smallest and the largest.
 
 Only loopback targets are accepted. Exit status: 0 all flows succeeded, 1 some failed, 2 usage or
 fatal error (e.g. the server refused the connection, or every warmup flow failed).
@@ -221,6 +223,7 @@ class Workload:
         self.last_id = 0
         self.requests = 0
         self.answered: dict[str, int] = {}
+        self.state_sizes: list[int] = []  # bytes (UTF-8) of each requestState the server returned
 
     def _params(self, i: int) -> bytes:
         args = self.template.replace("{i}", str(i))
@@ -269,6 +272,7 @@ class Workload:
         if state is not None:
             if not isinstance(state, str):
                 raise FlowError("bad-input-required", "requestState is not a string")
+            self.state_sizes.append(len(state) if state.isascii() else len(state.encode()))
             extra += b',"requestState":' + _encode(state).encode()  # the same string, JSON-escaped
         flow.extra = extra
         return False
@@ -707,6 +711,7 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
                     file=sys.stderr,
                 )
         workload.answered = {}
+        workload.state_sizes = []
         requests0 = workload.requests
         cpu0 = cpu_seconds(pids)
         driver0 = time.process_time()
@@ -731,6 +736,7 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
     attempted = max(1, opts.n - tally.skipped)
     ordered = sorted(tally.latencies)
     ms = 1000.0
+    sizes = sorted(workload.state_sizes)
     return {
         "url": opts.url,
         "tool": opts.tool,
@@ -757,6 +763,11 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
         "driver_cpu_ms_per_flow": round(driver_cpu / attempted * ms, 4),
         "driver_cpu_cores": round(driver_cpu / wall, 3) if wall > 0 else None,
         "input_requests_answered": workload.answered,
+        "request_state_bytes": (
+            {"median": sizes[(len(sizes) - 1) // 2], "min": sizes[0], "max": sizes[-1], "count": len(sizes)}
+            if sizes
+            else None
+        ),
         "connections": sum(lane.connects for lane in driver.lanes),
     }
 
@@ -803,6 +814,15 @@ def render(report: dict[str, Any]) -> str:
         )
     )
     rows.append(("input requests answered", str(report["input_requests_answered"] or "none")))
+    state = report["request_state_bytes"]
+    rows.append(
+        (
+            "requestState bytes",
+            f"median {state['median']}, min {state['min']}, max {state['max']} ({state['count']} seen)"
+            if state
+            else "none seen",
+        )
+    )
     rows.append(("connections opened", str(report["connections"])))
     return aligned(rows, report)
 
