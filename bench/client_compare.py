@@ -6,7 +6,8 @@ smoke-tests each client, then runs bench/client_load.py for Baton (in ``.venv``)
 ``.cache/bench/mcp``, created on first use like bench/compare does), interleaved, ``--repeat`` times at
 every concurrency level. It prints a Markdown table of medians and the target check: Baton's client CPU
 per flow at most 1/3 of mcp 2.3.0's, at each concurrency. The server is stopped at the end, also on
-Ctrl-C or an error.
+Ctrl-C or an error. Client CPU per round trip is the CPU per flow divided by the requests per flow (two:
+one question, one answer). bench/compare runs the same measurement through ``measure_clients``.
 
 Run it through ``bench/client_compare``, which uses the project's ``.venv/bin/python``.
 """
@@ -16,8 +17,8 @@ from __future__ import annotations
 import argparse
 import signal
 import statistics
-import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,13 @@ from compare import (
     ensure_venv,
     finish,
     fmt,
+    git_state,
     heading,
     level_args,
     level_parser,
     measure,
-    print_versions,
+    per_round_trip,
+    quotient,
     report_markdown,
     run_stoppable,
     script_command,
@@ -49,6 +52,7 @@ from compare import (
     summarize,
     tail,
     target_check,
+    versions_text,
 )
 
 CLIENT_LOAD = ROOT / "bench" / "client_load.py"
@@ -90,10 +94,15 @@ def smoke(client: str, python: Path, server: Server) -> None:
 def client_figures(good: list[dict[str, Any]]) -> dict[str, Any]:
     cpu = [r["client_cpu_ms_per_flow"] for r in good]
     server = [r["server_cpu_ms_per_flow"] for r in good if r.get("server_cpu_ms_per_flow") is not None]
+    rt = per_round_trip(good, "client_cpu_ms_per_flow")
     return {
         "client_cpu_ms_per_flow": statistics.median(cpu),
         "client_cpu_min": min(cpu),
         "client_cpu_max": max(cpu),
+        "rounds_per_flow": rt["rounds_per_flow"],
+        "client_cpu_ms_per_rt": rt["per_rt"],
+        "client_cpu_rt_min": rt["per_rt_min"],
+        "client_cpu_rt_max": rt["per_rt_max"],
         "client_user_ms_per_flow": statistics.median(r["client_user_ms_per_flow"] for r in good),
         "client_sys_ms_per_flow": statistics.median(r["client_sys_ms_per_flow"] for r in good),
         "server_cpu_ms_per_flow": statistics.median(server) if server else None,
@@ -103,11 +112,10 @@ def client_figures(good: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def ratios(rows: list[dict[str, Any]]) -> None:
-    """Add ``vs_mcp``: this row's client CPU per flow divided by mcp 2.3.0's, at the same concurrency."""
-    mcp = {r["concurrency"]: r.get("client_cpu_ms_per_flow") for r in rows if r["client"] == "mcp"}
+    """Add ``vs_mcp``: this row's client CPU per round trip divided by mcp 2.3.0's, at the same concurrency."""
+    mcp = {r["concurrency"]: r.get("client_cpu_ms_per_rt") for r in rows if r["client"] == "mcp"}
     for row in rows:
-        mine, theirs = row.get("client_cpu_ms_per_flow"), mcp.get(row["concurrency"])
-        row["vs_mcp"] = mine / theirs if mine and theirs else None
+        row["vs_mcp"] = quotient(row.get("client_cpu_ms_per_rt"), mcp.get(row["concurrency"]))
 
 
 def target_checks(rows: list[dict[str, Any]], levels: list[int]) -> list[dict[str, Any]]:
@@ -115,14 +123,15 @@ def target_checks(rows: list[dict[str, Any]], levels: list[int]) -> list[dict[st
     return [
         target_check(
             c,
-            f"Baton client CPU <= 1/{TARGET_DIVISOR:g} of mcp 2.3.0",
+            f"Baton client CPU per round trip <= 1/{TARGET_DIVISOR:g} of mcp 2.3.0",
             by_key.get(("baton", c), {}),
             "mcp",
             by_key.get(("mcp", c), {}),
-            "client_cpu_ms_per_flow",
+            "client_cpu_ms_per_rt",
             LABELS["mcp"],
             lambda theirs: theirs / TARGET_DIVISOR,
             ratio=True,
+            unit="ms/round trip",
         )
         for c in levels
     ]
@@ -131,7 +140,8 @@ def target_checks(rows: list[dict[str, Any]], levels: list[int]) -> list[dict[st
 def markdown(rows: list[dict[str, Any]], checks: list[dict[str, Any]], repeat: int) -> str:
     def cells(r: dict[str, Any]) -> list[str]:
         return [
-            f"**{r['client_cpu_ms_per_flow']:.3f}** ({r['client_cpu_min']:.3f}{DASH}{r['client_cpu_max']:.3f})",
+            f"{r['client_cpu_ms_per_flow']:.3f} ({r['client_cpu_min']:.3f}{DASH}{r['client_cpu_max']:.3f})",
+            f"**{fmt(r['client_cpu_ms_per_rt'])}**",
             DASH if r["vs_mcp"] is None or r["client"] == "mcp" else f"**{r['vs_mcp']:.2f}**",
             f"{r['client_user_ms_per_flow']:.3f} / {r['client_sys_ms_per_flow']:.3f}",
             fmt(r["server_cpu_ms_per_flow"]),
@@ -140,31 +150,21 @@ def markdown(rows: list[dict[str, Any]], checks: list[dict[str, Any]], repeat: i
 
     head = [
         f"client CPU ms/flow (min{DASH}max)",
+        "client CPU ms/round trip",
         f"Baton {DIVIDE} mcp",
         "user / sys ms",
         "server CPU ms/flow",
         "client peak RSS MiB",
     ]
     text = (
-        "Client CPU = the client process's user + system time over the measured phase, per flow attempted. "
-        f"Baton {DIVIDE} mcp = Baton's client CPU / mcp 2.3.0's (the target is at most 0.33)."
+        "Client CPU = the client process's user + system time over the measured phase, per flow attempted; "
+        "per round trip = per flow / requests per flow (1 + elicitations answered per flow), run by run. "
+        f"Baton {DIVIDE} mcp = Baton's client CPU per round trip / mcp 2.3.0's (the target is at most "
+        f"{1 / TARGET_DIVISOR:.2f})."
     )
     return report_markdown(
         rows, checks, repeat, "client", LABELS, "client_cpu_ms_per_flow", "client_load", head, cells, text
     )
-
-
-def git_state() -> str:
-    """The commit Baton was measured at, and whether src/ had uncommitted changes (others may edit it)."""
-    try:
-        head, dirty = (
-            subprocess.run(["git", *args], cwd=ROOT, capture_output=True, timeout=10, check=False).stdout
-            for args in (["rev-parse", "--short", "HEAD"], ["status", "--porcelain", "src"])
-        )
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    state = head.decode().strip() or "unknown"
-    return state + (" with uncommitted changes in src/" if dirty.strip() else "")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -201,7 +201,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return opts
 
 
-def plan_clients(opts: argparse.Namespace) -> tuple[dict[str, Path], dict[str, str]]:
+def plan_clients(opts: argparse.Namespace, say: Callable[[str], None]) -> tuple[dict[str, Path], dict[str, str]]:
     """The Python to run each client with, and the reasons for those that cannot run."""
     pythons: dict[str, Path] = {}
     skipped: dict[str, str] = {}
@@ -226,24 +226,43 @@ def make_server(opts: argparse.Namespace) -> Server:
     return Server("client-bench-baton", python, baton_command(baton))
 
 
-def run(opts: argparse.Namespace) -> int:
+def measure_clients(opts: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
+    """Start the server, smoke-test the clients ``opts.names``, measure them, stop the server; the results.
+
+    ``opts`` holds what parse_args gives: names, concurrency, n, repeat, warmup, time_limit, python, cache,
+    start_timeout and server. The result has ``status`` 2 and an ``error`` when the server or every client
+    could not run, else 0; ``stopped_by`` the signal that stopped the measuring (0 if none); and ``levels``,
+    ``pythons``, ``skipped``, ``server`` (its name and command), ``runs``, ``rows``, ``checks``, ``versions``.
+    """
     logs = opts.cache / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    pythons, skipped = plan_clients(opts)
+    pythons, skipped = plan_clients(opts, say)
     levels = list(zip(opts.concurrency, opts.n, strict=True))
     runs: list[dict[str, Any]] = []
-    stopped_by = 0
+    result: dict[str, Any] = {
+        "status": 0,
+        "stopped_by": 0,
+        "levels": levels,
+        "repeat": opts.repeat,
+        "warmup": opts.warmup,
+        "pythons": pythons,
+        "skipped": skipped,
+        "server": {"name": opts.server},
+        "runs": runs,
+        "rows": [],
+        "checks": [],
+        "versions": {},
+    }
     try:
         server = make_server(opts)
     except Skip as exc:
-        say(f"no server: {exc}")
-        return 2
+        return {**result, "status": 2, "error": f"no server: {exc}"}
     try:
         try:
             start(server, logs, opts.start_timeout)
         except Skip as exc:
-            say(f"the server did not start: {exc}")
-            return 2
+            return {**result, "status": 2, "error": f"the server did not start: {exc}"}
+        result["server"]["command"] = server.argv(server.port)
         say(f"server {SERVER_LABELS[opts.server]}: pid {server.proc.pid if server.proc else '?'} on {server.url}")
         for name in list(pythons):
             try:
@@ -253,8 +272,7 @@ def run(opts: argparse.Namespace) -> int:
                 del pythons[name]
                 say(f"{name}: skipped: {exc}")
         if not pythons:
-            say("no client could run")
-            return 2
+            return {**result, "status": 2, "error": "no client could run: " + "; ".join(skipped.values())}
         measure(
             opts,
             levels,
@@ -268,8 +286,8 @@ def run(opts: argparse.Namespace) -> int:
             alternate=True,
         )
     except KeyboardInterrupt as exc:
-        stopped_by = exc.signum if isinstance(exc, Stopped) else int(signal.SIGINT)
-        say(f"{signal.Signals(stopped_by).name}: stopping the server and reporting what was measured")
+        result["stopped_by"] = exc.signum if isinstance(exc, Stopped) else int(signal.SIGINT)
+        say(f"{signal.Signals(result['stopped_by']).name}: stopping the server and reporting what was measured")
     finally:
         with signals_ignored():  # a second Ctrl-C must not cut the clean-up short
             stop(server)
@@ -278,34 +296,66 @@ def run(opts: argparse.Namespace) -> int:
 
     rows = summarize("client", opts.names, levels, runs, client_figures)
     ratios(rows)
-    checks = target_checks(rows, opts.concurrency) if {"baton", "mcp"} <= set(opts.names) else []
-    baton_at = git_state()
-    when, info = heading(
-        "MRTR client comparison",
-        f"the clients and the server share them. Server: {SERVER_LABELS[opts.server]} (one process for every run).",
-        levels,
-        opts.warmup,
-        f" Baton at {baton_at}.",
-    )
-    print(markdown(rows, checks, opts.repeat))
     first = [r for r in rows if r.get("versions") and r["concurrency"] == opts.concurrency[0]]
-    print_versions("Clients", {r["client"]: r["versions"] for r in first}, skipped, LABELS)
+    result.update(
+        rows=rows,
+        checks=target_checks(rows, opts.concurrency) if {"baton", "mcp"} <= set(opts.names) else [],
+        versions={r["client"]: r["versions"] for r in first},
+    )
+    return result
+
+
+def client_markdown(result: dict[str, Any], checks: bool = False) -> str:
+    """The server line, the table, the clients' versions (and the checks, if ``checks``) of ``measure_clients``."""
+    levels = ", ".join(f"{n} at c={c}" for c, n in result["levels"])
+    return "\n".join(
+        [
+            f"Server: {SERVER_LABELS[result['server']['name']]}, one process for every client run. "
+            f"n per run: {levels}; warmup {result['warmup']}.",
+            "",
+            markdown(result["rows"], result["checks"] if checks else [], result["repeat"]),
+            "",
+            versions_text("Clients", result["versions"], result["skipped"], LABELS),
+        ]
+    )
+
+
+def client_document(result: dict[str, Any]) -> dict[str, Any]:
+    """The JSON-ready part of ``measure_clients``'s result."""
+    return {
+        "server": result["server"],
+        "levels": [{"concurrency": c, "n": n} for c, n in result["levels"]],
+        "repeat": result["repeat"],
+        "warmup": result["warmup"],
+        "pythons": {name: str(path) for name, path in result["pythons"].items()},
+        "skipped": result["skipped"],
+        "summary": result["rows"],
+        "checks": result["checks"],
+        "runs": result["runs"],
+        **({"error": result["error"]} if "error" in result else {}),
+    }
+
+
+def run(opts: argparse.Namespace) -> int:
+    result = measure_clients(opts, say)
+    if result["status"]:
+        say(result["error"])
+        return 2
+    baton_at = git_state()
+    when, info, text = heading(
+        "MRTR client comparison", "the clients and the server share them.", [], opts.warmup, f" Baton at {baton_at}."
+    )
+    print(text)
+    print(client_markdown(result, checks=True))
     document = {
         "date": when,
         "machine": info,
         "baton_commit": baton_at,
-        "server": {"name": opts.server, "command": server.argv(server.port)},
-        "levels": [{"concurrency": c, "n": n} for c, n in levels],
-        "repeat": opts.repeat,
-        "warmup": opts.warmup,
-        "stopped_by_signal": stopped_by or None,
-        "pythons": {name: str(path) for name, path in pythons.items()},
-        "skipped": skipped,
-        "summary": rows,
-        "checks": checks,
-        "runs": runs,
+        **client_document(result),
+        "stopped_by_signal": result["stopped_by"] or None,
     }
-    return finish(opts, document, any(c["status"] != "PASS" for c in checks) or bool(skipped), say)
+    failed = any(c["status"] != "PASS" for c in result["checks"]) or bool(result["skipped"])
+    return finish(opts, document, failed, say)
 
 
 def main(argv: list[str] | None = None) -> int:
