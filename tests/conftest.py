@@ -100,9 +100,13 @@ INSTALL_HINT = "install it with `apt-get install -y redis-server` (Debian/Ubuntu
 
 
 class RedisServer:
-    """A redis-server on 127.0.0.1 without persistence, stoppable and restartable on the same port."""
+    """A redis-server on 127.0.0.1, stoppable and restartable on the same port.
 
-    def __init__(self, workdir: Path, port: int | None = None) -> None:
+    Without persistence by default; `persistent=True` turns on the append-only file, fsynced on every
+    write (what docs/deploy.md advises), so a restart keeps every acknowledged claim.
+    """
+
+    def __init__(self, workdir: Path, port: int | None = None, *, persistent: bool = False) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             pytest.fail(f"redis-server is not on PATH, and the Redis ledger tests need a real one: {INSTALL_HINT}")
@@ -110,11 +114,13 @@ class RedisServer:
         self.workdir = workdir
         self.port = port or free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.persistent = persistent
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         log = self.workdir / f"redis-{self.port}.log"
-        args = ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else ["--appendonly", "no"]
+        args = ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *aof]
         with log.open("ab") as fh:
             self.proc = subprocess.Popen(
                 [self.binary, *args, "--dir", str(self.workdir)], stdout=fh, stderr=subprocess.STDOUT
