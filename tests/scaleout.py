@@ -117,6 +117,10 @@ class Nginx:
             return 0
         return sum(", " in line.partition("upstream=")[2].partition(" status=")[0] for line in self._lines())
 
+    def logged_instances(self) -> collections.Counter[str]:
+        """Requests per instance as nginx's access log names them (`instance=` is the baton-instance header)."""
+        return collections.Counter(line.rpartition(" instance=")[2] for line in self._lines() if " instance=" in line)
+
     def _lines(self) -> list[str]:
         return self.access_log.read_text(errors="replace").splitlines()
 

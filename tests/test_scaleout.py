@@ -49,7 +49,7 @@ def report(capsys: pytest.CaptureFixture[str]) -> Callable[[str], None]:
 
     def say(line: str) -> None:
         with capsys.disabled():
-            print(f"\n    [scaleout] {line}", end="")
+            print(f"\n    [scaleout] {line}")
 
     return say
 
@@ -110,6 +110,7 @@ def test_soak_64_flows_through_nginx(cluster: Cluster, report: Callable[[str], N
     assert all(len(f.rounds) == 3 and len(f.legs) == 3 for f in flows), "a flow needed a retry"
     served = collections.Counter(name for f in flows for name in f.instances)
     assert set(served) == NAMES, served
+    assert cluster.nginx is not None and cluster.nginx.logged_instances() == served  # nginx logs them too
     assert crossed(flows) >= len(flows) // 2, f"only {crossed(flows)} of {len(flows)} flows crossed instances"
     report(
         f"soak {SOAK_S:.0f} s, {CONCURRENCY} concurrent: {len(flows)} flows in {elapsed:.1f} s = "
