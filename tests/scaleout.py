@@ -221,9 +221,16 @@ class Cluster:
 
     def executions(self) -> collections.Counter[str]:
         """How many times the transfer of each flow id ran, from the O_APPEND run log."""
+        return collections.Counter(flow for flow, _ in self._runs())
+
+    def executed_on(self) -> dict[str, str]:
+        """The instance that ran each flow's transfer (the last one, if it ran more than once)."""
+        return dict(self._runs())
+
+    def _runs(self) -> list[tuple[str, str]]:
         if not self.runlog.exists():
-            return collections.Counter()
-        return collections.Counter(line.split()[0] for line in self.runlog.read_text().splitlines() if line)
+            return []
+        return [(words[0], words[1]) for words in (line.split() for line in self.runlog.read_text().splitlines())]
 
     def rotate_keys(self) -> str:
         """`BATON_KEY_FILE=F baton keys rotate`; returns the new sealing key id."""

@@ -64,7 +64,7 @@ def failures(flows: list[Flow]) -> list[str]:
 
 
 def assert_each_ran_once(cluster: Cluster, flows: list[Flow]) -> None:
-    """Completed flows ran exactly once; no flow ran twice; nothing ran that the driver does not know."""
+    """Completed flows ran exactly once and got the reply of that run; no flow ran twice; none ran unknown."""
     runs = cluster.executions()
     doubled = {flow: n for flow, n in runs.items() if n > 1}
     assert not doubled, f"flows executed more than once: {doubled}"
@@ -72,9 +72,16 @@ def assert_each_ran_once(cluster: Cluster, flows: list[Flow]) -> None:
     assert set(runs) <= ids, f"executions of unknown flows: {sorted(set(runs) - ids)[:5]}"
     lost = [f.flow_id for f in flows if f.complete and runs[f.flow_id] != 1]
     assert not lost, f"flows completed without their execution on record: {lost[:5]}"
+    ran_on = cluster.executed_on()
     for f in flows:
         if f.complete:
-            assert f.text == f"done {f.flow_id} on {f.instances[-1]}: note {f.flow_id}", f.text
+            assert f.text == f"done {f.flow_id} on {ran_on[f.flow_id]}: note {f.flow_id}", f.text
+
+
+def replayed(cluster: Cluster, flows: list[Flow]) -> int:
+    """Completed flows whose result came from another instance than the one that ran them: a recorded reply."""
+    ran_on = cluster.executed_on()
+    return sum(f.complete and f.instances[-1] != ran_on[f.flow_id] for f in flows)
 
 
 def crossed(flows: list[Flow]) -> int:
@@ -108,6 +115,7 @@ def test_soak_64_flows_through_nginx(cluster: Cluster, report: Callable[[str], N
     assert not failures(flows), f"{len(failures(flows))} failed flows: {failures(flows)[:5]}\n{cluster.logs()}"
     assert_each_ran_once(cluster, flows)
     assert all(len(f.rounds) == 3 and len(f.legs) == 3 for f in flows), "a flow needed a retry"
+    assert replayed(cluster, flows) == 0
     served = collections.Counter(name for f in flows for name in f.instances)
     assert set(served) == NAMES, served
     assert cluster.nginx is not None and cluster.nginx.logged_instances() == served  # nginx logs them too
@@ -203,7 +211,8 @@ def test_redis_restart_under_load(cluster: Cluster, report: Callable[[str], None
     stuck = [f for f in failed if "stayed in progress" in (f.error or "")]
     report(
         f"Redis down {events['up'] - events['down']:.1f} s under {CONCURRENCY} concurrent flows: {len(during)} flows, "
-        f"{len(hit)} met the -32603 ledger error; {len(during) - len(failed)} completed (once each); {len(failed)} "
+        f"{len(hit)} met the -32603 ledger error; {len(during) - len(failed)} completed (once each; "
+        f"{replayed(cluster, during)} of them got the recorded reply of a run on another instance); {len(failed)} "
         f"failed closed: {len(failed) - len(stuck)} still refused at the client's deadline, {len(stuck)} left in "
         f"progress by a claim whose reply could not be recorded ({sum(runs[f.flow_id] for f in stuck)} of these had "
         f"run their transfer, once); none ran twice; all {len(after)} flows after the restart completed"
