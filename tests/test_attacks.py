@@ -28,7 +28,7 @@ from wire import accept, headers_for, meta, request
 from baton import Context, Key, KeyRing, RequestInfo, Server
 from baton.protocol.headers import Headers, encode_value
 from baton.protocol.messages import Message
-from baton.server.core import Exchange, Reply, _request_digest
+from baton.server.core import Exchange, Reply, request_binding
 from baton.state.seal import DEFAULT_MAX_BYTES, FlowState, Sealer
 
 REJECTED = {"code": -32602, "message": "Invalid or expired requestState"}
@@ -773,7 +773,7 @@ def test_http_sample_never_runs_user_code(
             )
 
         # Tokens minted in-process for exactly this request, each with one binding changed.
-        digest = _request_digest("tools/call", "delete_project", {"project": "p1"})
+        digest = request_binding("tools/call", "delete_project", {"project": "p1"})
         minters = {
             "other audience": Sealer(ring, "elsewhere"),
             "expired": Sealer(ring, "guarded", ttl_s=-1),

@@ -395,7 +395,7 @@ def caps_of(c: ClientCapabilities) -> tuple[bool, ...]:
 def test_parse_capabilities(declared: dict[str, Any], expected: tuple[bool, ...]) -> None:
     c = ClientCapabilities.parse(declared)
     assert caps_of(c) == expected
-    assert c.raw is declared
+    assert c.raw == declared  # equal: a parsed set is remembered by content
 
 
 def test_unknown_capability_keys_are_tolerated() -> None:

@@ -64,8 +64,18 @@ def compile_form(source: Any, *, allow_secrets: bool = False) -> FormSpec:
     Refuses (`FormError`) fields that look like secrets, unless `allow_secrets` (or `@form(allow_secrets=True)`),
     and fields that carry a URL to open (see `forms.guard`).
     """
-    spec = _compile(source)
+    if isinstance(source, (type, FormSpec)):
+        return _checked(source, allow_secrets)  # the usual case, asked again in every round: checked once
+    return _check(_compile(source), allow_secrets)
+
+
+@functools.lru_cache(maxsize=512)
+def _checked(source: type | FormSpec, allow_secrets: bool) -> FormSpec:
     allowed = allow_secrets or (isinstance(source, type) and source in _SECRETS_ALLOWED)
+    return _check(_compile(source), allowed)
+
+
+def _check(spec: FormSpec, allowed: bool) -> FormSpec:
     check_not_secret(spec, allow=allowed)
     check_no_url_in_form(spec)
     return spec

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 
-@dataclass(slots=True)
+
+@dataclass(frozen=True, slots=True)
 class ClientCapabilities:
     """What the client declared in `_meta` for this one request."""
 
@@ -20,7 +22,24 @@ class ClientCapabilities:
 
     @classmethod
     def parse(cls, caps: dict[str, Any]) -> ClientCapabilities:
-        """Read the declared capabilities; unknown keys are tolerated (digest §2.2)."""
+        """Read the declared capabilities; unknown keys are tolerated (digest §2.2).
+
+        A client sends the same capabilities with every request: the parsed form is remembered by content.
+        """
+        try:
+            key = orjson.dumps(caps)
+        except TypeError:  # pragma: no cover - decoded JSON always serializes
+            return cls._parse(caps)
+        parsed = _PARSED.get(key)
+        if parsed is None:
+            parsed = cls._parse(caps)
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.clear()
+            _PARSED[key] = parsed
+        return parsed
+
+    @classmethod
+    def _parse(cls, caps: dict[str, Any]) -> ClientCapabilities:
         elicitation = caps.get("elicitation")
         form = url = False
         if isinstance(elicitation, dict):
@@ -47,6 +66,8 @@ class ClientCapabilities:
 
 
 NO_CAPABILITIES = ClientCapabilities(raw={})
+_PARSED: dict[bytes, ClientCapabilities] = {}
+_PARSED_MAX = 256  # distinct capability sets remembered; a flood of new ones only empties the table
 
 
 def required_capability(input_request: dict[str, Any]) -> dict[str, Any]:

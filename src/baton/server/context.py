@@ -10,7 +10,7 @@ nowhere else.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import hashlib
 import inspect
@@ -78,11 +78,12 @@ class _Pending:
 
 
 _PENDING = _Pending()
+_TO_URL = bytes.maketrans(b"+/", b"-_")
 
 
 def _digest(blob: bytes) -> str:
     """A short digest of a question's canonical bytes, to pin its answer to it."""
-    return base64.urlsafe_b64encode(hashlib.sha256(blob).digest()[:8]).rstrip(b"=").decode()
+    return binascii.b2a_base64(hashlib.sha256(blob).digest()[:8], newline=False)[:11].translate(_TO_URL).decode()
 
 
 class Context:
@@ -110,7 +111,6 @@ class Context:
 
     def __init__(
         self,
-        *,
         method: str,
         request_id: Any,
         principal: str,
@@ -372,6 +372,7 @@ def _check_action(raw: dict[str, Any]) -> str:
     return cast(str, action)
 
 
+@functools.lru_cache(maxsize=1024)
 @functools.lru_cache(maxsize=1024)
 def _form_checker(spec: FormSpec) -> Callable[[Any], dict[str, Any]]:
     def check(raw: dict[str, Any]) -> dict[str, Any]:

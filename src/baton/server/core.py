@@ -11,7 +11,6 @@ import base64
 import binascii
 import contextlib
 import getpass
-import hashlib
 import inspect
 import logging
 import os
@@ -23,7 +22,7 @@ import orjson
 
 from ..protocol import headers as hdr
 from ..protocol.capabilities import ClientCapabilities
-from ..protocol.constants import LOG_LEVELS, META_SERVER_INFO, SUPPORTED_VERSIONS
+from ..protocol.constants import LOG_LEVELS, META_LOG_LEVEL, META_SERVER_INFO, SUPPORTED_VERSIONS
 from ..protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -48,7 +47,7 @@ from .registry import (
     prompt_arguments,
     template_pattern,
 )
-from .results import ToolError, error_result, prompt_result, resource_contents, tool_result
+from .results import ToolError, error_result, prompt_result, resource_contents, structured_tool_result, tool_result
 from .signature import ArgumentError, inspect_handler
 from .subscriptions import ListenHub, Subscription
 
@@ -161,6 +160,7 @@ class Server:
         self._capabilities: dict[str, Any] | None = None
         self._warned: set[str] = set()
         self._os_user: str | None = None
+        self._connect_kit_getter: Callable[[], ConnectKit] = lambda: self.connect_kit
         self._methods: dict[str, Callable[[Message, Exchange, ClientCapabilities], Awaitable[Any]]] = {
             "server/discover": self._discover,
             "tools/list": self._lister("tools", "tools", lambda: self.tools),
@@ -415,11 +415,13 @@ class Server:
     async def handle(self, msg: Message, exchange: Exchange) -> Reply | Subscription:
         """Answer one request. Notifications are the transport's business and never reach here."""
         rid = msg.id
-        try:
-            exchange.principal = await self.principal_of(exchange.info)
-        except Unauthenticated as exc:
-            error = McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")
-            return Reply({"jsonrpc": "2.0", "id": rid, "error": error.to_dict()}, INVALID_REQUEST, exc.www_authenticate)
+        if self._principal is not None or exchange.info.transport != "http":  # else "anonymous", the default
+            try:
+                exchange.principal = await self.principal_of(exchange.info)
+            except Unauthenticated as exc:
+                error = McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")
+                body = {"jsonrpc": "2.0", "id": rid, "error": error.to_dict()}
+                return Reply(body, INVALID_REQUEST, exc.www_authenticate)
         try:
             params = msg.params
             version, raw_caps = check_meta(params)
@@ -433,7 +435,7 @@ class Server:
                     return self.hub.open(rid, params, self.offered_lists())
                 raise method_not_found(msg.method)
             caps = ClientCapabilities.parse(raw_caps)
-            if caps.deprecated:
+            if caps.sampling or caps.roots:
                 self._warn_deprecated(caps.deprecated)
             result = await method(msg, exchange, caps)
         except McpError as exc:
@@ -552,7 +554,7 @@ class Server:
             kwargs,
             name,
             arguments,
-            lambda value: tool_result(value, structured),
+            structured_tool_result if structured else tool_result,
             tool_errors=True,
             single_use=tool.single_use or self.single_use,
         )
@@ -651,7 +653,7 @@ class Server:
             raise invalid_params('Invalid params: "inputResponses" must be an object mapping keys to answers')
         token = params.get("requestState")
         principal = ex.principal
-        digest = _request_digest(msg.method, target, arguments)
+        digest = request_binding(msg.method, target, arguments)
         if "requestState" in params:  # present means it must open: null or a number fails closed too
             try:
                 state = self.sealer.open(token, principal, digest)
@@ -683,22 +685,23 @@ class Server:
         params = msg.params
         principal = ex.principal
         responses = params.get("inputResponses", {})
-        level = log_level(params)
+        meta = params["_meta"]
+        level = log_level(params) if META_LOG_LEVEL in meta else None
         if level is not None and level not in LOG_LEVELS:
             raise invalid_params(f"Invalid params: unknown log level {level!r}")
         ctx = Context(
-            method=msg.method,
-            request_id=msg.id,
-            principal=principal,
-            capabilities=caps,
-            meta=params["_meta"],
-            journal=state.journal,
-            responses=responses,
-            solicited="requestState" in params,
-            emit=ex.emit,
-            log_level=level,
-            flow_id=state.flow_id,
-            connect=lambda: self.connect_kit,
+            msg.method,
+            msg.id,
+            principal,
+            caps,
+            meta,
+            state.journal,
+            responses,
+            "requestState" in params,
+            ex.emit,
+            level,
+            state.flow_id,
+            self._connect_kit_getter,
         )
         if context_param is not None:
             kwargs[context_param] = ctx
@@ -786,11 +789,11 @@ def _replayed(recorded: bytes) -> dict[str, Any]:
     return dict(reply["r"])
 
 
-def _request_digest(method: str, target: str, arguments: dict[str, Any]) -> bytes:
-    """What a requestState is bound to: the method, its target and the canonical arguments."""
-    h = hashlib.sha256(method.encode())
-    h.update(b"\0")
-    h.update(target.encode())
-    h.update(b"\0")
-    h.update(orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS))
-    return h.digest()[:16]
+def request_binding(method: str, target: str, arguments: dict[str, Any]) -> bytes:
+    """What a requestState is bound to: the method, its target and the canonical arguments, length-prefixed.
+
+    These bytes go into AES-GCM's associated data as they are (GHASH is cheaper than a hash first).
+    """
+    m, t = method.encode(), target.encode()
+    canonical = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
+    return b"%b%b%b%b%b" % (len(m).to_bytes(4, "big"), m, len(t).to_bytes(4, "big"), t, canonical)

@@ -40,7 +40,12 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def tool_result(value: Any, structured: bool) -> dict[str, Any]:
+def structured_tool_result(value: Any) -> dict[str, Any]:
+    """The CallToolResult of a tool with an output schema: also `structuredContent`."""
+    return tool_result(value, True)
+
+
+def tool_result(value: Any, structured: bool = False) -> dict[str, Any]:
     """The CallToolResult for a tool's return value."""
     if isinstance(value, ToolResult):
         out: dict[str, Any] = {"resultType": "complete", "content": value.content}

@@ -2,7 +2,7 @@
 
 A token is `b1.<kid>.<base64url(nonce | ciphertext | tag)>`. The plaintext holds the flow id
 (128 random bits), the round, the expiry and the journal. The audience, the principal and the
-digest of the request (method, target, canonical arguments) are bound as associated data: they
+request itself (method, target, canonical arguments) are bound as associated data: they
 are never in the token, and a token presented for another audience, principal, tool or argument
 set fails authentication. Every failure raises `InvalidState` with the reason for the log only.
 """
@@ -10,14 +10,14 @@ set fails authentication. Every failure raises `InvalidState` with the reason fo
 from __future__ import annotations
 
 import binascii
-import os
-import re
 import struct
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 from cryptography.exceptions import InvalidTag
 
+from .entropy import random_bytes
 from .journal import Journal
 from .keys import KID_PATTERN, KeyRing
 
@@ -26,14 +26,10 @@ _HEADER = struct.Struct(">16sHI")  # flow id, round, expiry (unix seconds)
 _NONCE = 12
 DEFAULT_TTL_S = 600
 DEFAULT_MAX_BYTES = 16 * 1024
-_B64URL = re.compile(r"[A-Za-z0-9_-]+\Z")
 
 
 _TO_URL = bytes.maketrans(b"+/", b"-_")
 _FROM_URL = bytes.maketrans(b"-_", b"+/")
-_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-# The last character of an unpadded base64 text carries 2 (after 3 chars) or 4 (after 2) unused bits.
-_FREE_BITS = {2: 0x0F, 3: 0x03}
 
 
 def _b64encode(raw: bytes) -> str:
@@ -42,15 +38,12 @@ def _b64encode(raw: bytes) -> str:
 
 def _b64decode_canonical(text: str) -> bytes | None:
     """Decode unpadded base64url, or None unless `text` is the one canonical spelling of its bytes."""
-    rest = len(text) % 4
-    if rest == 1 or not _B64URL.match(text):
-        return None
-    if rest and _ALPHABET.index(text[-1]) & _FREE_BITS[rest]:
-        return None
     try:
-        return binascii.a2b_base64(text.encode().translate(_FROM_URL) + b"=" * (-len(text) % 4), strict_mode=True)
-    except binascii.Error:
+        raw = binascii.a2b_base64(text.encode().translate(_FROM_URL) + b"=" * (-len(text) % 4), strict_mode=True)
+    except (binascii.Error, UnicodeEncodeError):
         return None
+    # Encoding back catches every other spelling: "+" or "/", padding, and non-zero unused bits.
+    return raw if _b64encode(raw) == text else None
 
 
 class InvalidState(Exception):
@@ -69,7 +62,7 @@ class StateTooLarge(RuntimeError):
 class FlowState:
     """What a round hands to the next through the client."""
 
-    flow_id: bytes = field(default_factory=lambda: os.urandom(16))
+    flow_id: bytes = field(default_factory=partial(random_bytes, 16))
     round: int = 0
     journal: Journal = field(default_factory=Journal)
     expires: int = 0
@@ -87,23 +80,24 @@ class Sealer:
         self.max_bytes = max_bytes
         self._prefixes: dict[str, bytes] = {}
 
-    def _aad(self, kid: str, principal: str, request_digest: bytes) -> bytes:
+    def _aad(self, kid: str, principal: str, request: bytes) -> bytes:
         # Length-prefixed, so that no two different bindings can produce the same bytes.
         prefix = self._prefixes.get(kid)
         if prefix is None:
             parts = (VERSION.encode(), kid.encode(), self.audience)
             prefix = self._prefixes[kid] = b"".join(len(p).to_bytes(4, "big") + p for p in parts)
         who = principal.encode()
-        return prefix + len(who).to_bytes(4, "big") + who + request_digest
+        return prefix + len(who).to_bytes(4, "big") + who + request  # the request last: its length is the rest
 
-    def seal(self, state: FlowState, principal: str, request_digest: bytes) -> str:
+    def seal(self, state: FlowState, principal: str, request: bytes) -> str:
+        """A token for `state`, bound to the principal and the request's canonical bytes (see `request_binding`)."""
         key = self.ring.current
         cipher = self.ring.cipher(key.kid)
         assert cipher is not None
         expires = int(time.time()) + self.ttl_s
         plaintext = _HEADER.pack(state.flow_id, min(state.round, 0xFFFF), expires) + state.journal.dumps()
-        nonce = os.urandom(_NONCE)
-        sealed = nonce + cipher.encrypt(nonce, plaintext, self._aad(key.kid, principal, request_digest))
+        nonce = random_bytes(_NONCE)
+        sealed = nonce + cipher.encrypt(nonce, plaintext, self._aad(key.kid, principal, request))
         token = f"{VERSION}.{key.kid}.{_b64encode(sealed)}"
         if len(token) > self.max_bytes:
             raise StateTooLarge(
@@ -112,7 +106,7 @@ class Sealer:
             )
         return token
 
-    def open(self, token: object, principal: str, request_digest: bytes) -> FlowState:
+    def open(self, token: object, principal: str, request: bytes) -> FlowState:
         if not isinstance(token, str):
             raise InvalidState("requestState is not a string")
         if len(token) > self.max_bytes:
@@ -133,7 +127,7 @@ class Sealer:
         if len(sealed) < _NONCE + 16 + _HEADER.size:
             raise InvalidState("requestState is truncated")
         try:
-            plaintext = cipher.decrypt(sealed[:_NONCE], sealed[_NONCE:], self._aad(kid, principal, request_digest))
+            plaintext = cipher.decrypt(sealed[:_NONCE], sealed[_NONCE:], self._aad(kid, principal, request))
         except InvalidTag:
             raise InvalidState(
                 "requestState failed authentication: tampered, or bound to another request, principal or audience"

@@ -66,7 +66,10 @@ class HttpApp:
     ) -> None:
         self.server = server
         self.instance = instance or os.environ.get(ENV_INSTANCE) or f"{socket.gethostname()}:{os.getpid()}"
-        self._instance_header = (INSTANCE_HEADER, self.instance.encode("latin-1", "replace"))
+        tag = (INSTANCE_HEADER, self.instance.encode("latin-1", "replace"))
+        self._tag = [tag]
+        self._json_head = [_JSON, tag]
+        self._sse_head = [*_SSE_HEADERS, tag]
         self.path = path
         # Loopback names are always admitted; others only when configured ("*" admits any Host).
         hosts = LOOPBACK_HOSTS + tuple(allowed_hosts or ())
@@ -78,18 +81,72 @@ class HttpApp:
         self._hosts_seen: set[bytes] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope["type"]
-        if kind == "http":
-            tag = self._instance_header
-
-            async def tagged(message: MutableMapping[str, Any]) -> None:
-                if message["type"] == "http.response.start":
-                    message["headers"] = [*message["headers"], tag]
-                await send(message)
-
-            await self._http(scope, receive, tagged)
-        elif kind == "lifespan":
-            await self._lifespan(receive, send)
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await self._lifespan(receive, send)
+            return
+        # The hot path (one POST, one JSON reply) is written out here: each call saved is CPU per round trip.
+        path = scope["path"]
+        if path != self.path:
+            if path.startswith(CONNECT_PREFIX):
+                await self._connect(scope, receive, send)
+            else:
+                await _plain(send, 404, b"Not found: the MCP endpoint is " + self.path.encode(), self._tag)
+            return
+        raw = dict(scope["headers"])
+        headers = Headers(raw)
+        if raw.get(b"host", b"") not in self._hosts_seen or b"origin" in raw:
+            refusal = self._refuse_origin(headers)
+            if refusal:
+                await self._error(send, 403, None, McpError(INVALID_REQUEST, refusal))
+                return
+        if scope["method"] != "POST":
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 405,
+                    "headers": [(b"allow", b"POST"), (b"content-length", b"0"), *self._tag],
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
+            return
+        if raw.get(b"content-type", b"")[:16].lower() != b"application/json":
+            await self._error(send, 415, None, McpError(INVALID_REQUEST, "Content-Type must be application/json"))
+            return
+        declared = raw.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            await self._too_large(send, self.max_body_bytes)
+            return
+        message = await receive()
+        body: bytes = message.get("body", b"")
+        if message.get("more_body") or message["type"] != "http.request" or len(body) > self.max_body_bytes:
+            rest = await self._rest_of_body(message, receive, send)
+            if rest is None:
+                return
+            body = rest
+        try:
+            msg = parse(body)
+        except McpError as exc:
+            await self._error(send, http_status(exc.code), request_id_of(body), exc)
+            return
+        if not msg.is_request:
+            await self._notification(msg, headers, send)
+            return
+        client = scope.get("client")
+        info = RequestInfo("http", headers, (client[0], client[1]) if client else None)
+        meta = msg.params.get("_meta")
+        if (
+            isinstance(meta, dict)
+            and ("progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta)
+            and b"text/event-stream" in raw.get(b"accept", b"")
+        ):
+            await self._streamed(msg, info, receive, send)
+            return
+        reply = await self.server.handle(msg, Exchange(info))
+        if isinstance(reply, Subscription):
+            await self._listen(reply, receive, send)
+            return
+        await self._send_reply(send, reply)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -102,65 +159,20 @@ class HttpApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["path"].startswith(CONNECT_PREFIX) and self.path != scope["path"]:
-            await self._connect(scope, receive, send)
-            return
-        if scope["path"] != self.path:
-            await _plain(send, 404, b"Not found: the MCP endpoint is " + self.path.encode())
-            return
-        headers = Headers(dict(scope["headers"]))
-        refusal = self._refuse_origin(headers)
-        if refusal:
-            await _error(send, 403, None, McpError(INVALID_REQUEST, refusal))
-            return
-        if scope["method"] != "POST":
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 405,
-                    "headers": [(b"allow", b"POST"), (b"content-length", b"0")],
-                }
-            )
-            await send({"type": "http.response.body", "body": b""})
-            return
-        ctype = headers.raw.get(b"content-type", b"")
-        if ctype[:16].lower() != b"application/json":
-            await _error(send, 415, None, McpError(INVALID_REQUEST, "Content-Type must be application/json"))
-            return
-        body = await self._body(headers, receive, send)
-        if body is None:
-            return
-        try:
-            msg = parse(body)
-        except McpError as exc:
-            await _error(send, http_status(exc.code), request_id_of(body), exc)
-            return
-        if not msg.is_request:
-            await self._notification(msg, headers, send)
-            return
-        client = scope.get("client")
-        info = RequestInfo("http", headers, (client[0], client[1]) if client else None)
-        meta = msg.params.get("_meta")
-        wants_stream = isinstance(meta, dict) and (
-            "progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta
-        )
-        if wants_stream and b"text/event-stream" in headers.raw.get(b"accept", b""):
-            await self._streamed(msg, info, receive, send)
-            return
-        reply = await self.server.handle(msg, Exchange(info))
-        if isinstance(reply, Subscription):
-            await self._listen(reply, receive, send)
-            return
-        await _send_reply(send, reply)
-
     async def _connect(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The connect kit's browser pages: the Host check here, the rest (origin, session) in the kit."""
         refusal = self._refuse_host(Headers(dict(scope["headers"])))
         if refusal:
-            await _plain(send, 403, refusal.encode())
+            await _plain(send, 403, refusal.encode(), self._tag)
             return
-        await self.server.connect_kit.app(scope, receive, send)
+        tag = self._tag[0]
+
+        async def tagged(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message["headers"], tag]
+            await send(message)
+
+        await self.server.connect_kit.app(scope, receive, tagged)
 
     def _refuse_origin(self, headers: Headers) -> str | None:
         refusal = self._refuse_host(headers)
@@ -188,35 +200,25 @@ class HttpApp:
                     self._hosts_seen.add(raw_host)  # remember admitted Host values: the check is per request
         return None
 
-    async def _body(self, headers: Headers, receive: Receive, send: Send) -> bytes | None:
+    async def _rest_of_body(self, first: MutableMapping[str, Any], receive: Receive, send: Send) -> bytes | None:
+        """The body when it did not come in one small chunk: read on to the end, or refuse it (413)."""
         limit = self.max_body_bytes
-        declared = headers.raw.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _too_large(send, limit)
+        if first["type"] == "http.disconnect":
             return None
-        message = await receive()
-        if not message.get("more_body") and message["type"] == "http.request":  # the usual case: one chunk
-            body: bytes = message.get("body", b"")
-            if len(body) <= limit:
-                return body
-            await _too_large(send, limit)
-            return None
-        if message["type"] == "http.disconnect":
-            return None
-        chunks: list[bytes] = [message.get("body", b"")]
+        chunks: list[bytes] = [first.get("body", b"")]
         size = len(chunks[0])
-        while True:
+        message = first
+        while size <= limit and message.get("more_body", False):
             message = await receive()
             if message["type"] == "http.disconnect":
                 return None
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > limit:
-                await _too_large(send, limit)
-                return None
             chunks.append(chunk)
-            if not message.get("more_body", False):
-                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if size > limit:
+            await self._too_large(send, limit)
+            return None
+        return b"".join(chunks)
 
     async def _notification(self, msg: Message, headers: Headers, send: Send) -> None:
         # Ambiguity A3: accept any well-formed notification with 202; refuse only a present header
@@ -228,9 +230,9 @@ class HttpApp:
                 f"Header mismatch: Mcp-Method header value {declared.strip()!r} "
                 f"does not match body value {msg.method!r}",
             )
-            await _error(send, 400, None, error)
+            await self._error(send, 400, None, error)
             return
-        await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+        await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0"), *self._tag]})
         await send({"type": "http.response.body", "body": b""})
 
     async def _streamed(self, msg: Message, info: RequestInfo, receive: Receive, send: Send) -> None:
@@ -244,7 +246,7 @@ class HttpApp:
                 return
             if not started:
                 started = True
-                await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+                await send({"type": "http.response.start", "status": 200, "headers": self._sse_head})
             data = orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params})
             await send(
                 {
@@ -270,13 +272,13 @@ class HttpApp:
             await self._listen(reply, receive, send)
             return
         if not started:
-            await _send_reply(send, reply)
+            await self._send_reply(send, reply)
             return
         body = orjson.dumps(reply.body)
         await send({"type": "http.response.body", "body": b"event: message\ndata: " + body + b"\n\n"})
 
     async def _listen(self, sub: Subscription, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        await send({"type": "http.response.start", "status": 200, "headers": self._sse_head})
 
         async def event(payload: dict[str, Any], more: bool = True) -> None:
             data = b"event: message\ndata: " + orjson.dumps(payload) + b"\n\n"
@@ -304,38 +306,35 @@ class HttpApp:
             await event(result, more=False)
 
 
+    async def _send_reply(self, send: Send, reply: Reply) -> None:
+        """A JSON response: 200 for results, the error's status for errors, 401 when credentials are missing."""
+        body = orjson.dumps(reply.body)
+        head = [*self._json_head, (b"content-length", str(len(body)).encode())]
+        if reply.www_authenticate is not None:
+            head.append((b"www-authenticate", reply.www_authenticate.encode()))
+            status = 401
+        else:
+            status = 200 if reply.code is None else http_status(reply.code)
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _error(self, send: Send, status: int, rid: Any, error: McpError) -> None:
+        body = orjson.dumps({"jsonrpc": "2.0", "id": rid, "error": error.to_dict()})
+        head = [*self._json_head, (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _too_large(self, send: Send, limit: int) -> None:
+        error = McpError(INVALID_REQUEST, f"Request body too large: the limit is {limit} bytes")
+        await self._error(send, 413, None, error)
+
+
 async def _disconnected(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
 
 
-async def _send_reply(send: Send, reply: Reply) -> None:
-    """A JSON response: 200 for results, the error's status for errors, 401 when credentials are missing."""
-    if reply.www_authenticate is not None:
-        await _send_json(send, 401, orjson.dumps(reply.body), [(b"www-authenticate", reply.www_authenticate.encode())])
-        return
-    await _send_json(send, 200 if reply.code is None else http_status(reply.code), orjson.dumps(reply.body))
-
-
-async def _send_json(send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    headers = [_JSON, (b"content-length", str(len(body)).encode())]
-    if extra:
-        headers += extra
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _error(send: Send, status: int, rid: Any, error: McpError) -> None:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "error": error.to_dict()}
-    await _send_json(send, status, orjson.dumps(body))
-
-
-async def _too_large(send: Send, limit: int) -> None:
-    error = McpError(INVALID_REQUEST, f"Request body too large: the limit is {limit} bytes")
-    await _error(send, 413, None, error)
-
-
-async def _plain(send: Send, status: int, text: bytes) -> None:
+async def _plain(send: Send, status: int, text: bytes, tag: list[tuple[bytes, bytes]]) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -343,6 +342,7 @@ async def _plain(send: Send, status: int, text: bytes) -> None:
             "headers": [
                 (b"content-type", b"text/plain; charset=utf-8"),
                 (b"content-length", str(len(text)).encode()),
+                *tag,
             ],
         }
     )
