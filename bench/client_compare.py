@@ -5,7 +5,7 @@ client needs ``server/discover`` or ``initialize`` and ``tools/list``, which the
 smoke-tests each client, then runs bench/client_load.py for Baton (in ``.venv``) and for mcp 2.3.0 (in
 ``.cache/bench/mcp``, created on first use like bench/compare does), interleaved, ``--repeat`` times at
 every concurrency level. It prints a Markdown table of medians and the target check: Baton's client CPU
-per flow at most 1/3 of mcp 2.3.0's, at each concurrency. The server is stopped at the end, also on
+per round trip at most 1/3 of mcp 2.3.0's, at each concurrency. The server is stopped at the end, also on
 Ctrl-C or an error. Client CPU per round trip is the CPU per flow divided by the requests per flow (two:
 one question, one answer). bench/compare runs the same measurement through ``measure_clients``.
 
