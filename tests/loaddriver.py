@@ -27,7 +27,7 @@ from wire import headers_for, request
 from baton.transport.http11 import Pool, Url, encode_headers
 
 TOOL = "transfer"
-LEDGER_DOWN = "ledger is unavailable"
+LEDGER_DOWN = "single-use ledger"  # both "is unavailable (not run)" and "could not record (ran)": retry
 MAX_LEGS = 400
 STATE_ONLY_S = 5.0  # how long a state-only "still running" answer is retried at least
 _ids = itertools.count(1_000_000)

@@ -5,13 +5,13 @@ gate; the test stops Redis in between, so the server's `record` fails. The clien
 following "try again later", sends the same round again once Redis is back. What happens then depends
 on Redis persistence, which is why docs/deploy.md asks for the append-only file:
 
-- with AOF, the claim survived the restart: the round never runs again (safe), but it stays "in
-  progress" until its token expires, so the client never gets the reply (pinned by strict xfails);
+- with AOF, the claim survived the restart: the round never runs again, and the server, which kept
+  trying to record the reply, has recorded it by the time Redis is back: the retry receives it;
 - without persistence, Redis forgot the claim: the retry runs the transfer a second time.
 
 A stall (redis-server SIGSTOPped for longer than the ledger's timeouts, as in a network partition)
-during the claim fails the round closed with nothing run; but the claim lands when Redis resumes, so
-the round is "in progress" for the rest of its token's lifetime (pinned by a strict xfail).
+during the claim fails the round closed with nothing run; the claim that lands when Redis resumes is
+withdrawn by the server, so a retry runs the round (once).
 """
 
 from __future__ import annotations
@@ -129,28 +129,18 @@ def test_with_aof_the_round_never_runs_twice(with_aof: Interrupted) -> None:
     assert with_aof.refused["error"]["code"] == -32603
     assert LEDGER_DOWN in with_aof.refused["error"]["message"]
     assert with_aof.runs == 1
-    for reply in with_aof.retries:  # state-only "still running", or (once fixed) the recorded result
+    for reply in with_aof.retries:  # state-only "still running", or the recorded result
         result = reply["result"]
         assert "inputRequests" not in result, reply
         assert result.get("resultType") == "input_required" or result["content"][0]["text"].startswith("done"), reply
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src: a round whose reply could not be recorded stays 'in progress' until its token expires "
-    "(core.py _once_only neither keeps trying to record the reply nor lets a retry learn it)",
-)
 def test_with_aof_the_client_gets_the_reply_once_redis_is_back(with_aof: Interrupted) -> None:
     last = with_aof.retries[-1]
     assert last["result"].get("resultType") == "complete", f"after {RETRY_S} s of retries: {last}"
     assert with_aof.runs == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src: the error after a run whose reply could not be recorded says 'the request was not run' "
-    "(core.py _once_only reuses LEDGER_UNAVAILABLE_MESSAGE for a failed record)",
-)
 def test_the_error_does_not_say_the_round_was_not_run(with_aof: Interrupted) -> None:
     assert with_aof.runs == 1
     assert "not run" not in with_aof.refused["error"]["message"], with_aof.refused
@@ -171,11 +161,6 @@ def test_a_stall_during_the_claim_fails_closed(stalled: Interrupted) -> None:
         assert "error" in reply or "inputRequests" not in reply["result"], reply
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src: a claim that timed out lands when Redis resumes, and nobody releases it: the round stays "
-    "'in progress' until its token expires although nothing ran (ledger_redis.py _claim)",
-)
 def test_after_a_stall_the_round_can_be_retried(stalled: Interrupted) -> None:
     last = stalled.retries[-1]
     assert last.get("result", {}).get("resultType") == "complete", f"after {RETRY_S} s of retries: {last}"

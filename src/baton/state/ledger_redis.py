@@ -5,11 +5,16 @@ Lua script, so each is atomic. A value is `P` + principal tag + a random claim n
 and `D` + principal tag + reply once recorded. The nonce makes a claim retried by the client after a
 lost reply recognise itself. Requires Redis 6.2 or later (PXAT). Any connection or server error
 raises `LedgerUnavailable`; the client reconnects on the next call, so a restarted Redis is picked up.
+A claim whose SET failed in flight may still land later (a stalled Redis applies it when it resumes):
+it is then withdrawn in the background, by its exact value, so the round is not stranded "in progress".
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
+import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -31,7 +36,10 @@ from .ledger import (
     principal_tag,
 )
 
+log = logging.getLogger("baton.ledger")
+
 DEFAULT_PREFIX = "baton:ledger:"
+WITHDRAW_RETRY_S = (0.25, 5.0)  # first and longest pause between attempts to withdraw a claim that failed
 _TAG = 32
 _NONCE = 16
 
@@ -45,6 +53,10 @@ if string.sub(v, 1, #ARGV[1]) == ARGV[1] then
 end
 if string.sub(v, 2, #ARGV[1]) == string.sub(ARGV[1], 2) then return 2 end
 return 3
+"""
+_WITHDRAW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 _RELEASE = """
 local v = redis.call('GET', KEYS[1])
@@ -102,6 +114,8 @@ class RedisLedger(Ledger):
         self._client: aioredis.Redis = aioredis.Redis.from_pool(pool)
         self._record = self._client.register_script(_RECORD)
         self._release = self._client.register_script(_RELEASE)
+        self._withdraw = self._client.register_script(_WITHDRAW)
+        self._background: set[asyncio.Future[None]] = set()
         self._closed = False
 
     def _key(self, token_id: bytes) -> str:
@@ -128,8 +142,25 @@ class RedisLedger(Ledger):
                     return self._classify(bytes(held), tag, mine)
                 # Released or expired between the two calls: try again.
         except (RedisError, OSError) as exc:
+            self._withdraw_later(key, mine, expires_at)  # the SET may have reached Redis and may still land
             raise self._unavailable(exc) from exc
         raise LedgerUnavailable(f"Redis ledger at {self.url}: the claim on {key} kept changing; try again")
+
+    def _withdraw_later(self, key: str, value: bytes, expires_at: float) -> None:
+        async def keep_trying() -> None:
+            pause, longest = WITHDRAW_RETRY_S
+            while time.time() < expires_at and not self._closed:
+                await asyncio.sleep(pause)
+                try:
+                    if await self._withdraw(keys=[key], args=[value]):
+                        log.info("withdrew a claim on %s that landed after its call had failed", key)
+                    return
+                except (RedisError, OSError):
+                    pause = min(pause * 2, longest)
+
+        task = asyncio.ensure_future(keep_trying())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     @staticmethod
     def _classify(held: bytes, tag: bytes, mine: bytes) -> Claim:
@@ -175,4 +206,6 @@ class RedisLedger(Ledger):
         if self._closed:
             return
         self._closed = True
+        for task in list(self._background):
+            task.cancel()
         await self._client.aclose()
