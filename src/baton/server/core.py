@@ -7,6 +7,7 @@ and an `Exchange`, and get back a `Reply` (or a `Subscription` for `subscription
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -14,8 +15,10 @@ import getpass
 import inspect
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import orjson
@@ -58,6 +61,11 @@ log = logging.getLogger("baton.server")
 F = TypeVar("F", bound=Handler)
 INVALID_STATE_MESSAGE = "Invalid or expired requestState"
 LEDGER_UNAVAILABLE_MESSAGE = "The single-use ledger is unavailable, so the request was not run; try again later"
+LEDGER_RECORD_MESSAGE = (
+    "The request ran, but the single-use ledger could not record its result; "
+    "retry the same request later to receive it (it will not be run again)"
+)
+RECORD_RETRY_S = (0.25, 5.0)  # first and longest pause between attempts to record a reply that failed to record
 LEDGER_SKEW_S = 60  # clock skew allowed between instances when a ledger entry expires
 
 
@@ -161,6 +169,7 @@ class Server:
         self._warned: set[str] = set()
         self._os_user: str | None = None
         self._connect_kit_getter: Callable[[], ConnectKit] = lambda: self.connect_kit
+        self._background: set[asyncio.Future[None]] = set()
         self._methods: dict[str, Callable[[Message, Exchange, ClientCapabilities], Awaitable[Any]]] = {
             "server/discover": self._discover,
             "tools/list": self._lister("tools", "tools", lambda: self.tools),
@@ -205,6 +214,8 @@ class Server:
     async def aclose(self) -> None:
         """Release what the server holds open (the ledger, the connect kit); transports call it at shutdown."""
         self.hub.shutdown()
+        for task in list(self._background):
+            task.cancel()
         if self._connect is not None:
             await self._connect.aclose()
         if isinstance(self._ledger, Ledger):
@@ -428,7 +439,8 @@ class Server:
             headers = exchange.info.headers
             if headers is not None:
                 hdr.check_standard(headers, msg.method, params, version)
-            check_version(version)
+            if version not in SUPPORTED_VERSIONS:
+                check_version(version)
             method = self._methods.get(msg.method)
             if method is None:
                 if msg.method == "subscriptions/listen" and self.offered_lists():
@@ -523,14 +535,15 @@ class Server:
         return handler
 
     async def _tools_call(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
-        self._require("tools", msg.method)
         params = msg.params
         name = params.get("name")
-        if not isinstance(name, str):
-            raise invalid_params('Invalid params: tools/call needs "name" (a string)')
-        tool = self.tools.get(name)
-        if tool is None:
+        tool = self.tools.get(name) if isinstance(name, str) else None
+        if tool is None:  # (a server with a tool offers tools: the capability check is needed only here)
+            self._require("tools", msg.method)
+            if not isinstance(name, str):
+                raise invalid_params('Invalid params: tools/call needs "name" (a string)')
             raise invalid_params(f"Unknown tool: {name}")
+        name = tool.name
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
@@ -709,7 +722,7 @@ class Server:
         value: Any = None
         try:
             value = fn(**kwargs)
-            if inspect.isawaitable(value):
+            if type(value) is CoroutineType or inspect.isawaitable(value):  # an async def handler, usually
                 value = await value
         except Suspended:
             pass
@@ -762,12 +775,37 @@ class Server:
             with contextlib.suppress(LedgerError):
                 await ledger.release(tid, principal)  # no reply to replay: the round may run again
             raise
+        recorded = orjson.dumps(reply)
         try:
-            await ledger.record(tid, principal, orjson.dumps(reply), expires + LEDGER_SKEW_S)
+            await ledger.record(tid, principal, recorded, expires + LEDGER_SKEW_S)
         except LedgerError as exc:
-            log.error("single-use ledger could not record a round: %s", exc)
-            raise McpError(INTERNAL_ERROR, LEDGER_UNAVAILABLE_MESSAGE) from None
-        return _replayed(orjson.dumps(reply))
+            log.error("single-use ledger could not record a round that ran: %s", exc)
+            if isinstance(exc, LedgerUnavailable):
+                # The round ran: keep trying to record its reply, so that a retry receives it, never a rerun.
+                self._record_later(tid, principal, recorded, expires + LEDGER_SKEW_S)
+            raise McpError(INTERNAL_ERROR, LEDGER_RECORD_MESSAGE) from None
+        return _replayed(recorded)
+
+    def _record_later(self, tid: bytes, principal: str, recorded: bytes, expires_at: float) -> None:
+        async def keep_trying() -> None:
+            pause, longest = RECORD_RETRY_S
+            while time.time() < expires_at:
+                await asyncio.sleep(pause)
+                try:
+                    await self.ledger.record(tid, principal, recorded, expires_at)
+                except LedgerUnavailable:
+                    pause = min(pause * 2, longest)
+                    continue
+                except LedgerError as exc:
+                    log.error("gave up recording a round's reply: %s", exc)
+                    return
+                log.info("recorded a round's reply once the single-use ledger was back")
+                return
+            log.error("gave up recording a round's reply: its token expired first")
+
+        task = asyncio.ensure_future(keep_trying())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _failure(self, exc: Exception, method: str, target: str, tool_errors: bool) -> dict[str, Any]:
         if isinstance(exc, (McpError, CapabilityMissing)):
