@@ -3,8 +3,8 @@
 The key file is `--key-file`, else `$BATON_KEY_FILE`, else `state-keys` in the data directory.
 Running servers follow their key file, so a rotation reaches them without a restart: `rotate` puts a
 new key in front (it seals from then on) and keeps the old ones (they still open tokens in flight);
-`retire` drops an old key once no token sealed with it can still be alive (the state TTL, 1 hour by
-default). For hosts that each hold a copy of the file, `add` then `promote` rotates in two steps.
+`retire` drops an old key once no token sealed with it can still be alive (the state TTL: 10 minutes
+by default). For hosts that each hold a copy of the file, `add` then `promote` rotates in two steps.
 """
 
 from __future__ import annotations
@@ -18,15 +18,24 @@ from .state.keys import ENV_KEYS, Key, KeyRing, KeyRingError, default_key_file, 
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="baton keys", description=__doc__.partition("\n\n")[0] if __doc__ else "")
-    parser.add_argument("--key-file", type=Path, help="the key file (default $BATON_KEY_FILE or the data directory's)")
+    # --key-file is accepted before or after the action: `baton keys --key-file F rotate` or `... rotate --key-file F`.
+    key_file = argparse.ArgumentParser(add_help=False)
+    key_file.add_argument(
+        "--key-file",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help="the key file (default $BATON_KEY_FILE or the data directory's)",
+    )
+    parser = argparse.ArgumentParser(
+        prog="baton keys", description=__doc__.partition("\n\n")[0] if __doc__ else "", parents=[key_file]
+    )
     actions = parser.add_subparsers(dest="action", required=True)
-    actions.add_parser("list", help="key ids, the sealing one first (never the secrets)")
-    actions.add_parser("rotate", help="add a new key in front: it seals from now on, the old ones still open")
-    actions.add_parser("add", help="add a new key at the end: it opens but does not seal yet (step 1 of 2)")
-    promote = actions.add_parser("promote", help="move a key to the front: it seals from now on (step 2 of 2)")
+    actions.add_parser("list", parents=[key_file], help="key ids, the sealing one first (never the secrets)")
+    actions.add_parser("rotate", parents=[key_file], help="add a new key in front: it seals from now on")
+    actions.add_parser("add", parents=[key_file], help="add a new key at the end: it opens, does not seal (step 1/2)")
+    promote = actions.add_parser("promote", parents=[key_file], help="move a key to the front: it seals (step 2/2)")
     promote.add_argument("kid")
-    retire = actions.add_parser("retire", help="remove a key that no longer seals")
+    retire = actions.add_parser("retire", parents=[key_file], help="remove a key that no longer seals")
     retire.add_argument("kid")
     actions.add_parser("generate", help=f"print a new kid:base64key entry (for ${ENV_KEYS}); writes nothing")
     return parser
@@ -37,7 +46,7 @@ def run(argv: list[str]) -> int:
     if args.action == "generate":
         print(Key.generate().encode())
         return 0
-    path: Path = args.key_file or default_key_file()
+    path: Path = getattr(args, "key_file", None) or default_key_file()
     if os.environ.get(ENV_KEYS):
         print(f"baton keys: note: ${ENV_KEYS} is set, and servers started with it use it, not {path}", file=sys.stderr)
     try:

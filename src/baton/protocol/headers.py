@@ -91,33 +91,40 @@ def check_standard(headers: Headers, method: str, params: dict[str, Any], versio
     """Raise -32020 when MCP-Protocol-Version, Mcp-Method or Mcp-Name are missing or disagree."""
     raw = headers.raw
     value = raw.get(b"mcp-protocol-version")
-    header_version = None if value is None else value.decode("latin-1")
-    if header_version is None:
+    if value is None:
         # Ambiguity A2: a modern-only server answers a missing version header with -32020.
         raise _mismatch("the MCP-Protocol-Version header is required")
-    header_version = header_version.strip()
+    header_version = value.decode("latin-1").strip()
     if header_version != version:
         raise _mismatch(f"MCP-Protocol-Version header value {header_version!r} does not match body value {version!r}")
     value = raw.get(b"mcp-method")
-    header_method = None if value is None else value.decode("latin-1")
-    if header_method is None:
+    if value is None:
         raise _mismatch("the Mcp-Method header is required")
-    if header_method.strip() != method:
-        raise _mismatch(f"Mcp-Method header value {header_method.strip()!r} does not match body value {method!r}")
+    header_method = value.decode("latin-1").strip()
+    if header_method != method:
+        raise _mismatch(f"Mcp-Method header value {header_method!r} does not match body value {method!r}")
     member = NAME_PARAM.get(method)
     if member is None:
         return
     value = raw.get(b"mcp-name")
-    raw_name = None if value is None else value.decode("latin-1")
-    body_name = params.get(member)
-    if raw_name is None:
+    if value is None:
         raise _mismatch(f"the Mcp-Name header is required for {method}")
-    try:
-        name = decode_value(raw_name)
-    except ValueError as exc:
-        raise _mismatch(f"Mcp-Name: {exc}") from None
+    body_name = params.get(member)
+    name = _NAMES.get(value)
+    if name is None:
+        try:
+            name = decode_value(value.decode("latin-1"))
+        except ValueError as exc:
+            raise _mismatch(f"Mcp-Name: {exc}") from None
+        if len(_NAMES) >= _NAMES_MAX:
+            _NAMES.clear()
+        _NAMES[value] = name
     if name != body_name:
         raise _mismatch(f"Mcp-Name header value {name!r} does not match body value {body_name!r}")
+
+
+_NAMES: dict[bytes, str] = {}  # Mcp-Name values decoded, by raw value: the same few names come again and again
+_NAMES_MAX = 1024
 
 
 def check_params(headers: Headers, arguments: dict[str, Any], specs: dict[str, tuple[str, ...]]) -> None:

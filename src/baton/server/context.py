@@ -38,6 +38,7 @@ log = logging.getLogger("baton.server")
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 CONFIRM_FORM = FormSpec([BooleanField("confirm", title="Confirm")], build=lambda v: v["confirm"], name="confirm")
+_CONFIRM = compile_form(CONFIRM_FORM)  # checked by the form guard once, here
 
 
 class Suspended(BaseException):
@@ -83,7 +84,9 @@ _TO_URL = bytes.maketrans(b"+/", b"-_")
 
 def _digest(blob: bytes) -> str:
     """A short digest of a question's canonical bytes, to pin its answer to it."""
-    return binascii.b2a_base64(hashlib.sha256(blob).digest()[:8], newline=False)[:11].translate(_TO_URL).decode()
+    # BLAKE2b: Python's own, so no OpenSSL digest lookup per call (the pin changed from SHA-256 in 0.x).
+    pin = hashlib.blake2b(blob, digest_size=8).digest()
+    return binascii.b2a_base64(pin, newline=False)[:11].translate(_TO_URL).decode()
 
 
 class Context:
@@ -160,14 +163,11 @@ class Context:
         `allow_secrets=True` for a field that only looks like one.
         """
         spec = compile_form(form, allow_secrets=allow_secrets)
-        params = {"mode": "form", "message": message, "requestedSchema": spec.schema}
-        # The form's canonical schema is computed once, so pinning costs one hash per ask.
-        canonical = b"form\0" + message.encode() + b"\0" + spec.schema_json
-        return await self._ask(key, "elicitation/create", params, _form_checker(spec), _form_reader(spec), canonical)
+        return await self._ask(key, "elicitation/create", *_form_request(spec, message))
 
     async def confirm(self, message: str, *, key: str | None = None) -> bool:
         """Ask a yes/no question; True only if the user accepted and said yes."""
-        answer = await self.elicit(CONFIRM_FORM, message, key=key)
+        answer = await self._ask(key, "elicitation/create", *_form_request(_CONFIRM, message))
         return isinstance(answer, Accepted) and bool(answer.data)
 
     async def elicit_url(self, message: str, url: str, *, key: str | None = None, development: bool = False) -> Any:
@@ -372,7 +372,16 @@ def _check_action(raw: dict[str, Any]) -> str:
     return cast(str, action)
 
 
-@functools.lru_cache(maxsize=1024)
+def _form_request(
+    spec: FormSpec, message: str
+) -> tuple[dict[str, Any], Callable[[Any], dict[str, Any]], Callable[[dict[str, Any]], Any], bytes]:
+    """The params, answer checker, answer reader and canonical bytes of a form elicitation."""
+    params = {"mode": "form", "message": message, "requestedSchema": spec.schema}
+    # The form's canonical schema is computed once, so pinning costs one hash per ask.
+    canonical = b"form\0" + message.encode() + b"\0" + spec.schema_json
+    return params, _form_checker(spec), _form_reader(spec), canonical
+
+
 @functools.lru_cache(maxsize=1024)
 def _form_checker(spec: FormSpec) -> Callable[[Any], dict[str, Any]]:
     def check(raw: dict[str, Any]) -> dict[str, Any]:
