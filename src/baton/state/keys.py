@@ -107,6 +107,13 @@ class KeyRing:
         self._follow()
         return self._keys[0]
 
+    def sealing(self) -> tuple[str, AESGCM]:
+        """The sealing key's id and cipher, in one call (the hot path of every `input_required`)."""
+        if self.path is not None and time.monotonic() - self._looked >= RECHECK_S:
+            self._reload()
+        kid = self._keys[0].kid
+        return kid, self._ciphers[kid]
+
     def cipher(self, kid: str) -> AESGCM | None:
         cipher = self._ciphers.get(kid)
         if cipher is None and self.path is not None and time.monotonic() - self._looked >= RECHECK_S / 10:

@@ -91,14 +91,12 @@ class Sealer:
 
     def seal(self, state: FlowState, principal: str, request: bytes) -> str:
         """A token for `state`, bound to the principal and the request's canonical bytes (see `request_binding`)."""
-        key = self.ring.current
-        cipher = self.ring.cipher(key.kid)
-        assert cipher is not None
+        kid, cipher = self.ring.sealing()
         expires = int(time.time()) + self.ttl_s
         plaintext = _HEADER.pack(state.flow_id, min(state.round, 0xFFFF), expires) + state.journal.dumps()
         nonce = random_bytes(_NONCE)
-        sealed = nonce + cipher.encrypt(nonce, plaintext, self._aad(key.kid, principal, request))
-        token = f"{VERSION}.{key.kid}.{_b64encode(sealed)}"
+        sealed = nonce + cipher.encrypt(nonce, plaintext, self._aad(kid, principal, request))
+        token = f"{VERSION}.{kid}.{_b64encode(sealed)}"
         if len(token) > self.max_bytes:
             raise StateTooLarge(
                 f"requestState would be {len(token)} bytes, over the cap of {self.max_bytes}: "
