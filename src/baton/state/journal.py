@@ -33,5 +33,6 @@ class Journal:
     def loads(cls, raw: bytes) -> Journal:
         """Read a journal; only ever called on authenticated plaintext, so shape errors are bugs."""
         data = orjson.loads(raw)
-        answers = {k: (v[0], v[1]) for k, v in data.get("a", {}).items()}
-        return cls(answers, data.get("p", {}), data.get("o", {}))
+        answered = data.get("a")
+        answers = {k: (v[0], v[1]) for k, v in answered.items()} if answered else {}
+        return cls(answers, data.get("p") or {}, data.get("o") or {})

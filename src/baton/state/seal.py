@@ -36,14 +36,25 @@ def _b64encode(raw: bytes) -> str:
     return binascii.b2a_base64(raw, newline=False).translate(_TO_URL).rstrip(b"=").decode()
 
 
+_PAD = (b"", b"", b"==", b"=")  # by len % 4 (1 is never valid)
+# The last character of an unpadded base64 text carries 2 (after 3 chars) or 4 (after 2) unused bits.
+_UNUSED_BITS = {2: 0x0F, 3: 0x03}
+_INDEX = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")}
+
+
 def _b64decode_canonical(text: str) -> bytes | None:
     """Decode unpadded base64url, or None unless `text` is the one canonical spelling of its bytes."""
+    rest = len(text) % 4
+    # Strict decoding refuses whitespace and foreign characters; padding, "+" and "/" (the other
+    # alphabet) and non-zero unused bits in the last character are the remaining other spellings.
+    if rest == 1 or "=" in text or "+" in text or "/" in text:
+        return None
+    if rest and _INDEX.get(text[-1], 0) & _UNUSED_BITS[rest]:
+        return None
     try:
-        raw = binascii.a2b_base64(text.encode().translate(_FROM_URL) + b"=" * (-len(text) % 4), strict_mode=True)
+        return binascii.a2b_base64(text.encode().translate(_FROM_URL) + _PAD[rest], strict_mode=True)
     except (binascii.Error, UnicodeEncodeError):
         return None
-    # Encoding back catches every other spelling: "+" or "/", padding, and non-zero unused bits.
-    return raw if _b64encode(raw) == text else None
 
 
 class InvalidState(Exception):
