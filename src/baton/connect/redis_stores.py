@@ -19,11 +19,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 
-from .stores import StoreUnavailable, redacted
+from ..state.redis_client import pooled_client, redacted
+from .stores import StoreUnavailable
 from .tickets import Ticket, TicketStore
 from .vault import VaultStore
 
@@ -50,18 +49,9 @@ class _Client:
     ) -> None:
         self.url = redacted(url)
         self.what = what
-        try:
-            pool = aioredis.BlockingConnectionPool.from_url(
-                url,
-                max_connections=max_connections,
-                timeout=timeout_s,
-                socket_connect_timeout=connect_timeout_s,
-                socket_timeout=timeout_s,
-                retry=Retry(ExponentialBackoff(cap=0.05, base=0.01), 1),
-            )
-        except (ValueError, RedisError) as exc:
-            raise ValueError(f"Redis {what} URL {self.url}: {exc}") from None
-        self.redis: aioredis.Redis = aioredis.Redis.from_pool(pool)
+        self.redis: aioredis.Redis = pooled_client(
+            url, what, connect_timeout_s=connect_timeout_s, timeout_s=timeout_s, max_connections=max_connections
+        )
         self.closed = False
 
     @contextmanager

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from ..state.keys import data_dir
+from ..state.redis_client import redacted
 from .tickets import MemoryTickets, SqliteTickets, TicketStore
 from .vault import MemoryVaultStore, SqliteVaultStore, VaultStore
 
@@ -30,20 +31,6 @@ Kind = Literal["memory", "sqlite", "redis"]
 
 class StoreUnavailable(Exception):
     """A connect store's backend cannot be reached or used (the message never holds a password)."""
-
-
-def redacted(url: str) -> str:
-    """The URL for messages: no password (in the authority or the query), even if the URL is malformed."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "(a malformed URL)"
-    user, at, host = parts.netloc.rpartition("@")
-    if at and ":" in user:
-        parts = parts._replace(netloc=f"{user.partition(':')[0]}:***@{host}")
-    if "password" in parts.query.lower():
-        parts = parts._replace(query="***")
-    return urlunsplit(parts)
 
 
 def parse_store_url(url: str) -> tuple[Kind, Path | None]:

@@ -16,11 +16,8 @@ import logging
 import os
 import time
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 
 from .ledger import (
@@ -35,6 +32,7 @@ from .ledger import (
     check_token_id,
     principal_tag,
 )
+from .redis_client import pooled_client, redacted
 
 log = logging.getLogger("baton.ledger")
 
@@ -70,16 +68,6 @@ _REFUSALS = {
 }
 
 
-def _redacted(url: str) -> str:
-    """The URL without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 def _pxat(expires_at: float) -> int:
     return max(1, int(expires_at * 1000))
 
@@ -96,22 +84,15 @@ class RedisLedger(Ledger):
         timeout_s: float = 2.0,
         max_connections: int = 64,
     ) -> None:
-        self.url = _redacted(url)
+        self.url = redacted(url)
         self.prefix = prefix
-        try:
-            # A blocking pool: a burst of claims waits (up to timeout_s) for a connection instead of failing.
-            pool = aioredis.BlockingConnectionPool.from_url(
-                url,
-                max_connections=max_connections,
-                timeout=timeout_s,
-                socket_connect_timeout=connect_timeout_s,
-                socket_timeout=timeout_s,
-                # One quick retry on a fresh connection covers a pooled connection that a restart broke.
-                retry=Retry(ExponentialBackoff(cap=0.05, base=0.01), 1),
-            )
-        except (ValueError, RedisError) as exc:
-            raise ValueError(f"Redis ledger URL {self.url}: {exc}") from None
-        self._client: aioredis.Redis = aioredis.Redis.from_pool(pool)
+        self._client: aioredis.Redis = pooled_client(
+            url,
+            "ledger",
+            connect_timeout_s=connect_timeout_s,
+            timeout_s=timeout_s,
+            max_connections=max_connections,
+        )
         self._record = self._client.register_script(_RECORD)
         self._release = self._client.register_script(_RELEASE)
         self._withdraw = self._client.register_script(_WITHDRAW)
