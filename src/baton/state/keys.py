@@ -5,7 +5,8 @@ commas; else the key file `$BATON_KEY_FILE`; the embedded default is a key file 
 data directory (`BATON_DATA_DIR`, or `$XDG_DATA_HOME/baton`, or `~/.local/share/baton`), so restarts
 and several workers on one host agree. A ring read from a file follows it: it re-reads the file when
 the file changes (looked at about once a second) and at once when a token names a key id it lacks, so
-`baton keys rotate` reaches running instances without a restart.
+`baton keys rotate` reaches running instances without a restart, and a token sealed under the new key by
+one instance opens on every other at once.
 """
 
 from __future__ import annotations
@@ -116,9 +117,10 @@ class KeyRing:
 
     def cipher(self, kid: str) -> AESGCM | None:
         cipher = self._ciphers.get(kid)
-        if cipher is None and self.path is not None and time.monotonic() - self._looked >= RECHECK_S / 10:
-            # A key id we lack may have been added to the file by a rotation; bad tokens cannot make us
-            # read the file more than ten times a second.
+        if cipher is None and self.path is not None:
+            # A key id we lack may have been added to the file by a rotation that another instance has
+            # already seen: look now (a stat; the file is read again only if it changed, so a flood of
+            # bogus key ids costs a stat each, never a read).
             self._reload()
             cipher = self._ciphers.get(kid)
         return cipher
