@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.abc
 import json
 import sqlite3
 import stat
@@ -412,3 +413,22 @@ def test_token_ids_are_fixed_length() -> None:
 if __name__ == "__main__":
     arg_url, arg_prefix = sys.argv[1], sys.argv[2]
     print(json.dumps(asyncio.run(worker(arg_url, "" if arg_prefix == "-" else arg_prefix))))
+
+
+class _NoRedis(importlib.abc.MetaPathFinder):
+    """Makes `import redis` fail as it does where the package is not installed."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
+        if fullname == "redis" or fullname.startswith("redis."):
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+
+
+def test_a_redis_ledger_url_without_the_package_names_the_fix_and_hides_the_password(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in [m for m in sys.modules if m == "redis" or m.startswith(("redis.", "baton.state.ledger_redis"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [_NoRedis(), *sys.meta_path])
+    with pytest.raises(ValueError, match="needs the redis package") as caught:
+        ledger_from_url("redis://:hunter2@127.0.0.1:6379/0")
+    assert "hunter2" not in str(caught.value) and "***" in str(caught.value)

@@ -178,6 +178,9 @@ def ledger_from_url(url: str, *, redis_prefix: str | None = None) -> Ledger:
         except ModuleNotFoundError as exc:
             if exc.name != "redis":
                 raise
-            raise ValueError(f"ledger URL {url!r} needs the redis package: pip install 'mcp-baton[redis]'") from None
+            from .redis_client import redacted
+
+            shown = redacted(url)
+            raise ValueError(f"ledger URL {shown!r} needs the redis package: pip install 'mcp-baton[redis]'") from None
         return RedisLedger(url, prefix=DEFAULT_PREFIX if redis_prefix is None else redis_prefix)
     raise ValueError(f"ledger URL {url!r}: unknown scheme {scheme!r}; use memory:, sqlite:///PATH or redis://")
