@@ -432,3 +432,9 @@ def test_a_redis_ledger_url_without_the_package_names_the_fix_and_hides_the_pass
     with pytest.raises(ValueError, match="needs the redis package") as caught:
         ledger_from_url("redis://:hunter2@127.0.0.1:6379/0")
     assert "hunter2" not in str(caught.value) and "***" in str(caught.value)
+
+
+def test_a_redis_ledger_url_with_a_database_that_is_not_a_number_is_refused() -> None:
+    with pytest.raises(ValueError, match="the database is a number") as caught:
+        ledger_from_url("redis://:hunter2@127.0.0.1:6379/not-a-number")
+    assert "hunter2" not in str(caught.value)

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
 
 from ..state.keys import data_dir
-from ..state.redis_client import redacted
+from ..state.redis_client import check_database, redacted
 from .tickets import MemoryTickets, SqliteTickets, TicketStore
 from .vault import MemoryVaultStore, SqliteVaultStore, VaultStore
 
@@ -51,12 +50,7 @@ def parse_store_url(url: str) -> tuple[Kind, Path | None]:
             raise ValueError(f"connect store URL {shown!r}: write sqlite:///absolute/path or sqlite://relative/path")
         return "sqlite", Path(rest[2:])
     if scheme in _REDIS_SCHEMES:
-        try:
-            db = urlsplit(url).path.strip("/") if scheme != "unix" else ""
-        except ValueError as exc:
-            raise ValueError(f"connect store URL {shown!r}: {exc}") from None
-        if db and not db.isdigit():  # redis-py would quietly use database 0
-            raise ValueError(f"connect store URL {shown!r}: the database is a number, write redis://HOST:PORT/DB")
+        check_database(url, "connect store")
         return "redis", None
     raise ValueError(f"connect store URL {shown!r}: unknown scheme {scheme!r}; {_FORMS}")
 

@@ -173,13 +173,14 @@ def ledger_from_url(url: str, *, redis_prefix: str | None = None) -> Ledger:
             raise ValueError(f"ledger URL {url!r}: write sqlite:///absolute/path or sqlite://relative/path")
         return SqliteLedger(Path(rest[2:]))
     if scheme in ("redis", "rediss", "unix"):
+        from .redis_client import check_database, redacted
+
+        check_database(url, "ledger")
         try:
             from .ledger_redis import DEFAULT_PREFIX, RedisLedger
         except ModuleNotFoundError as exc:
             if exc.name != "redis":
                 raise
-            from .redis_client import redacted
-
             shown = redacted(url)
             raise ValueError(f"ledger URL {shown!r} needs the redis package: pip install 'mcp-baton[redis]'") from None
         return RedisLedger(url, prefix=DEFAULT_PREFIX if redis_prefix is None else redis_prefix)
