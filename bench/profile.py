@@ -22,14 +22,14 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from compare import ROOT, Server, Skip, baton_command, script_command, start, stop
+
 FRAME = re.compile(r"(?P<fn>.*) \((?P<path>.*?):(?P<line>\d+)\)")
 COMPONENTS = (  # py-spy names files relative to sys.path where it can ("baton/state/seal.py")
     ("baton", re.compile(r"(^|/)baton/")),
@@ -39,25 +39,6 @@ COMPONENTS = (  # py-spy names files relative to sys.path where it can ("baton/s
     ("asyncio", re.compile(r"(^|/)asyncio/")),
     ("json", re.compile(r"(^|/)json/")),
 )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"profile: the server exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"profile: the server did not listen on port {port} within {timeout} s")
 
 
 def short(path: str) -> str:
@@ -120,49 +101,37 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(spy).exists():
         print("profile: py-spy not found; pip install py-spy", file=sys.stderr)
         return 2
-    port = free_port()
-    python = sys.executable
+    python = Path(sys.executable)
     if opts.floor:
-        command = [python, str(ROOT / "bench" / "floor.py"), "--port", str(port)]
+        server = Server("floor", python, script_command(python, "bench/floor.py"))
     else:
-        baton = str(Path(python).with_name("baton"))
-        command = [baton, "serve", str(ROOT / "examples" / "everything.py"), "--http", f"127.0.0.1:{port}"]
-    url = f"http://127.0.0.1:{port}/mcp"
-    load = [python, str(ROOT / "bench" / "load.py"), "--url", url, "-c", str(opts.concurrency)]
+        server = Server("baton", python, baton_command(python.with_name("baton")))
     with tempfile.TemporaryDirectory() as tmp:
         raw = opts.raw or Path(tmp) / "samples.raw"
-        env = {**os.environ, "BATON_DATA_DIR": os.environ.get("BATON_DATA_DIR", tmp)}
-        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.environ.setdefault("BATON_DATA_DIR", tmp)  # the server's key file, unless one is configured
         sampler: subprocess.Popen[bytes] | None = None
         try:
-            wait_listening(port, server)
+            try:
+                start(server, Path(tmp), 30.0)
+            except Skip as exc:
+                print(f"profile: the server {exc}", file=sys.stderr)
+                return 1
+            assert server.proc is not None
+            load = [sys.executable, str(ROOT / "bench" / "load.py"), "--url", server.url, "-c", str(opts.concurrency)]
             subprocess.run([*load, "-n", "1000", "--warmup", "0"], check=True, stdout=subprocess.DEVNULL)
+            record = ["record", "--rate", str(opts.rate), "--format", "raw", "--output", str(raw)]
             sampler = subprocess.Popen(
-                [
-                    spy,
-                    "record",
-                    "--rate",
-                    str(opts.rate),
-                    "--format",
-                    "raw",
-                    "--output",
-                    str(raw),
-                    "--pid",
-                    str(server.pid),
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                [spy, *record, "--pid", str(server.proc.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )
             time.sleep(1.0)  # py-spy attaches
-            measured = [*load, "-n", str(opts.n), "--warmup", "0", "--server-pid", str(server.pid)]
+            measured = [*load, "-n", str(opts.n), "--warmup", "0", "--server-pid", str(server.proc.pid)]
             subprocess.run(measured, check=True)
             sampler.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
             sampler.wait(30)
         finally:
             if sampler is not None and sampler.poll() is None:
                 sampler.kill()
-            server.terminate()
-            server.wait(10)
+            stop(server)
         print(summarize(raw, opts.top, opts.lines))
     return 0
 
