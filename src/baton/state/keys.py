@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import logging
 import os
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +32,7 @@ ENV_KEYS = "BATON_STATE_KEYS"
 ENV_KEY_FILE = "BATON_KEY_FILE"
 ENV_DATA_DIR = "BATON_DATA_DIR"
 KEY_FILE_NAME = "state-keys"
-RECHECK_S = 1.0  # how often a file-backed ring looks for a changed file (also the floor between forced looks)
+RECHECK_S = 1.0  # how often a file-backed ring looks for a changed file
 
 log = logging.getLogger("baton.keys")
 
@@ -83,6 +85,7 @@ class KeyRing:
         self.ephemeral = ephemeral
         self.source = source
         self.path = path  # the key file this ring follows, if any
+        self.version = -1  # moves on every change of keys: users of derived keys rebuild them then
         self._set(keys)
         self._stamp = _stamp(path) if path else None
         self._looked = time.monotonic()
@@ -95,7 +98,7 @@ class KeyRing:
             raise KeyRingError("key ids in a ring must be unique")
         self._keys = list(keys)
         self._ciphers = {k.kid: AESGCM(k.secret) for k in keys}
-        self.version = getattr(self, "version", -1) + 1  # users of derived keys rebuild them when it moves
+        self.version += 1
 
     @property
     def keys(self) -> list[Key]:
@@ -110,8 +113,7 @@ class KeyRing:
 
     def sealing(self) -> tuple[str, AESGCM]:
         """The sealing key's id and cipher, in one call (the hot path of every `input_required`)."""
-        if self.path is not None and time.monotonic() - self._looked >= RECHECK_S:
-            self._reload()
+        self._follow()
         kid = self._keys[0].kid
         return kid, self._ciphers[kid]
 
@@ -163,19 +165,10 @@ class KeyRing:
     def from_file(cls, path: Path, *, create: bool = True) -> KeyRing:
         """Read the key file, creating it (mode 0600, atomically) with one new key if it is absent."""
         if create and not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            # Write a private temporary file, then link it into place: the link is atomic and fails
-            # if another worker won the race, in which case its key is the one everybody reads.
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(Key.generate().encode() + "\n")
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                pass
-            finally:
-                tmp.unlink()
+            # Linked into place: the link fails if another worker won the race, and its key is the one
+            # everybody reads.
+            with contextlib.suppress(FileExistsError):
+                _place_private_file(path, [Key.generate()], os.link)
         return cls(_read_keys(path), source=f"key file {path}", path=path)
 
     @classmethod
@@ -217,13 +210,18 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 def write_key_file(path: Path, keys: list[Key]) -> None:
     """Replace the key file atomically (mode 0600): a private temporary file renamed into place."""
     KeyRing(keys)  # validates: at least one key, unique ids
+    _place_private_file(path, keys, os.replace)
+
+
+def _place_private_file(path: Path, keys: list[Key], place: Callable[[Path, Path], None]) -> None:
+    """Write `keys` to a private (0600) temporary file beside `path`, then `place` it there (atomically)."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write("".join(k.encode() + "\n" for k in keys))
-        os.replace(tmp, path)
+        place(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 
