@@ -7,7 +7,6 @@ and an `Exchange`, and get back a `Reply` (or a `Subscription` for `subscription
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import contextlib
@@ -15,7 +14,6 @@ import getpass
 import inspect
 import logging
 import os
-import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from types import CoroutineType
@@ -35,6 +33,7 @@ from ..protocol.errors import (
     method_not_found,
 )
 from ..protocol.messages import Message, check_meta, check_version, log_level
+from ..state.background import Retries
 from ..state.keys import KeyRing
 from ..state.ledger import ClaimStatus, Ledger, LedgerError, LedgerUnavailable, ledger_from_url, token_id
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, FlowState, InvalidState, Sealer
@@ -65,7 +64,6 @@ LEDGER_RECORD_MESSAGE = (
     "The request ran, but the single-use ledger could not record its result; "
     "retry the same request later to receive it (it will not be run again)"
 )
-RECORD_RETRY_S = (0.25, 5.0)  # first and longest pause between attempts to record a reply that failed to record
 LEDGER_SKEW_S = 60  # clock skew allowed between instances when a ledger entry expires
 
 
@@ -169,7 +167,7 @@ class Server:
         self._warned: set[str] = set()
         self._os_user: str | None = None
         self._connect_kit_getter: Callable[[], ConnectKit] = lambda: self.connect_kit
-        self._background: set[asyncio.Future[None]] = set()
+        self._retries = Retries()  # replies still to be recorded in the ledger
         self._methods: dict[str, Callable[[Message, Exchange, ClientCapabilities], Awaitable[Any]]] = {
             "server/discover": self._discover,
             "tools/list": self._lister("tools", "tools", lambda: self.tools),
@@ -214,8 +212,7 @@ class Server:
     async def aclose(self) -> None:
         """Release what the server holds open (the ledger, the connect kit); transports call it at shutdown."""
         self.hub.shutdown()
-        for task in list(self._background):
-            task.cancel()
+        self._retries.cancel_all()
         if self._connect is not None:
             await self._connect.aclose()
         if isinstance(self._ledger, Ledger):
@@ -787,25 +784,18 @@ class Server:
         return _replayed(recorded)
 
     def _record_later(self, tid: bytes, principal: str, recorded: bytes, expires_at: float) -> None:
-        async def keep_trying() -> None:
-            pause, longest = RECORD_RETRY_S
-            while time.time() < expires_at:
-                await asyncio.sleep(pause)
-                try:
-                    await self.ledger.record(tid, principal, recorded, expires_at)
-                except LedgerUnavailable:
-                    pause = min(pause * 2, longest)
-                    continue
-                except LedgerError as exc:
-                    log.error("gave up recording a round's reply: %s", exc)
-                    return
-                log.info("recorded a round's reply once the single-use ledger was back")
-                return
-            log.error("gave up recording a round's reply: its token expired first")
+        async def attempt() -> bool:
+            try:
+                await self.ledger.record(tid, principal, recorded, expires_at)
+            except LedgerUnavailable:
+                return False
+            except LedgerError as exc:
+                log.error("gave up recording a round's reply: %s", exc)
+                return True
+            log.info("recorded a round's reply once the single-use ledger was back")
+            return True
 
-        task = asyncio.ensure_future(keep_trying())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._retries.keep_trying("record a round's reply", attempt, expires_at)
 
     def _failure(self, exc: Exception, method: str, target: str, tool_errors: bool) -> dict[str, Any]:
         if isinstance(exc, (McpError, CapabilityMissing)):

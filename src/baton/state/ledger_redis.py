@@ -11,15 +11,14 @@ it is then withdrawn in the background, by its exact value, so the round is not 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import time
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from .background import Retries
 from .ledger import (
     FOREIGN,
     FRESH,
@@ -37,7 +36,6 @@ from .redis_client import pooled_client, redacted
 log = logging.getLogger("baton.ledger")
 
 DEFAULT_PREFIX = "baton:ledger:"
-WITHDRAW_RETRY_S = (0.25, 5.0)  # first and longest pause between attempts to withdraw a claim that failed
 _TAG = 32
 _NONCE = 16
 
@@ -96,7 +94,7 @@ class RedisLedger(Ledger):
         self._record = self._client.register_script(_RECORD)
         self._release = self._client.register_script(_RELEASE)
         self._withdraw = self._client.register_script(_WITHDRAW)
-        self._background: set[asyncio.Future[None]] = set()
+        self._retries = Retries()  # claims that may still land, to withdraw
         self._closed = False
 
     def _key(self, token_id: bytes) -> str:
@@ -128,20 +126,15 @@ class RedisLedger(Ledger):
         raise LedgerUnavailable(f"Redis ledger at {self.url}: the claim on {key} kept changing; try again")
 
     def _withdraw_later(self, key: str, value: bytes, expires_at: float) -> None:
-        async def keep_trying() -> None:
-            pause, longest = WITHDRAW_RETRY_S
-            while time.time() < expires_at and not self._closed:
-                await asyncio.sleep(pause)
-                try:
-                    if await self._withdraw(keys=[key], args=[value]):
-                        log.info("withdrew a claim on %s that landed after its call had failed", key)
-                    return
-                except (RedisError, OSError):
-                    pause = min(pause * 2, longest)
+        async def attempt() -> bool:
+            try:
+                if await self._withdraw(keys=[key], args=[value]):
+                    log.info("withdrew a claim on %s that landed after its call had failed", key)
+            except (RedisError, OSError):
+                return False
+            return True
 
-        task = asyncio.ensure_future(keep_trying())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._retries.keep_trying(f"withdraw a claim on {key}", attempt, expires_at)
 
     @staticmethod
     def _classify(held: bytes, tag: bytes, mine: bytes) -> Claim:
@@ -187,6 +180,5 @@ class RedisLedger(Ledger):
         if self._closed:
             return
         self._closed = True
-        for task in list(self._background):
-            task.cancel()
+        self._retries.cancel_all()
         await self._client.aclose()
