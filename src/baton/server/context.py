@@ -79,6 +79,7 @@ class _Pending:
 
 
 _PENDING = _Pending()
+_KEYS = tuple(f"q{n}" for n in range(64))  # the default ask keys, made once
 _TO_URL = bytes.maketrans(b"+/", b"-_")
 
 
@@ -167,7 +168,9 @@ class Context:
 
     async def confirm(self, message: str, *, key: str | None = None) -> bool:
         """Ask a yes/no question; True only if the user accepted and said yes."""
-        answer = await self._ask(key, "elicitation/create", *_form_request(_CONFIRM, message))
+        params = {"mode": "form", "message": message, "requestedSchema": _CONFIRM.schema}
+        canonical = b"form\0" + message.encode() + b"\0" + _CONFIRM.schema_json  # as _form_request makes it
+        answer = await self._ask(key, "elicitation/create", params, _CONFIRM_CHECK, _CONFIRM_READ, canonical)
         return isinstance(answer, Accepted) and bool(answer.data)
 
     async def elicit_url(self, message: str, url: str, *, key: str | None = None, development: bool = False) -> Any:
@@ -269,7 +272,7 @@ class Context:
     ) -> Any:
         self._ordinal += 1
         if key is None:
-            key = f"q{self._ordinal}"
+            key = _KEYS[self._ordinal] if self._ordinal < len(_KEYS) else f"q{self._ordinal}"
         request: dict[str, Any] = {"method": method}
         if params is not None:
             request["params"] = params
@@ -402,6 +405,10 @@ def _form_reader(spec: FormSpec) -> Callable[[dict[str, Any]], Any]:
         return Declined() if action == "decline" else Cancelled()
 
     return read
+
+
+_CONFIRM_CHECK = _form_checker(_CONFIRM)
+_CONFIRM_READ = _form_reader(_CONFIRM)
 
 
 def _url_checker(raw: dict[str, Any]) -> dict[str, Any]:

@@ -305,7 +305,6 @@ class HttpApp:
         with contextlib.suppress(Exception):
             await event(result, more=False)
 
-
     async def _send_reply(self, send: Send, reply: Reply) -> None:
         """A JSON response: 200 for results, the error's status for errors, 401 when credentials are missing."""
         body = orjson.dumps(reply.body)
