@@ -734,10 +734,15 @@ class Server:
             raise ctx._error
         if ctx._asks:
             state.round += 1
-            state.journal.pending = {key: ask.digest for key, ask in ctx._asks.items()}
+            pending: dict[str, str] = {}
+            requests: dict[str, Any] = {}
+            for key, ask in ctx._asks.items():
+                pending[key] = ask.digest
+                requests[key] = ask.request
+            state.journal.pending = pending
             return {
                 "resultType": "input_required",
-                "inputRequests": {key: ask.request for key, ask in ctx._asks.items()},
+                "inputRequests": requests,
                 "requestState": self.sealer.seal(state, principal, digest),
             }
         if failure is not None:
@@ -831,6 +836,15 @@ def request_binding(method: str, target: str, arguments: dict[str, Any]) -> byte
 
     These bytes go into AES-GCM's associated data as they are (GHASH is cheaper than a hash first).
     """
-    m, t = method.encode(), target.encode()
-    canonical = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
-    return b"%b%b%b%b%b" % (len(m).to_bytes(4, "big"), m, len(t).to_bytes(4, "big"), t, canonical)
+    prefix = _BINDING_PREFIXES.get((method, target))
+    if prefix is None:
+        m, t = method.encode(), target.encode()
+        prefix = len(m).to_bytes(4, "big") + m + len(t).to_bytes(4, "big") + t
+        if len(_BINDING_PREFIXES) >= _BINDING_PREFIXES_MAX:
+            _BINDING_PREFIXES.clear()
+        _BINDING_PREFIXES[(method, target)] = prefix
+    return prefix + orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
+
+
+_BINDING_PREFIXES: dict[tuple[str, str], bytes] = {}  # by (method, target): the same few come again and again
+_BINDING_PREFIXES_MAX = 1024

@@ -26,6 +26,7 @@ _HEADER = struct.Struct(">16sHI")  # flow id, round, expiry (unix seconds)
 _NONCE = 12
 DEFAULT_TTL_S = 600
 DEFAULT_MAX_BYTES = 16 * 1024
+_HEADS_MAX = 4096  # AAD heads remembered per sealer; many principals only empty the table now and then
 
 
 _TO_URL = bytes.maketrans(b"+/", b"-_")
@@ -89,16 +90,18 @@ class Sealer:
         self.audience = audience.encode()
         self.ttl_s = ttl_s
         self.max_bytes = max_bytes
-        self._prefixes: dict[str, bytes] = {}
+        self._heads: dict[tuple[str, str], bytes] = {}  # the AAD up to the request, by (key id, principal)
 
     def _aad(self, kid: str, principal: str, request: bytes) -> bytes:
         # Length-prefixed, so that no two different bindings can produce the same bytes.
-        prefix = self._prefixes.get(kid)
-        if prefix is None:
-            parts = (VERSION.encode(), kid.encode(), self.audience)
-            prefix = self._prefixes[kid] = b"".join(len(p).to_bytes(4, "big") + p for p in parts)
-        who = principal.encode()
-        return prefix + len(who).to_bytes(4, "big") + who + request  # the request last: its length is the rest
+        head = self._heads.get((kid, principal))
+        if head is None:
+            parts = (VERSION.encode(), kid.encode(), self.audience, principal.encode())
+            head = b"".join(len(p).to_bytes(4, "big") + p for p in parts)
+            if len(self._heads) >= _HEADS_MAX:
+                self._heads.clear()
+            self._heads[(kid, principal)] = head
+        return head + request  # the request last: its length is the rest
 
     def seal(self, state: FlowState, principal: str, request: bytes) -> str:
         """A token for `state`, bound to the principal and the request's canonical bytes (see `request_binding`)."""
