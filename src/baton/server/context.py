@@ -164,13 +164,13 @@ class Context:
         `allow_secrets=True` for a field that only looks like one.
         """
         spec = compile_form(form, allow_secrets=allow_secrets)
-        return await self._ask(key, "elicitation/create", *_form_request(spec, message))
+        params, check, read, canonical = _form_request(spec, message)
+        return await self._ask(key, "elicitation/create", params, check, read, canonical)
 
     async def confirm(self, message: str, *, key: str | None = None) -> bool:
         """Ask a yes/no question; True only if the user accepted and said yes."""
-        params = {"mode": "form", "message": message, "requestedSchema": _CONFIRM.schema}
-        canonical = b"form\0" + message.encode() + b"\0" + _CONFIRM.schema_json  # as _form_request makes it
-        answer = await self._ask(key, "elicitation/create", params, _CONFIRM_CHECK, _CONFIRM_READ, canonical)
+        params, check, read, canonical = _form_request(_CONFIRM, message)
+        answer = await self._ask(key, "elicitation/create", params, check, read, canonical)
         return isinstance(answer, Accepted) and bool(answer.data)
 
     async def elicit_url(self, message: str, url: str, *, key: str | None = None, development: bool = False) -> Any:
@@ -382,33 +382,27 @@ def _form_request(
     params = {"mode": "form", "message": message, "requestedSchema": spec.schema}
     # The form's canonical schema is computed once, so pinning costs one hash per ask.
     canonical = b"form\0" + message.encode() + b"\0" + spec.schema_json
-    return params, _form_checker(spec), _form_reader(spec), canonical
+    check, read = _form_answers(spec)
+    return params, check, read, canonical
 
 
 @functools.lru_cache(maxsize=1024)
-def _form_checker(spec: FormSpec) -> Callable[[Any], dict[str, Any]]:
+def _form_answers(spec: FormSpec) -> tuple[Callable[[Any], dict[str, Any]], Callable[[dict[str, Any]], Any]]:
+    """How a form's answers are checked (raw wire answer -> validated) and read (validated -> author's value)."""
+
     def check(raw: dict[str, Any]) -> dict[str, Any]:
         action = _check_action(raw)
         if action != "accept":
             return {"action": action}
         return {"action": "accept", "content": spec.validate(raw.get("content"))}
 
-    return check
-
-
-@functools.lru_cache(maxsize=1024)
-def _form_reader(spec: FormSpec) -> Callable[[dict[str, Any]], Any]:
     def read(answer: dict[str, Any]) -> Any:
         action = answer["action"]
         if action == "accept":
             return Accepted(spec.to_python(answer["content"]))
         return Declined() if action == "decline" else Cancelled()
 
-    return read
-
-
-_CONFIRM_CHECK = _form_checker(_CONFIRM)
-_CONFIRM_READ = _form_reader(_CONFIRM)
+    return check, read
 
 
 def _url_checker(raw: dict[str, Any]) -> dict[str, Any]:
