@@ -41,32 +41,46 @@ return 0
 """
 
 
-class _Client:
-    """One store's Redis client: a bounded pool with timeouts; errors become `StoreUnavailable`."""
+class _RedisStore:
+    """What both stores share: a key prefix and a bounded pool with timeouts; errors become `StoreUnavailable`."""
+
+    what = "store"  # for messages: "ticket store", "vault store"
+    default_prefix = ""
 
     def __init__(
-        self, url: str, what: str, *, connect_timeout_s: float, timeout_s: float, max_connections: int
+        self,
+        url: str,
+        *,
+        prefix: str | None = None,
+        connect_timeout_s: float = 1.0,
+        timeout_s: float = 2.0,
+        max_connections: int = 64,
     ) -> None:
-        self.url = redacted(url)
-        self.what = what
-        self.redis: aioredis.Redis = pooled_client(
-            url, what, connect_timeout_s=connect_timeout_s, timeout_s=timeout_s, max_connections=max_connections
+        self.prefix = self.default_prefix if prefix is None else prefix
+        self._url = redacted(url)
+        self._redis: aioredis.Redis = pooled_client(
+            url, self.what, connect_timeout_s=connect_timeout_s, timeout_s=timeout_s, max_connections=max_connections
         )
-        self.closed = False
+        self._closed = False
+
+    @property
+    def url(self) -> str:
+        """The Redis URL, password redacted."""
+        return self._url
 
     @contextmanager
-    def use(self) -> Iterator[aioredis.Redis]:
-        if self.closed:
-            raise StoreUnavailable(f"Redis {self.what} at {self.url} is closed")
+    def _use(self) -> Iterator[aioredis.Redis]:
+        if self._closed:
+            raise StoreUnavailable(f"Redis {self.what} at {self._url} is closed")
         try:
-            yield self.redis
+            yield self._redis
         except (RedisError, OSError) as exc:
-            raise StoreUnavailable(f"Redis {self.what} at {self.url}: {type(exc).__name__}: {exc}") from exc
+            raise StoreUnavailable(f"Redis {self.what} at {self._url}: {type(exc).__name__}: {exc}") from exc
 
     async def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            await self.redis.aclose()
+        if not self._closed:
+            self._closed = True
+            await self._redis.aclose()
 
 
 def _field(value: bytes) -> bytes:
@@ -97,98 +111,69 @@ def _decode(ticket_id: str, value: bytes) -> Ticket:
     return Ticket(ticket_id, fields[0].decode(), fields[1], fields[2].decode(), expires_at, value[:1] == b"1")
 
 
-class RedisTickets(TicketStore):
+class RedisTickets(_RedisStore, TicketStore):
     """Tickets under `prefix` + id; Redis expires them, so "live" means "the key exists"."""
+
+    what = "ticket store"
+    default_prefix = TICKET_PREFIX
 
     def __init__(
         self,
         url: str,
         *,
-        prefix: str = TICKET_PREFIX,
+        prefix: str | None = None,
         connect_timeout_s: float = 1.0,
         timeout_s: float = 2.0,
         max_connections: int = 64,
     ) -> None:
-        self.prefix = prefix
-        self._client = _Client(
+        super().__init__(
             url,
-            "ticket store",
+            prefix=prefix,
             connect_timeout_s=connect_timeout_s,
             timeout_s=timeout_s,
             max_connections=max_connections,
         )
-        self._complete = self._client.redis.register_script(_COMPLETE)
-
-    @property
-    def url(self) -> str:
-        """The Redis URL, password redacted."""
-        return self._client.url
+        self._complete = self._redis.register_script(_COMPLETE)
 
     async def put(self, ticket: Ticket) -> None:
         key = self.prefix + ticket.id
         ttl_ms = int((ticket.expires_at - time.time()) * 1000)  # relative: Redis's own clock does not matter
-        with self._client.use() as redis:
+        with self._use() as redis:
             if ttl_ms > 0:
                 await redis.set(key, _encode(ticket), px=ttl_ms)
             else:
                 await redis.delete(key)  # already expired: as if stored and dropped at once
 
     async def get(self, ticket_id: str) -> Ticket | None:
-        with self._client.use() as redis:
+        with self._use() as redis:
             value: Any = await redis.get(self.prefix + ticket_id)
         return None if value is None else _decode(ticket_id, bytes(value))
 
     async def complete(self, ticket_id: str, principal: str) -> bool:
-        with self._client.use():
+        with self._use():
             done = await self._complete(keys=[self.prefix + ticket_id], args=[b"0" + _field(principal.encode())])
         return int(done) == 1
 
-    async def close(self) -> None:
-        await self._client.close()
 
-
-class RedisVaultStore(VaultStore):
+class RedisVaultStore(_RedisStore, VaultStore):
     """Ciphertext records in one hash per principal (`prefix` + SHA-256 hex of it), one field per name."""
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        prefix: str = VAULT_PREFIX,
-        connect_timeout_s: float = 1.0,
-        timeout_s: float = 2.0,
-        max_connections: int = 64,
-    ) -> None:
-        self.prefix = prefix
-        self._client = _Client(
-            url,
-            "vault store",
-            connect_timeout_s=connect_timeout_s,
-            timeout_s=timeout_s,
-            max_connections=max_connections,
-        )
-
-    @property
-    def url(self) -> str:
-        """The Redis URL, password redacted."""
-        return self._client.url
+    what = "vault store"
+    default_prefix = VAULT_PREFIX
 
     def key(self, principal: str) -> str:
         """The hash holding `principal`'s records."""
         return self.prefix + hashlib.sha256(principal.encode()).hexdigest()
 
     async def read(self, principal: str, name: str) -> bytes | None:
-        with self._client.use() as redis:
+        with self._use() as redis:
             record: Any = await redis.hget(self.key(principal), name)
         return None if record is None else bytes(record)
 
     async def write(self, principal: str, name: str, record: bytes) -> None:
-        with self._client.use() as redis:
+        with self._use() as redis:
             await redis.hset(self.key(principal), name, record)
 
     async def delete(self, principal: str, name: str) -> None:
-        with self._client.use() as redis:
+        with self._use() as redis:
             await redis.hdel(self.key(principal), name)
-
-    async def close(self) -> None:
-        await self._client.close()

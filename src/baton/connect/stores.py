@@ -70,10 +70,10 @@ def tickets_from_url(url: str, *, redis_prefix: str | None = None) -> TicketStor
     if kind == "sqlite":
         return SqliteTickets(path or data_dir() / TICKETS_FILE)
     try:
-        from .redis_stores import TICKET_PREFIX, RedisTickets
+        from .redis_stores import RedisTickets
     except ModuleNotFoundError as exc:
         raise _missing_redis(url, exc) from None
-    return RedisTickets(url, prefix=TICKET_PREFIX if redis_prefix is None else redis_prefix)
+    return RedisTickets(url, prefix=redis_prefix)
 
 
 def vault_store_from_url(url: str, *, redis_prefix: str | None = None) -> VaultStore:
@@ -84,7 +84,7 @@ def vault_store_from_url(url: str, *, redis_prefix: str | None = None) -> VaultS
     if kind == "sqlite":
         return SqliteVaultStore(path or data_dir() / VAULT_FILE)
     try:
-        from .redis_stores import VAULT_PREFIX, RedisVaultStore
+        from .redis_stores import RedisVaultStore
     except ModuleNotFoundError as exc:
         raise _missing_redis(url, exc) from None
-    return RedisVaultStore(url, prefix=VAULT_PREFIX if redis_prefix is None else redis_prefix)
+    return RedisVaultStore(url, prefix=redis_prefix)
