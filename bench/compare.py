@@ -7,7 +7,8 @@ In one command, on this machine:
 2. The servers: each on a free 127.0.0.1 port, driven by bench/load.py in turn (runs interleaved across
    servers, ``--repeat`` times at every concurrency level: 1, 16 and 64 by default). Flows/s, p50/p99, server
    CPU per flow and per round trip (a flow is two ``tools/call`` round trips), RSS before and after, and the
-   size of the ``requestState`` each server returns.
+   size of the ``requestState`` each server returns. Then, at c=1 and c=16, ``--pairs`` (30) short runs of Baton
+   and of the floor back to back, whose pooled CPU gives the ratio the floor checks use (see bench/pairs.py).
 3. The clients: bench/client_compare's measurement (its functions, not a copy), Baton's client beside the
    mcp 2.3.0 client against Baton's server, client CPU per flow and per round trip.
 
@@ -41,6 +42,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pairs
 
 ROOT = Path(__file__).resolve().parent.parent
 LOAD = ROOT / "bench" / "load.py"
@@ -450,14 +453,18 @@ def quotient(top: float | None, bottom: float | None) -> float | None:
     return top / bottom if top and bottom else None
 
 
-def ratios(rows: list[dict[str, Any]]) -> None:
-    """Add, at each concurrency: ``x_floor`` (server CPU per round trip / the floor's), ``div_mcp`` (mcp 2.3.0's
-    server CPU per round trip / this row's) and ``flows_x_mcp`` (flows/s / mcp 2.3.0's)."""
+def ratios(rows: list[dict[str, Any]], paired: dict[int, dict[str, Any]] | None = None) -> None:
+    """Add, at each concurrency: ``x_floor`` (server CPU per round trip / the floor's; Baton's from ``paired``
+    where it has a ratio), ``div_mcp`` (mcp 2.3.0's server CPU per round trip / this row's) and ``flows_x_mcp``
+    (flows/s / mcp 2.3.0's)."""
     by_key = {(r["server"], r["concurrency"]): r for r in rows}
     for row in rows:
         floor = by_key.get(("floor", row["concurrency"]), {})
         mcp = by_key.get(("mcp", row["concurrency"]), {})
         row["x_floor"] = quotient(row.get("server_cpu_ms_per_rt"), floor.get("server_cpu_ms_per_rt"))
+        pair = (paired or {}).get(row["concurrency"], {})
+        if row["server"] == "baton" and "ratio" in pair:
+            row["x_floor"] = pair["ratio"]
         row["div_mcp"] = quotient(mcp.get("server_cpu_ms_per_rt"), row.get("server_cpu_ms_per_rt"))
         row["flows_x_mcp"] = quotient(row.get("flows_per_s"), mcp.get("flows_per_s"))
 
@@ -512,32 +519,47 @@ def state_check(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def target_checks(
-    rows: list[dict[str, Any]], levels: list[int], imports: dict[str, dict[str, Any]]
+    rows: list[dict[str, Any]],
+    levels: list[int],
+    imports: dict[str, dict[str, Any]],
+    paired: dict[int, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Baton's server targets: CPU per round trip at each of CPU_CHECK_LEVELS, flows/s at FLOWS_CHECK_LEVEL,
-    the import time and the requestState size (checks of what was not measured are n/a)."""
+    the import time and the requestState size (checks of what was not measured are n/a). The floor checks use
+    the pooled figures of ``paired`` at the levels where it has them."""
     by_key = {(r["server"], r["concurrency"]): r for r in rows}
     limits: tuple[tuple[str, Callable[[float], float], str], ...] = (
         ("floor", lambda theirs: theirs * MAX_FLOOR_RATIO, f"<= {MAX_FLOOR_RATIO:g}x floor"),
         ("mcp", lambda theirs: theirs * (1 / MIN_MCP_DIVISOR), f"<= 1/{MIN_MCP_DIVISOR:g} of mcp 2.3.0"),
     )
-    checks = [
-        target_check(
-            c,
-            f"server CPU per round trip {text}",
-            by_key.get(("baton", c), {}),
-            ref,
-            by_key.get((ref, c), {}),
-            "server_cpu_ms_per_rt",
-            LABELS[ref],
-            limit_of,
-            ratio=True,
-            unit="ms/round trip",
-        )
-        for c in levels
-        if c in CPU_CHECK_LEVELS
-        for ref, limit_of, text in limits
-    ]
+    checks = []
+    for c in levels:
+        if c not in CPU_CHECK_LEVELS:
+            continue
+        for ref, limit_of, text in limits:
+            baton, other = by_key.get(("baton", c), {}), by_key.get((ref, c), {})
+            label, spec = LABELS[ref], ".3f"
+            pair = (paired or {}).get(c, {})
+            if ref == "floor" and "ratio" in pair:
+                failed = baton.get("flows_failed", 0) + pair["baton_flows_failed"]
+                baton = {"server_cpu_ms_per_rt": pair["baton_cpu_ms_per_rt"], "flows_failed": failed}
+                other = {"server_cpu_ms_per_rt": pair["floor_cpu_ms_per_rt"]}
+                label, spec = f"floor, pooled over {pair['pairs_used']} pairs", ".4f"
+            checks.append(
+                target_check(
+                    c,
+                    f"server CPU per round trip {text}",
+                    baton,
+                    ref,
+                    other,
+                    "server_cpu_ms_per_rt",
+                    label,
+                    limit_of,
+                    ratio=True,
+                    unit="ms/round trip",
+                    spec=spec,
+                )
+            )
     if FLOWS_CHECK_LEVEL in levels:
         checks.append(
             target_check(
@@ -638,7 +660,9 @@ def report_markdown(
     return "\n".join(lines)
 
 
-def markdown(rows: list[dict[str, Any]], checks: list[dict[str, Any]], repeat: int) -> str:
+def markdown(
+    rows: list[dict[str, Any]], checks: list[dict[str, Any]], repeat: int, paired_levels: tuple[int, ...] = ()
+) -> str:
     def cells(r: dict[str, Any]) -> list[str]:
         return [
             f"{r['server_cpu_ms_per_flow']:.3f} ({r['server_cpu_min']:.3f}{DASH}{r['server_cpu_max']:.3f})",
@@ -665,6 +689,9 @@ def markdown(rows: list[dict[str, Any]], checks: list[dict[str, Any]], repeat: i
         f"{DIVIDE} mcp = mcp 2.3.0's server CPU per round trip / this row's (8 means an eighth of mcp's); "
         f"flows/s {TIMES} mcp = flows/s / mcp 2.3.0's, at the same concurrency."
     )
+    if paired_levels:
+        where = " and ".join(f"c={c}" for c in paired_levels)
+        text += f" Baton's {TIMES} floor at {where} is from the short runs in pairs (next table), not these medians."
     return report_markdown(
         rows, checks, repeat, "server", LABELS, "server_cpu_ms_per_flow", "driver", head, cells, text
     )
@@ -828,9 +855,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--import-runs", type=int, default=7, help="runs per library for the import time (default 7; 0 skips it)"
     )
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=pairs.PAIRS,
+        help=f"paired short runs of Baton and the floor at c=1 and c=16, for the floor checks (default {pairs.PAIRS}; "
+        "0 checks the medians of the runs above instead)",
+    )
+    parser.add_argument(
+        "--pair-n", type=int, default=pairs.PAIR_N, help=f"measured flows per paired run (default {pairs.PAIR_N})"
+    )
     opts = level_args(parser, argv, SERVER_ORDER, 2000)
-    if opts.repeat < 1 or opts.warmup < 0 or opts.import_runs < 0:
-        parser.error("--repeat must be >= 1, --warmup and --import-runs >= 0")
+    if opts.repeat < 1 or opts.warmup < 0 or opts.import_runs < 0 or opts.pairs < 0 or opts.pair_n < 1:
+        parser.error("--repeat and --pair-n must be >= 1, --warmup, --import-runs and --pairs >= 0")
     opts.client_n = per_level(opts.client_n, opts.client_concurrency, 1000)
     if opts.client_n is None:
         parser.error("--client-n takes one value, or one per client concurrency level")
@@ -996,6 +1033,7 @@ def run(opts: argparse.Namespace) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     servers, skipped = plan_servers(opts.names, opts.python.absolute(), opts.cache)
     runs: list[dict[str, Any]] = []
+    pair_runs: list[dict[str, Any]] = []
     started: list[Server] = []
     levels = list(zip(opts.concurrency, opts.n, strict=True))
     imports: dict[str, dict[str, Any]] = {}
@@ -1032,6 +1070,15 @@ def run(opts: argparse.Namespace) -> int:
             "server",
             say,
         )
+        checked = [c for c in opts.concurrency if c in CPU_CHECK_LEVELS]
+        if opts.pairs and checked and {"baton", "floor"} <= set(by_name):
+            pair_runs = pairs.measure(
+                checked,
+                opts.pairs,
+                opts.pair_n,
+                lambda name, n, c, warmup: drive(by_name[name], n, c, warmup, opts.time_limit),
+                say,
+            )
     except KeyboardInterrupt as exc:
         stopped_by = exc.signum if isinstance(exc, Stopped) else int(signal.SIGINT)
         say(f"{signal.Signals(stopped_by).name}: stopping the servers and reporting what was measured")
@@ -1049,8 +1096,9 @@ def run(opts: argparse.Namespace) -> int:
             say(f"client comparison: {client['error']}")
 
     rows = summarize("server", [s.name for s in servers], levels, runs, server_figures)
-    ratios(rows)
-    checks = target_checks(rows, opts.concurrency, imports) if "baton" in opts.names else []
+    paired = pairs.summarize(pair_runs)
+    ratios(rows, paired)
+    checks = target_checks(rows, opts.concurrency, imports, paired) if "baton" in opts.names else []
     client_checks = client["checks"] if client else []
     baton_at = git_state()
     when, info, text = heading(
@@ -1066,8 +1114,12 @@ def run(opts: argparse.Namespace) -> int:
         "",
         "### Servers: MRTR flows from bench/load.py",
         "",
-        markdown(rows, [], opts.repeat),
+        markdown(rows, [], opts.repeat, tuple(c for c, pair in paired.items() if "ratio" in pair)),
         "",
+    ]
+    if paired:
+        parts += ["### Baton over the floor: short runs in pairs", "", pairs.markdown(paired, opts.pair_n), ""]
+    parts += [
         "### requestState and import time",
         "",
         per_server_markdown(rows, [s.name for s in servers], imports),
@@ -1108,6 +1160,7 @@ def run(opts: argparse.Namespace) -> int:
         "skipped": skipped,
         "imports": imports,
         "summary": rows,
+        "pairs": {"n": opts.pair_n, "summary": list(paired.values()), "runs": pair_runs},
         "checks": checks,
         "runs": runs,
         "client": client_compare.client_document(client) if client else None,

@@ -34,6 +34,10 @@ def test_compare_writes_the_report_and_the_chart(tmp_path: Path) -> None:
         "30",
         "--import-runs",
         "1",
+        "--pairs",
+        "2",
+        "--pair-n",
+        "30",
         "--cache",
         str(tmp_path / "cache"),
         "--out",
@@ -53,6 +57,8 @@ def test_compare_writes_the_report_and_the_chart(tmp_path: Path) -> None:
         "`from baton import Context, Server`",
         "### Clients",
         "client CPU ms/round trip",
+        "### Baton over the floor: short runs in pairs",
+        "| 1 | 2 of 2 |",
         "### Targets",
         "c=1: server CPU per round trip <= 1.6x floor: **",
         "requestState of the one-question flow < 120 bytes: **",
@@ -69,6 +75,9 @@ def test_compare_writes_the_report_and_the_chart(tmp_path: Path) -> None:
     assert rows[("baton", 1)]["server_cpu_ms_per_rt"] > 0
     assert figures["imports"]["baton"]["import_ms"] > 0
     assert [r["client"] for r in figures["client"]["summary"]] == ["baton"]
+    pair_runs = figures["pairs"]["runs"]
+    assert [(r["server"], r["pair"]) for r in pair_runs] == [("baton", 1), ("floor", 1), ("floor", 2), ("baton", 2)]
+    assert not [r for r in pair_runs if r.get("flows_failed") or "fatal" in r], done.stderr
     statuses = {c["target"]: c["status"] for c in figures["checks"]}
     assert statuses["import time <= 1/4 of mcp 2.3.0's"] == "n/a"  # mcp was not run
 
