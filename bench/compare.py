@@ -1167,7 +1167,7 @@ def run(opts: argparse.Namespace) -> int:
     }
     client_runs = client["runs"] if client else []
     failed = any(c["status"] == "FAIL" for c in [*checks, *client_checks]) or any(
-        r.get("flows_failed") or "fatal" in r for r in client_runs
+        r.get("flows_failed") or "fatal" in r for r in [*client_runs, *pair_runs]
     )
     return finish(opts, document, failed, say)
 
