@@ -16,9 +16,11 @@ import struct
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
 from ..state.redis_client import pooled_client, redacted
@@ -117,23 +119,10 @@ class RedisTickets(_RedisStore, TicketStore):
     what = "ticket store"
     default_prefix = TICKET_PREFIX
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        prefix: str | None = None,
-        connect_timeout_s: float = 1.0,
-        timeout_s: float = 2.0,
-        max_connections: int = 64,
-    ) -> None:
-        super().__init__(
-            url,
-            prefix=prefix,
-            connect_timeout_s=connect_timeout_s,
-            timeout_s=timeout_s,
-            max_connections=max_connections,
-        )
-        self._complete = self._redis.register_script(_COMPLETE)
+    @cached_property
+    def _complete(self) -> AsyncScript:
+        """The Lua script that marks a ticket done once (registered on first use; no round trip)."""
+        return self._redis.register_script(_COMPLETE)
 
     async def put(self, ticket: Ticket) -> None:
         key = self.prefix + ticket.id
