@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 from wire import headers_for, request
 
-from baton.transport.http11 import Pool, Url, encode_headers
+from baton.client.http11 import Pool, Url, encode_headers
 
 TOOL = "transfer"
 LEDGER_DOWN = "single-use ledger"  # both "is unavailable (not run)" and "could not record (ran)": retry

@@ -1,4 +1,4 @@
-"""The HTTP/1.1 client (`baton.transport.http11`) and `HttpTransport` over real loopback sockets.
+"""The HTTP/1.1 client (`baton.client.http11`) and `HttpTransport` over real loopback sockets.
 
 Most tests script a tiny asyncio server byte for byte (chunked, close-delimited, 1xx, SSE, Connection:
 close, servers closing keep-alive connections, slow answers, TLS); the last ones run a whole
@@ -22,10 +22,9 @@ import orjson
 import pytest
 from conftest import RunningServer
 
-from baton.client import Accepted, Client, Question, Reply
-from baton.transport import http11
-from baton.transport.http11 import ConnectError, Disconnected, HttpError, Pool, ProtocolError, Url, encode_headers
-from baton.transport.http_client import HttpTransport, SseDecoder
+from baton.client import Accepted, Client, Question, Reply, http11
+from baton.client.http11 import ConnectError, Disconnected, HttpError, Pool, ProtocolError, Url, encode_headers
+from baton.client.http_transport import HttpTransport, SseDecoder
 
 pytestmark = pytest.mark.timeout(60)
 

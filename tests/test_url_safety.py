@@ -1,7 +1,7 @@
-"""Table-driven tests of `baton.url_safety`: tricky URLs a server could send in a URL-mode elicitation.
+"""Table-driven tests of `baton.forms.url_safety`: tricky URLs a server could send in a URL-mode elicitation.
 
 Rules: digest §5.4 (clients show the full URL, get consent, never open unsafe schemes) and the
-rules listed in the module docstring of `baton.url_safety`. Each row gives the URL, whether it may be
+rules listed in the module docstring of `baton.forms.url_safety`. Each row gives the URL, whether it may be
 opened, the exact set of finding codes (warnings and errors together) and, where it matters, the
 host and registrable domain a browser would use.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from baton.url_safety import UrlReport, check_url, format_for_display
+from baton.forms.url_safety import UrlReport, check_url, format_for_display
 
 CYR_A = "\u0430"  # Cyrillic small a, looks like Latin a
 
@@ -247,7 +247,7 @@ def test_works_offline_with_the_bundled_list(monkeypatch: pytest.MonkeyPatch) ->
     """The Public Suffix List comes from the installed package; any socket use would fail here."""
     import socket
 
-    from baton import url_safety
+    from baton.forms import url_safety
 
     def no_network(*args: object, **kwargs: object) -> None:
         raise AssertionError("url_safety must not use the network")

@@ -95,7 +95,7 @@ def serve(args: argparse.Namespace) -> int:
         print(f"baton serve: {exc}", file=sys.stderr)
         return 2
     if args.stdio:
-        from .transport.stdio import serve_stdio
+        from .serve.stdio import serve_stdio
 
         serve_stdio(server)
         return 0

@@ -27,11 +27,11 @@ from ..protocol.constants import (
 )
 from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
 from ..protocol.headers import header_param_specs, header_text
-from ..transport.http_client import HttpTransport
-from ..transport.stdio_client import StdioTransport
 from .errors import ClientError, InvalidReply
+from .http_transport import HttpTransport
 from .questions import ElicitHandler, Question
 from .rounds import Round
+from .stdio_transport import StdioTransport
 
 log = logging.getLogger("baton.client")
 RawHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]

@@ -18,7 +18,7 @@ example URLs in its description, and a choice field may offer URLs as its values
 a URL within a few words after "open", "visit", "click", "go to", "sign in", ... (a link to follow, not data).
 
 `check_elicit_url(url)` refuses a URL-mode URL that breaks the spec's rules for servers:
-- everything `baton.url_safety.check_url` refuses (dangerous or unknown schemes, malformed hosts, userinfo
+- everything `baton.forms.url_safety.check_url` refuses (dangerous or unknown schemes, malformed hosts, userinfo
   such as `https://user:pass@host`, backslashes, control characters, ...);
 - anything but https; http only to a loopback host and only with `development=True`;
 - personal data: an email address anywhere after the host (percent-decoded), or a query/fragment
@@ -41,8 +41,8 @@ import re
 from collections.abc import Mapping
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..url_safety import check_url
 from .fields import BooleanField, EnumField, FieldSpec, FormError, FormSpec, MultiSelectField, NumberField, StringField
+from .url_safety import check_url
 
 __all__ = [
     "OPAQUE_MIN",

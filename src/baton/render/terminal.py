@@ -7,7 +7,7 @@ when it does not fit. Optional fields can be skipped (Enter, or `-` when there i
 review lists every answer before anything is sent, with send / edit / decline / cancel.
 
 URL mode follows §5.4: the full URL is shown with its registrable domain highlighted and every
-`baton.url_safety` finding; a URL that `check_url` refuses is never offered (the answer is Declined);
+`baton.forms.url_safety` finding; a URL that `check_url` refuses is never offered (the answer is Declined);
 otherwise nothing is fetched or opened until the user explicitly agrees, and then only through
 `opener` (`webbrowser.open`, i.e. the system browser). Because accepting only means consent, the
 user then says when they are done (Accepted(None)) or cancels.
@@ -43,7 +43,7 @@ from ..forms.fields import (
     NumberField,
     StringField,
 )
-from ..url_safety import check_url, format_for_display
+from ..forms.url_safety import check_url, format_for_display
 
 __all__ = ["QuestionLike", "TerminalRenderer"]
 

@@ -383,7 +383,7 @@ class Server:
         `allowed_origins` to loopback origins; `max_body_bytes` to 4 MiB; `instance` (the
         `baton-instance` response header) to `$BATON_INSTANCE`, else `host:pid`.
         """
-        from ..transport.asgi import DEFAULT_MAX_BODY, HttpApp  # the transport layer sits above this one
+        from ..serve.http import DEFAULT_MAX_BODY, HttpApp  # the serving layer sits above this one
 
         return HttpApp(
             self,

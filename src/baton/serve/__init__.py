@@ -1,0 +1,1 @@
+"""Serving a `Server`: the Streamable HTTP ASGI app and the stdio loop. These sit above the server layer."""
