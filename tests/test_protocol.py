@@ -140,7 +140,7 @@ def test_error_helpers() -> None:
     e = errors.method_not_found("ping")
     assert e.code == METHOD_NOT_FOUND
     assert "ping" in e.message
-    e = errors.missing_capability({"sampling": {}}, "sampling")
+    e = errors.CapabilityMissing({"sampling": {}})
     assert e.code == MISSING_CAPABILITY
     assert e.data == {"requiredCapabilities": {"sampling": {}}}
     assert "sampling" in e.message
@@ -265,15 +265,15 @@ def test_request_id_of() -> None:
 
 
 def test_response_builders() -> None:
-    assert orjson.loads(result_response(3, {"resultType": "complete"})) == {
+    assert result_response(3, {"resultType": "complete"}) == {
         "jsonrpc": "2.0",
         "id": 3,
         "result": {"resultType": "complete"},
     }
-    err = orjson.loads(error_response("a", McpError(-32601, "Method not found: x")))
+    err = error_response("a", McpError(-32601, "Method not found: x"))
     assert err == {"jsonrpc": "2.0", "id": "a", "error": {"code": -32601, "message": "Method not found: x"}}
     # An error for a message whose id could not be read carries "id": null
-    err = orjson.loads(error_response(None, McpError(-32700, "Parse error")))
+    err = error_response(None, McpError(-32700, "Parse error"))
     assert err["id"] is None
     assert "result" not in err
 

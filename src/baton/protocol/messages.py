@@ -109,15 +109,16 @@ def log_level(params: dict[str, Any]) -> str | None:
     return level if isinstance(level, str) else None
 
 
-def result_response(rid: RequestId | None, result: dict[str, Any]) -> bytes:
-    return orjson.dumps({"jsonrpc": "2.0", "id": rid, "result": result})
+def result_response(rid: RequestId | None, result: dict[str, Any]) -> dict[str, Any]:
+    """The JSON-RPC response that carries a result."""
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
 
 
-def error_response(rid: RequestId | None, error: McpError) -> bytes:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "error": error.to_dict()}
-    body["id"] = rid
-    return orjson.dumps(body)
+def error_response(rid: RequestId | None, error: McpError) -> dict[str, Any]:
+    """The JSON-RPC response that carries an error (`id` null when the request's id could not be read)."""
+    return {"jsonrpc": "2.0", "id": rid, "error": error.to_dict()}
 
 
-def notification(method: str, params: dict[str, Any]) -> bytes:
-    return orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params})
+def notification(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-RPC notification."""
+    return {"jsonrpc": "2.0", "method": method, "params": params}
