@@ -28,7 +28,8 @@ from wire import accept, headers_for, meta, request
 from baton import Context, Key, KeyRing, RequestInfo, Server
 from baton.protocol.headers import Headers, encode_value
 from baton.protocol.messages import Message
-from baton.server.core import Exchange, Reply, request_binding
+from baton.server import Exchange, Reply
+from baton.server.replay import request_binding
 from baton.state.seal import DEFAULT_MAX_BYTES, FlowState, Sealer
 
 REJECTED = {"code": -32602, "message": "Invalid or expired requestState"}

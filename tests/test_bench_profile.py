@@ -21,7 +21,7 @@ def test_profile_names_batons_hot_path() -> None:
     assert "-- by component (self time)" in out and "-- self time" in out and "-- inclusive time" in out
     assert "flows ok / failed        600 / 0" in out  # the measured load run's own report
     # The samples reach into Baton's request path, through the ASGI app to the tool.
-    assert "HttpApp.__call__ (baton/transport/asgi.py)" in out
+    assert "HttpApp.__call__ (baton/serve/http.py)" in out
     assert "perform (everything.py)" in out
     shares = out.split("-- by component (self time)")[1].split("-- self time")[0]
     assert "%  baton" in shares and "%  uvicorn" in shares

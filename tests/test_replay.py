@@ -21,7 +21,7 @@ from baton import (
     Server,
 )
 from baton.protocol.messages import Message
-from baton.server.core import Exchange, Reply, RequestInfo
+from baton.server import Exchange, Reply, RequestInfo
 
 FORM = {"elicitation": {"form": {}}}
 

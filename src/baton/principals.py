@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import jwt
 
-from .server.core import RequestInfo, Unauthenticated
+from .server.exchange import RequestInfo, Unauthenticated
 
 PrincipalHook = Callable[[RequestInfo], "str | Awaitable[str | None] | None"]
 DEFAULT_ALGORITHMS = ("RS256", "PS256", "ES256", "EdDSA")

@@ -1,6 +1,6 @@
 """The connect kit (design.md §6): URL mode for secrets, on the server's own pages, never via the client."""
 
-from .kit import ConnectKit, NotConnected
+from .kit import ConnectKit, NotConnected, mount_default_kit
 from .login import DevLogin, Login
 from .oauth import OAuthProvider
 from .session import Session, Sessions
@@ -27,4 +27,5 @@ __all__ = [
     "Vault",
     "VaultError",
     "VaultStore",
+    "mount_default_kit",
 ]

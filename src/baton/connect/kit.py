@@ -15,11 +15,12 @@ import os
 import re
 import time
 from collections.abc import Iterable
-from typing import Any
 from urllib.parse import urlsplit
 
 from ..forms import Accepted
-from ..server.context import CapabilityMissing, Context
+from ..protocol.errors import UsageError
+from ..server.context import Context
+from ..server.core import Server
 from ..server.results import ToolError
 from ..state.keys import KeyRing
 from .login import DevLogin, Login
@@ -34,7 +35,6 @@ log = logging.getLogger("baton.connect")
 ENV_PUBLIC_URL = "BATON_PUBLIC_URL"
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}\Z")
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
-_URL_CAPABILITY: dict[str, Any] = {"elicitation": {"url": {}}}
 
 
 class NotConnected(ToolError):
@@ -161,7 +161,7 @@ class ConnectKit:
 
     async def secret(self, ctx: Context, name: str, message: str, *, key: str | None = None) -> CredentialHandle:
         if not _NAME.match(name):
-            raise ValueError("ctx.secret: a name is 1-64 characters of A-Z a-z 0-9 _ . -")
+            raise UsageError("ctx.secret: a name is 1-64 characters of A-Z a-z 0-9 _ . -")
         return await self._obtain(ctx, name, f"secret:{name}", message, key or f"connect-{name}")
 
     async def connect(
@@ -170,7 +170,7 @@ class ConnectKit:
         name = provider if isinstance(provider, str) else provider.name
         found = self.providers.get(name)
         if found is None:
-            raise ValueError(f"ctx.connect: no OAuth provider {name!r} is configured (ConnectKit(providers=[...]))")
+            raise UsageError(f"ctx.connect: no OAuth provider {name!r} is configured (ConnectKit(providers=[...]))")
         text = message or f"Connect your {name} account"
         return await self._obtain(ctx, found.vault_name, f"oauth:{name}", text, key or f"connect-oauth-{name}")
 
@@ -181,8 +181,7 @@ class ConnectKit:
         vault = self.vault
         if await vault.has(principal, name):
             return vault.handle(principal, name)
-        if not ctx.can_ask("url"):
-            raise CapabilityMissing(_URL_CAPABILITY, '{"elicitation":{"url":{}}}')
+        ctx.require("url")  # before a ticket is minted
         flow_id = ctx.flow_id
 
         async def new_ticket() -> str:
@@ -216,4 +215,10 @@ class ConnectKit:
             await asyncio.sleep(0.25)
 
 
-__all__ = ["ConnectKit", "NotConnected"]
+def mount_default_kit(server: Server) -> None:
+    """Mount a default `ConnectKit` on a server that was given none (the serving layer calls this)."""
+    if not server.has_connect_kit:
+        server.mount_connect(ConnectKit())
+
+
+__all__ = ["ConnectKit", "NotConnected", "mount_default_kit"]

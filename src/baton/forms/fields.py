@@ -11,6 +11,8 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from ..protocol.errors import UsageError
+
 FORMATS = ("email", "uri", "date", "date-time")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s.]+(\.[^@\s.]+)+\Z")
 # RFC 3339 full-date and date-time (with a mandatory offset); `T` and `Z` may be lower case (§5.6).
@@ -45,7 +47,7 @@ class Choice:
     title: str
 
 
-class FormError(TypeError, ValueError):
+class FormError(UsageError, TypeError):
     """A form that the wire cannot express (nested objects, free lists, unions, ...)."""
 
 

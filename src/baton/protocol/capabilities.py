@@ -1,9 +1,10 @@
-"""Client capabilities as declared per request, and the capability each input request needs (digest §6.3)."""
+"""Client capabilities as declared per request, and the one table of which capability each ask needs (digest §6.3)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -30,13 +31,7 @@ class ClientCapabilities:
             key = orjson.dumps(caps)
         except TypeError:  # pragma: no cover - decoded JSON always serializes
             return cls._parse(caps)
-        parsed = _PARSED.get(key)
-        if parsed is None:
-            parsed = cls._parse(caps)
-            if len(_PARSED) >= _PARSED_MAX:
-                _PARSED.clear()
-            _PARSED[key] = parsed
-        return parsed
+        return _parsed(key)
 
     @classmethod
     def _parse(cls, caps: dict[str, Any]) -> ClientCapabilities:
@@ -66,41 +61,70 @@ class ClientCapabilities:
 
 
 NO_CAPABILITIES = ClientCapabilities(raw={})
-_PARSED: dict[bytes, ClientCapabilities] = {}
-_PARSED_MAX = 256  # distinct capability sets remembered; a flood of new ones only empties the table
 
 
-def required_capability(input_request: dict[str, Any]) -> dict[str, Any]:
-    """The `ClientCapabilities` object that an input request needs, as sent in -32021's data."""
-    method = input_request["method"]
-    params = input_request.get("params") or {}
-    if method == "elicitation/create":
-        return {"elicitation": {"url": {}}} if params.get("mode") == "url" else {"elicitation": {"form": {}}}
-    if method == "sampling/createMessage":
-        needs: dict[str, Any] = {}
-        if "tools" in params or "toolChoice" in params:
-            needs["tools"] = {}
-        if params.get("includeContext", "none") != "none":
-            needs["context"] = {}
-        return {"sampling": needs}
-    if method == "roots/list":
-        return {"roots": {}}
-    raise ValueError(f"not an input request method: {method}")
+@functools.lru_cache(maxsize=256)  # distinct capability sets remembered, by their JSON
+def _parsed(key: bytes) -> ClientCapabilities:
+    return ClientCapabilities._parse(orjson.loads(key))
 
 
-def allows(caps: ClientCapabilities, input_request: dict[str, Any]) -> bool:
-    """Whether the request's declared capabilities let the server send this input request."""
+# The one table of what each kind of ask needs. For each kind: the `ClientCapabilities` flag that
+# grants it, and the capability object a client declares for it (sent in -32021's data when missing).
+ASK_KINDS: Final[dict[str, tuple[str, dict[str, Any]]]] = {
+    "form": ("form", {"elicitation": {"form": {}}}),
+    "url": ("url", {"elicitation": {"url": {}}}),
+    "sampling": ("sampling", {"sampling": {}}),
+    "sampling.tools": ("sampling_tools", {"sampling": {"tools": {}}}),
+    "sampling.context": ("sampling_context", {"sampling": {"context": {}}}),
+    "roots": ("roots", {"roots": {}}),
+}
+_FORM: Final = ("form",)
+_URL: Final = ("url",)
+
+
+def ask_kinds(input_request: dict[str, Any]) -> tuple[str, ...]:
+    """The kinds (keys of `ASK_KINDS`) that one input request needs, all of them."""
     method = input_request["method"]
     params = input_request.get("params") or {}
     if method == "elicitation/create":
         # An absent mode is form mode (ambiguity A12).
-        return caps.url if params.get("mode") == "url" else caps.form
+        return _URL if params.get("mode") == "url" else _FORM
     if method == "sampling/createMessage":
-        if ("tools" in params or "toolChoice" in params) and not caps.sampling_tools:
-            return False
-        if params.get("includeContext", "none") != "none" and not caps.sampling_context:
-            return False
-        return caps.sampling
+        kinds = ["sampling"]
+        if "tools" in params or "toolChoice" in params:
+            kinds.append("sampling.tools")
+        if params.get("includeContext", "none") != "none":
+            kinds.append("sampling.context")
+        return tuple(kinds)
     if method == "roots/list":
-        return caps.roots
-    return False
+        return ("roots",)
+    raise ValueError(f"not an input request method: {method}")
+
+
+def capability_for(*kinds: str) -> dict[str, Any]:
+    """The capability object a client declares to allow these kinds of ask (merged, one level deep)."""
+    needed: dict[str, Any] = {}
+    for kind in kinds:
+        for name, value in ASK_KINDS[kind][1].items():
+            needed[name] = {**needed.get(name, {}), **value}
+    return needed
+
+
+def granted(caps: ClientCapabilities, kind: str) -> bool:
+    """Whether the declared capabilities allow one kind of ask."""
+    return bool(getattr(caps, ASK_KINDS[kind][0]))
+
+
+def required_capability(input_request: dict[str, Any]) -> dict[str, Any]:
+    """The `ClientCapabilities` object that an input request needs, as sent in -32021's data."""
+    return capability_for(*ask_kinds(input_request))
+
+
+def allows(caps: ClientCapabilities, input_request: dict[str, Any]) -> bool:
+    """Whether the request's declared capabilities let the server send this input request (never an
+    unknown method)."""
+    try:
+        kinds = ask_kinds(input_request)
+    except ValueError:
+        return False
+    return all(granted(caps, kind) for kind in kinds)

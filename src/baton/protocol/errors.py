@@ -1,8 +1,10 @@
-"""JSON-RPC error codes of MCP 2026-07-28, the exception that carries them, and their HTTP statuses."""
+"""JSON-RPC error codes of MCP 2026-07-28, the exceptions that carry them, their HTTP statuses, and `UsageError`."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import orjson
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -62,10 +64,24 @@ def method_not_found(method: str) -> McpError:
     return McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
 
-def missing_capability(required: dict[str, Any], what: str) -> McpError:
-    """-32021: the request needs a client capability it did not declare."""
-    return McpError(
-        MISSING_CAPABILITY,
-        f"This request needs the client capability {what}, which the request did not declare",
-        {"requiredCapabilities": required},
-    )
+class CapabilityMissing(McpError):
+    """-32021: an ask needs a client capability that this request did not declare.
+
+    Catch it in a handler to fall back (for example, to a default); left uncaught it is the request's error.
+    """
+
+    def __init__(self, required: dict[str, Any]) -> None:
+        what = orjson.dumps(required).decode()
+        super().__init__(
+            MISSING_CAPABILITY,
+            f"This request needs the client capability {what}, which the request did not declare",
+            {"requiredCapabilities": required},
+        )
+
+
+class UsageError(ValueError):
+    """Baton was used wrongly by the server's own code (a bad form, two asks with one key, ...).
+
+    It is the author's bug, never the model's: a tool that raises it answers an internal error (logged
+    with its traceback), not a tool error the model would read and try to fix.
+    """

@@ -19,10 +19,11 @@ from typing import Any
 
 import orjson
 
+from ..connect import mount_default_kit
 from ..protocol.errors import HEADER_MISMATCH, INVALID_REQUEST, McpError, http_status
 from ..protocol.headers import Headers
 from ..protocol.messages import Message, parse, request_id_of
-from ..server.core import Exchange, Reply, RequestInfo, Server
+from ..server import Exchange, Reply, RequestInfo, Server
 from ..server.subscriptions import Subscription
 
 log = logging.getLogger("baton.http")
@@ -65,6 +66,7 @@ class HttpApp:
         instance: str | None = None,
     ) -> None:
         self.server = server
+        mount_default_kit(server)  # the /connect/ pages below, and ctx.secret
         self.instance = instance or os.environ.get(ENV_INSTANCE) or f"{socket.gethostname()}:{os.getpid()}"
         tag = (INSTANCE_HEADER, self.instance.encode("latin-1", "replace"))
         self._tag = [tag]

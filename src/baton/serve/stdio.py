@@ -16,9 +16,10 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from ..connect import mount_default_kit
 from ..protocol.errors import McpError
 from ..protocol.messages import Message, RequestId, parse, request_id_of
-from ..server.core import Exchange, RequestInfo, Server
+from ..server import Exchange, RequestInfo, Server
 from ..server.subscriptions import Subscription
 
 log = logging.getLogger("baton.stdio")
@@ -42,6 +43,7 @@ class StdioServer:
 
     async def run(self) -> None:
         _ = self.server.sealer  # load the key ring before the first request
+        mount_default_kit(self.server)  # ctx.secret asks for the connect kit's pages
         while True:
             try:
                 line = await self.reader.readline()

@@ -5,7 +5,7 @@ A handler runs from the top on every round. Each ask either returns the answer r
 handler with `Suspended`, a BaseException so that `except Exception` cannot swallow it. Whatever
 the handler does with it, the engine reads the pending asks from the Context afterwards: an
 unanswered ask never fails open. Capability gating of every ask happens in `Context._ask`, and
-nowhere else.
+nowhere else (what each kind of ask needs is the table in `baton.protocol.capabilities`).
 """
 
 from __future__ import annotations
@@ -18,24 +18,22 @@ import logging
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
+from typing import Any, TypeVar, cast, overload
 
 import orjson
 
 from ..forms import Accepted, Cancelled, Declined, FormSpec, compile_form
 from ..forms.fields import BooleanField, InvalidAnswer
 from ..forms.guard import check_elicit_url
-from ..protocol.capabilities import ClientCapabilities, allows, required_capability
+from ..protocol.capabilities import ASK_KINDS, ClientCapabilities, allows, capability_for, granted, required_capability
 from ..protocol.constants import LOG_LEVELS
-from ..protocol.errors import INVALID_PARAMS, MISSING_CAPABILITY, McpError
+from ..protocol.errors import INVALID_PARAMS, CapabilityMissing, McpError, UsageError
 from ..state.journal import Journal
-
-if TYPE_CHECKING:
-    from ..connect import ConnectKit, CredentialHandle, OAuthProvider
+from .exchange import Emit
+from .parts import ConnectPart, Credential
 
 T = TypeVar("T")
 log = logging.getLogger("baton.server")
-Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 CONFIRM_FORM = FormSpec([BooleanField("confirm", title="Confirm")], build=lambda v: v["confirm"], name="confirm")
 _CONFIRM = compile_form(CONFIRM_FORM)  # checked by the form guard once, here
@@ -43,20 +41,6 @@ _CONFIRM = compile_form(CONFIRM_FORM)  # checked by the form guard once, here
 
 class Suspended(BaseException):
     """Raised inside a handler to stop this round: there are asks to send, or the request is invalid."""
-
-
-class CapabilityMissing(McpError):
-    """An ask needs a client capability that this request did not declare.
-
-    Catch it to fall back (for example, to a default); left uncaught it becomes -32021.
-    """
-
-    def __init__(self, required: dict[str, Any], what: str) -> None:
-        super().__init__(
-            MISSING_CAPABILITY,
-            f"This request needs the client capability {what}, which the request did not declare",
-            {"requiredCapabilities": required},
-        )
 
 
 class BatonDeprecationWarning(UserWarning):
@@ -115,6 +99,7 @@ class Context:
 
     def __init__(
         self,
+        *,
         method: str,
         request_id: Any,
         principal: str,
@@ -123,11 +108,13 @@ class Context:
         journal: Journal,
         responses: dict[str, Any],
         solicited: bool,
-        emit: Emit | None,
-        log_level: str | None,
+        emit: Emit | None = None,
+        log_level: str | None = None,
         flow_id: bytes = b"",
-        connect: Callable[[], ConnectKit] | None = None,
+        connect: Callable[[], ConnectPart] | None = None,
     ) -> None:
+        """Made by the replay engine for each round; `solicited` says the request carries a requestState,
+        so an answer counts only where this flow asked (the pending asks in the journal)."""
         self.method = method
         self.request_id = request_id
         self.principal = principal
@@ -183,24 +170,25 @@ class Context:
         params = {"mode": "url", "message": message, "url": url}
         return await self._ask(key, "elicitation/create", params, _url_checker, _action_reader(None))
 
-    async def secret(self, name: str, message: str, *, key: str | None = None) -> CredentialHandle:
+    async def secret(self, name: str, message: str, *, key: str | None = None) -> Credential:
         """A handle to the caller's credential `name`, asked for in URL mode on the server's own connect page.
 
         The secret never passes through the client: read it on the server with `await handle.reveal()`.
         See `baton.connect.ConnectKit`.
         """
         if self._connect is None:
-            raise RuntimeError("ctx.secret needs the server's connect kit")
+            raise UsageError("ctx.secret needs a connect kit: Server(connect=ConnectKit(...)), or serve the server")
         return await self._connect().secret(self, name, message, key=key)
 
     async def connect(
-        self, provider: str | OAuthProvider, message: str | None = None, *, key: str | None = None
-    ) -> CredentialHandle:
+        self, provider: Any, message: str | None = None, *, key: str | None = None
+    ) -> Credential:
         """A handle to the caller's OAuth token for `provider` (a third party), obtained in URL mode on the
         server's own connect page (authorization code + PKCE). `reveal()` gives the token response as JSON.
+        `provider` is a provider's name or a `baton.connect.OAuthProvider`.
         """
         if self._connect is None:
-            raise RuntimeError("ctx.connect needs the server's connect kit")
+            raise UsageError("ctx.connect needs a connect kit: Server(connect=ConnectKit(...)), or serve the server")
         return await self._connect().connect(self, provider, message, key=key)
 
     def answered_now(self, key: str) -> bool:
@@ -258,8 +246,20 @@ class Context:
 
     def can_ask(self, kind: str) -> bool:
         """Whether this request lets the server ask: 'form', 'url', 'sampling' or 'roots'."""
-        caps = self.client_capabilities
-        return bool({"form": caps.form, "url": caps.url, "sampling": caps.sampling, "roots": caps.roots}[kind])
+        if kind not in ASK_KINDS:
+            raise UsageError(f"ctx.can_ask: unknown kind {kind!r}; one of {', '.join(ASK_KINDS)}")
+        return granted(self.client_capabilities, kind)
+
+    def require(self, kind: str) -> None:
+        """Raise `CapabilityMissing` (-32021) now unless this request lets the server ask this kind."""
+        if not self.can_ask(kind):
+            raise CapabilityMissing(capability_for(kind))
+
+    def outcome(self) -> tuple[dict[str, Ask], McpError | None]:
+        """After the handler ran this round: the asks still unanswered (in order), and the request's own
+        error if an answer was malformed. The engine reads it whatever the handler returned or raised,
+        so an unanswered ask never fails open."""
+        return self._asks, self._error
 
     async def _ask(
         self,
@@ -277,10 +277,9 @@ class Context:
         if params is not None:
             request["params"] = params
         if not allows(self.client_capabilities, request):
-            need = required_capability(request)
-            raise CapabilityMissing(need, orjson.dumps(need).decode())
+            raise CapabilityMissing(required_capability(request))
         if key in self._asks:
-            raise ValueError(f"two asks in one round use the key {key!r}; give each a distinct key=")
+            raise UsageError(f"two asks in one round use the key {key!r}; give each a distinct key=")
         digest = _digest(canonical or orjson.dumps(request, option=orjson.OPT_SORT_KEYS))
         recorded = self._journal.answers.get(key)
         if recorded is not None and recorded[0] == digest:
@@ -315,7 +314,7 @@ class Context:
         if token is None or self._emit is None:
             return
         if self._last_progress is not None and progress <= self._last_progress:
-            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
+            raise UsageError(f"progress must increase: {progress} after {self._last_progress}")
         self._last_progress = progress
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
         if total is not None:
@@ -327,7 +326,7 @@ class Context:
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
         """Log to the server log; also to the client if this request carried the deprecated `logLevel`."""
         if level not in LOG_LEVELS:
-            raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}")
+            raise UsageError(f"log level must be one of {', '.join(LOG_LEVELS)}")
         log.log(_PY_LEVELS[level], "%s", data)
         wanted = self._log_level
         if wanted is None or self._emit is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
