@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from baton import McpError
-from baton.client import Accepted, Client, Declined, Question, Reply
+from baton.client import Accepted, Client, Declined, Question, Answer
 
 log = logging.getLogger("conformance-client")
 
@@ -40,7 +40,7 @@ def sample_value(schema: dict[str, Any]) -> Any:
     return "test"
 
 
-async def answer_form(question: Question) -> Reply:
+async def answer_form(question: Question) -> Answer:
     """Accept every form with a value for each field: its default, else one that fits."""
     assert question.form is not None
     content: dict[str, Any] = {}
@@ -59,7 +59,7 @@ async def answer_form(question: Question) -> Reply:
     return Accepted(content)
 
 
-async def decline_url(question: Question) -> Reply:
+async def decline_url(question: Question) -> Answer:
     return Declined()  # an unattended program never opens URLs
 
 

@@ -22,7 +22,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
-from baton.client import Accepted, Client, Question, Reply
+from baton.client import Accepted, Answer, Client, Question
 from baton.render import TerminalRenderer
 
 HERE = Path(__file__).resolve().parent
@@ -59,8 +59,8 @@ def auto_value(name: str, prop: dict[str, Any]) -> Any:
     return SAMPLES.get(prop.get("format", ""), "Ada Lovelace" if "name" in name else "demo")
 
 
-def auto_answerer(question: Question) -> Awaitable[Reply]:
-    async def answer() -> Reply:
+def auto_answerer(question: Question) -> Awaitable[Answer]:
+    async def answer() -> Answer:
         print(f"\n  {question.server or 'The server'} asks: {question.message}")
         assert question.form is not None
         content: dict[str, Any] = {}

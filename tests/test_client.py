@@ -25,7 +25,7 @@ from conftest import BATON, ROOT, SERVERS, RunningServer, free_port
 from servers.mock_mcp import Delay, Err, MockMcp, Seen, Sse
 
 from baton import McpError
-from baton.client import Accepted, Cancelled, Client, ClientError, Declined, InvalidReply, Question, Reply, Round
+from baton.client import Accepted, Cancelled, Client, ClientError, Declined, InvalidReply, Question, Answer, Round
 from baton.forms import BooleanField
 
 pytestmark = pytest.mark.timeout(120)
@@ -111,7 +111,7 @@ def retry_part(seen: Seen) -> dict[str, Any]:
     return {k: v for k, v in seen.params.items() if k not in ("_meta", "inputResponses", "requestState")}
 
 
-async def confirm(question: Question) -> Reply:
+async def confirm(question: Question) -> Answer:
     return Accepted({"confirm": True})
 
 
@@ -294,7 +294,7 @@ def test_retry_legs_new_id_same_params_state_echoed(mock: MockMcp) -> None:
     mock.on("tools/call", call)
     asked: list[str] = []
 
-    async def answer(question: Question) -> Reply:
+    async def answer(question: Question) -> Answer:
         asked.append(question.key)
         return Accepted({"confirm": True}) if question.key == "a" else Accepted({"name": "Ada"})
 
@@ -360,7 +360,7 @@ def test_parallel_flows_never_mix(mock: MockMcp) -> None:
 
     mock.on("tools/call", call)
 
-    async def answer(question: Question) -> Reply:
+    async def answer(question: Question) -> Answer:
         await asyncio.sleep(0.01)
         return Accepted({"confirm": question.message == f"flow {question.key[2:]}"})
 
@@ -476,7 +476,7 @@ def test_max_rounds(mock: MockMcp, asked: int, ok: bool) -> None:
 def test_deadline_bounds_the_whole_flow(mock: MockMcp, slow: str) -> None:
     mock.on("tools/call", ask({"q": form_ask()}, "s"), Delay(3.0 if slow == "server" else 0, done()))
 
-    async def answer(question: Question) -> Reply:
+    async def answer(question: Question) -> Answer:
         if slow == "handler":
             await asyncio.sleep(3.0)
         return Accepted({"confirm": True})
@@ -500,14 +500,14 @@ def test_deadline_bounds_the_whole_flow(mock: MockMcp, slow: str) -> None:
         (form_ask("Age?", {"age": {"type": "integer", "minimum": 0}}, ["age"]), Accepted({"age": 1.5})),
         (form_ask("Pick", {"c": {"type": "string", "enum": ["a", "b"]}}, ["c"]), Accepted({"c": "z"})),
         (form_ask(), Accepted(["confirm"])),  # not an object
-        (form_ask(), {"action": "accept", "content": {"confirm": True}}),  # a raw dict, not a Reply
+        (form_ask(), {"action": "accept", "content": {"confirm": True}}),  # a raw dict, not a Answer
     ],
     ids=["string-for-boolean", "missing-required", "float-for-integer", "not-in-enum", "not-object", "raw-dict"],
 )
 def test_invalid_reply_raises_before_anything_is_sent(mock: MockMcp, question: Any, reply: Any) -> None:
     mock.on("tools/call", ask({"q": question}, "s"), done())
 
-    async def answer(q: Question) -> Reply:
+    async def answer(q: Question) -> Answer:
         return reply  # type: ignore[no-any-return]
 
     async def flow() -> dict[str, Any]:
@@ -527,10 +527,10 @@ def test_decline_cancel_and_url_accept_on_the_wire(mock: MockMcp) -> None:
     )
     url_questions: list[Question] = []
 
-    async def on_form(question: Question) -> Reply:
+    async def on_form(question: Question) -> Answer:
         return Declined() if question.message == "decline me" else Cancelled()
 
-    async def on_url(question: Question) -> Reply:
+    async def on_url(question: Question) -> Answer:
         url_questions.append(question)
         return Accepted(None) if question.key == "u" else Accepted({"ignored": True})
 
@@ -936,7 +936,7 @@ def test_stdio_client_against_baton_serve(tmp_path: Path, monkeypatch: pytest.Mo
     assert command[0] == BATON
     seen: list[str] = []
 
-    async def answer(question: Question) -> Reply:
+    async def answer(question: Question) -> Answer:
         seen.append(question.key)
         return Accepted({"confirm": True})
 
@@ -971,7 +971,7 @@ def test_http_flows_against_baton_serve(serve: Callable[..., RunningServer]) -> 
     server = serve(EVERYTHING)
     questions: list[Question] = []
 
-    async def answer(question: Question) -> Reply:
+    async def answer(question: Question) -> Answer:
         questions.append(question)
         if question.key == "user_context":
             return Accepted({"context": "tests ☃"})
@@ -998,7 +998,7 @@ def test_http_flows_against_baton_serve(serve: Callable[..., RunningServer]) -> 
 def test_declined_perform_against_baton_serve(serve: Callable[..., RunningServer]) -> None:
     server = serve(EVERYTHING)
 
-    async def no(question: Question) -> Reply:
+    async def no(question: Question) -> Answer:
         return Declined()
 
     async def flow() -> dict[str, Any]:

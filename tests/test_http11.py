@@ -22,7 +22,7 @@ import orjson
 import pytest
 from conftest import RunningServer
 
-from baton.client import Accepted, Client, Question, Reply, http11
+from baton.client import Accepted, Client, Question, Answer, http11
 from baton.client.http11 import ConnectError, Disconnected, HttpError, Pool, ProtocolError, Url, encode_headers
 from baton.client.http_transport import HttpTransport, SseDecoder
 
@@ -793,7 +793,7 @@ def test_perform_flow_through_client(serve: Callable[..., RunningServer]) -> Non
     server = serve("examples/everything.py")
     asked: list[str] = []
 
-    async def on_form(question: Question) -> Reply:
+    async def on_form(question: Question) -> Answer:
         asked.append(question.message)
         return Accepted({"confirm": True})
 

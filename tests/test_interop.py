@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import BATON, ROOT, free_port, wait_for_port
 
-from baton.client import Accepted, Client, Question, Reply
+from baton.client import Accepted, Answer, Client, Question
 from baton.forms import BooleanField
 
 PEERS = Path(__file__).resolve().parent / "peers"
@@ -196,7 +196,7 @@ def baton_flow(url: str) -> tuple[str, list[Question]]:
     """Call `perform` with Baton's client, accepting every form; the result text and the questions seen."""
     seen: list[Question] = []
 
-    async def confirm(question: Question) -> Reply:
+    async def confirm(question: Question) -> Answer:
         seen.append(question)
         return Accepted({"confirm": True})
 

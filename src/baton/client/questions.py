@@ -11,11 +11,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..forms import Accepted, Cancelled, Declined, FormError, FormSpec, parse_schema
+from ..forms import Accepted, Answer, Cancelled, Declined, FormError, FormSpec, parse_schema
 from ..forms.fields import InvalidAnswer
 from .errors import InvalidReply, MalformedQuestion
-
-Reply = Accepted[Any] | Declined | Cancelled
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +46,7 @@ class Question:
             raise MalformedQuestion(f"question {key!r}: {exc}") from None
         return cls(key, "form", message, form=form, server=server)
 
-    def answer(self, reply: Reply) -> dict[str, Any]:
+    def answer(self, reply: Answer[Any]) -> dict[str, Any]:
         """The ElicitResult to send for a reply; raises InvalidReply if the content does not fit."""
         if isinstance(reply, Declined):
             return {"action": "decline"}
@@ -66,4 +64,4 @@ class Question:
         return {"action": "accept", "content": content}
 
 
-ElicitHandler = Callable[[Question], Awaitable[Reply]]
+ElicitHandler = Callable[[Question], Awaitable[Answer[Any]]]
