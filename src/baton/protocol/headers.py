@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from typing import Any
 
@@ -110,21 +111,17 @@ def check_standard(headers: Headers, method: str, params: dict[str, Any], versio
     if value is None:
         raise _mismatch(f"the Mcp-Name header is required for {method}")
     body_name = params.get(member)
-    name = _NAMES.get(value)
-    if name is None:
-        try:
-            name = decode_value(value.decode("latin-1"))
-        except ValueError as exc:
-            raise _mismatch(f"Mcp-Name: {exc}") from None
-        if len(_NAMES) >= _NAMES_MAX:
-            _NAMES.clear()
-        _NAMES[value] = name
+    try:
+        name = _decoded_name(value)
+    except ValueError as exc:
+        raise _mismatch(f"Mcp-Name: {exc}") from None
     if name != body_name:
         raise _mismatch(f"Mcp-Name header value {name!r} does not match body value {body_name!r}")
 
 
-_NAMES: dict[bytes, str] = {}  # Mcp-Name values decoded, by raw value: the same few names come again and again
-_NAMES_MAX = 1024
+@functools.lru_cache(maxsize=1024)  # by raw value: the same few names come again and again
+def _decoded_name(value: bytes) -> str:
+    return decode_value(value.decode("latin-1"))
 
 
 def check_params(headers: Headers, arguments: dict[str, Any], specs: dict[str, tuple[str, ...]]) -> None:
