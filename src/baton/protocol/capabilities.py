@@ -68,18 +68,19 @@ def _parsed(key: bytes) -> ClientCapabilities:
     return ClientCapabilities._parse(orjson.loads(key))
 
 
-# The one table of what each kind of ask needs. For each kind: the `ClientCapabilities` flag that
-# grants it, and the capability object a client declares for it (sent in -32021's data when missing).
-ASK_KINDS: Final[dict[str, tuple[str, dict[str, Any]]]] = {
-    "form": ("form", {"elicitation": {"form": {}}}),
-    "url": ("url", {"elicitation": {"url": {}}}),
-    "sampling": ("sampling", {"sampling": {}}),
-    "sampling.tools": ("sampling_tools", {"sampling": {"tools": {}}}),
-    "sampling.context": ("sampling_context", {"sampling": {"context": {}}}),
-    "roots": ("roots", {"roots": {}}),
+# The one table of what each kind of ask needs: the capability object a client declares to allow it
+# (sent in -32021's data when it is missing). Each kind is also the `ClientCapabilities` flag that grants it.
+ASK_KINDS: Final[dict[str, dict[str, Any]]] = {
+    "form": {"elicitation": {"form": {}}},
+    "url": {"elicitation": {"url": {}}},
+    "sampling": {"sampling": {}},
+    "sampling_tools": {"sampling": {"tools": {}}},
+    "sampling_context": {"sampling": {"context": {}}},
+    "roots": {"roots": {}},
 }
 _FORM: Final = ("form",)
 _URL: Final = ("url",)
+_ROOTS: Final = ("roots",)
 
 
 def ask_kinds(input_request: dict[str, Any]) -> tuple[str, ...]:
@@ -92,12 +93,12 @@ def ask_kinds(input_request: dict[str, Any]) -> tuple[str, ...]:
     if method == "sampling/createMessage":
         kinds = ["sampling"]
         if "tools" in params or "toolChoice" in params:
-            kinds.append("sampling.tools")
+            kinds.append("sampling_tools")
         if params.get("includeContext", "none") != "none":
-            kinds.append("sampling.context")
+            kinds.append("sampling_context")
         return tuple(kinds)
     if method == "roots/list":
-        return ("roots",)
+        return _ROOTS
     raise ValueError(f"not an input request method: {method}")
 
 
@@ -105,14 +106,14 @@ def capability_for(*kinds: str) -> dict[str, Any]:
     """The capability object a client declares to allow these kinds of ask (merged, one level deep)."""
     needed: dict[str, Any] = {}
     for kind in kinds:
-        for name, value in ASK_KINDS[kind][1].items():
+        for name, value in ASK_KINDS[kind].items():
             needed[name] = {**needed.get(name, {}), **value}
     return needed
 
 
 def granted(caps: ClientCapabilities, kind: str) -> bool:
     """Whether the declared capabilities allow one kind of ask."""
-    return bool(getattr(caps, ASK_KINDS[kind][0]))
+    return bool(getattr(caps, kind))
 
 
 def required_capability(input_request: dict[str, Any]) -> dict[str, Any]:
@@ -127,4 +128,7 @@ def allows(caps: ClientCapabilities, input_request: dict[str, Any]) -> bool:
         kinds = ask_kinds(input_request)
     except ValueError:
         return False
-    return all(granted(caps, kind) for kind in kinds)
+    for kind in kinds:
+        if not getattr(caps, kind):
+            return False
+    return True
