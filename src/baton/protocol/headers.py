@@ -88,22 +88,22 @@ def _mismatch(message: str) -> McpError:
     return McpError(HEADER_MISMATCH, f"Header mismatch: {message}")
 
 
+def _must_match(raw: dict[bytes, bytes], key: bytes, name: str, body_value: str) -> None:
+    """Raise -32020 unless the header `name` is present and equals the body's value (spaces trimmed)."""
+    value = raw.get(key)
+    if value is None:
+        raise _mismatch(f"the {name} header is required")
+    header_value = value.decode("latin-1").strip()
+    if header_value != body_value:
+        raise _mismatch(f"{name} header value {header_value!r} does not match body value {body_value!r}")
+
+
 def check_standard(headers: Headers, method: str, params: dict[str, Any], version: str) -> None:
     """Raise -32020 when MCP-Protocol-Version, Mcp-Method or Mcp-Name are missing or disagree."""
     raw = headers.raw
-    value = raw.get(b"mcp-protocol-version")
-    if value is None:
-        # Ambiguity A2: a modern-only server answers a missing version header with -32020.
-        raise _mismatch("the MCP-Protocol-Version header is required")
-    header_version = value.decode("latin-1").strip()
-    if header_version != version:
-        raise _mismatch(f"MCP-Protocol-Version header value {header_version!r} does not match body value {version!r}")
-    value = raw.get(b"mcp-method")
-    if value is None:
-        raise _mismatch("the Mcp-Method header is required")
-    header_method = value.decode("latin-1").strip()
-    if header_method != method:
-        raise _mismatch(f"Mcp-Method header value {header_method!r} does not match body value {method!r}")
+    # Ambiguity A2: a modern-only server answers a missing version header with -32020.
+    _must_match(raw, b"mcp-protocol-version", "MCP-Protocol-Version", version)
+    _must_match(raw, b"mcp-method", "Mcp-Method", method)
     member = NAME_PARAM.get(method)
     if member is None:
         return

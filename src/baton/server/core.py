@@ -47,6 +47,7 @@ from .subscriptions import ListenHub, Subscription
 
 log = logging.getLogger("baton.server")
 F = TypeVar("F", bound=Handler)
+R = TypeVar("R")
 
 
 class ToolOptions(TypedDict, total=False):
@@ -239,11 +240,7 @@ class Server:
             meta=options.get("meta"),
         )
         tool.single_use = single_use
-        if tool.name in self.tools:
-            raise ValueError(f"a tool named {tool.name!r} is already registered")
-        self.tools[tool.name] = tool
-        self._changed("tools")
-        return tool
+        return self._add(self.tools, "tools", "tool named", tool.name, tool)
 
     def remove_tool(self, name: str) -> None:
         del self.tools[name]
@@ -270,11 +267,10 @@ class Server:
                 self.templates[uri] = ResourceTemplate(
                     uri, name or fn.__name__, fn, sig, template_pattern(uri), title, desc, mime_type, ttl_ms
                 )
+                self._changed("resources")
             else:
-                if uri in self.resources:
-                    raise ValueError(f"a resource {uri!r} is already registered")
-                self.resources[uri] = Resource(uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms)
-            self._changed("resources")
+                resource = Resource(uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms)
+                self._add(self.resources, "resources", "resource", uri, resource)
             return fn
 
         return register
@@ -319,11 +315,7 @@ class Server:
         sig = inspect_handler(fn, Context)
         desc = description if description is not None else (inspect.getdoc(fn) or None)
         prompt = Prompt(name or fn.__name__, fn, sig, prompt_arguments(sig), title, desc)
-        if prompt.name in self.prompts:
-            raise ValueError(f"a prompt named {prompt.name!r} is already registered")
-        self.prompts[prompt.name] = prompt
-        self._changed("prompts")
-        return prompt
+        return self._add(self.prompts, "prompts", "prompt named", prompt.name, prompt)
 
     def remove_prompt(self, name: str) -> None:
         del self.prompts[name]
@@ -344,6 +336,14 @@ class Server:
         self.completion_handler = fn
         self._capabilities = None
         return fn
+
+    def _add(self, registry: dict[str, R], kind: str, what: str, key: str, item: R) -> R:
+        """Put `item` in a registry under a key not yet taken; open listen streams are told the list changed."""
+        if key in registry:
+            raise ValueError(f"a {what} {key!r} is already registered")
+        registry[key] = item
+        self._changed(kind)
+        return item
 
     def _changed(self, kind: str) -> None:
         self._capabilities = None
