@@ -28,9 +28,10 @@ import contextlib
 import enum
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 from types import TracebackType
 from typing import Self
+
+from .store_url import parse_store_url
 
 TOKEN_ID_BYTES = 32
 # Releases of claims whose caller was cancelled: held here so that they are not garbage-collected midway.
@@ -150,38 +151,20 @@ class Ledger(abc.ABC):
 
 
 def ledger_from_url(url: str, *, redis_prefix: str | None = None) -> Ledger:
-    """A ledger from a URL: `memory:`; `sqlite:` (the data directory's file) or `sqlite://PATH`, so
-    `sqlite:///var/lib/baton/ledger.db` is absolute; `redis://…`, `rediss://…` or `unix://…` (needs the
-    `redis` extra)."""
-    scheme, sep, rest = url.partition(":")
-    scheme = scheme.lower()
-    if not sep:
-        raise ValueError(f"ledger URL {url!r} has no scheme: use memory:, sqlite:///PATH or redis://HOST:PORT/DB")
-    if scheme == "memory":
-        if rest not in ("", "//"):
-            raise ValueError(f"ledger URL {url!r}: a memory ledger takes no location, write memory:")
+    """A ledger from a URL (see `baton.state.store_url`): `memory:`; `sqlite:` (the data directory's file)
+    or `sqlite://PATH`, so `sqlite:///var/lib/baton/ledger.db` is absolute; `redis://…`, `rediss://…` or
+    `unix://…` (needs the `redis` extra)."""
+    where = parse_store_url(url, "ledger")
+    if where.kind == "memory":
         from .ledger_memory import MemoryLedger
 
         return MemoryLedger()
-    if scheme == "sqlite":
-        from .keys import data_dir
+    if where.kind == "sqlite":
         from .ledger_sqlite import DEFAULT_FILE_NAME, SqliteLedger
 
-        if rest in ("", "//"):
-            return SqliteLedger(data_dir() / DEFAULT_FILE_NAME)
-        if not rest.startswith("//"):
-            raise ValueError(f"ledger URL {url!r}: write sqlite:///absolute/path or sqlite://relative/path")
-        return SqliteLedger(Path(rest[2:]))
-    if scheme in ("redis", "rediss", "unix"):
-        from .redis_client import check_database, redacted
-
-        check_database(url, "ledger")
-        try:
-            from .ledger_redis import DEFAULT_PREFIX, RedisLedger
-        except ModuleNotFoundError as exc:
-            if exc.name != "redis":
-                raise
-            shown = redacted(url)
-            raise ValueError(f"ledger URL {shown!r} needs the redis package: pip install 'mcp-baton[redis]'") from None
-        return RedisLedger(url, prefix=DEFAULT_PREFIX if redis_prefix is None else redis_prefix)
-    raise ValueError(f"ledger URL {url!r}: unknown scheme {scheme!r}; use memory:, sqlite:///PATH or redis://")
+        return SqliteLedger(where.sqlite_file(DEFAULT_FILE_NAME))
+    try:
+        from .ledger_redis import DEFAULT_PREFIX, RedisLedger
+    except ModuleNotFoundError as exc:
+        raise where.redis_missing(exc) from None
+    return RedisLedger(url, prefix=DEFAULT_PREFIX if redis_prefix is None else redis_prefix)

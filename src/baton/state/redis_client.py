@@ -29,17 +29,6 @@ def redacted(url: str) -> str:
     return urlunsplit(parts)
 
 
-def check_database(url: str, what: str) -> None:
-    """Refuse a Redis URL whose database is not a number: redis-py would quietly use database 0."""
-    scheme = url.partition(":")[0].lower()
-    try:
-        db = urlsplit(url).path.strip("/") if scheme != "unix" else ""
-    except ValueError as exc:
-        raise ValueError(f"{what} URL {redacted(url)!r}: {exc}") from None
-    if db and not db.isdigit():
-        raise ValueError(f"{what} URL {redacted(url)!r}: the database is a number, write redis://HOST:PORT/DB")
-
-
 def pooled_client(
     url: str, what: str, *, connect_timeout_s: float, timeout_s: float, max_connections: int
 ) -> aioredis.Redis:
