@@ -17,6 +17,7 @@ import os
 import re
 import socket
 import sqlite3
+import stat
 import subprocess
 import sys
 import time
@@ -48,6 +49,8 @@ from baton.connect.redis_stores import TICKET_PREFIX, VAULT_PREFIX, RedisTickets
 from baton.connect.stores import ENV_STORE, TICKETS_FILE, VAULT_FILE, tickets_from_url, vault_store_from_url
 from baton.connect.tickets import mint
 from baton.state.keys import data_dir
+from baton.state.ledger_sqlite import SqliteLedger
+from baton.state.sqlite_file import SqliteFile
 
 KINDS = ["memory", "sqlite", "redis"]
 
@@ -407,6 +410,82 @@ def test_redis_foreign_value_is_an_error_not_a_ticket(redis_server: RedisServer)
         await store.close()
 
     asyncio.run(main())
+
+
+# -- SQLite: the file, opened as the ledger opens its own ---------------------------------------------
+
+
+def test_sqlite_stores_fail_closed_and_close_once(tmp_path: Path) -> None:
+    """Errors of the file are `StoreUnavailable` naming it (they were raw `OSError`s), and a closed store
+    says so (it raised `RuntimeError` from its executor, on a second `close` too)."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+
+    async def main() -> None:
+        tickets, vault = SqliteTickets(blocker / "c.db"), SqliteVaultStore(blocker / "c.db")
+        for what, attempt in [
+            ("ticket store", tickets.put(mint("alice", b"", "secret:x"))),
+            ("ticket store", tickets.complete("A" * 32, "alice")),
+            ("vault store", vault.read("alice", "api")),
+        ]:
+            with pytest.raises(StoreUnavailable, match=f"SQLite {what} .*not-a-directory"):
+                await attempt
+        for store in (tickets, vault):
+            await store.close()
+            await store.close()  # idempotent
+        with pytest.raises(StoreUnavailable, match="closed"):
+            await tickets.get("A" * 32)
+        with pytest.raises(StoreUnavailable, match="closed"):
+            await vault.write("alice", "api", b"sealed")
+
+    asyncio.run(main())
+
+
+def test_sqlite_failed_commit_leaves_no_transaction_open(tmp_path: Path) -> None:
+    """A COMMIT that fails (here a deferred foreign key) is rolled back; the connect stores' copy left the
+    transaction open, and every later call failed with "cannot start a transaction within a transaction"."""
+    schema = """
+    PRAGMA foreign_keys = ON;
+    CREATE TABLE IF NOT EXISTS parent (id INTEGER PRIMARY KEY);
+    CREATE TABLE IF NOT EXISTS child (p INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
+    """
+
+    async def main() -> None:
+        file = SqliteFile(tmp_path / "fk.db", schema, what="test store")
+        with pytest.raises(StoreUnavailable, match="FOREIGN KEY constraint failed"):
+            await file.run(lambda db: db.execute("INSERT INTO child VALUES (7)"))
+        assert await file.run(lambda db: db.execute("SELECT count(*) FROM child").fetchone()) == (0,)
+        await file.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    ("make", "synchronous"),
+    [
+        (SqliteLedger, 1),  # NORMAL: the ledger trades a power loss for speed
+        (lambda path: SqliteLedger(path, durable=True), 2),
+        (SqliteTickets, 2),  # FULL, as the connect stores always had (SQLite's default)
+        (SqliteVaultStore, 2),
+    ],
+    ids=["ledger", "durable-ledger", "tickets", "vault"],
+)
+def test_every_embedded_store_opens_its_file_alike(
+    tmp_path: Path, make: Callable[[Path], SqliteLedger | SqliteTickets | SqliteVaultStore], synchronous: int
+) -> None:
+    path = tmp_path / "new" / "dir" / "store.db"
+
+    async def main() -> None:
+        store = make(path)
+        file = store._file
+        assert await file.run(lambda db: db.execute("PRAGMA synchronous").fetchone()) == (synchronous,)
+        await store.close()
+
+    asyncio.run(main())
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
 # -- configuration ----------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
 from ..state.redis_client import pooled_client, redacted
-from .stores import StoreUnavailable
+from ..state.store_url import StoreUnavailable
 from .tickets import Ticket, TicketStore
 from .vault import VaultStore
 

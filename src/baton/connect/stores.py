@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from ..state import store_url
-from ..state.store_url import StoreUrl
+from ..state.store_url import StoreUnavailable, StoreUrl
 from .tickets import MemoryTickets, SqliteTickets, TicketStore
 from .vault import MemoryVaultStore, SqliteVaultStore, VaultStore
 
@@ -20,11 +20,6 @@ ENV_STORE = "BATON_CONNECT_STORE"
 DEFAULT_STORE = "sqlite:"
 TICKETS_FILE = "connect-tickets.sqlite3"
 VAULT_FILE = "vault.sqlite3"
-
-
-class StoreUnavailable(Exception):
-    """A connect store's backend cannot be reached or used (the message never holds a password)."""
-
 
 __all__ = [
     "DEFAULT_STORE",

@@ -15,7 +15,7 @@ import sqlite3
 import time
 from dataclasses import dataclass, replace
 
-from ._sqlite import SqliteFile
+from ..state.sqlite_file import SqliteFile
 
 TICKET_PATTERN = re.compile(r"[A-Za-z0-9_-]{32}\Z")
 DEFAULT_TICKET_TTL_S = 600
@@ -95,10 +95,10 @@ CREATE TABLE IF NOT EXISTS baton_tickets (
 
 
 class SqliteTickets(TicketStore):
-    """Tickets in a SQLite file shared by the worker processes of one host."""
+    """Tickets in a SQLite file shared by the worker processes of one host; its errors raise `StoreUnavailable`."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._file = SqliteFile(path, _SCHEMA)
+        self._file = SqliteFile(path, _SCHEMA, what="ticket store")
 
     async def put(self, ticket: Ticket) -> None:
         def op(db: sqlite3.Connection) -> None:

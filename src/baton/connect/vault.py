@@ -17,7 +17,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..state.keys import KeyRing
-from ._sqlite import SqliteFile
+from ..state.sqlite_file import SqliteFile
 from .derived import DerivedKeys
 
 LABEL = "baton connect vault"
@@ -69,8 +69,10 @@ CREATE TABLE IF NOT EXISTS baton_vault (
 
 
 class SqliteVaultStore(VaultStore):
+    """Records in a SQLite file shared by the worker processes of one host; its errors raise `StoreUnavailable`."""
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._file = SqliteFile(path, _SCHEMA)
+        self._file = SqliteFile(path, _SCHEMA, what="vault store")
 
     async def read(self, principal: str, name: str) -> bytes | None:
         def op(db: sqlite3.Connection) -> bytes | None:

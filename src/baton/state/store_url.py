@@ -6,7 +6,8 @@
 - `redis://…`, `rediss://…`, `unix://…`: Redis (needs the `redis` extra); a database in the path is a number.
 
 The scheme is case-insensitive. Every error names what the URL is for ("ledger URL", "connect store URL"),
-says which forms are accepted, and shows the URL without its password.
+says which forms are accepted, and shows the URL without its password. `StoreUnavailable` is what a
+store raises when its backend cannot be reached or used.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ Kind = Literal["memory", "sqlite", "redis"]
 REDIS_SCHEMES = frozenset({"redis", "rediss", "unix"})
 FORMS = "use memory:, sqlite:, sqlite:///PATH or redis://HOST:PORT/DB"
 NEEDS_REDIS = "needs the redis package: pip install 'mcp-baton[redis]'"
+
+
+class StoreUnavailable(Exception):
+    """A store's backend cannot be reached or used (the message never holds a password)."""
 
 
 @dataclass(frozen=True, slots=True)
