@@ -21,7 +21,7 @@ import pytest
 
 from baton.state import InvalidState, Journal, Key, KeyRing, KeyRingError, Sealer, StateTooLarge, data_dir
 from baton.state.keys import ENV_KEYS, KEY_BYTES, KEY_FILE_NAME
-from baton.state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, FlowState
+from baton.state.seal import _HEADS_MAX, DEFAULT_MAX_BYTES, DEFAULT_TTL_S, FlowState
 
 DIGEST = bytes(range(16))
 OTHER_DIGEST = bytes([DIGEST[0] ^ 1]) + DIGEST[1:]
@@ -553,6 +553,18 @@ def test_other_audience() -> None:
     Sealer(r, "https://a.example/mcp").open(token, "alice", DIGEST)
     for aud in ("https://b.example/mcp", "https://a.example/mcp/", "", "HTTPS://A.EXAMPLE/MCP"):
         refused(Sealer(r, aud), token)
+
+
+def test_bindings_outlive_the_sealers_memory_of_them() -> None:
+    """A sealer remembers a bounded number of (key id, principal) bindings; a forgotten one still opens."""
+    r = ring("k1")
+    sealer, other = Sealer(r, "https://a.example/mcp"), Sealer(r, "https://b.example/mcp")
+    first = sealer.seal(state(), "principal-0", DIGEST)
+    for i in range(_HEADS_MAX + 10):
+        sealer.seal(state(), f"principal-{i}", DIGEST)
+    assert sealer._aad_head.cache_info().currsize == _HEADS_MAX
+    assert sealer.open(first, "principal-0", DIGEST).round == 0
+    refused(other, first, principal="principal-0")  # remembered per sealer: each its own audience
 
 
 @pytest.mark.parametrize("principal", ["bob", "Alice", "alice ", "", "alice\0"])

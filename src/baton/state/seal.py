@@ -10,6 +10,7 @@ set fails authentication. Every failure raises `InvalidState` with the reason fo
 from __future__ import annotations
 
 import binascii
+import functools
 import struct
 import time
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ _HEADER = struct.Struct(">16sHI")  # flow id, round, expiry (unix seconds)
 _NONCE = 12
 DEFAULT_TTL_S = 600
 DEFAULT_MAX_BYTES = 16 * 1024
-_HEADS_MAX = 4096  # AAD heads remembered per sealer; many principals only empty the table now and then
+_HEADS_MAX = 4096  # AAD heads remembered per sealer, the least recently used dropped first
 
 
 _TO_URL = bytes.maketrans(b"+/", b"-_")
@@ -56,6 +57,12 @@ def _b64decode_canonical(text: str) -> bytes | None:
         return binascii.a2b_base64(text.encode().translate(_FROM_URL) + _PAD[rest], strict_mode=True)
     except (binascii.Error, UnicodeEncodeError):
         return None
+
+
+def _aad_head(audience: bytes, kid: str, principal: str) -> bytes:
+    """The associated data before the request, length-prefixed: no two bindings give the same bytes."""
+    parts = (VERSION.encode(), kid.encode(), audience, principal.encode())
+    return b"".join(len(p).to_bytes(4, "big") + p for p in parts)
 
 
 class InvalidState(Exception):
@@ -90,18 +97,9 @@ class Sealer:
         self.audience = audience.encode()
         self.ttl_s = ttl_s
         self.max_bytes = max_bytes
-        self._heads: dict[tuple[str, str], bytes] = {}  # the AAD up to the request, by (key id, principal)
-
-    def _aad(self, kid: str, principal: str, request: bytes) -> bytes:
-        # Length-prefixed, so that no two different bindings can produce the same bytes.
-        head = self._heads.get((kid, principal))
-        if head is None:
-            parts = (VERSION.encode(), kid.encode(), self.audience, principal.encode())
-            head = b"".join(len(p).to_bytes(4, "big") + p for p in parts)
-            if len(self._heads) >= _HEADS_MAX:
-                self._heads.clear()
-            self._heads[(kid, principal)] = head
-        return head + request  # the request last: its length is the rest
+        # The associated data up to the request, by (key id, principal); the request goes last (its
+        # length is the rest), so `_aad_head(kid, principal) + request` is the whole of it.
+        self._aad_head = functools.lru_cache(maxsize=_HEADS_MAX)(partial(_aad_head, self.audience))
 
     def seal(self, state: FlowState, principal: str, request: bytes) -> str:
         """A token for `state`, bound to the principal and the request's canonical bytes (see `request_binding`)."""
@@ -109,7 +107,7 @@ class Sealer:
         expires = int(time.time()) + self.ttl_s
         plaintext = _HEADER.pack(state.flow_id, min(state.round, 0xFFFF), expires) + state.journal.dumps()
         nonce = random_bytes(_NONCE)
-        sealed = nonce + cipher.encrypt(nonce, plaintext, self._aad(kid, principal, request))
+        sealed = nonce + cipher.encrypt(nonce, plaintext, self._aad_head(kid, principal) + request)
         token = f"{VERSION}.{kid}.{_b64encode(sealed)}"
         if len(token) > self.max_bytes:
             raise StateTooLarge(
@@ -139,7 +137,7 @@ class Sealer:
         if len(sealed) < _NONCE + 16 + _HEADER.size:
             raise InvalidState("requestState is truncated")
         try:
-            plaintext = cipher.decrypt(sealed[:_NONCE], sealed[_NONCE:], self._aad(kid, principal, request))
+            plaintext = cipher.decrypt(sealed[:_NONCE], sealed[_NONCE:], self._aad_head(kid, principal) + request)
         except InvalidTag:
             raise InvalidState(
                 "requestState failed authentication: tampered, or bound to another request, principal or audience"
