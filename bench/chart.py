@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from client_compare import TARGET_DIVISOR
-from compare import (
+from stats import quotient
+from targets import (
     CPU_CHECK_LEVELS,
     FLOWS_CHECK_LEVEL,
     MAX_FLOOR_RATIO,
     MIN_IMPORT_DIVISOR,
     MIN_MCP_DIVISOR,
     MIN_MCP_FLOWS_RATIO,
-    quotient,
 )
 
 Bar = tuple[str, float | None, float | None]  # label, value, target (None: no target for this bar)

@@ -22,38 +22,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from compare import (
-    DASH,
-    DIVIDE,
+from options import level_args, level_parser, setup_options
+from processes import (
     ROOT,
     Server,
     Skip,
     Stopped,
     baton_command,
-    drive,
-    ensure_venv,
-    finish,
-    fmt,
-    git_state,
-    heading,
-    level_args,
-    level_parser,
-    measure,
-    per_round_trip,
-    quotient,
-    report_markdown,
     run_stoppable,
     script_command,
-    setup_options,
     signals_ignored,
-    smoked,
     start,
     stop,
-    summarize,
     tail,
-    target_check,
-    versions_text,
 )
+from report import DASH, DIVIDE, finish, fmt, git_state, heading, report_markdown, versions_text
+from runs import drive, measure, smoked
+from stats import per_round_trip, quotient, summarize
+from targets import target_check
+from venvs import ensure_venv
 
 CLIENT_LOAD = ROOT / "bench" / "client_load.py"
 CLIENT_ORDER = ("baton", "mcp")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import orjson
-from compare import Server, baton_command, start, stop
+from processes import Server, baton_command, start, stop
 
 HEADERS = {
     "Content-Type": "application/json",

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from compare import ROOT, Server, Skip, baton_command, script_command, start, stop
+from processes import ROOT, Server, Skip, baton_command, script_command, start, stop
 
 FRAME = re.compile(r"(?P<fn>.*) \((?P<path>.*?):(?P<line>\d+)\)")
 COMPONENTS = (  # py-spy names files relative to sys.path where it can ("baton/state/seal.py")

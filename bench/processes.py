@@ -1,0 +1,159 @@
+"""The processes of a benchmark run: start a server on a free loopback port, stop it, and stop on a signal.
+
+A ``Server`` is started in a session of its own, so that ``stop`` ends its whole process group (a master and
+its workers), politely first. ``Skip`` is what a server that cannot take part raises; its message says why.
+``stop_on_signals`` turns SIGINT, SIGTERM and SIGHUP into ``Stopped``, so that a run interrupted anywhere still
+stops its servers and reports what it measured; ``signals_ignored`` keeps a second Ctrl-C from cutting that
+clean-up short. ``say`` is the progress line every part of bench/compare prints on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Skip(Exception):
+    """A server that cannot take part in this run; the message says why."""
+
+
+def say(text: str) -> None:
+    print(f"compare: {text}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Server:
+    """One server under test: how to start it, and the process once started."""
+
+    name: str
+    python: Path
+    argv: Callable[[int], list[str]]
+    port: int = 0
+    proc: subprocess.Popen[bytes] | None = None
+    log: Path | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def baton_command(baton: Path) -> Callable[[int], list[str]]:
+    return lambda port: [str(baton), "serve", "examples/everything.py", "--http", f"127.0.0.1:{port}"]
+
+
+def script_command(python: Path, script: str) -> Callable[[int], list[str]]:
+    return lambda port: [str(python), script, "--port", str(port)]
+
+
+def start(server: Server, logs: Path, wait: float) -> None:
+    """Start the server and wait until its port accepts connections; raise Skip if it does not."""
+    server.port = free_port()
+    server.log = logs / f"{server.name}.log"
+    argv = server.argv(server.port)
+    with server.log.open("wb") as out:
+        server.proc = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if server.proc.poll() is not None:
+            raise Skip(f"exited with status {server.proc.returncode} at start: {tail(server.log)}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", server.port), timeout=1):
+            return
+        time.sleep(0.2)
+    raise Skip(f"did not listen on port {server.port} within {wait:g} s: {tail(server.log)}")
+
+
+def stop(server: Server) -> None:
+    """Stop the server's whole process group (its session was started for it), politely first."""
+    proc = server.proc
+    if proc is None or proc.poll() is not None:
+        return
+    for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(grace)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # workers left behind by a master that exited
+
+
+def tail(path: Path | None, lines: int = 6) -> str:
+    if path is None or not path.exists():
+        return "(no log)"
+    text = path.read_text(errors="replace").strip().splitlines()[-lines:]
+    return " | ".join(text) if text else f"(empty log {path})"
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP arrived: stop the servers, report what was measured, exit 128 + signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Raise Stopped on SIGINT, SIGTERM or SIGHUP (also when the shell started us with SIGINT ignored)."""
+
+    def leave(signum: int, _frame: Any) -> None:
+        raise Stopped(signum)
+
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.signal(sig, leave) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def signals_ignored() -> Iterator[None]:
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def run_stoppable(
+    run: Callable[[argparse.Namespace], int], opts: argparse.Namespace, say: Callable[[str], None]
+) -> int:
+    """``run(opts)``, or 128 + the signal number when a signal stops it."""
+    with stop_on_signals():
+        try:
+            return run(opts)
+        except Stopped as exc:  # during the venv set-up or the report; the measuring part handles its own
+            say(f"{signal.Signals(exc.signum).name}: stopped")
+            return 128 + exc.signum
