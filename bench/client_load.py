@@ -65,9 +65,9 @@ class Counter:
 
 @contextlib.asynccontextmanager
 async def baton_client(url: str, counter: Counter) -> AsyncIterator[Call]:
-    from baton.client import Accepted, Client, Question, Reply
+    from baton.client import Accepted, Answer, Client, Question
 
-    async def handler(question: Question) -> Reply:
+    async def handler(question: Question) -> Answer[Any]:
         counter.asked += 1
         return Accepted({"confirm": True})
 
