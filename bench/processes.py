@@ -60,8 +60,8 @@ def baton_command(baton: Path) -> Callable[[int], list[str]]:
     return lambda port: [str(baton), "serve", "examples/everything.py", "--http", f"127.0.0.1:{port}"]
 
 
-def script_command(python: Path, script: str) -> Callable[[int], list[str]]:
-    return lambda port: [str(python), script, "--port", str(port)]
+def script_command(python: Path, script: str, *args: str) -> Callable[[int], list[str]]:
+    return lambda port: [str(python), script, "--port", str(port), *args]
 
 
 def start(server: Server, logs: Path, wait: float) -> None:

@@ -211,7 +211,7 @@ def per_server_markdown(rows: list[dict[str, Any]], names: list[str], imports: d
         "`python -E -c '<what is imported>'` minus that of a fresh `python -E -c pass` run beside it "
         "(interpreter start-up and the venv's `.pth` files cancel out), after one unmeasured run of each. "
         "What is imported is what each server's module imports from its library: the README's example for "
-        "Baton, the third-party imports at the top of `bench/peers/*.py` for the peers. Serving HTTP imports "
+        "Baton, the third-party imports at the top of `peers/*.py` for the peers. Serving HTTP imports "
         "more later (uvicorn and the ASGI stack), for every server.",
     ]
     return "\n".join(lines)

@@ -1,8 +1,9 @@
 """The four servers bench/compare runs: Baton, the floor and the two peers, and how each is started.
 
 Baton serves ``examples/everything.py`` with its own ``baton serve``, the floor is ``bench/floor.py``, both in
-Baton's venv. The peers are the same tool written with ``mcp`` and with FastMCP (``bench/peers/``), each in
-its own venv (see venvs.py). ``IMPORTS`` is what each server's module imports from its library, for the
+Baton's venv. The peers are the same tool written with ``mcp`` and with FastMCP (``peers/`` at the top of the
+repository, shared with the interop tests), each in its own venv (see venvs.py) and asked for JSON responses,
+as Baton and the floor give. ``IMPORTS`` is what each server's module imports from its library, for the
 import-time measurement (import_time.py).
 """
 
@@ -14,10 +15,11 @@ from processes import Server, Skip, baton_command, say, script_command
 from venvs import ensure_venv
 
 SERVER_ORDER = ("baton", "floor", "mcp", "fastmcp")
-PEER_SCRIPTS = {"mcp": "bench/peers/mcp_server.py", "fastmcp": "bench/peers/fastmcp_server.py"}
+PEER_SCRIPTS = {"mcp": "peers/mcp_server.py", "fastmcp": "peers/fastmcp_server.py"}
+PEER_ARGS = ("--json",)  # the peers' libraries answer in SSE by default; Baton and the floor in JSON
 LABELS = {"baton": "Baton", "floor": "floor", "mcp": "mcp 2.3.0", "fastmcp": "FastMCP 4.1.6"}
 # What each server's module imports from its library, as its author writes it: the README's example for Baton,
-# the third-party imports at the top of bench/peers/mcp_server.py and bench/peers/fastmcp_server.py for the peers.
+# the third-party imports at the top of peers/mcp_server.py and peers/fastmcp_server.py for the peers.
 IMPORTS = {
     "baton": "from baton import Context, Server",
     "mcp": "from mcp.server.mcpserver import AcceptedElicitation, Elicit, ElicitationResult, MCPServer, Resolve; "
@@ -45,7 +47,7 @@ def plan_servers(names: list[str], baton_python: Path, cache: Path) -> tuple[lis
                     servers.append(Server(name, baton_python, script_command(baton_python, "bench/floor.py")))
             else:
                 python = ensure_venv(cache, name)
-                servers.append(Server(name, python, script_command(python, PEER_SCRIPTS[name])))
+                servers.append(Server(name, python, script_command(python, PEER_SCRIPTS[name], *PEER_ARGS)))
         except Skip as exc:
             skipped[name] = str(exc)
             say(f"{name}: skipped: {exc}")

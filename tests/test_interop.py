@@ -1,7 +1,7 @@
 """Interop with the two reference Python libraries, each in its own process and its own venv.
 
 Baton's client completes an MRTR form flow against an `mcp==2.3.0` server and a `fastmcp==4.1.6`
-server (tests/peers/*_server.py), and both libraries' clients (tests/peers/*_client.py) complete the
+server (peers/*_server.py), and both libraries' clients (peers/*_client.py) complete the
 same flow against Baton's server (`examples/everything.py`, tool `perform`). The peer venvs live under
 `.cache/interop/` and are created on first use; a failed install fails the test with pip's output.
 """
@@ -24,7 +24,7 @@ from conftest import BATON, ROOT, free_port, wait_for_port
 from baton.client import Accepted, Answer, Client, Question
 from baton.forms import BooleanField
 
-PEERS = Path(__file__).resolve().parent / "peers"
+PEERS = ROOT / "peers"
 CACHE = ROOT / ".cache" / "interop"
 REQUIREMENTS = {"mcp": "mcp==2.3.0", "fastmcp": "fastmcp==4.1.6"}
 STAMP = ".interop-requirement"

@@ -1,13 +1,15 @@
-"""Peer server for the MRTR benchmark, written with the official ``mcp`` SDK (mcp==2.3.0).
+"""Peer server written with the official ``mcp`` SDK (mcp==2.3.0), for bench/compare and the interop tests.
 
 The tool ``perform(action)`` asks the user for one boolean confirmation and returns ``done: <action>``.
 It is written the way the SDK's documentation recommends for MCP 2026-07-28: the question hangs on a
 parameter through a resolver (``Annotated[..., Resolve(fn)]`` with ``fn`` returning ``Elicit``), and
 the SDK turns it into an ``input_required`` result with a sealed ``requestState`` and validates the
-answer on the retry. It is served with ``mcp.run("streamable-http")``: stateless, JSON responses
-(``--sse`` for the SDK's SSE response mode), on 127.0.0.1 only.
+answer on the retry. It is served with ``mcp.run("streamable-http")``: stateless, at ``/mcp`` on
+127.0.0.1 only, in the SDK's default SSE response mode (``--json`` for JSON responses, as the benchmark
+asks for).
 
-Run it in its own venv: ``python -m venv V && V/bin/pip install mcp==2.3.0``.
+Run it in its own venv, never in Baton's: ``python -m venv V && V/bin/pip install mcp==2.3.0``
+(bench/compare uses ``.cache/bench/mcp``, the interop tests ``.cache/interop/mcp``).
 """
 
 # No `from __future__ import annotations`: the SDK reads the resolver annotations at registration.
@@ -29,7 +31,8 @@ def ask_to_confirm(action: str) -> Elicit[Confirmation]:
     return Elicit(f"Go ahead with {action}?", Confirmation)
 
 
-mcp = MCPServer("baton-bench-mcp", log_level="WARNING")
+# The name is the audience sealed into every requestState: keep its length, or the bench's sizes move.
+mcp = MCPServer("baton-peers-mcp", log_level="WARNING")
 
 
 @mcp.tool()
@@ -44,11 +47,11 @@ async def perform(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="mcp 2.3.0 peer server for bench/load.py (127.0.0.1).")
+    parser = argparse.ArgumentParser(description="mcp 2.3.0 peer server (127.0.0.1, path /mcp).")
     parser.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (default 8765)")
-    parser.add_argument("--sse", action="store_true", help="the SDK's SSE response mode instead of JSON")
+    parser.add_argument("--json", action="store_true", help="JSON responses instead of the SDK's default SSE")
     opts = parser.parse_args()
-    mcp.run("streamable-http", host="127.0.0.1", port=opts.port, json_response=not opts.sse, stateless_http=True)
+    mcp.run("streamable-http", host="127.0.0.1", port=opts.port, json_response=opts.json, stateless_http=True)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
-"""Peer server for the MRTR benchmark, written with FastMCP (fastmcp==4.1.6, which pulls mcp 2.3.0).
+"""Peer server written with FastMCP (fastmcp==4.1.6, which pulls mcp 2.3.0), for bench/compare and the interop tests.
 
 The tool ``perform(action)`` asks the user for one boolean confirmation and returns ``done: <action>``.
 FastMCP 4.1.6 asks on MCP 2026-07-28 through its documented "guard pattern": the tool runs from the
 top on every round, returns an ``InputRequiredResult`` while ``ctx.input_responses`` lacks the answer,
 and reads the answer on the retry. FastMCP seals the ``requestState`` the tool returns and checks it
-on the way back in. Served with ``mcp.run(transport="http")``: stateless, JSON responses (``--sse``
-for FastMCP's default SSE response mode), on 127.0.0.1 only.
+on the way back in. Served with ``mcp.run(transport="http")``: stateless, at ``/mcp`` on 127.0.0.1 only,
+in FastMCP's default SSE response mode (``--json`` for JSON responses, as the benchmark asks for).
 
-Run it in its own venv: ``python -m venv V && V/bin/pip install fastmcp==4.1.6``.
+Run it in its own venv, never in Baton's: ``python -m venv V && V/bin/pip install fastmcp==4.1.6``
+(bench/compare uses ``.cache/bench/fastmcp``, the interop tests ``.cache/interop/fastmcp``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ CONFIRM_FORM = {
     "required": ["confirm"],
 }
 
-mcp = FastMCP("baton-bench-fastmcp")
+# The name may be sealed into every requestState: keep its length, or the bench's sizes move.
+mcp = FastMCP("baton-peers-fastmcp")
 
 
 def ask(action: str) -> InputRequiredResult:
@@ -50,15 +52,15 @@ async def perform(action: str, ctx: Context) -> str | InputRequiredResult:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="fastmcp 4.1.6 peer server for bench/load.py (127.0.0.1).")
+    parser = argparse.ArgumentParser(description="fastmcp 4.1.6 peer server (127.0.0.1, path /mcp).")
     parser.add_argument("--port", type=int, default=8775, help="TCP port on 127.0.0.1 (default 8775)")
-    parser.add_argument("--sse", action="store_true", help="FastMCP's SSE response mode instead of JSON")
+    parser.add_argument("--json", action="store_true", help="JSON responses instead of FastMCP's default SSE")
     opts = parser.parse_args()
     mcp.run(
         transport="http",
         host="127.0.0.1",
         port=opts.port,
-        json_response=not opts.sse,
+        json_response=True if opts.json else None,  # None: FastMCP's own default (its settings)
         stateless_http=True,
         show_banner=False,
         log_level="WARNING",
