@@ -22,7 +22,7 @@ import orjson
 import pytest
 from conftest import RunningServer
 
-from baton.client import Accepted, Client, Question, Answer, http11
+from baton.client import Accepted, Answer, Client, Question, http11
 from baton.client.http11 import ConnectError, Disconnected, HttpError, Pool, ProtocolError, Url, encode_headers
 from baton.client.http_transport import HttpTransport, SseDecoder
 
@@ -355,6 +355,38 @@ def test_http10_response_without_keep_alive_is_not_reused() -> None:
     assert run(flow()).connections == 2
 
 
+def test_head_response_has_no_body_and_the_connection_is_reused() -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1234\r\n\r\n"
+
+    async def flow() -> tuple[Script, int, dict[str, str], bytes, bytes]:
+        async with Script([say(head), say(raw(200, b"{}"))]) as srv:
+            pool = Pool()
+            url = Url.parse(srv.url)
+            resp = await pool.send(url, "HEAD", b"", b"")
+            body = await resp.read()  # at once: the 1234 bytes announced are not coming
+            after = await (await pool.send(url, "POST", b"", b"{}")).read()
+            await pool.close()
+            return srv, resp.status, resp.headers, body, after
+
+    srv, status, headers, body, after = run(flow())
+    assert status == 200 and headers["content-length"] == "1234" and body == b""
+    assert after == b"{}" and srv.connections == 1
+
+
+def test_bytes_after_a_response_spoil_the_connection() -> None:
+    async def flow() -> tuple[Script, dict[str, Any], dict[str, Any]]:
+        async with Script([say(answer({"n": 1}, 1) + answer({"stray": True}, 1)), say(answer({"n": 2}, 2))]) as srv:
+            transport = HttpTransport(srv.url)
+            first = await post(transport, 1)
+            second = await post(transport, 2)
+            await transport.close()
+            return srv, first, second
+
+    srv, first, second = run(flow())
+    assert first["result"] == {"n": 1} and second["result"] == {"n": 2}
+    assert srv.connections == 2  # the first connection was not pooled: it had a response nobody asked for
+
+
 @pytest.mark.parametrize(
     ("reply", "match"),
     [
@@ -363,9 +395,9 @@ def test_http10_response_without_keep_alive_is_not_reused() -> None:
         (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "Content-Length"),
         (b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "Content-Length"),
         (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "chunk size"),
-        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX0\r\n\r\n", "CRLF"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX0\r\n\r\n", "after chunk data"),
         (b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 0\r\n\r\n", "Content-Encoding"),
-        (b"HTTP/1.1 200 OK\r\nBad Header: 1\r\nContent-Length: 0\r\n\r\n", "header line"),
+        (b"HTTP/1.1 200 OK\r\nBad Header: 1\r\nContent-Length: 0\r\n\r\n", "header token"),
         (b"HTTP/1.1 101 Switching Protocols\r\n\r\n", "switched"),
     ],
     ids=["http2", "status", "two-lengths", "negative", "chunk-size", "chunk-crlf", "gzip", "header", "101"],
