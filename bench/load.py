@@ -8,7 +8,10 @@ flow succeeds on a ``complete`` result that is not ``isError``, within ``--max-r
 
 The HTTP/1.1 client is a small asyncio Protocol: one keep-alive connection per lane (``--concurrency``
 lanes), and the next request is written straight from the I/O callback, so the driver's own CPU stays
-small next to the server's. Responses may be JSON or ``text/event-stream``. uvloop is used when it is
+small next to the server's (an HTTP client library would add a task or future per request). Responses
+are parsed by httptools (uvicorn's parser, in Baton's venv; imported only when a connection is made,
+since ``client_load.py`` imports this module in venvs without it) and may be JSON or ``text/event-stream``.
+The driver does not import Baton, so that it drives every server alike. uvloop is used when it is
 installed. With ``--server-pid`` the server's CPU time and memory are read from ``/proc`` (Linux).
 The report also gives the size in bytes (UTF-8, before JSON escaping) of the ``requestState`` strings
 the server returned in the measured phase: the median (lower middle), the smallest and the largest.
@@ -326,116 +329,76 @@ class Tally:
 
 
 class Connection(asyncio.Protocol):
-    """One keep-alive HTTP/1.1 connection: parses each response and hands it to its lane."""
+    """One keep-alive HTTP/1.1 connection: httptools parses each response, which goes whole to its lane."""
 
     def __init__(self, lane: Lane) -> None:
+        from httptools import HttpResponseParser  # not at the top: client_load.py imports this module in the mcp venv
+
         self.lane = lane
         self.transport: asyncio.Transport | None = None
-        self.buf = bytearray()
+        self.parser = HttpResponseParser(self)
         self.closed = False
         self.received = False  # a byte of the current response arrived
+        self.done: list[tuple[int, str, bytes, bool]] = []  # responses completed by the bytes being parsed
         self._clear()
 
     def _clear(self) -> None:
         self.in_body = False
         self.status = 0
         self.ctype = ""
-        self.keep_alive = True
-        self.length = 0  # >= 0 Content-Length, -1 chunked, -2 until the connection closes
+        self.framed = False  # a Content-Length or chunked body, which does not end at the close
         self.chunks: list[bytes] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not an asyncio.Transport subclass
 
     def data_received(self, data: bytes) -> None:
-        self.buf += data
         self.received = True
-        while True:
-            try:
-                response = self._parse()
-            except Exception as exc:  # malformed HTTP: fail the request and drop the connection
-                self.lane.on_broken(self, FlowError("bad-http", repr(exc)))
-                return
-            if response is None:
-                return
+        error: Exception | None = None
+        try:
+            self.parser.feed_data(data)
+        except Exception as exc:  # malformed HTTP (httptools' errors): fail the request, drop the connection
+            error = exc
+        done, self.done = self.done, []
+        for response in done:
             self.lane.on_response(self, *response)
-            if self.closed or not self.buf:
+            if self.closed:
                 return
+        if error is not None:
+            self.lane.on_broken(self, FlowError("bad-http", repr(error)))
 
     def eof_received(self) -> bool | None:
         return None  # let the transport close; connection_lost does the rest
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        if self.in_body and self.length == -2:  # a body delimited by the close
-            body = bytes(self.buf)
-            self.buf.clear()
-            self.lane.on_response(self, self.status, self.ctype, body, False)
+        if self.in_body and not self.framed:  # a body delimited by the close
+            response = (self.status, self.ctype, b"".join(self.chunks), False)
+            self._clear()
+            self.lane.on_response(self, *response)
         self.lane.on_lost(self)
 
-    def _parse(self) -> tuple[int, str, bytes, bool] | None:
-        buf = self.buf
-        if not self.in_body:
-            while True:
-                end = buf.find(b"\r\n\r\n")
-                if end < 0:
-                    return None
-                lines = buf[:end].decode("latin-1").split("\r\n")
-                del buf[: end + 4]
-                version, code = lines[0].split(" ", 2)[:2]
-                self.status = int(code)
-                if self.status >= 200:  # 1xx: interim, skip
-                    break
-            self.keep_alive = version == "HTTP/1.1"
-            self.length = -2
-            for line in lines[1:]:
-                name, _, value = line.partition(":")
-                name = name.strip().lower()
-                if name == "content-length":
-                    if self.length != -1:
-                        self.length = int(value)
-                elif name == "content-type":
-                    self.ctype = value.strip()
-                elif name == "transfer-encoding":
-                    if "chunked" in value.lower():
-                        self.length = -1
-                elif name == "connection":
-                    tokens = value.lower()
-                    if "close" in tokens:
-                        self.keep_alive = False
-                    elif "keep-alive" in tokens:
-                        self.keep_alive = True
-            if self.status in (204, 304):
-                self.length = 0
-            self.in_body = True
-        if self.length >= 0:
-            if len(buf) < self.length:
-                return None
-            body = bytes(buf[: self.length])
-            del buf[: self.length]
-            return self._done(body)
-        if self.length == -1:
-            while True:
-                eol = buf.find(b"\r\n")
-                if eol < 0:
-                    return None
-                size = int(bytes(buf[:eol]).split(b";", 1)[0], 16)
-                if size == 0:
-                    end = buf.find(b"\r\n\r\n", eol)  # trailers end with an empty line
-                    if end < 0:
-                        return None
-                    del buf[: end + 4]
-                    return self._done(b"".join(self.chunks))
-                if len(buf) < eol + 2 + size + 2:
-                    return None
-                self.chunks.append(bytes(buf[eol + 2 : eol + 2 + size]))
-                del buf[: eol + 2 + size + 2]
-        return None  # read until the server closes
+    # -- httptools callbacks ---------------------------------------------------------------------------
+    def on_header(self, name: bytes, value: bytes) -> None:
+        name = name.lower()
+        if name == b"content-type":
+            self.ctype = value.decode("latin-1").strip()
+        elif name == b"content-length" or (
+            name == b"transfer-encoding" and value.rstrip().lower().endswith(b"chunked")
+        ):
+            self.framed = True
 
-    def _done(self, body: bytes) -> tuple[int, str, bytes, bool]:
-        response = (self.status, self.ctype, body, self.keep_alive)
+    def on_headers_complete(self) -> None:
+        self.status = self.parser.get_status_code()
+        self.in_body = self.status >= 200  # 1xx: interim, skipped
+
+    def on_body(self, body: bytes) -> None:
+        self.chunks.append(body)
+
+    def on_message_complete(self) -> None:
+        if self.in_body:
+            self.done.append((self.status, self.ctype, b"".join(self.chunks), self.parser.should_keep_alive()))
         self._clear()
-        return response
 
 
 class Lane:
