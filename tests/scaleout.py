@@ -13,12 +13,13 @@ import collections
 import os
 import re
 import shutil
-import signal
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BATON, ROOT, SERVERS, RedisServer, free_port, wait_for_port
+from support.paths import BATON, ROOT, SERVERS
+from support.processes import PortOpen, Process, free_port, spawn, start
+from support.redis_server import RedisServer
 
 from baton import Key
 
@@ -90,7 +91,7 @@ class Nginx:
         self.access_log = prefix / "access.log"
         self.error_log = prefix / "error.log"
         self.upstream_ports = upstream_ports
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.process: Process | None = None
 
     def start(self) -> None:
         (self.prefix / "temp").mkdir(parents=True, exist_ok=True)
@@ -98,18 +99,18 @@ class Nginx:
         site.write_text(render_site(NGINX_EXAMPLE.read_text(), self.port, self.upstream_ports, self.access_log))
         conf = self.prefix / "nginx.conf"
         conf.write_text(render_main(self.prefix, site))
-        stderr = self.prefix / "stderr.log"
-        with stderr.open("ab") as fh:
-            self.proc = subprocess.Popen(
-                [self.binary, "-p", f"{self.prefix}/", "-c", str(conf), "-e", "stderr"],
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-            )
-        wait_for_port(self.port, self.proc, stderr)
+        self.process = start(
+            [self.binary, "-p", f"{self.prefix}/", "-c", str(conf), "-e", "stderr"],
+            log=self.prefix / "stderr.log",
+            append=True,
+            ready=PortOpen(self.port),
+            name="nginx",
+        )
 
     def stop(self) -> None:
-        _stop(self.proc)
-        self.proc = None
+        if self.process is not None:
+            self.process.stop()
+        self.process = None
 
     def retried_requests(self) -> int:
         """Access-log lines of requests that nginx passed to more than one upstream (`upstream=a, b`)."""
@@ -135,26 +136,26 @@ class Instance:
         data = workdir / f"data-{name}"
         data.mkdir(parents=True, exist_ok=True)
         self.env = {**env, "BATON_INSTANCE": name, "BATON_DATA_DIR": str(data)}
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.process: Process | None = None
 
     def spawn(self) -> None:
-        with self.log.open("ab") as fh:
-            self.proc = subprocess.Popen(
-                [BATON, "serve", TARGET, "--http", f"127.0.0.1:{self.port}"],
-                cwd=ROOT,
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                env=self.env,
-            )
+        self.process = spawn(
+            [BATON, "serve", TARGET, "--http", f"127.0.0.1:{self.port}"],
+            log=self.log,
+            append=True,
+            cwd=ROOT,
+            env=self.env,
+            name=f"instance {self.name}",
+        )
 
     def wait(self) -> None:
-        assert self.proc is not None
-        wait_for_port(self.port, self.proc, self.log)
+        assert self.process is not None
+        self.process.wait_ready(PortOpen(self.port))
 
     @property
     def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
+        assert self.process is not None
+        return self.process.pid
 
     def rss_kib(self) -> int:
         """Resident set size now, from /proc/<pid>/status."""
@@ -165,12 +166,12 @@ class Instance:
 
     def kill(self) -> None:
         """SIGKILL: the instance dies at once, as in a crash (no graceful shutdown)."""
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
+        assert self.process is not None
+        self.process.kill()
 
     def stop(self) -> None:
-        _stop(self.proc)
+        if self.process is not None:
+            self.process.stop()
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
@@ -250,14 +251,3 @@ class Cluster:
         for instance in self.instances:
             instance.stop()
         self.redis.stop()
-
-
-def _stop(proc: subprocess.Popen[bytes] | None) -> None:
-    if proc is None or proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)

@@ -4,17 +4,15 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.paths import BATON, ROOT
+from support.serve import start_server
 
-ROOT = Path(__file__).resolve().parent.parent
-BATON = ROOT / ".venv" / "bin" / "baton"
 RUNNER = ROOT / "tools" / "conformance.py"
 EXPECTED_SCENARIOS = 40
 STARTUP_TIMEOUT = 20.0
@@ -23,43 +21,12 @@ RUNNER_TIMEOUT = 840.0
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(900)]
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def tail(path: Path, limit: int = 4000) -> str:
     try:
         text = path.read_text(errors="replace")
     except OSError as exc:
         return f"(cannot read {path}: {exc})"
     return text[-limit:] or "(empty)"
-
-
-def wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"baton serve exited with {proc.returncode} before listening; its log:\n{tail(log)}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            if time.monotonic() >= deadline:
-                pytest.fail(f"baton serve not listening on {port} after {STARTUP_TIMEOUT:.0f}s:\n{tail(log)}")
-            time.sleep(0.1)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 def describe_failures(summary: dict[str, Any]) -> str:
@@ -74,22 +41,12 @@ def describe_failures(summary: dict[str, Any]) -> str:
 
 
 def test_everything_server_passes_the_conformance_suite(tmp_path: Path) -> None:
-    assert BATON.exists(), f"{BATON} is missing: run `./dev setup` first"
-    port = free_port()
+    assert Path(BATON).exists(), f"{BATON} is missing: run `./dev setup` first"
     log = tmp_path / "baton-serve.log"
-    with log.open("wb") as log_file:
-        server = subprocess.Popen(
-            [str(BATON), "serve", "examples/everything.py", "--http", f"127.0.0.1:{port}"],
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=log_file,
-        )
-    try:
-        wait_until_listening(server, port, log)
+    with start_server("examples/everything.py", log=log, timeout=STARTUP_TIMEOUT) as server:
         try:
             run = subprocess.run(
-                [sys.executable, str(RUNNER), "server", f"http://127.0.0.1:{port}/mcp", "--json"],
+                [sys.executable, str(RUNNER), "server", server.url, "--json"],
                 cwd=ROOT,
                 capture_output=True,
                 text=True,
@@ -105,8 +62,6 @@ def test_everything_server_passes_the_conformance_suite(tmp_path: Path) -> None:
                 f"tools/conformance.py exited {run.returncode} without a JSON summary\n"
                 f"stdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}\nserver log:\n{tail(log)}"
             )
-    finally:
-        stop(server)
 
     counts = summary["summary"]
     report = [line for line in run.stderr.splitlines() if not line.startswith("PASS ")]

@@ -11,7 +11,6 @@ import asyncio
 import hashlib
 import importlib.util
 import os
-import subprocess
 import sys
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,8 +19,10 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import BATON, ROOT, SERVERS, RunningServer, free_port, wait_for_port
 from playwright.sync_api import sync_playwright
+from support.paths import ROOT, SERVERS
+from support.processes import PortOpen, free_port, start
+from support.serve import RunningServer, start_server
 from wire import call
 
 from baton import KeyRing
@@ -96,22 +97,10 @@ class Mcp:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[RunningServer]:
     port = free_port()
-    log = tmp_path / "server.log"
-    env = {**os.environ, "BATON_TEST_PUBLIC_URL": f"http://127.0.0.1:{port}", "BATON_TEST_HOLD_S": "0.5"}
-    with log.open("wb") as fh:
-        proc = subprocess.Popen(
-            [BATON, "serve", str(SERVERS / "connect_secret.py"), "--http", f"127.0.0.1:{port}", "--log-level", "debug"],
-            cwd=ROOT,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    running = RunningServer(proc, port, log)
-    try:
-        wait_for_port(port, proc, log)
+    env = {"BATON_TEST_PUBLIC_URL": f"http://127.0.0.1:{port}", "BATON_TEST_HOLD_S": "0.5"}
+    target = str(SERVERS / "connect_secret.py")
+    with start_server(target, "--log-level", "debug", port=port, log=tmp_path / "server.log", env=env) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture
@@ -403,18 +392,6 @@ class OAuthRig:
         return [line.split()[0] for line in self.token_log.read_text().splitlines()] if self.token_log.exists() else []
 
 
-def _start(args: list[str], env: dict[str, str], port: int, log: Path) -> RunningServer:
-    with log.open("wb") as fh:
-        proc = subprocess.Popen(args, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **env})
-    running = RunningServer(proc, port, log)
-    try:
-        wait_for_port(port, proc, log)
-    except BaseException:
-        running.stop()
-        raise
-    return running
-
-
 @pytest.fixture
 def oauth(tmp_path: Path) -> Iterator[OAuthRig]:
     for module in ("authlib", "flask"):
@@ -424,26 +401,17 @@ def oauth(tmp_path: Path) -> Iterator[OAuthRig]:
     public = f"http://127.0.0.1:{port}"
     token_log = tmp_path / "as-tokens.log"
     env = {"AUTHLIB_INSECURE_TRANSPORT": "1", "AS_TOKEN_LOG": str(token_log)}  # plain http on loopback only
-    authz = _start(
+    with start(
         [sys.executable, str(SERVERS / "connect_oauth_as.py"), str(as_port), f"{public}/connect/callback"],
-        env,
-        as_port,
-        tmp_path / "as.log",
-    )
-    try:
+        cwd=ROOT,
+        env={**os.environ, **env},
+        log=tmp_path / "as.log",
+        ready=PortOpen(as_port),
+    ):
         env = {**env, "BATON_TEST_PUBLIC_URL": public, "BATON_TEST_AS_URL": f"http://127.0.0.1:{as_port}"}
-        mcp_server = _start(
-            [BATON, "serve", str(SERVERS / "connect_oauth.py"), "--http", f"127.0.0.1:{port}", "--log-level", "debug"],
-            env,
-            port,
-            tmp_path / "server.log",
-        )
-        try:
-            yield OAuthRig(mcp_server, f"http://127.0.0.1:{as_port}", token_log)
-        finally:
-            mcp_server.stop()
-    finally:
-        authz.stop()
+        target = str(SERVERS / "connect_oauth.py")
+        with start_server(target, "--log-level", "debug", port=port, log=tmp_path / "server.log", env=env) as mcp:
+            yield OAuthRig(mcp, f"http://127.0.0.1:{as_port}", token_log)
 
 
 def held_callback(page: Any, url: str, who: str) -> str:

@@ -18,7 +18,6 @@ import re
 import socket
 import sqlite3
 import stat
-import subprocess
 import sys
 import time
 import uuid
@@ -29,7 +28,10 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from conftest import BATON, ROOT, SERVERS, RedisServer, RunningServer, free_port, wait_for_port
+from support.paths import SERVERS
+from support.processes import free_port
+from support.redis_server import RedisServer
+from support.serve import RunningServer, start_server
 from wire import call
 
 from baton import KeyRing
@@ -616,22 +618,7 @@ def test_two_kits_on_one_redis_are_one_deployment(monkeypatch: pytest.MonkeyPatc
 
 
 def _serve(port: int, env: dict[str, str], log: Path) -> RunningServer:
-    target = str(SERVERS / "connect_secret.py")
-    with log.open("wb") as fh:
-        proc = subprocess.Popen(
-            [BATON, "serve", target, "--http", f"127.0.0.1:{port}", "--log-level", "debug"],
-            cwd=ROOT,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, **env},
-        )
-    server = RunningServer(proc, port, log)
-    try:
-        wait_for_port(port, proc, log)
-    except BaseException:
-        server.stop()
-        raise
-    return server
+    return start_server(str(SERVERS / "connect_secret.py"), "--log-level", "debug", port=port, log=log, env=env)
 
 
 def test_two_servers_share_tickets_and_vault(tmp_path: Path, redis_server: RedisServer) -> None:

@@ -4,38 +4,22 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 
 import httpx
 import orjson
 import pytest
-from conftest import RunningServer
+from support.serve import RunningServer, start_server
 from wire import VERSION, call, headers_for, meta, post, request
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 
 @pytest.fixture(scope="module")
-def everything(tmp_path_factory: pytest.TempPathFactory) -> RunningServer:
-    import os
-    import subprocess
-
-    from conftest import BATON, ROOT, free_port, wait_for_port
-
-    port = free_port()
+def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     log = tmp_path_factory.mktemp("everything") / "server.log"
-    env = {**os.environ, "BATON_DATA_DIR": str(log.parent)}
-    with log.open("wb") as fh:
-        proc = subprocess.Popen(
-            [BATON, "serve", "examples/everything.py", "--http", f"127.0.0.1:{port}"],
-            cwd=ROOT,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    server = RunningServer(proc, port, log)
-    wait_for_port(port, proc, log)
-    yield server  # type: ignore[misc]
-    server.stop()
+    with start_server("examples/everything.py", log=log, env={"BATON_DATA_DIR": str(log.parent)}) as server:
+        yield server
 
 
 def alive(url: str) -> None:

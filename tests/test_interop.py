@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import BATON, ROOT, free_port, wait_for_port
+from support.paths import BATON, ROOT
+from support.processes import PortOpen, Process, free_port, start
 
 from baton.client import Accepted, Answer, Client, Question
 from baton.forms import BooleanField
@@ -123,45 +124,32 @@ def fastmcp_python() -> Path:
 
 @dataclass
 class Peer:
-    """A server subprocess on a loopback port, with its combined output in `log`."""
+    """A server subprocess on a loopback port, with its combined output in `log`; leaving `with` stops it."""
 
-    proc: subprocess.Popen[bytes]
+    process: Process
     url: str
     log: Path
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def __enter__(self) -> Peer:
+        return self
 
-def start(command: list[str], port: int, log: Path, env: dict[str, str]) -> Peer:
-    with log.open("wb") as out:
-        proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
-    peer = Peer(proc, f"http://127.0.0.1:{port}/mcp", log)
-    try:
-        wait_for_port(port, proc, log, timeout=60.0)
-    except BaseException:
-        stop(peer)
-        raise
-    return peer
+    def __exit__(self, *exc: object) -> None:
+        self.process.stop()
 
 
-def stop(peer: Peer) -> None:
-    if peer.proc.poll() is None:
-        peer.proc.terminate()
-        try:
-            peer.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            peer.proc.kill()
-            peer.proc.wait(5)
+def start_peer(command: list[str], port: int, log: Path, env: dict[str, str]) -> Peer:
+    process = start(command, cwd=ROOT, env=env, log=log, ready=PortOpen(port), timeout=60.0)
+    return Peer(process, f"http://127.0.0.1:{port}/mcp", log)
 
 
 def peer_server(python: Path, script: str, logs: Path) -> Iterator[Peer]:
     port = free_port()
-    peer = start([str(python), str(PEERS / script), "--port", str(port)], port, logs / f"{script}.log", peer_env())
-    try:
+    command = [str(python), str(PEERS / script), "--port", str(port)]
+    with start_peer(command, port, logs / f"{script}.log", peer_env()) as peer:
         yield peer
-    finally:
-        stop(peer)
 
 
 @pytest.fixture(scope="session")
@@ -182,11 +170,8 @@ def baton_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
     env["BATON_DATA_DIR"] = str(tmp_path_factory.mktemp("interop-baton-data"))
     port = free_port()
     command = [BATON, "serve", "examples/everything.py", "--http", f"127.0.0.1:{port}"]
-    peer = start(command, port, logs / "baton.log", env)
-    try:
+    with start_peer(command, port, logs / "baton.log", env) as peer:
         yield peer
-    finally:
-        stop(peer)
 
 
 # -- Baton's client against the peers' servers --------------------------------------------------------

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RedisServer, free_port
+from support.processes import OutputLine, free_port, spawn
+from support.redis_server import RedisServer
 
 from baton.state.keys import data_dir
 from baton.state.ledger import (
@@ -272,8 +273,8 @@ def test_two_processes_claim_each_token_once(kind: str, tmp_path: Path, request:
         url, prefix = f"sqlite://{tmp_path}/shared.sqlite3", ""
     else:
         url, prefix = request.getfixturevalue("redis_server").url, f"test:{uuid.uuid4().hex}:"
-    procs = [
-        subprocess.Popen(
+    workers = [
+        spawn(
             [sys.executable, __file__, url, prefix or "-"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -281,11 +282,10 @@ def test_two_processes_claim_each_token_once(kind: str, tmp_path: Path, request:
         )
         for _ in range(2)
     ]
+    procs = [worker.proc for worker in workers]
     try:
-        for proc in procs:
-            assert proc.stdout is not None
-            line = proc.stdout.readline()
-            assert line == b"ready\n", (line, proc.stderr.read() if proc.stderr else b"")
+        for worker in workers:
+            worker.wait_ready(OutputLine("ready"), timeout=60)
         start = f"go {time.time() + 0.3}\n".encode()  # both start together, whatever their wake-up delay
         for proc in procs:
             assert proc.stdin is not None
@@ -293,10 +293,8 @@ def test_two_processes_claim_each_token_once(kind: str, tmp_path: Path, request:
             proc.stdin.flush()
         outputs = [proc.communicate(timeout=60) for proc in procs]
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(5)
+        for worker in workers:
+            worker.stop()
     for proc, (_, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err.decode()
     results = [json.loads(out) for out, _ in outputs]

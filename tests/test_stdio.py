@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BATON, ROOT, SERVERS
+from support.paths import BATON, ROOT, SERVERS
+from support.processes import spawn
 from wire import meta
 
 
 class StdioPeer:
     def __init__(self, target: str, env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(
+        self.process = spawn(
             [BATON, "serve", target, "--stdio"],
             cwd=ROOT,
             stdin=subprocess.PIPE,
@@ -26,6 +27,7 @@ class StdioPeer:
             stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})},
         )
+        self.proc = self.process.proc
         self.buffer = b""
 
     def send(self, message: dict[str, Any] | bytes) -> None:
@@ -63,10 +65,8 @@ class StdioPeer:
 @pytest.fixture
 def peer(tmp_path: Path) -> Iterator[StdioPeer]:
     p = StdioPeer(str(SERVERS / "guarded.py"), {"BATON_TEST_RUNLOG": str(tmp_path / "runs.log")})
-    yield p
-    if p.proc.poll() is None:
-        p.proc.kill()
-        p.proc.wait()
+    with p.process:
+        yield p
 
 
 def test_flow_over_stdio(peer: StdioPeer) -> None:
@@ -131,5 +131,4 @@ def test_log_notifications_over_stdio_only_when_asked() -> None:
         assert kinds == ["notifications/message"] * 3 + ["response"]
         assert p.close() == 0
     finally:
-        if p.proc.poll() is None:
-            p.proc.kill()
+        p.process.stop()

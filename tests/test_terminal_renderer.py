@@ -14,7 +14,6 @@ import json
 import os
 import re
 import select
-import subprocess
 import sys
 import textwrap
 import time
@@ -22,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.processes import spawn
 
 pytestmark = [
     pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
@@ -90,7 +90,7 @@ class Terminal:
         env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONIOENCODING"] = "utf-8"
-        self.proc = subprocess.Popen(
+        self.process = spawn(
             [sys.executable, "-c", PROGRAM, *args],
             stdin=slave,
             stdout=slave,
@@ -99,6 +99,7 @@ class Terminal:
             env=env,
             close_fds=True,
         )
+        self.proc = self.process.proc
         os.close(slave)
         self.master = master
         self.raw = b""
@@ -150,9 +151,7 @@ class Terminal:
         return parsed
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        self.process.kill()
         os.close(self.master)
 
 

@@ -12,7 +12,7 @@ from support.processes import STARTUP_TIMEOUT_S, PortOpen, Process, free_port, s
 
 
 class RunningServer:
-    """A `baton serve` subprocess on a loopback port; its combined output is in `log`."""
+    """A `baton serve` subprocess on a loopback port; its combined output is in `log`. Leaving `with` stops it."""
 
     def __init__(self, process: Process, port: int) -> None:
         assert process.log is not None
@@ -27,6 +27,12 @@ class RunningServer:
 
     def stop(self) -> None:
         self.process.stop()
+
+    def __enter__(self) -> RunningServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def start_server(
