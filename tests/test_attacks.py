@@ -22,7 +22,8 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import SERVERS, RunningServer
+from support.paths import SERVERS
+from support.serve import RunningServer
 from wire import accept, headers_for, meta, request
 
 from baton import Context, Key, KeyRing, RequestInfo, Server

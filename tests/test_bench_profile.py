@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import ROOT
+from support.paths import ROOT
 
 
 def test_profile_names_batons_hot_path() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from conftest import BATON, ROOT
+from support.paths import BATON, ROOT
 
 
 def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

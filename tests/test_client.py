@@ -21,11 +21,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from conftest import BATON, ROOT, SERVERS, RunningServer, free_port
 from servers.mock_mcp import Delay, Err, MockMcp, Seen, Sse
+from support.paths import BATON, ROOT, SERVERS
+from support.processes import free_port
+from support.serve import RunningServer
 
 from baton import McpError
-from baton.client import Accepted, Cancelled, Client, ClientError, Declined, InvalidReply, Question, Answer, Round
+from baton.client import Accepted, Answer, Cancelled, Client, ClientError, Declined, InvalidReply, Question, Round
 from baton.forms import BooleanField
 
 pytestmark = pytest.mark.timeout(120)

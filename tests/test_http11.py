@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import orjson
 import pytest
-from conftest import RunningServer
+from support.serve import RunningServer
 
 from baton.client import Accepted, Answer, Client, Question, http11
 from baton.client.http11 import ConnectError, Disconnected, HttpError, Pool, ProtocolError, Url, encode_headers

@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SERVERS, RunningServer
+from support.paths import SERVERS
+from support.serve import RunningServer
 from wire import accept, call
 
 GUARDED = str(SERVERS / "guarded.py")

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BATON
+from support.paths import BATON
 from wire import accept, call
 
 from baton.connect.derived import DerivedKeys

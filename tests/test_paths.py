@@ -20,7 +20,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from conftest import RunningServer
+from support.serve import RunningServer
 from wire import call
 
 import baton.paths

@@ -11,8 +11,9 @@ from typing import Any
 
 import jwt
 import pytest
-from conftest import SERVERS, RunningServer
 from cryptography.hazmat.primitives.asymmetric import rsa
+from support.paths import SERVERS
+from support.serve import RunningServer
 from wire import accept, call
 
 ISSUER, AUDIENCE = "https://issuer.test", "https://mcp.test"

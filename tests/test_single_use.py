@@ -9,7 +9,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import SERVERS, RedisServer, RunningServer
+from support.paths import SERVERS
+from support.redis_server import RedisServer
+from support.serve import RunningServer
 from wire import accept, call, headers_for, request
 
 TARGET = str(SERVERS / "single_use.py")
