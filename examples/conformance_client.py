@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from baton import McpError
-from baton.client import Accepted, Client, Declined, Question, Answer
+from baton.client import Accepted, Answer, Client, Declined, Question
 
 log = logging.getLogger("conformance-client")
 
