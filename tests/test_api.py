@@ -182,3 +182,30 @@ def test_usage_error_is_still_a_value_error() -> None:
 def test_context_is_built_with_keywords_only() -> None:
     with pytest.raises(TypeError):
         Context("tools/call", 1)  # type: ignore[misc]
+
+
+def test_unknown_log_level_is_refused_before_a_single_use_token_is_spent() -> None:
+    server = Server("api-tests", state_keys=KeyRing.ephemeral_key(), ledger="memory:", single_use=True)
+    ran: list[str] = []
+
+    @server.tool()
+    async def transfer(ctx: Context) -> str:
+        if not await ctx.confirm("Transfer?"):
+            return "no"
+        ran.append("transfer")
+        return "done"
+
+    first = run(server, "tools/call", {"name": "transfer", "arguments": {}})["result"]
+    retry = {
+        "name": "transfer",
+        "arguments": {},
+        "requestState": first["requestState"],
+        "inputResponses": {"q1": {"action": "accept", "content": {"confirm": True}}},
+    }
+    body = {**retry, "_meta": meta(**{"io.modelcontextprotocol/logLevel": "loud"})}
+    reply = asyncio.run(server.handle(Message("tools/call", body, 2, True), Exchange(RequestInfo("stdio"))))
+    assert isinstance(reply, Reply)
+    assert reply.body["error"]["code"] == -32602 and "log level" in reply.body["error"]["message"]
+    # The token was not claimed by the refused request: the corrected retry runs the tool once.
+    assert run(server, "tools/call", retry)["result"]["content"][0]["text"] == "done"
+    assert ran == ["transfer"]

@@ -71,6 +71,10 @@ class ReplayEngine:
         responses = params.get("inputResponses", {})
         if not isinstance(responses, dict):
             raise invalid_params('Invalid params: "inputResponses" must be an object mapping keys to answers')
+        meta = params["_meta"]
+        level = log_level(params) if META_LOG_LEVEL in meta else None
+        if level is not None and level not in LOG_LEVELS:  # refused before a single-use token is claimed
+            raise invalid_params(f"Invalid params: unknown log level {level!r}")
         digest = request_binding(flow.method, flow.target, flow.arguments)
         solicited = "requestState" in params  # present means it must open: null or a number fails closed too
         if solicited:
@@ -82,26 +86,29 @@ class ReplayEngine:
                 raise McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE) from None
         else:
             state = FlowState()
-        play = self._play(flow, msg, ex, caps, state, digest)
+        play = self._play(flow, msg, ex, caps, state, digest, level)
         if flow.single_use and solicited:
             return self.single_use.run(str(token), ex.principal, state.expires, play)
         return play
 
     async def _play(
-        self, flow: Flow, msg: Message, ex: Exchange, caps: ClientCapabilities, state: FlowState, digest: bytes
+        self,
+        flow: Flow,
+        msg: Message,
+        ex: Exchange,
+        caps: ClientCapabilities,
+        state: FlowState,
+        digest: bytes,
+        level: str | None,
     ) -> dict[str, Any]:
         """Run the handler once for this round, with the journal opened from the state."""
         params = msg.params
-        meta = params["_meta"]
-        level = log_level(params) if META_LOG_LEVEL in meta else None
-        if level is not None and level not in LOG_LEVELS:
-            raise invalid_params(f"Invalid params: unknown log level {level!r}")
         ctx = Context(
             method=flow.method,
             request_id=msg.id,
             principal=ex.principal,
             capabilities=caps,
-            meta=meta,
+            meta=params["_meta"],
             journal=state.journal,
             responses=params.get("inputResponses", {}),
             solicited="requestState" in params,
