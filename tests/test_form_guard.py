@@ -26,8 +26,8 @@ from baton.forms.guard import (
     check_no_url_in_form,
     check_not_secret,
     looks_opaque,
-    secret_term,
 )
+from baton.forms.secret_names import secret_term
 
 
 def one(field: FieldSpec) -> FormSpec:
@@ -239,6 +239,13 @@ def test_good_urls_pass(url: str) -> None:
         ("https://example.com/callback?code=abc", "'code'"),
         ("https://example.com/connect#access_token=abc&type=bearer", "fragment"),
         ("https://example.com/connect?X-Amz-Signature=abc", "'X-Amz-Signature'"),
+        # Let through before: the URL list did not read camelCase or know these words the form guard knew.
+        ("https://example.com/connect?accessToken=abc", "'accessToken'"),
+        ("https://example.com/connect?clientSecret=abc", "'clientSecret'"),
+        ("https://example.com/callback?auth_code=abc", "'auth_code'"),
+        ("https://example.com/connect?passcode=1234", "'passcode'"),
+        ("https://example.com/connect?pin=1234", "'pin'"),
+        ("https://example.com/connect?githubtoken=abc", "'githubtoken'"),
         ("https://example.com/connect?email=alice", "personal data"),
         ("https://example.com/connect?u=alice%40example.com", "email address"),
         ("https://example.com/connect?u=alice@example.com", "email address"),

@@ -363,3 +363,32 @@ def test_plain_streams_escape_server_text_and_cancel_at_end_of_input() -> None:
     text = out.getvalue()
     assert "\x1b" not in text and "\u202e" not in text
     assert "\\u001b]0;owned\\u0007" in text and "City\\u001b[2J\\u202e" in text
+
+
+@pytest.mark.parametrize(
+    ("name", "warned"),
+    [
+        ("api_key", True),
+        # Missed before: the renderer's own pattern did not know these, which the form guard refuses.
+        ("pin", True),
+        ("otp", True),
+        ("passcode", True),
+        ("api.key", True),
+        ("iban", True),
+        ("ssn_last4", True),
+        # Warned about before: a word that only begins like a secret.
+        ("max_tokens", False),
+        ("tokenizer", False),
+        ("secretary", False),
+    ],
+)
+def test_secret_warning_uses_the_form_guards_rule(name: str, warned: bool) -> None:
+    """The warning next to a field comes from `baton.forms.secret_names`, as the form guard's refusal does."""
+    import io
+
+    from baton.forms import FormSpec, StringField
+    from baton.render import TerminalRenderer
+
+    out = io.StringIO()
+    TerminalRenderer(io.StringIO("\n"), out, color=False).ask_form("Hello", FormSpec([StringField(name)]))
+    assert ("looks like a request for a secret" in out.getvalue()) is warned

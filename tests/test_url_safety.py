@@ -137,6 +137,18 @@ CASES: list[tuple[str, str, bool, set[str], str | None, str | None]] = [
     ("jwt-in-path", "https://example.com/login/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.sig", True,
      {"credential-in-url"}, None, None),
     ("blank-token-ok", "https://example.com/?token=", True, set(), None, None),
+    # Missed before: the URL list did not read camelCase, `.` spellings, `_key` names or what the form guard knew.
+    ("camel-token", "https://example.com/cb?accessToken=abc", True, {"credential-in-url"}, None, None),
+    ("camel-secret", "https://example.com/cb?clientSecret=abc", True, {"credential-in-url"}, None, None),
+    ("dotted-key", "https://example.com/cb?api.key=abc", True, {"credential-in-url"}, None, None),
+    ("key-query", "https://maps.example.com/js?key=abc", True, {"credential-in-url"}, None, None),
+    ("suffix-key", "https://example.com/cb?secret_key=abc", True, {"credential-in-url"}, None, None),
+    ("sid-query", "https://example.com/cb?sid=abc", True, {"credential-in-url"}, None, None),
+    ("passphrase-query", "https://example.com/cb?passphrase=abc", True, {"credential-in-url"}, None, None),
+    ("credential-query", "https://example.com/cb?credential=abc", True, {"credential-in-url"}, None, None),
+    ("otp-code-query", "https://example.com/cb?verification_code=123456", True, {"credential-in-url"}, None, None),
+    # Flagged before ("password" anywhere in the name): a way to sign in, not a secret.
+    ("passwordless-ok", "https://example.com/login?passwordless=1", True, set(), None, None),
 ]  # fmt: skip
 
 

@@ -4,12 +4,11 @@
 key, token, private key, payment card data, social security number, IBAN, PIN, one-time code,
 credentials). Form mode MUST NOT ask for those: the answer passes through the client and the model. Ask in
 URL mode instead (`ctx.secret(name, message)`), or compile the form with `allow_secrets=True` if the field
-only *mentions* such a thing. The field's name, title and description are split into words in any common
-spelling (`api_key`, `apiKey`, `APIKey`, `api-key`, `API key`) and matched as whole words or word pairs
-(`token` but not `tokenizer`, `pin` but not `pinned`); a few glued spellings (`apikey`, `newpassword`,
-`creditcard`) match inside a word; `pwd` and a bare `key` or `code` are not flagged (a working
-directory, a sort key, a zip code). Booleans and choices are never flagged: the user cannot type a secret
-into them; number fields are not flagged for "token" (`max_tokens`).
+only *mentions* such a thing. The field's name, title and description are each judged by
+`baton.forms.secret_names.looks_secret` (words in any spelling: `token` but not `tokenizer`, `pin` but not
+`pinned`; `pwd` and a bare `key` or `code` are not secrets in a form: a working directory, a sort key, a
+zip code). Booleans and choices are never flagged: the user cannot type a secret into them; number fields
+are not flagged for "token" (`max_tokens`, `token_budget`).
 
 `check_no_url_in_form(spec)` refuses a field whose title, description or default carries a URL (`scheme://`
 or `www.`): a form must not be used to send the user somewhere, which is what URL mode (with its consent
@@ -23,9 +22,10 @@ a URL within a few words after "open", "visit", "click", "go to", "sign in", ...
 - anything but https; http only to a loopback host and only with `development=True`;
 - personal data: an email address anywhere after the host (percent-decoded), or a query/fragment
   parameter named like personal data (`email`, `phone`, `ssn`, `dob`, ...);
-- credentials, i.e. a pre-authenticated URL: a parameter named like a secret (`token`, `access_token`,
-  `password`, `key`, `api_key`, `secret`, `code`, `sig`, `session`, ..., or ending in `_token`, `_secret`,
-  `_key`, `_password`), a JWT anywhere, or a long opaque value in the query or fragment: at least
+- credentials, i.e. a pre-authenticated URL: a parameter named like a secret (what
+  `baton.forms.secret_names.looks_secret(name, url_param=True)` says: `token`, `access_token`, `password`,
+  `api_key`, `secret`, `code`, `key`, `sig`, `session`, `X-Amz-Signature`, anything ending in `_key`, ...),
+  a JWT anywhere, or a long opaque value in the query or fragment: at least
   `OPAQUE_MIN` characters of base64/hex alphabet, with letters and digits, that is neither a UUID nor a
   slug of short words and numbers (`my-project-2026`). OAuth's public parameters (`state`, `nonce`,
   `code_challenge`, `client_id`, `redirect_uri`, `scope`, ...) may be opaque. Put a one-time ticket in the
@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .fields import BooleanField, EnumField, FieldSpec, FormError, FormSpec, MultiSelectField, NumberField, StringField
+from .secret_names import looks_secret, secret_term
 from .url_safety import check_url
 
 __all__ = [
@@ -50,79 +51,14 @@ __all__ = [
     "check_no_url_in_form",
     "check_not_secret",
     "looks_opaque",
-    "secret_term",
 ]
 
 OPAQUE_MIN = 24
 
 # -- secrets in form fields -------------------------------------------------------------------------
 
-# Whole words (lower case) and what they are called in messages.
-_SECRET_WORDS = {
-    "password": "password", "passwords": "password", "passwd": "password", "passphrase": "password",
-    "passcode": "password", "secret": "secret", "secrets": "secret", "token": "token", "jwt": "token",
-    "bearer": "token", "apikey": "API key", "apikeys": "API key", "privatekey": "private key",
-    "credential": "credentials", "credentials": "credentials", "creditcard": "payment card number",
-    "cardnumber": "payment card number", "cvv": "card security code", "cvc": "card security code",
-    "cvv2": "card security code", "cvc2": "card security code", "ssn": "social security number",
-    "iban": "bank account number (IBAN)", "pin": "PIN", "pincode": "PIN", "otp": "one-time code",
-    "totp": "one-time code",
-}  # fmt: skip
-# Adjacent word pairs.
-_SECRET_PAIRS = {
-    ("api", "key"): "API key", ("api", "keys"): "API key", ("private", "key"): "private key",
-    ("secret", "key"): "secret", ("signing", "key"): "private key", ("encryption", "key"): "private key",
-    ("ssh", "key"): "private key", ("license", "key"): "license key", ("pass", "word"): "password",
-    ("credit", "card"): "payment card number", ("debit", "card"): "payment card number",
-    ("card", "number"): "payment card number", ("card", "no"): "payment card number",
-    ("cc", "number"): "payment card number", ("security", "code"): "card security code",
-    ("social", "security"): "social security number", ("routing", "number"): "bank account number",
-    ("bank", "account"): "bank account number", ("auth", "code"): "one-time code",
-    ("authorization", "code"): "one-time code", ("verification", "code"): "one-time code",
-    ("recovery", "code"): "one-time code", ("backup", "code"): "one-time code",
-    ("recovery", "codes"): "one-time code", ("backup", "codes"): "one-time code",
-}  # fmt: skip
-# Glued spellings found inside a longer word (`newpassword`, `xapikey`, `stripeclientsecret`).
-_SECRET_INSIDE = {
-    "password": "password", "passwd": "password", "passphrase": "password", "apikey": "API key",
-    "privatekey": "private key", "creditcard": "payment card number", "cardnumber": "payment card number",
-    "accesstoken": "token", "authtoken": "token", "refreshtoken": "token", "apitoken": "token",
-    "bearertoken": "token", "clientsecret": "secret", "secretkey": "secret", "apisecret": "secret",
-    "appsecret": "secret",
-}  # fmt: skip
-_NOT_SECRET = frozenset({"passwordless"})
 # Secrets that cannot be a number: a number field called `max_tokens` is not asking for a token.
 _TEXT_ONLY = frozenset({"token"})
-# Words: an upper-case run before a capitalized word (`API` in `APIKey`), a word, an upper-case run, digits.
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
-
-def _words(text: str) -> list[str]:
-    words: list[str] = []
-    for chunk in re.split(r"[^A-Za-z0-9]+", text):
-        # Keep letter+digit tails like `cvv2` together; split camelCase and snake/kebab/space spellings.
-        for w in _WORD.findall(chunk):
-            if w.isdigit() and words and words[-1] in ("cvv", "cvc"):
-                words[-1] += w
-            else:
-                words.append(w.lower())
-    return words
-
-
-def secret_term(text: str) -> str | None:
-    """What secret `text` (a field name, title or description) seems to be about, or None."""
-    words = _words(text)
-    for i, word in enumerate(words):
-        if word in _NOT_SECRET:
-            continue
-        if word in _SECRET_WORDS:
-            return _SECRET_WORDS[word]
-        if i + 1 < len(words) and (word, words[i + 1]) in _SECRET_PAIRS:
-            return _SECRET_PAIRS[word, words[i + 1]]
-        for inside, term in _SECRET_INSIDE.items():
-            if inside in word:
-                return term
-    return None
 
 
 def check_not_secret(spec: FormSpec, *, allow: bool = False) -> None:
@@ -203,16 +139,6 @@ def _url_error(spec: FormSpec, f: FieldSpec, where: str) -> FormError:
 # -- URL mode ---------------------------------------------------------------------------------------
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
-_SECRET_PARAMS = frozenset(
-    {
-        "token", "access_token", "id_token", "refresh_token", "auth_token", "session_token", "bearer", "jwt",
-        "password", "passwd", "pwd", "pass", "passphrase", "secret", "client_secret", "key", "api_key", "apikey",
-        "private_key", "code", "auth", "authorization", "session", "sessionid", "session_id", "sid", "otp",
-        "sig", "signature", "credential", "credentials", "x_amz_signature", "x_amz_credential",
-        "x_amz_security_token", "x_goog_signature", "x_goog_credential",
-    }
-)  # fmt: skip
-_SECRET_SUFFIXES = ("_token", "_secret", "_key", "_password", "_apikey", "_signature")
 _PERSONAL_PARAMS = frozenset(
     {
         "email", "e_mail", "mail", "email_address", "phone", "phone_number", "tel", "mobile", "ssn", "dob",
@@ -237,7 +163,7 @@ def _param_kind(name: str) -> str | None:
     key = name.strip().lower().replace("-", "_").replace(".", "_")
     if key in _PERSONAL_PARAMS:
         return "personal data"
-    if key in _SECRET_PARAMS or key.endswith(_SECRET_SUFFIXES) or "password" in key:
+    if looks_secret(name, url_param=True):
         return "a credential"
     return None
 

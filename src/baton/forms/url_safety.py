@@ -49,8 +49,9 @@ Warnings (`ok` stays true):
 - `at-sign-after-host`: an `@` in the path, query or fragment (`https://evil.com#@good.com`),
   which imitates the userinfo trick.
 - `backslash`: a `\\` after the host (browsers turn it into `/` in the path).
-- `credential-in-url`: a query or fragment parameter named like a secret (`token`, `password`,
-  `code`, `client_secret`, signed-URL signatures, ...) or a JWT-shaped value; the spec forbids
+- `credential-in-url`: a query or fragment parameter named like a secret
+  (`baton.forms.secret_names.looks_secret(name, url_param=True)`: `token`, `password`, `code`,
+  `client_secret`, `accessToken`, signed-URL signatures, ...) or a JWT-shaped value; the spec forbids
   credentials and pre-authenticated URLs. Values are never repeated in messages.
 
 `registrable_domain` (eTLD+1) comes from the Public Suffix List bundled with the `publicsuffixlist`
@@ -72,6 +73,8 @@ from urllib.parse import parse_qsl, unquote_to_bytes
 
 import idna
 from publicsuffixlist import PublicSuffixList
+
+from .secret_names import looks_secret
 
 __all__ = [
     "DANGEROUS_SCHEMES",
@@ -101,18 +104,6 @@ _FORBIDDEN_HOST = frozenset(" #%/:<>?@[\\]^|")
 # Top-level domains most used to make a subdomain look like a whole domain (`paypal.com.evil.net`).
 _BAIT_TLDS = frozenset({"com", "net", "org", "edu", "gov", "mil", "int", "io", "co", "info", "biz"})
 _LOCAL_SUFFIXES = (".local", ".internal", ".lan", ".home.arpa", ".intranet", ".corp")
-
-# Parameter names that carry secrets, lower-cased with `-` turned into `_`.
-_SECRET_PARAMS = frozenset(
-    {
-        "token", "access_token", "id_token", "refresh_token", "auth_token", "session_token", "bearer", "jwt",
-        "password", "passwd", "pwd", "pass", "secret", "client_secret", "api_key", "apikey", "x_api_key",
-        "private_key", "code", "auth", "authorization", "session", "sessionid", "session_id", "otp",
-        "sig", "signature", "x_amz_signature", "x_amz_credential", "x_amz_security_token",
-        "x_goog_signature", "x_goog_credential",
-    }
-)  # fmt: skip
-_SECRET_SUFFIXES = ("_token", "_secret", "_password", "_apikey", "_api_key")
 
 # Characters that look like an ASCII letter or digit (a small, curated part of Unicode's confusables).
 _LOOKALIKES: dict[str, str] = {
@@ -230,11 +221,6 @@ def _parse_ipv4(labels: list[str]) -> int | None:
 def _ends_in_number(labels: list[str]) -> bool:
     last = labels[-1] if labels[-1] or len(labels) == 1 else labels[-2]
     return bool(_DIGITS.fullmatch(last) or _HEX.fullmatch(last))
-
-
-def _secret_param(name: str) -> bool:
-    key = name.strip().lower().replace("-", "_")
-    return key in _SECRET_PARAMS or key.endswith(_SECRET_SUFFIXES) or "password" in key
 
 
 class _Checker:
@@ -563,7 +549,7 @@ class _Checker:
         names: list[str] = []
         for part in (query, fragment):
             for key, value in parse_qsl(part, keep_blank_values=False):
-                if value and _secret_param(key):
+                if value and looks_secret(key, url_param=True):
                     names.append(_show(key, 40))
         if names:
             listed = ", ".join(f"'{n}'" for n in dict.fromkeys(names))

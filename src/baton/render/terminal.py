@@ -4,7 +4,9 @@ Form mode shows every restricted field variant (§5.2): defaults are prefilled (
 enums are listed with their titles and chosen by number or value, multi-selects by comma-separated
 numbers, and each answer is checked with the field's own `check()` and asked again with the error
 when it does not fit. Optional fields can be skipped (Enter, or `-` when there is a default). A
-review lists every answer before anything is sent, with send / edit / decline / cancel.
+review lists every answer before anything is sent, with send / edit / decline / cancel. A field whose
+name, title or description looks like a secret (`baton.forms.secret_names.looks_secret`, the rule the
+form guard refuses such fields by) is shown with a warning to consider declining.
 
 URL mode follows §5.4: the full URL is shown with its registrable domain highlighted and every
 `baton.forms.url_safety` finding; a URL that `check_url` refuses is never offered (the answer is Declined);
@@ -43,6 +45,7 @@ from ..forms.fields import (
     NumberField,
     StringField,
 )
+from ..forms.secret_names import looks_secret
 from ..forms.url_safety import check_url, format_for_display
 
 __all__ = ["QuestionLike", "TerminalRenderer"]
@@ -57,10 +60,6 @@ _STYLES = {
     "danger": "31",
 }
 _SKIP = object()  # an optional field left unanswered
-_SECRET_HINT = re.compile(
-    r"passw|passphrase|api[ _-]?key|secret|token|credit[ _-]?card|card[ _-]?number|cvv|cvc|\bssn\b|private[ _-]?key",
-    re.IGNORECASE,
-)
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _YES = frozenset({"y", "yes", "true", "1", "on"})
 _NO = frozenset({"n", "no", "false", "0", "off"})
@@ -232,7 +231,7 @@ class TerminalRenderer:
         self._line(f"({index}/{count}) {self._style(label, 'bold')}{' *' if field.required else ''}")
         if field.description:
             self._line("  " + _clean(field.description, multiline=True).replace("\n", "\n  "), "dim")
-        if _SECRET_HINT.search(" ".join(filter(None, (field.name, field.title, field.description)))):
+        if any(looks_secret(text) for text in (field.name, field.title, field.description) if text):
             self._line(
                 "  ! This looks like a request for a secret. Servers must not ask for passwords, keys or payment "
                 "data in a form; consider declining.",
