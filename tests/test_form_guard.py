@@ -284,8 +284,27 @@ def test_development_allows_http_to_loopback_only() -> None:
         check_elicit_url(url, development=True)
     with pytest.raises(ValueError):
         check_elicit_url("http://example.com/connect", development=True)
+    for url in ("http://app.localhost/c", "http://localhost./c", "http://[::2]/c", "http://0.0.0.0/c"):
+        with pytest.raises(ValueError):
+            check_elicit_url(url, development=True)
     with pytest.raises(ValueError):
         check_elicit_url("http://localhost:8000/connect?token=x", development=True)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[0:0:0:0:0:0:0:1]:3000/c",
+        "http://[::ffff:127.0.0.1]/c",
+        "http://127.0.0.2/c",
+        "http://127.1/c",  # a browser opens 127.0.0.1
+    ],
+)
+def test_development_allows_every_loopback_spelling(url: str) -> None:
+    """Refused before: the guard kept its own list ("localhost", "127.0.0.1", "::1"), not the checked host."""
+    with pytest.raises(ValueError, match="development=True"):
+        check_elicit_url(url)
+    check_elicit_url(url, development=True)
 
 
 def test_opaque_heuristic() -> None:

@@ -60,6 +60,12 @@ CASES: list[tuple[str, str, bool, set[str], str | None, str | None]] = [
     ("empty", "", False, {"empty"}, "", None),
     ("http-remote", "http://example.com/", False, {"insecure-scheme"}, "example.com", None),
     ("http-localhost", "http://localhost:3000/cb", True, {"insecure-http", "loopback", "port"}, "localhost", None),
+    ("http-loopback-127-2", "http://127.0.0.2/", True, {"insecure-http", "ip-address", "loopback"}, "127.0.0.2", None),
+    # Admitted before as loopback: names whose address is up to the resolver (baton.protocol.hosts).
+    ("http-localhost-subdomain", "http://app.localhost/", False, {"insecure-scheme", "private-address", "unknown-tld"},
+     "app.localhost", None),
+    ("http-localhost-dot", "http://localhost./", False,
+     {"insecure-scheme", "trailing-dot", "unknown-tld", "no-registrable-domain"}, "localhost.", None),
     ("missing-slashes", "https:example.com", False, {"malformed"}, "example.com", None),
     ("triple-slash", "https:///example.com", False, {"malformed"}, "example.com", None),
     # Userinfo tricks.

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .protocol.hosts import is_loopback
 from .server.core import Server
 
 ENV_TARGET = "BATON_SERVE_TARGET"
@@ -113,7 +114,7 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     _ = server.key_ring  # create the shared key file before the workers race for it
     allowed = args.allow_host or None
-    if host not in ("127.0.0.1", "localhost", "::1") and allowed is None:
+    if not is_loopback(host) and allowed is None:
         logging.getLogger("baton").warning(
             "serving on %s: only loopback Host headers are admitted; pass --allow-host NAME for others", host
         )

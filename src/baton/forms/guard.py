@@ -19,7 +19,8 @@ a URL within a few words after "open", "visit", "click", "go to", "sign in", ...
 `check_elicit_url(url)` refuses a URL-mode URL that breaks the spec's rules for servers:
 - everything `baton.forms.url_safety.check_url` refuses (dangerous or unknown schemes, malformed hosts, userinfo
   such as `https://user:pass@host`, backslashes, control characters, ...);
-- anything but https; http only to a loopback host and only with `development=True`;
+- anything but https; http only to a loopback host (`baton.protocol.hosts.is_loopback`, judged on the host
+  as the browser reads it, so `http://127.1` is loopback) and only with `development=True`;
 - personal data: an email address anywhere after the host (percent-decoded), or a query/fragment
   parameter named like personal data (`email`, `phone`, `ssn`, `dob`, ...);
 - credentials, i.e. a pre-authenticated URL: a parameter named like a secret (what
@@ -41,6 +42,7 @@ import re
 from collections.abc import Mapping
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from ..protocol.hosts import is_loopback
 from .fields import BooleanField, EnumField, FieldSpec, FormError, FormSpec, MultiSelectField, NumberField, StringField
 from .secret_names import looks_secret, secret_term
 from .url_safety import check_url
@@ -138,7 +140,6 @@ def _url_error(spec: FormSpec, f: FieldSpec, where: str) -> FormError:
 
 # -- URL mode ---------------------------------------------------------------------------------------
 
-_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 _PERSONAL_PARAMS = frozenset(
     {
         "email", "e_mail", "mail", "email_address", "phone", "phone_number", "tel", "mobile", "ssn", "dob",
@@ -180,14 +181,16 @@ def looks_opaque(value: str) -> bool:
 
 def check_elicit_url(url: str, *, development: bool = False) -> None:
     """Raise `ValueError` if a server must not ask a client to open `url` (see the module docstring)."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() == "http" and (parts.hostname or "") in _LOOPBACK and not development:
-        raise ValueError("ctx.elicit_url needs an https URL (http to a loopback host only with development=True)")
     report = check_url(url, allow_http_loopback=development)
+    # The host as the browser reads it (`http://127.1` goes to 127.0.0.1), so that it is judged as opened.
+    loopback = is_loopback(report.host)
+    if report.scheme == "http" and loopback and not development:
+        raise ValueError("ctx.elicit_url needs an https URL (http to a loopback host only with development=True)")
     if not report.ok:
         raise ValueError("ctx.elicit_url: " + "; ".join(issue.message for issue in report.errors))
-    if report.scheme != "https" and not (development and (parts.hostname or "") in _LOOPBACK):
+    if report.scheme != "https" and not (development and loopback):
         raise ValueError("ctx.elicit_url needs an https URL (http only to a loopback host, in development)")
+    parts = urlsplit(url)
     rest = unquote(f"{parts.path}?{parts.query}#{parts.fragment}")
     if _EMAIL.search(rest):
         raise ValueError("ctx.elicit_url: the URL carries an email address; URLs must not carry personal data")

@@ -27,7 +27,10 @@ Blocking errors (`ok` is false):
 Warnings (`ok` stays true):
 - `insecure-http`: plain http (allowed only to loopback).
 - `loopback` / `private-address`: the URL points at this computer or a private/link-local network
-  (a way to reach local services from the browser).
+  (a way to reach local services from the browser). Loopback is `baton.protocol.hosts.is_loopback` of the
+  host as the browser reads it (`http://0x7f.1` is 127.0.0.1): `localhost`, 127.0.0.0/8, ::1. Names under
+  `.localhost` and `localhost.` are not (their address is up to the resolver): a `.localhost` name is a
+  `private-address`, and http to either is refused.
 - `ip-address`: an IP-literal host; `ip-notation`: an IPv4 address written in a non-standard form
   (decimal `2130706433`, octal `0177.0.0.1`, hex `0x7f.1`, shortened), with the address it means.
 - `port`: a port other than the scheme's default.
@@ -74,6 +77,7 @@ from urllib.parse import parse_qsl, unquote_to_bytes
 import idna
 from publicsuffixlist import PublicSuffixList
 
+from ..protocol.hosts import is_loopback
 from .secret_names import looks_secret
 
 __all__ = [
@@ -103,7 +107,7 @@ _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.")
 _FORBIDDEN_HOST = frozenset(" #%/:<>?@[\\]^|")
 # Top-level domains most used to make a subdomain look like a whole domain (`paypal.com.evil.net`).
 _BAIT_TLDS = frozenset({"com", "net", "org", "edu", "gov", "mil", "int", "io", "co", "info", "biz"})
-_LOCAL_SUFFIXES = (".local", ".internal", ".lan", ".home.arpa", ".intranet", ".corp")
+_LOCAL_SUFFIXES = (".local", ".localhost", ".internal", ".lan", ".home.arpa", ".intranet", ".corp")
 
 # Characters that look like an ASCII letter or digit (a small, curated part of Unicode's confusables).
 _LOOKALIKES: dict[str, str] = {
@@ -499,7 +503,7 @@ class _Checker:
         self._address_kind(address)
 
     def _address_kind(self, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
-        if address.is_loopback:
+        if is_loopback(str(address)):
             self.loopback = True
             self.warn("loopback", "The address points to a program on your own computer.")
         elif address.is_private or address.is_link_local or address.is_reserved or address.is_unspecified:
@@ -507,7 +511,7 @@ class _Checker:
 
     def _domain(self, labels: list[str]) -> None:
         name = ".".join(labels)
-        if name == "localhost" or name.endswith(".localhost"):
+        if is_loopback(self.host):
             self.loopback = True
             self.warn("loopback", "The address points to a program on your own computer.")
             return

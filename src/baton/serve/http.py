@@ -1,8 +1,10 @@
 """The Streamable HTTP transport as a pure ASGI app (digest §7.1).
 
-POST only (405 otherwise), Host and Origin checks against DNS rebinding (403), a body size limit
-(413), notifications answered 202, JSON responses, and an SSE response only when the request asked
-for notifications (a `progressToken` or the deprecated `logLevel`) or opened `subscriptions/listen`.
+POST only (405 otherwise), Host and Origin checks against DNS rebinding (403: loopback hosts, as
+`baton.protocol.hosts.is_loopback` defines them, are always admitted, others only when configured),
+a body size limit (413), notifications answered 202, JSON responses, and an SSE response only when
+the request asked for notifications (a `progressToken` or the deprecated `logLevel`) or opened
+`subscriptions/listen`.
 A client that closes an SSE stream cancels the request. Every response names the instance that
 produced it in a `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), for deployments of many.
 """
@@ -22,6 +24,7 @@ import orjson
 from ..connect import mount_default_kit
 from ..protocol.errors import HEADER_MISMATCH, INVALID_REQUEST, McpError, http_status
 from ..protocol.headers import Headers
+from ..protocol.hosts import host_without_port, is_loopback
 from ..protocol.messages import Message, parse, request_id_of
 from ..server import Exchange, Reply, RequestInfo, Server
 from ..server.subscriptions import Subscription
@@ -33,7 +36,6 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
-LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 ENV_INSTANCE = "BATON_INSTANCE"
 INSTANCE_HEADER = b"baton-instance"
 CONNECT_PREFIX = "/connect/"  # the connect kit's browser pages (baton.connect), beside the MCP endpoint
@@ -43,13 +45,6 @@ _SSE_HEADERS = [
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
 ]
-
-
-def _hostname(host: str) -> str:
-    """The host part of a Host header or an origin's authority, without the port."""
-    if host.startswith("["):
-        return host[: host.find("]") + 1]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
 class HttpApp:
@@ -73,8 +68,8 @@ class HttpApp:
         self._json_head = [_JSON, tag]
         self._sse_head = [*_SSE_HEADERS, tag]
         self.path = path
-        # Loopback names are always admitted; others only when configured ("*" admits any Host).
-        hosts = LOOPBACK_HOSTS + tuple(allowed_hosts or ())
+        # Loopback hosts (`is_loopback`) are always admitted; others only when configured ("*" admits any Host).
+        hosts = tuple(allowed_hosts or ())
         self.allowed_hosts = None if "*" in hosts else frozenset(h.lower() for h in hosts)
         self.allowed_origins = (
             None if allowed_origins is None else frozenset(o.lower().rstrip("/") for o in allowed_origins)
@@ -188,15 +183,15 @@ class HttpApp:
             ok = origin in self.allowed_origins
         else:
             authority = origin.split("://", 1)[-1]
-            ok = _hostname(authority) in LOOPBACK_HOSTS
+            ok = is_loopback(host_without_port(authority))
         return None if ok else f"Origin {origin!r} is not allowed; configure allowed_origins"
 
     def _refuse_host(self, headers: Headers) -> str | None:
         if self.allowed_hosts is not None:
             raw_host = headers.raw.get(b"host", b"")
             if raw_host not in self._hosts_seen:
-                host = _hostname(raw_host.decode("latin-1").strip().lower())
-                if host not in self.allowed_hosts:
+                host = host_without_port(raw_host.decode("latin-1").strip().lower())
+                if host not in self.allowed_hosts and not is_loopback(host):
                     return f"Host {host!r} is not allowed (DNS rebinding protection); configure allowed_hosts"
                 if len(self._hosts_seen) < 64:
                     self._hosts_seen.add(raw_host)  # remember admitted Host values: the check is per request
