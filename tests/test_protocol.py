@@ -7,12 +7,13 @@ mapping), §7.1 (Streamable HTTP headers and their value encoding), §10 (error 
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from baton.protocol import errors
+from baton.protocol import errors, messages
 from baton.protocol.capabilities import NO_CAPABILITIES, ClientCapabilities, allows, required_capability
 from baton.protocol.constants import (
     META_CLIENT_CAPABILITIES,
@@ -48,6 +49,7 @@ from baton.protocol.messages import (
     check_version,
     error_response,
     from_object,
+    notification,
     parse,
     request_id_of,
     result_response,
@@ -276,6 +278,22 @@ def test_response_builders() -> None:
     err = error_response(None, McpError(-32700, "Parse error"))
     assert err["id"] is None
     assert "result" not in err
+    note = notification("notifications/progress", {"progressToken": 1, "progress": 0.5})
+    assert note == {
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": {"progressToken": 1, "progress": 0.5},
+    }
+    assert "id" not in note
+
+
+def test_servers_build_envelopes_only_with_the_builders() -> None:
+    """The serving side writes no JSON-RPC envelope by hand: `baton.protocol.messages` builds every one."""
+    src = Path(messages.__file__).parents[1]
+    for path in sorted([*(src / "serve").glob("*.py"), *(src / "server").glob("*.py")]):
+        text = path.read_text()
+        assert '"jsonrpc"' not in text, f"{path.relative_to(src)} builds a JSON-RPC envelope by hand"
+        assert '"code": -' not in text, f"{path.relative_to(src)} spells an error code instead of protocol.errors"
 
 
 # --------------------------------------------------------------------------------------------------

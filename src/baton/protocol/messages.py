@@ -1,4 +1,10 @@
-"""Parsing and checking client messages, in the order of digest §2.5, and building responses."""
+"""Parsing and checking client messages, in the order of digest §2.5, and building the envelopes a server sends.
+
+`result_response`, `error_response` and `notification` are the one way to build a JSON-RPC envelope on the
+serving side (the server core and both transports use them). They return plain dicts, built in one literal
+and never copied: the transports serialise each once with orjson, and the dict stays open to inspection
+(tests, `Reply.body`). Error codes come from `baton.protocol.errors`.
+"""
 
 from __future__ import annotations
 
@@ -120,5 +126,5 @@ def error_response(rid: RequestId | None, error: McpError) -> dict[str, Any]:
 
 
 def notification(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """A JSON-RPC notification."""
+    """A JSON-RPC notification (no `id`): progress, log and list-changed messages, cancellations."""
     return {"jsonrpc": "2.0", "method": method, "params": params}

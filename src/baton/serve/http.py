@@ -4,7 +4,7 @@ POST only (405 otherwise), Host and Origin checks against DNS rebinding (403: lo
 `baton.protocol.hosts.is_loopback` defines them, are always admitted, others only when configured),
 a body size limit (413), notifications answered 202, JSON responses, and an SSE response only when
 the request asked for notifications (a `progressToken` or the deprecated `logLevel`) or opened
-`subscriptions/listen`.
+`subscriptions/listen`. Every JSON-RPC envelope is built by `baton.protocol.messages`.
 A client that closes an SSE stream cancels the request. Every response names the instance that
 produced it in a `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), for deployments of many.
 """
@@ -25,7 +25,7 @@ from ..connect import mount_default_kit
 from ..protocol.errors import HEADER_MISMATCH, INVALID_REQUEST, McpError, http_status
 from ..protocol.headers import Headers
 from ..protocol.hosts import host_without_port, is_loopback
-from ..protocol.messages import Message, parse, request_id_of
+from ..protocol.messages import Message, RequestId, error_response, notification, parse, request_id_of, result_response
 from ..server import Exchange, Reply, RequestInfo, Server
 from ..server.subscriptions import Subscription
 
@@ -244,14 +244,7 @@ class HttpApp:
             if not started:
                 started = True
                 await send({"type": "http.response.start", "status": 200, "headers": self._sse_head})
-            data = orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params})
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": b"event: message\ndata: " + data + b"\n\n",
-                    "more_body": True,
-                }
-            )
+            await send({"type": "http.response.body", "body": _sse(notification(method, params)), "more_body": True})
 
         work = asyncio.ensure_future(self.server.handle(msg, Exchange(info, emit)))
         watcher = asyncio.ensure_future(_disconnected(receive))
@@ -271,21 +264,18 @@ class HttpApp:
         if not started:
             await self._send_reply(send, reply)
             return
-        body = orjson.dumps(reply.body)
-        await send({"type": "http.response.body", "body": b"event: message\ndata: " + body + b"\n\n"})
+        await send({"type": "http.response.body", "body": _sse(reply.body)})
 
     async def _listen(self, sub: Subscription, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self._sse_head})
 
         async def event(payload: dict[str, Any], more: bool = True) -> None:
-            data = b"event: message\ndata: " + orjson.dumps(payload) + b"\n\n"
-            await send({"type": "http.response.body", "body": data, "more_body": more})
+            await send({"type": "http.response.body", "body": _sse(payload), "more_body": more})
 
         async def pump() -> None:
-            method, params = sub.acknowledgement()
-            await event({"jsonrpc": "2.0", "method": method, "params": params})
+            await event(notification(*sub.acknowledgement()))
             async for method, params in sub.notifications():
-                await event({"jsonrpc": "2.0", "method": method, "params": params})
+                await event(notification(method, params))
 
         work = asyncio.ensure_future(pump())
         watcher = asyncio.ensure_future(_disconnected(receive))
@@ -298,9 +288,8 @@ class HttpApp:
             return
         watcher.cancel()
         # The server ended the subscription: send the listen result, then close (digest §11.2).
-        result = {"jsonrpc": "2.0", "id": sub.listen_id, "result": sub.result()}
         with contextlib.suppress(Exception):
-            await event(result, more=False)
+            await event(result_response(sub.listen_id, sub.result()), more=False)
 
     async def _send_reply(self, send: Send, reply: Reply) -> None:
         """A JSON response: 200 for results, the error's status for errors, 401 when credentials are missing."""
@@ -314,8 +303,8 @@ class HttpApp:
         await send({"type": "http.response.start", "status": status, "headers": head})
         await send({"type": "http.response.body", "body": body})
 
-    async def _error(self, send: Send, status: int, rid: Any, error: McpError) -> None:
-        body = orjson.dumps({"jsonrpc": "2.0", "id": rid, "error": error.to_dict()})
+    async def _error(self, send: Send, status: int, rid: RequestId | None, error: McpError) -> None:
+        body = orjson.dumps(error_response(rid, error))
         head = [*self._json_head, (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": head})
         await send({"type": "http.response.body", "body": body})
@@ -323,6 +312,11 @@ class HttpApp:
     async def _too_large(self, send: Send, limit: int) -> None:
         error = McpError(INVALID_REQUEST, f"Request body too large: the limit is {limit} bytes")
         await self._error(send, 413, None, error)
+
+
+def _sse(message: dict[str, Any]) -> bytes:
+    """One JSON-RPC message as a server-sent event."""
+    return b"event: message\ndata: " + orjson.dumps(message) + b"\n\n"
 
 
 async def _disconnected(receive: Receive) -> None:

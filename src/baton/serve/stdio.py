@@ -1,8 +1,8 @@
 """The stdio transport (digest §7.2): newline-delimited JSON on stdin/stdout, requests run concurrently.
 
-stdout carries only MCP messages; logs go to stderr. `notifications/cancelled` stops the request it
-names (and ends a listen stream); nothing more is written for it. EOF on stdin ends the server after
-the requests in flight finish.
+stdout carries only MCP messages, built by `baton.protocol.messages`; logs go to stderr.
+`notifications/cancelled` stops the request it names (and ends a listen stream); nothing more is
+written for it. EOF on stdin ends the server after the requests in flight finish.
 """
 
 from __future__ import annotations
@@ -17,8 +17,16 @@ from typing import Any, BinaryIO
 import orjson
 
 from ..connect import mount_default_kit
-from ..protocol.errors import McpError
-from ..protocol.messages import Message, RequestId, parse, request_id_of
+from ..protocol.errors import INVALID_REQUEST, McpError
+from ..protocol.messages import (
+    Message,
+    RequestId,
+    error_response,
+    notification,
+    parse,
+    request_id_of,
+    result_response,
+)
 from ..server import Exchange, RequestInfo, Server
 from ..server.subscriptions import Subscription
 
@@ -49,11 +57,7 @@ class StdioServer:
                 line = await self.reader.readline()
             except ValueError:  # a line over the limit: skip it, report, keep serving
                 self.write(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": None,
-                        "error": {"code": -32600, "message": f"Message too large (limit {MAX_LINE} bytes)"},
-                    }
+                    error_response(None, McpError(INVALID_REQUEST, f"Message too large (limit {MAX_LINE} bytes)"))
                 )
                 continue
             if not line:
@@ -69,7 +73,7 @@ class StdioServer:
         try:
             msg = parse(line)
         except McpError as exc:
-            self.write({"jsonrpc": "2.0", "id": request_id_of(line), "error": exc.to_dict()})
+            self.write(error_response(request_id_of(line), exc))
             return
         if not msg.is_request:
             if msg.method == "notifications/cancelled":
@@ -80,11 +84,7 @@ class StdioServer:
             return  # other notifications are accepted and dropped
         if msg.id in self.inflight:
             self.write(
-                {
-                    "jsonrpc": "2.0",
-                    "id": msg.id,
-                    "error": {"code": -32600, "message": f"Invalid request: id {msg.id!r} is already in use"},
-                }
+                error_response(msg.id, McpError(INVALID_REQUEST, f"Invalid request: id {msg.id!r} is already in use"))
             )
             return
         assert msg.id is not None
@@ -95,7 +95,7 @@ class StdioServer:
 
     async def _serve(self, msg: Message) -> None:
         async def emit(method: str, params: dict[str, Any]) -> None:
-            self.write({"jsonrpc": "2.0", "method": method, "params": params})
+            self.write(notification(method, params))
 
         try:
             reply = await self.server.handle(msg, Exchange(self.info, emit))
@@ -108,22 +108,17 @@ class StdioServer:
 
     async def _listen(self, sub: Subscription) -> None:
         try:
-            method, params = sub.acknowledgement()
-            self.write({"jsonrpc": "2.0", "method": method, "params": params})
+            self.write(notification(*sub.acknowledgement()))
             async for method, params in sub.notifications():
-                self.write({"jsonrpc": "2.0", "method": method, "params": params})
+                self.write(notification(method, params))
         except asyncio.CancelledError:
             return
         finally:
             self.server.hub.close(sub)
         # The server ended it: send the listen result and, for older clients, the cancel (ambiguity A11).
-        self.write({"jsonrpc": "2.0", "id": sub.listen_id, "result": sub.result()})
+        self.write(result_response(sub.listen_id, sub.result()))
         self.write(
-            {
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": sub.listen_id, "reason": "server shutting down"},
-            }
+            notification("notifications/cancelled", {"requestId": sub.listen_id, "reason": "server shutting down"})
         )
 
 
