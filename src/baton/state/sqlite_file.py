@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -56,14 +57,28 @@ class SqliteFile:
             os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
             db = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
             try:
-                db.execute("PRAGMA journal_mode = WAL")
-                db.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
-                db.executescript(self.schema)
+                self._set_up(db)
             except BaseException:
                 db.close()
                 raise
             self._db = db
         return self._db
+
+    def _set_up(self, db: sqlite3.Connection) -> None:
+        """WAL mode, the sync level and the schema. Switching to WAL does not wait on SQLite's busy handler:
+        when several processes open a new file at once, it can fail as "locked" at once, so it is retried
+        here within the busy timeout."""
+        deadline = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
+                db.executescript(self.schema)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.02)
 
     def _transaction(self, op: Callable[[sqlite3.Connection], T]) -> T:
         try:
