@@ -27,6 +27,7 @@ from ..protocol.constants import (
 )
 from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
 from ..protocol.headers import header_param_specs, header_text
+from ..protocol.messages import request as request_message
 from .errors import ClientError, InvalidReply
 from .http_transport import HttpTransport
 from .questions import ElicitHandler, Question
@@ -176,7 +177,7 @@ class Client:
     async def _leg(self, method: str, params: dict[str, Any] | None, progress: Progress | None) -> dict[str, Any]:
         body = dict(params or {})
         body["_meta"] = {**self._meta(), **body.get("_meta", {})}
-        message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": body}
+        message = request_message(next(self._ids), method, body)
         headers: dict[str, str] = {}
         if method == "tools/call" and self.http:
             for name, path in self._header_params.get(str(body.get("name")), {}).items():

@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from ..protocol.messages import notification
+
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
 
@@ -90,7 +92,7 @@ class StdioTransport:
             return await future
         except asyncio.CancelledError:
             # Cancelling a stdio request is a notification (digest §7.2).
-            note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+            note = notification("notifications/cancelled", {"requestId": rid})
             with contextlib.suppress(Exception):
                 proc.stdin.write(orjson.dumps(note) + b"\n")
             raise

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from ..forms import Accepted
 from ..protocol.errors import UsageError
+from ..protocol.hosts import is_loopback
 from ..server.context import Context
 from ..server.core import Server
 from ..server.results import ToolError
@@ -34,7 +35,6 @@ from .vault import CredentialHandle, Vault, VaultStore
 log = logging.getLogger("baton.connect")
 ENV_PUBLIC_URL = "BATON_PUBLIC_URL"
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}\Z")
-_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 class NotConnected(ToolError):
@@ -119,7 +119,7 @@ class ConnectKit:
     def development(self) -> bool:
         """Plain http on a loopback host: development (no Secure cookie, the development login)."""
         parts = urlsplit(self.base_url)
-        return parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK
+        return parts.scheme == "http" and is_loopback(parts.hostname or "")
 
     @property
     def login(self) -> Login | None:

@@ -115,6 +115,11 @@ def log_level(params: dict[str, Any]) -> str | None:
     return level if isinstance(level, str) else None
 
 
+def request(rid: RequestId, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-RPC request (what a client sends)."""
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
 def result_response(rid: RequestId | None, result: dict[str, Any]) -> dict[str, Any]:
     """The JSON-RPC response that carries a result."""
     return {"jsonrpc": "2.0", "id": rid, "result": result}
