@@ -1,4 +1,4 @@
-"""Content blocks and prompt messages a handler may return (digest §8.2, §8.4)."""
+"""Content blocks and prompt messages a handler may return (MCP Tools, Prompts)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Paths given as tool arguments, confined to directories the server chose: the replacement for Roots.
 
-MCP 2026-07-28 deprecates Roots (SEP-2577, digest §9): a tool takes a path as an ordinary argument, and the
+MCP 2026-07-28 deprecates Roots (SEP-2577): a tool takes a path as an ordinary argument, and the
 *server* decides which directories it may touch. `Roots(*directories)` is that decision and
 `roots.resolve(path)` applies it:
 

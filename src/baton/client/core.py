@@ -1,6 +1,6 @@
 """`Client`: requests with full `_meta` and standard headers, and the multi round-trip driver.
 
-The driver follows digest §4.4: a new JSON-RPC id on every leg, `requestState` echoed byte for
+The driver follows protocol.md P23: a new JSON-RPC id on every leg, `requestState` echoed byte for
 byte and never invented, answers for every key asked, nothing shared between requests in flight,
 bounded rounds and time, a pause before retrying a state-only round, a missing `resultType`
 treated as complete and an unknown one as an error.

@@ -2,7 +2,7 @@
 
 A form question arrives with its schema already parsed into field objects (`baton.forms`), so a
 renderer can show every variant; the reply is `Accepted(content) | Declined() | Cancelled()` and
-is validated against the question before it is sent (digest §5.2: clients SHOULD validate).
+is validated against the question before it is sent (MCP elicitation: clients SHOULD validate).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Question:
 
     @classmethod
     def from_params(cls, key: str, params: dict[str, Any], server: str | None = None) -> Question:
-        """Parse `elicitation/create` params; an absent mode is form mode (ambiguity A12)."""
+        """Parse `elicitation/create` params; an absent mode is form mode (protocol.md P7)."""
         if not isinstance(params, dict):
             raise MalformedQuestion(f"question {key!r}: params must be an object")
         message = params.get("message")
@@ -55,7 +55,7 @@ class Question:
         if not isinstance(reply, Accepted):
             raise InvalidReply(f"a reply is Accepted, Declined or Cancelled, not {type(reply).__name__}")
         if self.mode == "url":
-            return {"action": "accept"}  # URL mode carries no content (digest §5.3)
+            return {"action": "accept"}  # URL mode carries no content (MCP elicitation)
         assert self.form is not None
         try:
             content = self.form.validate(reply.data)

@@ -2,7 +2,7 @@
 
 Responses are matched to requests by id, so requests may run concurrently; notifications go to the
 callback of the request they name (progress) or are dropped. Closing sends EOF, then SIGTERM,
-then SIGKILL (digest §7.2).
+then SIGKILL (MCP stdio transport).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class StdioTransport:
             await proc.stdin.drain()
             return await future
         except asyncio.CancelledError:
-            # Cancelling a stdio request is a notification (digest §7.2).
+            # Cancelling a stdio request is a notification (MCP stdio transport).
             note = notification("notifications/cancelled", {"requestId": rid})
             with contextlib.suppress(Exception):
                 proc.stdin.write(orjson.dumps(note) + b"\n")

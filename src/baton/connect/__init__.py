@@ -1,4 +1,4 @@
-"""The connect kit (design.md §6): URL mode for secrets, on the server's own pages, never via the client."""
+"""The connect kit (protocol.md P22): URL mode for secrets, on the server's own pages, never via the client."""
 
 from .kit import ConnectKit, NotConnected, mount_default_kit
 from .login import DevLogin, Login

@@ -1,4 +1,4 @@
-"""`ConnectKit`: the server side of URL mode (design.md §6) and what `ctx.secret` does.
+"""`ConnectKit`: the server side of URL mode (protocol.md P22) and what `ctx.secret` does.
 
 `await ctx.secret(name, message)` returns a `CredentialHandle` when the vault already holds `name`
 for the caller. Otherwise it mints a ticket bound to (principal, flow id, "secret:<name>") once per

@@ -1,4 +1,4 @@
-"""Restricted elicitation forms (digest §5.2): fields, building them from types, validating answers."""
+"""Restricted elicitation forms (MCP 2026-07-28): fields, building them from types, validating answers."""
 
 from .answers import Accepted, Answer, Cancelled, Declined
 from .build import compile_form, form

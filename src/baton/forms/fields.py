@@ -1,4 +1,4 @@
-"""Form fields: each one variant of the restricted schema (digest §5.2), its JSON form and its check."""
+"""Form fields: each one variant of the restricted schema (MCP 2026-07-28), its JSON form and its check."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Guards for what a server may ask (digest §5.4): no secrets in form mode, no URLs in form fields, safe URL mode.
+"""Guards for what a server may ask (protocol.md P21): no secrets in form mode, no URLs in form fields, safe URL mode.
 
 `check_not_secret(spec)` refuses a form whose free-text or number field looks like a secret (password, API
 key, token, private key, payment card data, social security number, IBAN, PIN, one-time code,

@@ -1,6 +1,6 @@
 """Reading a `requestedSchema` received from a server back into form fields (the client side).
 
-Accepts every variant of digest §5.2, including the deprecated `enumNames` form; anything else
+Accepts every variant of the MCP form schema, including the deprecated `enumNames` form; anything else
 is refused with `FormError`, so a client never renders a question it cannot validate.
 """
 

@@ -1,4 +1,4 @@
-"""Check a URL before a host shows or opens it for a URL-mode elicitation (digest §5.3-5.4).
+"""Check a URL before a host shows or opens it for a URL-mode elicitation (protocol.md P21).
 
 `check_url(url)` returns a `UrlReport`: `ok` is false when the URL must not be opened at all
 (`errors` says why); `warnings` are things the user should see next to the consent prompt. Every

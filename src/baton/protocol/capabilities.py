@@ -1,4 +1,4 @@
-"""Client capabilities as declared per request, and the one table of which capability each ask needs (digest §6.3)."""
+"""Client capabilities as declared per request, and the one table of what each ask needs (protocol.md P8)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class ClientCapabilities:
 
     @classmethod
     def parse(cls, caps: dict[str, Any]) -> ClientCapabilities:
-        """Read the declared capabilities; unknown keys are tolerated (digest §2.2).
+        """Read the declared capabilities; unknown keys are tolerated (protocol.md P6).
 
         A client sends the same capabilities with every request: the parsed form is remembered by content.
         """
@@ -41,7 +41,7 @@ class ClientCapabilities:
             form = "form" in elicitation
             url = "url" in elicitation
             if not form and not url:
-                form = True  # `elicitation: {}` means form only (ambiguity A13).
+                form = True  # `elicitation: {}` means form only (protocol.md P6).
         sampling = caps.get("sampling")
         has_sampling = isinstance(sampling, dict)
         return cls(
@@ -88,7 +88,7 @@ def ask_kinds(input_request: dict[str, Any]) -> tuple[str, ...]:
     method = input_request["method"]
     params = input_request.get("params") or {}
     if method == "elicitation/create":
-        # An absent mode is form mode (ambiguity A12).
+        # An absent mode is form mode (protocol.md P7).
         return _URL if params.get("mode") == "url" else _FORM
     if method == "sampling/createMessage":
         kinds = ["sampling"]

@@ -15,8 +15,8 @@ HEADER_MISMATCH = -32020
 MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
 
-# Digest §7.1/§10 fix 400 for -32602 (missing _meta), -32020, -32021, -32022 and 404 for -32601;
-# the rest is unspecified (ambiguity A4): like the Python SDK, other client errors are 400, -32603 is 200.
+# The spec fixes 400 for -32602 (missing _meta), -32020, -32021, -32022 and 404 for -32601;
+# the rest is unspecified (protocol.md P2): like the Python SDK, other client errors are 400, -32603 is 200.
 _HTTP_STATUS = {
     PARSE_ERROR: 400,
     INVALID_REQUEST: 400,

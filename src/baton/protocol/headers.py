@@ -1,4 +1,4 @@
-"""The Streamable HTTP standard headers: value encoding and checks against the body (digest §7.1)."""
+"""The Streamable HTTP standard headers: value encoding and checks against the body (MCP 2026-07-28)."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def _must_match(raw: dict[bytes, bytes], key: bytes, name: str, body_value: str)
 def check_standard(headers: Headers, method: str, params: dict[str, Any], version: str) -> None:
     """Raise -32020 when MCP-Protocol-Version, Mcp-Method or Mcp-Name are missing or disagree."""
     raw = headers.raw
-    # Ambiguity A2: a modern-only server answers a missing version header with -32020.
+    # protocol.md P3: a modern-only server answers a missing version header with -32020.
     _must_match(raw, b"mcp-protocol-version", "MCP-Protocol-Version", version)
     _must_match(raw, b"mcp-method", "Mcp-Method", method)
     member = NAME_PARAM.get(method)

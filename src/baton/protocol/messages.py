@@ -1,4 +1,4 @@
-"""Parsing and checking client messages, in the order of digest §2.5, and building the envelopes a server sends.
+"""Parsing and checking messages, in the order of protocol.md P1, and the one place JSON-RPC envelopes are built.
 
 `result_response`, `error_response` and `notification` are the one way to build a JSON-RPC envelope on the
 serving side (the server core and both transports use them). They return plain dicts, built in one literal
@@ -94,7 +94,7 @@ def check_meta(params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def _missing_meta(what: str) -> str:
-    # Legacy clients learn the supported versions only from this message (digest §2.5).
+    # Legacy clients learn the supported versions only from this message (protocol.md P5).
     return f"Invalid params: {what}; this server speaks MCP {', '.join(SUPPORTED_VERSIONS)}"
 
 

@@ -1,6 +1,6 @@
-"""A line-based terminal renderer for elicitation questions (digest §5), using only the standard library.
+"""A line-based terminal renderer for elicitation questions (MCP 2026-07-28), using only the standard library.
 
-Form mode shows every restricted field variant (§5.2): defaults are prefilled (Enter keeps them),
+Form mode shows every restricted field variant: defaults are prefilled (Enter keeps them),
 enums are listed with their titles and chosen by number or value, multi-selects by comma-separated
 numbers, and each answer is checked with the field's own `check()` and asked again with the error
 when it does not fit. Optional fields can be skipped (Enter, or `-` when there is a default). A
@@ -8,7 +8,7 @@ review lists every answer before anything is sent, with send / edit / decline / 
 name, title or description looks like a secret (`baton.forms.secret_names.looks_secret`, the rule the
 form guard refuses such fields by) is shown with a warning to consider declining.
 
-URL mode follows §5.4: the full URL is shown with its registrable domain highlighted and every
+URL mode follows the spec: the full URL is shown with its registrable domain highlighted and every
 `baton.forms.url_safety` finding; a URL that `check_url` refuses is never offered (the answer is Declined);
 otherwise nothing is fetched or opened until the user explicitly agrees, and then only through
 `opener` (`webbrowser.open`, i.e. the system browser). Because accepting only means consent, the

@@ -1,4 +1,4 @@
-"""The Streamable HTTP transport as a pure ASGI app (digest §7.1).
+"""The Streamable HTTP transport as a pure ASGI app (MCP 2026-07-28).
 
 POST only (405 otherwise), Host and Origin checks against DNS rebinding (403: loopback hosts, as
 `baton.protocol.hosts.is_loopback` defines them, are always admitted, others only when configured),
@@ -218,7 +218,7 @@ class HttpApp:
         return b"".join(chunks)
 
     async def _notification(self, msg: Message, headers: Headers, send: Send) -> None:
-        # Ambiguity A3: accept any well-formed notification with 202; refuse only a present header
+        # protocol.md P4: accept any well-formed notification with 202; refuse only a present header
         # that disagrees with the body.
         declared = headers.get("mcp-method")
         if declared is not None and declared.strip() != msg.method:
@@ -287,7 +287,7 @@ class HttpApp:
             work.cancel()
             return
         watcher.cancel()
-        # The server ended the subscription: send the listen result, then close (digest §11.2).
+        # The server ended the subscription: send the listen result, then close (protocol.md P20).
         with contextlib.suppress(Exception):
             await event(result_response(sub.listen_id, sub.result()), more=False)
 

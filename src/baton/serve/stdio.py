@@ -1,4 +1,4 @@
-"""The stdio transport (digest §7.2): newline-delimited JSON on stdin/stdout, requests run concurrently.
+"""The stdio transport (MCP 2026-07-28): newline-delimited JSON on stdin/stdout, requests run concurrently.
 
 stdout carries only MCP messages, built by `baton.protocol.messages`; logs go to stderr.
 `notifications/cancelled` stops the request it names (and ends a listen stream); nothing more is
@@ -115,7 +115,7 @@ class StdioServer:
             return
         finally:
             self.server.hub.close(sub)
-        # The server ended it: send the listen result and, for older clients, the cancel (ambiguity A11).
+        # The server ended it: send the listen result and, for older clients, the cancel (protocol.md P20).
         self.write(result_response(sub.listen_id, sub.result()))
         self.write(
             notification("notifications/cancelled", {"requestId": sub.listen_id, "reason": "server shutting down"})

@@ -122,7 +122,7 @@ class Server:
         self._sealer: Sealer | None = None
         self._principal = principal
         self.list_ttl_ms = list_ttl_ms
-        # Lists that may differ per caller must not be shared by caches (digest §11.1).
+        # Lists that may differ per caller must not be shared by caches (protocol.md P18).
         self.cache_scope = cache_scope or ("private" if principal else "public")
         self.page_size = page_size
         self._ledger = ledger

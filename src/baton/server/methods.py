@@ -122,7 +122,7 @@ class Methods:
         try:
             kwargs = tool.signature.bind(arguments)
         except ArgumentError as exc:
-            # Ambiguity A9: arguments that fail the input schema are a tool error the model can fix.
+            # protocol.md P17: arguments that fail the input schema are a tool error the model can fix.
             return _ready(error_result(f"Invalid arguments for tool {name}: {exc}"))
         flow = Flow(
             msg.method,

@@ -1,4 +1,4 @@
-"""`subscriptions/listen`: who listens for which list-changed notifications (digest §11.2)."""
+"""`subscriptions/listen`: who listens for which list-changed notifications (protocol.md P20)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ledger that makes flows single-use (design.md §5): each sealed round token is claimed once.
+"""The ledger that makes flows single-use (protocol.md P19): each sealed round token is claimed once.
 
 Before user code runs, the server claims the round token (by `token_id(token)`) for the principal:
 

@@ -1,4 +1,4 @@
-"""Sealing and opening `requestState` with AES-256-GCM under the key ring (design.md §4).
+"""Sealing and opening `requestState` with AES-256-GCM under the key ring (protocol.md P11).
 
 A token is `b1.<kid>.<base64url(nonce | ciphertext | tag)>`. The plaintext holds the flow id
 (128 random bits), the round, the expiry and the journal. The audience, the principal and the
