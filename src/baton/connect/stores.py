@@ -40,27 +40,21 @@ def parse_store_url(url: str) -> StoreUrl:
 
 def tickets_from_url(url: str, *, redis_prefix: str | None = None) -> TicketStore:
     """The ticket store for `url` (see the module docstring); `redis_prefix` overrides the key prefix."""
-    where = parse_store_url(url)
-    if where.kind == "memory":
-        return MemoryTickets()
-    if where.kind == "sqlite":
-        return SqliteTickets(where.sqlite_file(TICKETS_FILE))
-    try:
+
+    def redis() -> TicketStore:
         from .redis_stores import RedisTickets
-    except ModuleNotFoundError as exc:
-        raise where.redis_missing(exc) from None
-    return RedisTickets(url, prefix=redis_prefix)
+
+        return RedisTickets(url, prefix=redis_prefix)
+
+    return parse_store_url(url).open(TICKETS_FILE, memory=MemoryTickets, sqlite=SqliteTickets, redis=redis)
 
 
 def vault_store_from_url(url: str, *, redis_prefix: str | None = None) -> VaultStore:
     """The vault store for `url` (see the module docstring); `redis_prefix` overrides the key prefix."""
-    where = parse_store_url(url)
-    if where.kind == "memory":
-        return MemoryVaultStore()
-    if where.kind == "sqlite":
-        return SqliteVaultStore(where.sqlite_file(VAULT_FILE))
-    try:
+
+    def redis() -> VaultStore:
         from .redis_stores import RedisVaultStore
-    except ModuleNotFoundError as exc:
-        raise where.redis_missing(exc) from None
-    return RedisVaultStore(url, prefix=redis_prefix)
+
+        return RedisVaultStore(url, prefix=redis_prefix)
+
+    return parse_store_url(url).open(VAULT_FILE, memory=MemoryVaultStore, sqlite=SqliteVaultStore, redis=redis)

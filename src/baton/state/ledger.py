@@ -154,17 +154,16 @@ def ledger_from_url(url: str, *, redis_prefix: str | None = None) -> Ledger:
     """A ledger from a URL (see `baton.state.store_url`): `memory:`; `sqlite:` (the data directory's file)
     or `sqlite://PATH`, so `sqlite:///var/lib/baton/ledger.db` is absolute; `redis://…`, `rediss://…` or
     `unix://…` (needs the `redis` extra)."""
-    where = parse_store_url(url, "ledger")
-    if where.kind == "memory":
+    from .ledger_sqlite import DEFAULT_FILE_NAME, SqliteLedger
+
+    def memory() -> Ledger:
         from .ledger_memory import MemoryLedger
 
         return MemoryLedger()
-    if where.kind == "sqlite":
-        from .ledger_sqlite import DEFAULT_FILE_NAME, SqliteLedger
 
-        return SqliteLedger(where.sqlite_file(DEFAULT_FILE_NAME))
-    try:
+    def redis() -> Ledger:
         from .ledger_redis import DEFAULT_PREFIX, RedisLedger
-    except ModuleNotFoundError as exc:
-        raise where.redis_missing(exc) from None
-    return RedisLedger(url, prefix=DEFAULT_PREFIX if redis_prefix is None else redis_prefix)
+
+        return RedisLedger(url, prefix=DEFAULT_PREFIX if redis_prefix is None else redis_prefix)
+
+    return parse_store_url(url, "ledger").open(DEFAULT_FILE_NAME, memory=memory, sqlite=SqliteLedger, redis=redis)

@@ -13,13 +13,16 @@ store raises when its backend cannot be reached or used.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 from urllib.parse import urlsplit
 
 from .keys import data_dir
 from .redis_client import redacted
+
+T = TypeVar("T")
 
 Kind = Literal["memory", "sqlite", "redis"]
 REDIS_SCHEMES = frozenset({"redis", "rediss", "unix"})
@@ -50,6 +53,25 @@ class StoreUrl:
     def sqlite_file(self, default_name: str) -> Path:
         """The SQLite file: the one the URL names, else `default_name` in the data directory."""
         return self.path if self.path is not None else data_dir() / default_name
+
+    def open(
+        self,
+        default_name: str,
+        *,
+        memory: Callable[[], T],
+        sqlite: Callable[[Path], T],
+        redis: Callable[[], T],
+    ) -> T:
+        """The store this URL names, made by the factory for its kind (`sqlite` gets the file's path). The
+        `redis` factory imports the redis package; without it, the error says which extra to install."""
+        if self.kind == "memory":
+            return memory()
+        if self.kind == "sqlite":
+            return sqlite(self.sqlite_file(default_name))
+        try:
+            return redis()
+        except ModuleNotFoundError as exc:
+            raise self.redis_missing(exc) from None
 
     def redis_missing(self, exc: ModuleNotFoundError) -> ValueError:
         """The error for a Redis URL without the redis package; any other missing module is raised as is."""
