@@ -34,11 +34,11 @@ import chart
 import client_compare
 import pairs
 from import_time import import_times
+from lineup import IMPORTS, LABELS, SERVER_ORDER, plan_servers
 from options import int_list, level_args, level_parser, per_level, setup_options
 from processes import ROOT, Server, Skip, Stopped, run_stoppable, say, signals_ignored, start, stop
 from report import check_line, finish, git_state, heading, informational, markdown, per_server_markdown, versions_text
 from runs import drive, measure, smoked
-from servers import IMPORTS, LABELS, SERVER_ORDER, plan_servers
 from stats import ratios, server_figures, summarize
 from targets import CPU_CHECK_LEVELS, target_checks
 from venvs import stack_versions

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lineup import IMPORTS
 from processes import Skip, say
-from servers import IMPORTS
 
 
 def wall_ms(argv: list[str], cwd: str) -> float:

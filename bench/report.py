@@ -18,8 +18,8 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
+from lineup import IMPORTS, LABELS
 from processes import ROOT
-from servers import IMPORTS, LABELS
 from stats import quotient
 from targets import CPU_CHECK_LEVELS
 

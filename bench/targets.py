@@ -11,7 +11,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from servers import LABELS
+from lineup import LABELS
 
 CPU_CHECK_LEVELS = (1, 16)  # the concurrency levels at which the two server CPU targets are checked
 MAX_FLOOR_RATIO = 1.6  # Baton's server CPU per round trip must be at most this many times the floor's
