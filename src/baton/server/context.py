@@ -28,8 +28,9 @@ from ..forms.guard import check_elicit_url
 from ..protocol.capabilities import ASK_KINDS, ClientCapabilities, allows, capability_for, granted, required_capability
 from ..protocol.constants import LOG_LEVELS
 from ..protocol.errors import INVALID_PARAMS, CapabilityMissing, McpError, UsageError
-from ..state.journal import Journal
-from .exchange import Emit
+from ..protocol.messages import Message
+from ..state.seal import FlowState
+from .exchange import Exchange
 from .parts import ConnectPart, Credential
 
 T = TypeVar("T")
@@ -63,6 +64,7 @@ class _Pending:
 
 
 _PENDING = _Pending()
+_NO_RESPONSES: dict[str, Any] = {}  # never written: answers are recorded in the journal
 _KEYS = tuple(f"q{n}" for n in range(64))  # the default ask keys, made once
 _TO_URL = bytes.maketrans(b"+/", b"-_")
 
@@ -100,37 +102,33 @@ class Context:
     def __init__(
         self,
         *,
-        method: str,
-        request_id: Any,
-        principal: str,
+        request: Message,
+        exchange: Exchange,
         capabilities: ClientCapabilities,
-        meta: dict[str, Any],
-        journal: Journal,
-        responses: dict[str, Any],
-        solicited: bool,
-        emit: Emit | None = None,
+        state: FlowState,
         log_level: str | None = None,
-        flow_id: bytes = b"",
         connect: Callable[[], ConnectPart] | None = None,
     ) -> None:
-        """Made by the replay engine for each round; `solicited` says the request carries a requestState,
-        so an answer counts only where this flow asked (the pending asks in the journal)."""
-        self.method = method
-        self.request_id = request_id
-        self.principal = principal
+        """Made by the replay engine for each round, from the request, its exchange with the transport and
+        the flow state opened from its requestState (a fresh one on the first round)."""
+        params = request.params
+        self.method = request.method
+        self.request_id = request.id
+        self.principal = exchange.principal
         self.client_capabilities = capabilities
-        self.meta = meta
-        self._journal = journal
-        self._responses = responses
-        self._solicited = solicited
-        self._emit = emit
+        self.meta = params["_meta"]
+        self._journal = state.journal
+        self._responses = params.get("inputResponses", _NO_RESPONSES)
+        # With a requestState, an answer counts only where this flow asked (the journal's pending asks).
+        self._solicited = "requestState" in params
+        self._emit = exchange.emit
         self._log_level = log_level
         self._asks: dict[str, Ask] = {}
         self._error: McpError | None = None
         self._ordinal = 0
         self._batching = False
         self._last_progress: float | None = None
-        self.flow_id = flow_id  # the flow's random id, the same in every round (from requestState)
+        self.flow_id = state.flow_id  # the flow's random id, the same in every round (from requestState)
         self._connect = connect
 
     # -- asking -------------------------------------------------------------------------------------

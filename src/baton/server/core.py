@@ -30,6 +30,7 @@ from .exchange import Exchange, PrincipalHook, Reply, RequestInfo, Unauthenticat
 from .methods import Methods
 from .parts import ConnectPart
 from .registry import (
+    Flow,
     Handler,
     Prompt,
     Resource,
@@ -41,6 +42,7 @@ from .registry import (
     template_pattern,
 )
 from .replay import ReplayEngine
+from .results import prompt_result, structured_tool_result, tool_result
 from .signature import inspect_handler
 from .single_use import SingleUse
 from .subscriptions import ListenHub, Subscription
@@ -139,7 +141,7 @@ class Server:
         self._warned: set[str] = set()
         self._os_user: str | None = None
         self._single_use = SingleUse(lambda: self.ledger)
-        engine = ReplayEngine(lambda: self.sealer, self._single_use, lambda: self.connect_kit)
+        engine = ReplayEngine(lambda: self.sealer, self._single_use, lambda: self.connect_kit, lambda: self.single_use)
         self._methods = Methods(self, engine).table()
 
     # -- configuration ------------------------------------------------------------------------------
@@ -239,7 +241,9 @@ class Server:
             structured=options.get("structured"),
             meta=options.get("meta"),
         )
-        tool.single_use = single_use
+        finish = structured_tool_result if tool.output_schema is not None else tool_result
+        context_param = tool.signature.context_param
+        tool.flow = Flow("tools/call", fn, context_param, finish, tool_errors=True, single_use=single_use)
         return self._add(self.tools, "tools", "tool named", tool.name, tool)
 
     def remove_tool(self, name: str) -> None:
@@ -315,6 +319,7 @@ class Server:
         sig = inspect_handler(fn, Context)
         desc = description if description is not None else (inspect.getdoc(fn) or None)
         prompt = Prompt(name or fn.__name__, fn, sig, prompt_arguments(sig), title, desc)
+        prompt.flow = Flow("prompts/get", fn, sig.context_param, lambda value: prompt_result(value, desc))
         return self._add(self.prompts, "prompts", "prompt named", prompt.name, prompt)
 
     def remove_prompt(self, name: str) -> None:

@@ -20,9 +20,9 @@ from ..protocol.constants import SUPPORTED_VERSIONS
 from ..protocol.errors import invalid_params, method_not_found
 from ..protocol.messages import Message
 from .exchange import Exchange
-from .registry import Resource, ResourceTemplate
-from .replay import Flow, ReplayEngine
-from .results import error_result, prompt_result, resource_contents, structured_tool_result, tool_result
+from .registry import Flow, Resource, ResourceTemplate
+from .replay import ReplayEngine
+from .results import error_result, resource_contents
 from .signature import ArgumentError
 
 if TYPE_CHECKING:
@@ -124,18 +124,8 @@ class Methods:
         except ArgumentError as exc:
             # protocol.md P17: arguments that fail the input schema are a tool error the model can fix.
             return _ready(error_result(f"Invalid arguments for tool {name}: {exc}"))
-        flow = Flow(
-            msg.method,
-            name,
-            arguments,
-            tool.fn,
-            tool.signature.context_param,
-            kwargs,
-            structured_tool_result if tool.output_schema is not None else tool_result,
-            tool_errors=True,
-            single_use=tool.single_use or self.server.single_use,
-        )
-        return self.engine.run(flow, msg, ex, caps)
+        assert tool.flow is not None  # set when the server registered it
+        return self.engine.run(tool.flow, name, arguments, kwargs, msg, ex, caps)
 
     async def resources_read(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         self._require("resources", msg.method)
@@ -163,8 +153,8 @@ class Methods:
             contents = resource_contents(uri, value, found.mime_type)
             return self.cacheable({"resultType": "complete", "contents": contents}, found.ttl_ms or 0)
 
-        flow = Flow(msg.method, uri, {}, resource.fn, resource.signature.context_param, kwargs, finish)
-        return await self.engine.run(flow, msg, ex, caps)
+        flow = Flow(msg.method, resource.fn, resource.signature.context_param, finish)
+        return await self.engine.run(flow, uri, {}, kwargs, msg, ex, caps)
 
     async def prompts_get(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         self._require("prompts", msg.method)
@@ -181,16 +171,8 @@ class Methods:
             kwargs = prompt.signature.bind(arguments)
         except ArgumentError as exc:
             raise invalid_params(f"Invalid params for prompt {name}: {exc}") from None
-        flow = Flow(
-            msg.method,
-            name,
-            arguments,
-            prompt.fn,
-            prompt.signature.context_param,
-            kwargs,
-            lambda value: prompt_result(value, prompt.description),
-        )
-        return await self.engine.run(flow, msg, ex, caps)
+        assert prompt.flow is not None  # set when the server registered it
+        return await self.engine.run(prompt.flow, name, arguments, kwargs, msg, ex, caps)
 
     async def complete(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         completion = self.server.completion_handler

@@ -1,4 +1,5 @@
-"""What a server offers: tools, resources, resource templates and prompts, with their wire descriptions."""
+"""What a server offers: tools, resources, resource templates and prompts, with their wire descriptions,
+and for each handler the `Flow` the replay engine runs it by."""
 
 from __future__ import annotations
 
@@ -12,6 +13,20 @@ from ..protocol.headers import header_param_specs
 from .signature import Signature, compile_type, inspect_handler
 
 Handler = Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """How one registered handler runs under the replay engine: fixed when it is registered (for a
+    resource, when its URI is resolved), so a request only adds its target, arguments and kwargs."""
+
+    method: str  # tools/call, resources/read or prompts/get
+    handler: Handler
+    context_param: str | None  # the handler's parameter that receives the Context, if any
+    finish: Callable[[Any], dict[str, Any]]  # the handler's value -> the complete result
+    tool_errors: bool = False  # a tools/call: failures the model can act on become tool errors
+    single_use: bool = False  # each round token is claimed once (the server may also say so for all)
+
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}\Z")
 
 
@@ -31,7 +46,11 @@ class Tool:
     input_schema: dict[str, Any] = field(default_factory=dict)
     header_params: dict[str, tuple[str, ...]] = field(default_factory=dict)
     meta: dict[str, Any] | None = None
-    single_use: bool = False
+    flow: Flow | None = None  # set when the server registers it
+
+    @property
+    def single_use(self) -> bool:
+        return self.flow is not None and self.flow.single_use
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "inputSchema": self.input_schema}
@@ -170,6 +189,7 @@ class Prompt:
     arguments: list[dict[str, Any]]
     title: str | None = None
     description: str | None = None
+    flow: Flow | None = None  # set when the server registers it
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}

@@ -15,7 +15,6 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import CoroutineType
 from typing import Any
 
@@ -29,95 +28,74 @@ from ..state.seal import FlowState, InvalidState, Sealer
 from .context import Context, Suspended
 from .exchange import Exchange
 from .parts import ConnectPart
-from .registry import Handler
+from .registry import Flow
 from .results import ToolError, error_result
 from .single_use import INVALID_STATE_MESSAGE, Round, SingleUse
 
 log = logging.getLogger("baton.server")
-
-
-@dataclass(slots=True)
-class Flow:
-    """One call of a handler that may ask: what runs, what its requestState is bound to, and how the
-    handler's value becomes the method's result."""
-
-    method: str
-    target: str  # the tool or prompt name, or the resource URI
-    arguments: dict[str, Any]  # bound into requestState with the method and target
-    handler: Handler
-    context_param: str | None  # the handler's parameter that receives the Context, if any
-    kwargs: dict[str, Any]  # the handler's arguments, already checked
-    finish: Callable[[Any], dict[str, Any]]  # the handler's value -> the complete result
-    tool_errors: bool = False  # a tools/call: failures the model can act on become tool errors
-    single_use: bool = False
+_EMPTY: dict[str, Any] = {}
 
 
 class ReplayEngine:
-    """Runs rounds for one server: its sealer, its single-use ledger and its connect kit, all given lazily."""
+    """Runs rounds for one server: its sealer, its single-use ledger and its connect kit, all given lazily,
+    and whether the server makes every flow single-use."""
 
     def __init__(
-        self, sealer: Callable[[], Sealer], single_use: SingleUse, connect: Callable[[], ConnectPart]
+        self,
+        sealer: Callable[[], Sealer],
+        single_use: SingleUse,
+        connect: Callable[[], ConnectPart],
+        all_single_use: Callable[[], bool],
     ) -> None:
         self._sealer = sealer
         self.single_use = single_use
         self._connect = connect
+        self._all_single_use = all_single_use
 
-    def run(self, flow: Flow, msg: Message, ex: Exchange, caps: ClientCapabilities) -> Round:
-        """The coroutine that runs one round of `flow` for this request.
+    def run(
+        self,
+        flow: Flow,
+        target: str,
+        arguments: dict[str, Any],
+        kwargs: dict[str, Any],
+        msg: Message,
+        ex: Exchange,
+        caps: ClientCapabilities,
+    ) -> Round:
+        """The coroutine that runs one round of `flow` for this request: `target` is the tool or prompt name
+        or the resource URI, `arguments` what requestState is bound to with the method and target, `kwargs`
+        the handler's checked arguments.
 
-        The request's own checks (inputResponses, requestState) run now, before the coroutine is made.
+        Every check that can refuse the request (inputResponses, logLevel, requestState) runs now, before
+        the coroutine is made and before a single-use token is claimed.
         """
         params = msg.params
-        responses = params.get("inputResponses", {})
-        if not isinstance(responses, dict):
+        if not isinstance(params.get("inputResponses", _EMPTY), dict):
             raise invalid_params('Invalid params: "inputResponses" must be an object mapping keys to answers')
-        meta = params["_meta"]
-        level = log_level(params) if META_LOG_LEVEL in meta else None
-        if level is not None and level not in LOG_LEVELS:  # refused before a single-use token is claimed
+        level = log_level(params) if META_LOG_LEVEL in params["_meta"] else None
+        if level is not None and level not in LOG_LEVELS:
             raise invalid_params(f"Invalid params: unknown log level {level!r}")
-        digest = request_binding(flow.method, flow.target, flow.arguments)
+        digest = request_binding(flow.method, target, arguments)
         solicited = "requestState" in params  # present means it must open: null or a number fails closed too
         if solicited:
             token = params["requestState"]
             try:
                 state = self._sealer().open(token, ex.principal, digest)
             except InvalidState as exc:
-                log.warning("rejected requestState for %s %r: %s", flow.method, flow.target, exc.reason)
+                log.warning("rejected requestState for %s %r: %s", flow.method, target, exc.reason)
                 raise McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE) from None
         else:
             state = FlowState()
-        play = self._play(flow, msg, ex, caps, state, digest, level)
-        if flow.single_use and solicited:
+        ctx = Context(request=msg, exchange=ex, capabilities=caps, state=state, log_level=level, connect=self._connect)
+        play = self._play(flow, target, kwargs, ctx, state, digest)
+        if solicited and (flow.single_use or self._all_single_use()):
             return self.single_use.run(str(token), ex.principal, state.expires, play)
         return play
 
     async def _play(
-        self,
-        flow: Flow,
-        msg: Message,
-        ex: Exchange,
-        caps: ClientCapabilities,
-        state: FlowState,
-        digest: bytes,
-        level: str | None,
+        self, flow: Flow, target: str, kwargs: dict[str, Any], ctx: Context, state: FlowState, digest: bytes
     ) -> dict[str, Any]:
         """Run the handler once for this round, with the journal opened from the state."""
-        params = msg.params
-        ctx = Context(
-            method=flow.method,
-            request_id=msg.id,
-            principal=ex.principal,
-            capabilities=caps,
-            meta=params["_meta"],
-            journal=state.journal,
-            responses=params.get("inputResponses", {}),
-            solicited="requestState" in params,
-            emit=ex.emit,
-            log_level=level,
-            flow_id=state.flow_id,
-            connect=self._connect,
-        )
-        kwargs = flow.kwargs
         if flow.context_param is not None:
             kwargs[flow.context_param] = ctx
         failure: Exception | None = None
@@ -145,14 +123,14 @@ class ReplayEngine:
             return {
                 "resultType": "input_required",
                 "inputRequests": requests,
-                "requestState": self._sealer().seal(state, ex.principal, digest),
+                "requestState": self._sealer().seal(state, ctx.principal, digest),
             }
         if failure is not None:
-            return _failure(failure, flow)
+            return _failure(failure, flow, target)
         return flow.finish(value)
 
 
-def _failure(exc: Exception, flow: Flow) -> dict[str, Any]:
+def _failure(exc: Exception, flow: Flow, target: str) -> dict[str, Any]:
     """What a handler's exception answers: its own McpError as is; for a tool, a `ToolError` or a
     `ValueError` of the author's becomes a tool error the model reads; anything else (Baton's own
     `UsageError` included) is logged and answered as an internal error that hides the details."""
@@ -162,10 +140,10 @@ def _failure(exc: Exception, flow: Flow) -> dict[str, Any]:
         isinstance(exc, ToolError) or (isinstance(exc, ValueError) and not isinstance(exc, UsageError))
     ):
         return error_result(str(exc))
-    log.error("%s %r raised", flow.method, flow.target, exc_info=exc)
+    log.error("%s %r raised", flow.method, target, exc_info=exc)
     if flow.tool_errors:
-        return error_result(f"Tool {flow.target} failed with an internal error ({type(exc).__name__})")
-    raise McpError(INTERNAL_ERROR, f"Internal error while answering {flow.method} {flow.target}")
+        return error_result(f"Tool {target} failed with an internal error ({type(exc).__name__})")
+    raise McpError(INTERNAL_ERROR, f"Internal error while answering {flow.method} {target}")
 
 
 def request_binding(method: str, target: str, arguments: dict[str, Any]) -> bytes:
