@@ -47,7 +47,8 @@ class ReplayEngine:
         connect: Callable[[], ConnectPart],
         all_single_use: Callable[[], bool],
     ) -> None:
-        self._sealer = sealer
+        self._make_sealer = sealer
+        self._sealer: Sealer | None = None  # made on first use (it loads the key ring), then kept
         self.single_use = single_use
         self._connect = connect
         self._all_single_use = all_single_use
@@ -80,7 +81,7 @@ class ReplayEngine:
         if solicited:
             token = params["requestState"]
             try:
-                state = self._sealer().open(token, ex.principal, digest)
+                state = (self._sealer or self._load_sealer()).open(token, ex.principal, digest)
             except InvalidState as exc:
                 log.warning("rejected requestState for %s %r: %s", flow.method, target, exc.reason)
                 raise McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE) from None
@@ -91,6 +92,10 @@ class ReplayEngine:
         if solicited and (flow.single_use or self._all_single_use()):
             return self.single_use.run(str(token), ex.principal, state.expires, play)
         return play
+
+    def _load_sealer(self) -> Sealer:
+        self._sealer = self._make_sealer()
+        return self._sealer
 
     async def _play(
         self, flow: Flow, target: str, kwargs: dict[str, Any], ctx: Context, state: FlowState, digest: bytes
@@ -123,7 +128,7 @@ class ReplayEngine:
             return {
                 "resultType": "input_required",
                 "inputRequests": requests,
-                "requestState": self._sealer().seal(state, ctx.principal, digest),
+                "requestState": (self._sealer or self._load_sealer()).seal(state, ctx.principal, digest),
             }
         if failure is not None:
             return _failure(failure, flow, target)
