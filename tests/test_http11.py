@@ -157,6 +157,16 @@ async def post(
     return await transport.request(message(rid, method, name), VERSION, notify, params or {})
 
 
+async def post_twice(replies: list[Respond]) -> tuple[Script, dict[str, Any], dict[str, Any]]:
+    """Two requests on one transport against a scripted server; the server comes back for its counts."""
+    async with Script(replies) as srv:
+        transport = HttpTransport(srv.url)
+        first = await post(transport, 1)
+        second = await post(transport, 2)
+        await transport.close()
+        return srv, first, second
+
+
 # -- requests on the wire ----------------------------------------------------------------------------
 
 
@@ -277,15 +287,7 @@ def test_chunked_with_extensions_and_trailers_byte_by_byte() -> None:
         + b"0;last\r\nX-Checksum: abc\r\nX-Other: d\r\n\r\n"
     )
 
-    async def flow() -> tuple[Script, dict[str, Any], dict[str, Any]]:
-        async with Script([say(*trickle(chunked)), say(answer({"text": "again"}, 2))]) as srv:
-            transport = HttpTransport(srv.url)
-            first = await post(transport, 1)
-            second = await post(transport, 2)
-            await transport.close()
-            return srv, first, second
-
-    srv, first, second = run(flow())
+    srv, first, second = run(post_twice([say(*trickle(chunked)), say(answer({"text": "again"}, 2))]))
     assert first["result"]["text"] == "chunked" and second["result"]["text"] == "again"
     assert srv.connections == 1  # the connection survived the chunked body and its trailers
 
@@ -294,15 +296,7 @@ def test_close_delimited_body() -> None:
     body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "result": {"text": "until close"}})
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n"
 
-    async def flow() -> tuple[Script, dict[str, Any], dict[str, Any]]:
-        async with Script([say(head, body[:10], 0.05, body[10:], close=True), say(answer({"n": 2}, 2))]) as srv:
-            transport = HttpTransport(srv.url)
-            first = await post(transport, 1)
-            second = await post(transport, 2)
-            await transport.close()
-            return srv, first, second
-
-    srv, first, second = run(flow())
+    srv, first, second = run(post_twice([say(head, body[:10], 0.05, body[10:], close=True), say(answer({"n": 2}, 2))]))
     assert first["result"]["text"] == "until close" and second["result"]["n"] == 2
     assert srv.connections == 2
 
@@ -374,15 +368,8 @@ def test_head_response_has_no_body_and_the_connection_is_reused() -> None:
 
 
 def test_bytes_after_a_response_spoil_the_connection() -> None:
-    async def flow() -> tuple[Script, dict[str, Any], dict[str, Any]]:
-        async with Script([say(answer({"n": 1}, 1) + answer({"stray": True}, 1)), say(answer({"n": 2}, 2))]) as srv:
-            transport = HttpTransport(srv.url)
-            first = await post(transport, 1)
-            second = await post(transport, 2)
-            await transport.close()
-            return srv, first, second
-
-    srv, first, second = run(flow())
+    stray = answer({"n": 1}, 1) + answer({"stray": True}, 1)
+    srv, first, second = run(post_twice([say(stray), say(answer({"n": 2}, 2))]))
     assert first["result"] == {"n": 1} and second["result"] == {"n": 2}
     assert srv.connections == 2  # the first connection was not pooled: it had a response nobody asked for
 
