@@ -8,12 +8,12 @@ question. Runs in its own venv (`.cache/interop/fastmcp`), never in Baton's.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import Any
 
 from fastmcp import Client
 from fastmcp.client.elicitation import ElicitRequestParams, ElicitResult
+from interop_verdict import verdict
 from mcp.types import TextContent
 
 asked: list[ElicitRequestParams] = []
@@ -36,17 +36,5 @@ async def run(url: str) -> str:
     return "".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
-def main() -> int:
-    if len(sys.argv) != 2:
-        print("usage: fastmcp_client.py URL", file=sys.stderr)
-        return 2
-    text = asyncio.run(run(sys.argv[1]))
-    print(text)
-    if len(asked) != 1:
-        print(f"expected exactly one question, got {len(asked)}", file=sys.stderr)
-        return 1
-    return 0 if text == "done: interop" else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(verdict("fastmcp_client.py", run, asked))

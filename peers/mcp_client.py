@@ -8,9 +8,9 @@ Runs in its own venv (`.cache/interop/mcp`), never in Baton's.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 
+from interop_verdict import verdict
 from mcp import Client
 from mcp.client import ClientRequestContext
 from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData, TextContent
@@ -36,17 +36,5 @@ async def run(url: str) -> str:
     return "".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
-def main() -> int:
-    if len(sys.argv) != 2:
-        print("usage: mcp_client.py URL", file=sys.stderr)
-        return 2
-    text = asyncio.run(run(sys.argv[1]))
-    print(text)
-    if len(asked) != 1:
-        print(f"expected exactly one question, got {len(asked)}", file=sys.stderr)
-        return 1
-    return 0 if text == "done: interop" else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(verdict("mcp_client.py", run, asked))
