@@ -14,6 +14,11 @@ from httptools.parser.errors import HttpParserInvalidStatusError
 
 MAX_HEAD = 64 * 1024  # the status line and headers of one response, and its trailers
 MAX_LINE = 8 * 1024  # one chunk-size line, extensions included
+# Where the reader is, how many bytes may come without the parser making progress, and what to say past that.
+_HEAD_LIMIT = (MAX_HEAD, "the response head is larger than 64 KiB")
+_LINE_LIMIT = (MAX_LINE, "a chunk-size line is longer than 8 KiB")
+_TRAILER_LIMIT = (MAX_HEAD, "the trailer fields are larger than 64 KiB")
+_SWITCHED = "the server switched protocols, which was never asked for"
 
 
 class ProtocolError(ConnectionError):
@@ -89,8 +94,7 @@ class ResponseReader:
         self._waiting = False  # a head is in; its End has not come
         self._error: ProtocolError | None = None
         self._stall = 0  # bytes fed since the parser last made visible progress
-        self._limit = MAX_HEAD  # how many such bytes are allowed where the parser is now
-        self._too_long = "the response head is larger than 64 KiB"
+        self._limit, self._too_long = _HEAD_LIMIT  # the bytes allowed where the parser is now, and why
 
     def expect(self, *, head_only: bool) -> None:
         """Say what the next response answers: `head_only` for a HEAD request (its head is the whole response)."""
@@ -168,8 +172,9 @@ class ResponseReader:
         status = self._parser.get_status_code()
         if status < 200:
             if status == 101:
-                raise ProtocolError("the server switched protocols, which was never asked for")
-            self._limit = MAX_HEAD  # informational (100 Continue, 103 Early Hints): the final response follows
+                raise ProtocolError(_SWITCHED)
+            # informational (100 Continue, 103 Early Hints): the final response follows
+            self._limit, self._too_long = _HEAD_LIMIT
             return
         headers: dict[str, str] = {}
         for name, value in self._raw:
@@ -190,7 +195,7 @@ class ResponseReader:
                 raise ProtocolError(f"unsupported Transfer-Encoding {te!r}")
         self._events.append(Head(status, headers))
         self._waiting = True
-        self._limit, self._too_long = MAX_LINE, "a chunk-size line is longer than 8 KiB"
+        self._limit, self._too_long = _LINE_LIMIT
         if self._head_only:  # llhttp wants a body when there is no framing: such a connection is not reused
             self._head_only = False
             self._finish(self._parser.should_keep_alive())
@@ -203,15 +208,15 @@ class ResponseReader:
 
     def on_chunk_header(self) -> None:
         self._stall = 0
-        self._limit, self._too_long = MAX_HEAD, "the trailer fields are larger than 64 KiB"
+        self._limit, self._too_long = _TRAILER_LIMIT
 
     def on_chunk_complete(self) -> None:
         self._stall = 0
-        self._limit, self._too_long = MAX_LINE, "a chunk-size line is longer than 8 KiB"
+        self._limit, self._too_long = _LINE_LIMIT
 
     def on_message_complete(self) -> None:
         self._stall = 0
-        self._limit, self._too_long = MAX_HEAD, "the response head is larger than 64 KiB"
+        self._limit, self._too_long = _HEAD_LIMIT
         if self._waiting:
             self._finish(self._parser.should_keep_alive())
 
@@ -224,7 +229,7 @@ class ResponseReader:
     def _invalid(self, exc: Exception) -> ProtocolError:
         reason = str(exc) or type(exc).__name__
         if isinstance(exc, HttpParserUpgrade):
-            return ProtocolError("the server switched protocols, which was never asked for")
+            return ProtocolError(_SWITCHED)
         if isinstance(exc, HttpParserInvalidStatusError) or (
             self._in_head and not self._raw and self._parser.get_status_code() == 0
         ):
