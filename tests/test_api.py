@@ -209,3 +209,19 @@ def test_unknown_log_level_is_refused_before_a_single_use_token_is_spent() -> No
     # The token was not claimed by the refused request: the corrected retry runs the tool once.
     assert run(server, "tools/call", retry)["result"]["content"][0]["text"] == "done"
     assert ran == ["transfer"]
+
+
+def test_a_refused_elicit_url_is_the_authors_bug_not_a_tool_error() -> None:
+    server = make_server()
+
+    @server.tool()
+    async def open_link(ctx: Context) -> str:
+        await ctx.elicit_url("Open this", "https://example.com/pay?access_token=abcdefghijklmnop")
+        return "unreachable"
+
+    body = {"name": "open_link", "arguments": {}, "_meta": meta({"elicitation": {"url": {}}})}
+    reply = asyncio.run(server.handle(Message("tools/call", body, 1, True), Exchange(RequestInfo("stdio"))))
+    assert isinstance(reply, Reply)
+    result = reply.body["result"]
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "Tool open_link failed with an internal error (UsageError)"

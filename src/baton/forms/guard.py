@@ -42,6 +42,7 @@ import re
 from collections.abc import Mapping
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from ..protocol.errors import UsageError
 from ..protocol.hosts import is_loopback
 from .fields import BooleanField, EnumField, FieldSpec, FormError, FormSpec, MultiSelectField, NumberField, StringField
 from .secret_names import looks_secret, secret_term
@@ -180,33 +181,34 @@ def looks_opaque(value: str) -> bool:
 
 
 def check_elicit_url(url: str, *, development: bool = False) -> None:
-    """Raise `ValueError` if a server must not ask a client to open `url` (see the module docstring)."""
+    """Raise `UsageError` (a `ValueError`) if a server must not ask a client to open `url` (see the module
+    docstring): the author's mistake, so a tool that makes it answers an internal error, not a tool error."""
     report = check_url(url, allow_http_loopback=development)
     # The host as the browser reads it (`http://127.1` goes to 127.0.0.1), so that it is judged as opened.
     loopback = is_loopback(report.host)
     if report.scheme == "http" and loopback and not development:
-        raise ValueError("ctx.elicit_url needs an https URL (http to a loopback host only with development=True)")
+        raise UsageError("ctx.elicit_url needs an https URL (http to a loopback host only with development=True)")
     if not report.ok:
-        raise ValueError("ctx.elicit_url: " + "; ".join(issue.message for issue in report.errors))
+        raise UsageError("ctx.elicit_url: " + "; ".join(issue.message for issue in report.errors))
     if report.scheme != "https" and not (development and loopback):
-        raise ValueError("ctx.elicit_url needs an https URL (http only to a loopback host, in development)")
+        raise UsageError("ctx.elicit_url needs an https URL (http only to a loopback host, in development)")
     parts = urlsplit(url)
     rest = unquote(f"{parts.path}?{parts.query}#{parts.fragment}")
     if _EMAIL.search(rest):
-        raise ValueError("ctx.elicit_url: the URL carries an email address; URLs must not carry personal data")
+        raise UsageError("ctx.elicit_url: the URL carries an email address; URLs must not carry personal data")
     if _JWT.search(rest):
-        raise ValueError("ctx.elicit_url: the URL carries what looks like an access token (a JWT)")
+        raise UsageError("ctx.elicit_url: the URL carries what looks like an access token (a JWT)")
     for where, text in (("query", parts.query), ("fragment", parts.fragment)):
         for name, value in _params(text):
             kind = _param_kind(name) if value else None
             if kind is not None:
-                raise ValueError(
+                raise UsageError(
                     f"ctx.elicit_url: the {where} parameter {name!r} looks like {kind}; URLs must not carry "
                     "personal data or credentials (no pre-authenticated links): keep them on the server"
                 )
             if name.lower() not in _PUBLIC_OAUTH and looks_opaque(value):
                 label = f"parameter {name!r}" if name else "part"
-                raise ValueError(
+                raise UsageError(
                     f"ctx.elicit_url: the {where} {label} looks like a credential (a long opaque value); "
                     "URLs must not be pre-authenticated. Keep secrets on the server and put a one-time ticket, "
                     "bound to the user, in the path"
