@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from ..forms import Accepted
+from ..protocol.constants import PROTOCOL_VERSION
 from ..protocol.errors import UsageError
 from ..protocol.hosts import is_loopback
 from ..server.context import Context
@@ -61,6 +62,7 @@ class ConnectKit:
         ticket_ttl_s: float = DEFAULT_TICKET_TTL_S,
         session_ttl_s: int = DEFAULT_SESSION_TTL_S,
         hold_s: float = 0.0,
+        session_hold_s: float = 300.0,
         max_asks: int = 20,
         providers: Iterable[OAuthProvider] = (),
     ) -> None:
@@ -74,6 +76,8 @@ class ConnectKit:
         self.ticket_ttl_s = ticket_ttl_s
         self.session_ttl_s = session_ttl_s
         self.hold_s = hold_s
+        # In a 2025-11-25 session the request itself waits for the page to be finished (protocol.md P29).
+        self.session_hold_s = session_hold_s
         self.max_asks = max_asks
         self.providers = {p.name: p for p in providers}
         self._ring: KeyRing | None = None
@@ -197,15 +201,21 @@ class ConnectKit:
             answer = await ctx.elicit_url(text, url, key=ask_key, development=self.development)
             if not isinstance(answer, Accepted):
                 raise NotConnected(f"{name} was not connected: the user declined")
-            if await self._finished(ticket_id, principal, flow_id, purpose, name, hold=ctx.answered_now(ask_key)):
+            hold = 0.0
+            if ctx.answered_now(ask_key):
+                hold = (
+                    self.hold_s if ctx.protocol_version == PROTOCOL_VERSION else max(self.hold_s, self.session_hold_s)
+                )
+            if await self._finished(ticket_id, principal, flow_id, purpose, name, hold_s=hold):
+                await ctx.url_completed(ask_key)
                 return vault.handle(principal, name)
         raise NotConnected(f"{name} was not connected: the link was not completed")
 
     async def _finished(
-        self, ticket_id: str, principal: str, flow_id: bytes, purpose: str, name: str, *, hold: bool
+        self, ticket_id: str, principal: str, flow_id: bytes, purpose: str, name: str, *, hold_s: float
     ) -> bool:
-        """Whether the ticket is done (for this principal, flow and purpose); waits up to `hold_s` if asked."""
-        deadline = time.monotonic() + (self.hold_s if hold else 0.0)
+        """Whether the ticket is done (for this principal, flow and purpose); waits up to `hold_s` for it."""
+        deadline = time.monotonic() + hold_s
         while True:
             ticket = await self.tickets.get(ticket_id)
             if ticket is not None and ticket.done and ticket.binds(principal, flow_id, purpose):

@@ -14,6 +14,9 @@ INTERNAL_ERROR = -32603
 HEADER_MISMATCH = -32020
 MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
+# Only in the 2025-11-25 era (protocol.md P28):
+RESOURCE_NOT_FOUND = -32002
+URL_ELICITATION_REQUIRED = -32042
 
 # The spec fixes 400 for -32602 (missing _meta), -32020, -32021, -32022 and 404 for -32601;
 # the rest is unspecified (protocol.md P2): like the Python SDK, other client errors are 400, -32603 is 200.
@@ -62,6 +65,14 @@ def invalid_params(message: str, data: Any = None) -> McpError:
 
 def method_not_found(method: str) -> McpError:
     return McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+class ResourceNotFound(McpError):
+    """No resource at this URI: -32602 in 2026-07-28, -32002 in the 2025-11-25 era (protocol.md P28)."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(INVALID_PARAMS, f"Resource not found: {uri}", {"uri": uri})
+        self.uri = uri
 
 
 class CapabilityMissing(McpError):

@@ -14,6 +14,8 @@ from typing import Any
 import orjson
 
 from .constants import (
+    ADVERTISED_VERSIONS,
+    LEGACY_VERSION,
     META_CLIENT_CAPABILITIES,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
@@ -95,16 +97,21 @@ def check_meta(params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def _missing_meta(what: str) -> str:
     # Legacy clients learn the supported versions only from this message (protocol.md P5).
-    return f"Invalid params: {what}; this server speaks MCP {', '.join(SUPPORTED_VERSIONS)}"
+    return (
+        f"Invalid params: {what}; this server speaks MCP {', '.join(SUPPORTED_VERSIONS)} (per request) and"
+        f" {LEGACY_VERSION} (send initialize without _meta)"
+    )
 
 
 def check_version(version: str) -> None:
     """Raise -32022 when the requested version is not supported (step 3)."""
     if version not in SUPPORTED_VERSIONS:
+        # protocol.md P28: both eras are listed; the handshake one is reached through initialize.
         raise McpError(
             UNSUPPORTED_VERSION,
-            f"Unsupported protocol version {version!r}; supported: {', '.join(SUPPORTED_VERSIONS)}",
-            {"supported": list(SUPPORTED_VERSIONS), "requested": version},
+            f"Unsupported protocol version {version!r} in _meta; supported: {', '.join(SUPPORTED_VERSIONS)} per"
+            f" request, {LEGACY_VERSION} through initialize (without _meta)",
+            {"supported": list(ADVERTISED_VERSIONS), "requested": version},
         )
 
 

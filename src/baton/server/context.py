@@ -91,11 +91,13 @@ class Context:
         "_ordinal",
         "_responses",
         "_solicited",
+        "_url_done",
         "client_capabilities",
         "flow_id",
         "meta",
         "method",
         "principal",
+        "protocol_version",
         "request_id",
     )
 
@@ -130,6 +132,9 @@ class Context:
         self._last_progress: float | None = None
         self.flow_id = state.flow_id  # the flow's random id, the same in every round (from requestState)
         self._connect = connect
+        # "2026-07-28", or "2025-11-25" in a session, where asks are answered while the request waits.
+        self.protocol_version = exchange.protocol_version
+        self._url_done = exchange.url_done
 
     # -- asking -------------------------------------------------------------------------------------
 
@@ -178,9 +183,7 @@ class Context:
             raise UsageError("ctx.secret needs a connect kit: Server(connect=ConnectKit(...)), or serve the server")
         return await self._connect().secret(self, name, message, key=key)
 
-    async def connect(
-        self, provider: Any, message: str | None = None, *, key: str | None = None
-    ) -> Credential:
+    async def connect(self, provider: Any, message: str | None = None, *, key: str | None = None) -> Credential:
         """A handle to the caller's OAuth token for `provider` (a third party), obtained in URL mode on the
         server's own connect page (authorization code + PKCE). `reveal()` gives the token response as JSON.
         `provider` is a provider's name or a `baton.connect.OAuthProvider`.
@@ -188,6 +191,12 @@ class Context:
         if self._connect is None:
             raise UsageError("ctx.connect needs a connect kit: Server(connect=ConnectKit(...)), or serve the server")
         return await self._connect().connect(self, provider, message, key=key)
+
+    async def url_completed(self, key: str) -> None:
+        """Tell the client that the URL asked under `key` has been completed (2025-11-25 sessions get
+        `notifications/elicitation/complete`; 2026-07-28 has no such message, and this does nothing)."""
+        if self._url_done is not None:
+            await self._url_done(key)
 
     def answered_now(self, key: str) -> bool:
         """Whether this round's `inputResponses` carries an answer at `key` (not only an earlier round)."""

@@ -27,7 +27,9 @@ from ..state.ledger import Ledger, LedgerError, ledger_from_url
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, Sealer
 from .context import Context
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo, Unauthenticated
+from .legacy import Legacy, legacy_error
 from .methods import Methods
+from .outbound import Stream
 from .parts import ConnectPart
 from .registry import (
     Flow,
@@ -43,6 +45,7 @@ from .registry import (
 )
 from .replay import ReplayEngine
 from .results import prompt_result, structured_tool_result, tool_result
+from .sessions import DEFAULT_SESSION_TTL_S, LegacySession, SessionSeal
 from .signature import inspect_handler
 from .single_use import SingleUse
 from .subscriptions import ListenHub, Subscription
@@ -109,9 +112,12 @@ class Server:
         single_use: bool = False,
         public_url: str | None = None,
         connect: ConnectPart | None = None,
+        session_ttl_s: int = DEFAULT_SESSION_TTL_S,
+        ask_timeout_s: float = 600.0,
     ) -> None:
         self.name = name
         self.version = version
+        self.title = title
         self.instructions = instructions
         info: dict[str, Any] = {"name": name, "version": version}
         if title:
@@ -131,6 +137,9 @@ class Server:
         self.single_use = single_use
         self.public_url = public_url  # where browsers reach this server (the connect kit's pages)
         self._connect = connect
+        self.session_ttl_s = session_ttl_s  # how long a 2025-11-25 session id opens (protocol.md P30)
+        self.ask_timeout_s = ask_timeout_s  # how long a 2025-11-25 request waits for an answer (P29)
+        self._sessions: SessionSeal | None = None
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: dict[str, ResourceTemplate] = {}
@@ -143,6 +152,7 @@ class Server:
         self._single_use = SingleUse(lambda: self.ledger)
         engine = ReplayEngine(lambda: self.sealer, self._single_use, lambda: self.connect_kit, lambda: self.single_use)
         self._methods = Methods(self, engine).table()
+        self._legacy = Legacy(self, self._methods)
 
     # -- configuration ------------------------------------------------------------------------------
 
@@ -167,6 +177,13 @@ class Server:
         if self._sealer is None:
             self._sealer = Sealer(self.key_ring, self.audience, ttl_s=self.state_ttl_s, max_bytes=self.state_max_bytes)
         return self._sealer
+
+    @property
+    def sessions(self) -> SessionSeal:
+        """Mints and opens the sealed `Mcp-Session-Id` of 2025-11-25 sessions (under the state key ring)."""
+        if self._sessions is None:
+            self._sessions = SessionSeal(self.key_ring, self.audience, self.session_ttl_s)
+        return self._sessions
 
     @property
     def has_connect_kit(self) -> bool:
@@ -246,6 +263,10 @@ class Server:
         tool.flow = Flow("tools/call", fn, context_param, finish, tool_errors=True, single_use=single_use)
         return self._add(self.tools, "tools", "tool named", tool.name, tool)
 
+    def resource_updated(self, uri: str) -> None:
+        """Tell the 2025-11-25 sessions subscribed to `uri` that it changed (`notifications/resources/updated`)."""
+        self.hub.updated(uri)
+
     def remove_tool(self, name: str) -> None:
         del self.tools[name]
         self._changed("tools")
@@ -286,9 +307,7 @@ class Server:
         self, name: str | None = None, /, *, title: str | None = None, description: str | None = None
     ) -> Callable[[F], F]: ...
 
-    def prompt(
-        self, name: Any = None, /, *, title: str | None = None, description: str | None = None
-    ) -> Any:
+    def prompt(self, name: Any = None, /, *, title: str | None = None, description: str | None = None) -> Any:
         """Register a prompt, as `@server.prompt`, `@server.prompt()` or `@server.prompt("name", ...)`.
 
         Its string parameters become its arguments.
@@ -440,6 +459,36 @@ class Server:
         meta = result.get("_meta")
         result["_meta"] = {**self._result_meta, **meta} if meta else self._result_meta
         return Reply(result_response(rid, result))
+
+    # -- the 2025-11-25 era (protocol.md P28) --------------------------------------------------------
+
+    def initialize(self, msg: Message, exchange: Exchange) -> tuple[Reply, LegacySession | None]:
+        """Answer a handshake-era `initialize` (the transport has set `exchange.principal`): the reply, and
+        the session it opened (None when the request was refused). HTTP gives the session a sealed id."""
+        try:
+            result, session = self._legacy.initialize(msg, exchange.principal)
+            if exchange.info.transport == "http":
+                session.id = self.sessions.mint(session)
+        except McpError as exc:
+            return Reply(error_response(msg.id, exc), exc.code), None
+        self._warn_deprecated(session.capabilities.deprecated)
+        return Reply(result_response(msg.id, result)), session
+
+    async def handle_legacy(self, msg: Message, exchange: Exchange, session: LegacySession, stream: Stream) -> Reply:
+        """Answer one request of an initialized 2025-11-25 session; asks go out on `stream` (protocol.md P29).
+
+        Errors keep the 2025-11-25 codes (`legacy_error`); the transport sends every one with HTTP 200.
+        """
+        try:
+            result = await self._legacy.handle(msg, exchange, session, stream)
+        except McpError as exc:
+            error = legacy_error(exc)
+            return Reply(error_response(msg.id, error), error.code)
+        except Exception:
+            log.exception("internal error answering %s", msg.method)
+            error = McpError(INTERNAL_ERROR, f"Internal error while answering {msg.method}")
+            return Reply(error_response(msg.id, error), INTERNAL_ERROR)
+        return Reply(result_response(msg.id, result))
 
     def _warn_deprecated(self, names: tuple[str, ...]) -> None:
         for name in names:

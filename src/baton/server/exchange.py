@@ -8,9 +8,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..protocol import headers as hdr
+from ..protocol.constants import PROTOCOL_VERSION
 
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 """Send a notification (method, params) on the request's own stream."""
+UrlDone = Callable[[str], Awaitable[None]]
+"""Tell the client that the URL it was asked to open under this ask key has been completed."""
 
 
 @dataclass(slots=True)
@@ -34,11 +37,18 @@ class Unauthenticated(Exception):
 
 @dataclass(slots=True)
 class Exchange:
-    """One request's link to its transport: where it came from and how to notify on its stream."""
+    """One request's link to its transport: where it came from and how to notify on its stream.
+
+    The last three are set for a 2025-11-25 request only (`baton.server.legacy`): the session's log
+    level, its version, and how to send `notifications/elicitation/complete`.
+    """
 
     info: RequestInfo
     emit: Emit | None = None
     principal: str = "anonymous"
+    log_level: str | None = None
+    protocol_version: str = PROTOCOL_VERSION
+    url_done: UrlDone | None = None
 
 
 @dataclass(slots=True)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol import headers as hdr
 from ..protocol.capabilities import ClientCapabilities
-from ..protocol.constants import SUPPORTED_VERSIONS
-from ..protocol.errors import invalid_params, method_not_found
+from ..protocol.constants import ADVERTISED_VERSIONS
+from ..protocol.errors import ResourceNotFound, invalid_params, method_not_found
 from ..protocol.messages import Message
 from .exchange import Exchange
 from .registry import Flow, Resource, ResourceTemplate
@@ -84,7 +84,7 @@ class Methods:
     async def discover(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         result: dict[str, Any] = {
             "resultType": "complete",
-            "supportedVersions": list(SUPPORTED_VERSIONS),
+            "supportedVersions": list(ADVERTISED_VERSIONS),
             "capabilities": self.server.capabilities(),
         }
         if self.server.instructions:
@@ -141,7 +141,7 @@ class Methods:
                     resource, kwargs = template, variables
                     break
         if resource is None:
-            raise invalid_params(f"Resource not found: {uri}", {"uri": uri})
+            raise ResourceNotFound(uri)
         if resource.signature.checks:
             try:
                 kwargs = resource.signature.bind(kwargs)

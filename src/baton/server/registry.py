@@ -27,6 +27,7 @@ class Flow:
     tool_errors: bool = False  # a tools/call: failures the model can act on become tool errors
     single_use: bool = False  # each round token is claimed once (the server may also say so for all)
 
+
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}\Z")
 
 

@@ -73,7 +73,7 @@ class ReplayEngine:
         params = msg.params
         if not isinstance(params.get("inputResponses", _EMPTY), dict):
             raise invalid_params('Invalid params: "inputResponses" must be an object mapping keys to answers')
-        level = log_level(params) if META_LOG_LEVEL in params["_meta"] else None
+        level = log_level(params) if META_LOG_LEVEL in params["_meta"] else ex.log_level
         if level is not None and level not in LOG_LEVELS:
             raise invalid_params(f"Invalid params: unknown log level {level!r}")
         digest = request_binding(flow.method, target, arguments)

@@ -1,9 +1,10 @@
-"""`subscriptions/listen`: who listens for which list-changed notifications (protocol.md P20)."""
+"""Who listens for which change notifications: `subscriptions/listen` streams (protocol.md P20), and the
+watchers that 2025-11-25 sessions register (list changes and resource updates, protocol.md P31)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,9 @@ FILTERS = {
     "resourcesListChanged": ("resources", "notifications/resources/list_changed"),
 }
 _CLOSED = object()
+RESOURCE_UPDATED = "notifications/resources/updated"
+Watcher = Callable[[str, dict[str, Any]], None]
+"""Called with (method, params) for every change: a list changed, or a resource was updated."""
 
 
 @dataclass(eq=False)
@@ -52,6 +56,22 @@ class ListenHub:
 
     def __init__(self) -> None:
         self._subs: set[Subscription] = set()
+        self._watchers: list[Watcher] = []
+
+    def watch(self, watcher: Watcher) -> Callable[[], None]:
+        """Call `watcher` on every change from now on; returns the function that stops it."""
+        self._watchers.append(watcher)
+
+        def unwatch() -> None:
+            if watcher in self._watchers:
+                self._watchers.remove(watcher)
+
+        return unwatch
+
+    def updated(self, uri: str) -> None:
+        """A resource changed: the sessions watching decide whether they subscribed to it."""
+        for watcher in list(self._watchers):
+            watcher(RESOURCE_UPDATED, {"uri": uri})
 
     def open(self, listen_id: Any, params: dict[str, Any], offered: frozenset[str]) -> Subscription:
         wanted = params.get("notifications")
@@ -75,8 +95,11 @@ class ListenHub:
         for sub in self._subs:
             if kind in sub.kinds:
                 sub.queue.put_nowait((method, {}))
+        for watcher in list(self._watchers):
+            watcher(method, {})
 
     def shutdown(self) -> None:
         for sub in self._subs:
             sub.queue.put_nowait(_CLOSED)
         self._subs.clear()
+        self._watchers.clear()

@@ -1,0 +1,264 @@
+"""Serving the 2025-11-25 era from the same handlers: `initialize`, the session's own methods, and the
+bridge that runs a handler's asks as server requests on the request's stream (protocol.md P28-P32).
+
+The bridge drives the replay engine itself (protocol.md P29): it runs a round exactly as for a
+2026 client; when the round answers `input_required`, it sends each input request to the client
+as a JSON-RPC request on the request's own stream, awaits the answers, and runs the next round
+with them and the round's `requestState`, all inside the one client request. So a handler sees
+the same thing in both eras (`ctx.once`, side effects before an ask, re-asks, the capability
+gate, the answer checks), and the sealed state is verified on every round as for a 2026 retry.
+What leaves for the client is then reshaped for the 2025-11-25 schema (`legacy_result`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.capabilities import ClientCapabilities
+from ..protocol.constants import LEGACY_VERSION, LOG_LEVELS
+from ..protocol.era import MODERN_ONLY_METHODS
+from ..protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    MISSING_CAPABILITY,
+    RESOURCE_NOT_FOUND,
+    URL_ELICITATION_REQUIRED,
+    McpError,
+    ResourceNotFound,
+    invalid_params,
+    method_not_found,
+)
+from ..protocol.messages import Message
+from ..state.entropy import random_bytes
+from .exchange import Exchange
+from .outbound import PeerError, Stream
+from .results import error_result
+from .sessions import LegacySession
+
+if TYPE_CHECKING:
+    from .core import Server
+    from .methods import MethodHandler
+
+log = logging.getLogger("baton.server")
+
+MAX_ROUNDS = 16
+"""Rounds one 2025-11-25 request may take (each re-ask of an invalid answer is one)."""
+_CLIENT_INFO_KEYS = ("name", "version", "title")
+_SESSION_METHODS = frozenset({"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+
+
+class _Refused(Exception):
+    """An ask the client could not answer (an error, or no answer in time): the request ends (P29)."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(reason)
+        self.key = key
+        self.reason = reason
+
+
+class Legacy:
+    """One server's 2025-11-25 side: the handshake and the requests of a session."""
+
+    def __init__(self, server: Server, methods: dict[str, MethodHandler]) -> None:
+        self.server = server
+        self._methods = methods
+
+    # -- the handshake -----------------------------------------------------------------------------
+
+    def initialize(self, msg: Message, principal: str) -> tuple[dict[str, Any], LegacySession]:
+        """The `InitializeResult` and the session it opens. Any requested version gets 2025-11-25 back: the
+        client decides whether it can use it (protocol.md P28)."""
+        params = msg.params
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise invalid_params('Invalid params: initialize needs "protocolVersion" (a string)')
+        caps = params.get("capabilities", {})
+        if not isinstance(caps, dict):
+            raise invalid_params('Invalid params: "capabilities" must be an object')
+        info = params.get("clientInfo")
+        client_info = {k: info[k] for k in _CLIENT_INFO_KEYS if isinstance(info, dict) and isinstance(info.get(k), str)}
+        if requested != LEGACY_VERSION:
+            log.info("a client asked for MCP %r in initialize; offering %s", requested, LEGACY_VERSION)
+        session = LegacySession(principal, LEGACY_VERSION, ClientCapabilities.parse(caps), client_info)
+        s = self.server
+        server_info: dict[str, Any] = {"name": s.name, "version": s.version}
+        if s.title:
+            server_info["title"] = s.title
+        result: dict[str, Any] = {
+            "protocolVersion": LEGACY_VERSION,
+            "capabilities": self.capabilities(),
+            "serverInfo": server_info,
+        }
+        if s.instructions:
+            result["instructions"] = s.instructions
+        return result, session
+
+    def capabilities(self) -> dict[str, Any]:
+        """The 2026 capabilities, plus what only sessions have: logging and resource subscriptions."""
+        caps = dict(self.server.capabilities())
+        caps["logging"] = {}
+        if "resources" in caps:
+            caps["resources"] = {**caps["resources"], "subscribe": True}
+        return caps
+
+    # -- a request in a session --------------------------------------------------------------------
+
+    async def handle(self, msg: Message, ex: Exchange, session: LegacySession, stream: Stream) -> dict[str, Any]:
+        """The result of one request of an initialized session (raises `McpError` for its error)."""
+        method = msg.method
+        if method in _SESSION_METHODS:
+            return self._session_method(msg, session)
+        if method == "initialize":
+            raise McpError(INVALID_REQUEST, "Invalid request: this session is already initialized")
+        handler = self._methods.get(method)
+        if handler is None or method in MODERN_ONLY_METHODS:
+            raise method_not_found(method)
+        meta = msg.params.get("_meta")
+        params = {**msg.params, "_meta": dict(meta) if isinstance(meta, dict) else {}}
+        # A 2025-11-25 client has no inputResponses or requestState: the bridge alone sets them.
+        params.pop("inputResponses", None)
+        params.pop("requestState", None)
+        elicitation_ids: dict[str, str] = {}
+
+        async def url_done(key: str) -> None:
+            eid = elicitation_ids.get(key)
+            if eid is not None:
+                await stream.notify("notifications/elicitation/complete", {"elicitationId": eid})
+
+        ex.emit = stream.notify
+        ex.log_level = session.log_level or LOG_LEVELS[0]  # protocol.md P31: every level until setLevel
+        ex.protocol_version = session.version
+        ex.url_done = url_done
+        for _ in range(MAX_ROUNDS):
+            result = await handler(Message(method, params, msg.id, True), ex, session.capabilities)
+            if result.get("resultType") != "input_required":
+                return legacy_result(method, result)
+            requests = result.get("inputRequests") or {}
+            try:
+                answers = await self._ask_all(requests, stream, elicitation_ids)
+            except _Refused as refused:
+                return _refused(method, refused)
+            params = {**params, "inputResponses": answers, "requestState": result["requestState"]}
+        raise McpError(INTERNAL_ERROR, f"{method} asked more than {MAX_ROUNDS} rounds of questions; giving up")
+
+    def _session_method(self, msg: Message, session: LegacySession) -> dict[str, Any]:
+        method, params = msg.method, msg.params
+        if method == "ping":
+            return {}
+        if method == "logging/setLevel":
+            level = params.get("level")
+            if level not in LOG_LEVELS:
+                raise invalid_params(f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}")
+            session.log_level = level
+            return {}
+        # resources/subscribe and resources/unsubscribe (protocol.md P31)
+        s = self.server
+        if not (s.resources or s.templates):
+            raise method_not_found(method)
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise invalid_params(f'Invalid params: {method} needs "uri" (a string)')
+        if method == "resources/unsubscribe":
+            session.subscriptions.discard(uri)
+            return {}
+        if uri not in s.resources and not any(t.match(uri) is not None for t in s.templates.values()):
+            raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+        session.subscriptions.add(uri)
+        return {}
+
+    async def _ask_all(
+        self, requests: dict[str, Any], stream: Stream, elicitation_ids: dict[str, str]
+    ) -> dict[str, Any]:
+        """Send every input request of a round to the client at once and collect the answers by key."""
+        timeout = self.server.ask_timeout_s
+        sendable: list[tuple[str, str, dict[str, Any] | None]] = []
+        for key, request in requests.items():
+            method = request["method"]
+            params = request.get("params")
+            if method == "elicitation/create" and params is not None and params.get("mode") == "url":
+                eid = elicitation_ids.get(key)
+                if eid is None:
+                    eid = elicitation_ids[key] = random_bytes(16).hex()
+                params = {**params, "elicitationId": eid}
+            sendable.append((key, method, params))
+        if not stream.can_request:
+            raise _cannot_ask(sendable)
+
+        async def one(key: str, method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+            try:
+                return key, await stream.request(method, params, timeout)
+            except TimeoutError:
+                if method == "elicitation/create":  # the user never answered: as if they dismissed it
+                    log.info("no answer to elicitation %r within %s s: cancelled", key, timeout)
+                    return key, {"action": "cancel"}
+                raise _Refused(key, f"the client did not answer {method} within {timeout:g} s") from None
+            except PeerError as exc:
+                raise _Refused(key, f"the client answered {method} with error {exc.code}: {exc.message}") from None
+
+        tasks = [asyncio.ensure_future(one(*item)) for item in sendable]
+        try:
+            return dict(await asyncio.gather(*tasks))
+        finally:
+            for task in tasks:
+                task.cancel()
+
+
+def _cannot_ask(sendable: list[tuple[str, str, dict[str, Any] | None]]) -> McpError:
+    """The error for a round whose stream cannot carry server requests (an HTTP POST answered with JSON):
+    -32042 when every ask is a URL (the client may open them and retry), else a plain refusal (P29)."""
+    if sendable and all(m == "elicitation/create" and p and p.get("mode") == "url" for _, m, p in sendable):
+        elicitations = [p for _, _, p in sendable]
+        return McpError(
+            URL_ELICITATION_REQUIRED, "This request needs the user to open a URL first", {"elicitations": elicitations}
+        )
+    return McpError(
+        INVALID_REQUEST,
+        "Invalid request: this request asks the client for input, which needs an SSE response:"
+        " send Accept: application/json, text/event-stream",
+    )
+
+
+def _refused(method: str, refused: _Refused) -> dict[str, Any]:
+    """A request whose ask the client refused or never answered ends: a tool error for a tool, the
+    request's error otherwise (protocol.md P29)."""
+    if method == "tools/call":
+        return error_result(f"Could not get input {refused.key!r} from the client: {refused.reason}")
+    raise McpError(
+        INTERNAL_ERROR,
+        f"Could not get input {refused.key!r} from the client: {refused.reason}",
+        {"input": refused.key, "error": refused.reason},
+    )
+
+
+def legacy_error(exc: McpError) -> McpError:
+    """A 2026 error as the 2025-11-25 era knows it: -32021 becomes -32602 with the same data; a missing
+    resource is -32002 (protocol.md P28)."""
+    if exc.code == MISSING_CAPABILITY:
+        return McpError(INVALID_PARAMS, exc.message, exc.data)
+    if isinstance(exc, ResourceNotFound):
+        return McpError(RESOURCE_NOT_FOUND, exc.message, exc.data)
+    return exc
+
+
+def legacy_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A result reshaped for the 2025-11-25 schema: no `resultType`, `ttlMs` or `cacheScope`; a tool's
+    structured content and output schema only when they are objects (protocol.md P28)."""
+    result.pop("resultType", None)
+    result.pop("ttlMs", None)
+    result.pop("cacheScope", None)
+    if method == "tools/call":
+        if "structuredContent" in result and not isinstance(result["structuredContent"], dict):
+            del result["structuredContent"]
+    elif method == "tools/list":
+        result["tools"] = [_legacy_tool(tool) for tool in result["tools"]]
+    return result
+
+
+def _legacy_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    schema = tool.get("outputSchema")
+    if schema is None or (isinstance(schema, dict) and schema.get("type") == "object"):
+        return tool
+    return {k: v for k, v in tool.items() if k != "outputSchema"}
