@@ -25,7 +25,7 @@ def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServ
 def alive(url: str) -> None:
     resp = post(url, request("server/discover"))
     assert resp.status_code == 200
-    assert resp.json()["result"]["supportedVersions"] == [VERSION]
+    assert resp.json()["result"]["supportedVersions"] == [VERSION, "2025-11-25"]
 
 
 def test_discover_and_every_result_identifies_the_server(everything: RunningServer) -> None:
@@ -92,10 +92,12 @@ def test_validation_order_and_statuses(everything: RunningServer) -> None:
     resp = post(url, old, **{"MCP-Protocol-Version": "1999-01-01"})
     error = resp.json()["error"]
     assert (resp.status_code, error["code"]) == (400, -32022)
-    assert error["data"] == {"supported": [VERSION], "requested": "1999-01-01"}
+    assert error["data"] == {"supported": [VERSION, "2025-11-25"], "requested": "1999-01-01"}
     for method in ("initialize", "ping", "logging/setLevel", "resources/subscribe", "no/such"):
         resp = post(url, request(method))
         assert (resp.status_code, resp.json()["error"]["code"]) == (404, -32601), method
+        if method != "no/such":  # protocol.md P28: a method 2026 removed says how to reach the old era
+            assert "2025-11-25" in resp.json()["error"]["message"], method
     resp = call(url, "no_such_tool")
     assert resp.json()["error"] == {"code": -32602, "message": "Unknown tool: no_such_tool"}
 

@@ -372,7 +372,7 @@ def test_check_version_accepts_supported() -> None:
 @pytest.mark.parametrize("requested", ["1900-01-01", "2025-11-25", "2025-06-18", "", "2026-07-28 ", "DRAFT"])
 def test_check_version_refuses_with_data(requested: str) -> None:
     err = expect(UNSUPPORTED_VERSION, check_version, requested)
-    assert err.data == {"supported": ["2026-07-28"], "requested": requested}
+    assert err.data == {"supported": ["2026-07-28", "2025-11-25"], "requested": requested}
     assert V in err.message
     assert http_status(err.code) == 400
     assert err.to_dict()["data"]["requested"] == requested

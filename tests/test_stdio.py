@@ -112,7 +112,7 @@ def test_bad_lines_get_errors_and_the_server_keeps_serving(peer: StdioPeer) -> N
     peer.request(8, "ping")
     assert peer.read()["error"]["code"] == -32601
     peer.request(9, "server/discover")
-    assert peer.read()["result"]["supportedVersions"] == ["2026-07-28"]
+    assert peer.read()["result"]["supportedVersions"] == ["2026-07-28", "2025-11-25"]
     assert peer.close() == 0
 
 

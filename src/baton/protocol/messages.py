@@ -122,8 +122,11 @@ def log_level(params: dict[str, Any]) -> str | None:
     return level if isinstance(level, str) else None
 
 
-def request(rid: RequestId, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """A JSON-RPC request (what a client sends)."""
+def request(rid: RequestId, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    """A JSON-RPC request (what a client sends, and a server's own request in a 2025-11-25 session);
+    `params` None leaves the member out."""
+    if params is None:
+        return {"jsonrpc": "2.0", "id": rid, "method": method}
     return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
 
 

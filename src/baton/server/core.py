@@ -27,7 +27,7 @@ from ..state.ledger import Ledger, LedgerError, ledger_from_url
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, Sealer
 from .context import Context
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo, Unauthenticated
-from .legacy import Legacy, legacy_error
+from .legacy import REMOVED_METHODS, Legacy, legacy_error, removed_method
 from .methods import Methods
 from .outbound import Stream
 from .parts import ConnectPart
@@ -445,7 +445,7 @@ class Server:
             if method is None:
                 if msg.method == "subscriptions/listen" and self.offered_lists():
                     return self.hub.open(rid, params, self.offered_lists())
-                raise method_not_found(msg.method)
+                raise removed_method(msg.method) if msg.method in REMOVED_METHODS else method_not_found(msg.method)
             caps = ClientCapabilities.parse(raw_caps)
             if caps.sampling or caps.roots:
                 self._warn_deprecated(caps.deprecated)

@@ -23,6 +23,7 @@ from ..protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     MISSING_CAPABILITY,
     RESOURCE_NOT_FOUND,
     URL_ELICITATION_REQUIRED,
@@ -48,6 +49,8 @@ MAX_ROUNDS = 16
 """Rounds one 2025-11-25 request may take (each re-ask of an invalid answer is one)."""
 _CLIENT_INFO_KEYS = ("name", "version", "title")
 _SESSION_METHODS = frozenset({"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+REMOVED_METHODS = _SESSION_METHODS | {"initialize"}
+"""Methods of 2025-11-25 that 2026-07-28 removed: with the 2026 envelope they are unknown (protocol.md P28)."""
 
 
 class _Refused(Exception):
@@ -230,6 +233,16 @@ def _refused(method: str, refused: _Refused) -> dict[str, Any]:
         INTERNAL_ERROR,
         f"Could not get input {refused.key!r} from the client: {refused.reason}",
         {"input": refused.key, "error": refused.reason},
+    )
+
+
+def removed_method(method: str) -> McpError:
+    """-32601 for a method 2026-07-28 removed, sent with the 2026 envelope: the message says how to reach the
+    era that has it (protocol.md P28)."""
+    return McpError(
+        METHOD_NOT_FOUND,
+        f"Method not found: {method} is not part of MCP 2026-07-28; for MCP {LEGACY_VERSION}, send initialize"
+        " without the 2026 _meta and use the session",
     )
 
 

@@ -103,9 +103,8 @@ class Stream:
         """Send a request to the client and await its result; raises `PeerError` when the client answered an
         error, `TimeoutError` when it did not answer in time (it is then told the request is cancelled)."""
         rid, future = self.outbound.open()
-        body = request(rid, method, params) if params is not None else {"jsonrpc": "2.0", "id": rid, "method": method}
         try:
-            await self._write(body)
+            await self._write(request(rid, method, params))
             return await asyncio.wait_for(future, wait_s)
         except (TimeoutError, asyncio.CancelledError) as exc:
             self.outbound.forget(rid)
