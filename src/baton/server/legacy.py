@@ -258,20 +258,11 @@ def legacy_error(exc: McpError) -> McpError:
 
 def legacy_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
     """A result reshaped for the 2025-11-25 schema: no `resultType`, `ttlMs` or `cacheScope`; a tool's
-    structured content and output schema only when they are objects (protocol.md P28)."""
+    structured content only when it is an object (protocol.md P28; Baton derives output schemas only from
+    object types, so tool descriptions need no change)."""
     result.pop("resultType", None)
     result.pop("ttlMs", None)
     result.pop("cacheScope", None)
-    if method == "tools/call":
-        if "structuredContent" in result and not isinstance(result["structuredContent"], dict):
-            del result["structuredContent"]
-    elif method == "tools/list":
-        result["tools"] = [_legacy_tool(tool) for tool in result["tools"]]
+    if method == "tools/call" and "structuredContent" in result and not isinstance(result["structuredContent"], dict):
+        del result["structuredContent"]
     return result
-
-
-def _legacy_tool(tool: dict[str, Any]) -> dict[str, Any]:
-    schema = tool.get("outputSchema")
-    if schema is None or (isinstance(schema, dict) and schema.get("type") == "object"):
-        return tool
-    return {k: v for k, v in tool.items() if k != "outputSchema"}
