@@ -131,7 +131,17 @@ class Legacy:
             if eid is not None:
                 await stream.notify("notifications/elicitation/complete", {"elicitationId": eid})
 
-        ex.emit = stream.notify
+        last_progress: list[float] = []
+
+        async def emit(method: str, params: dict[str, Any]) -> None:
+            # One stream for all rounds: progress a later round replays is not sent again (protocol.md P29).
+            if method == "notifications/progress":
+                if last_progress and params["progress"] <= last_progress[0]:
+                    return
+                last_progress[:] = [params["progress"]]
+            await stream.notify(method, params)
+
+        ex.emit = emit
         ex.log_level = session.log_level or LOG_LEVELS[0]  # protocol.md P31: every level until setLevel
         ex.protocol_version = session.version
         ex.url_done = url_done
