@@ -347,6 +347,23 @@ def test_a_stream_that_cannot_ask_gives_minus_32042_for_urls_only() -> None:
     assert "text/event-stream" in body["error"]["message"]
 
 
+def test_progress_replayed_by_a_later_round_is_not_sent_again() -> None:
+    server = make_server()
+
+    @server.tool()
+    async def slow(ctx: Context) -> str:
+        await ctx.progress(10, 100)
+        await ctx.confirm("go on?")
+        await ctx.progress(50, 100)
+        return "done"
+
+    session = initialize(server, {"elicitation": {}})
+    params = {"name": "slow", "_meta": {"progressToken": "t"}}
+    _, client = run(server, session, "tools/call", params, accept({"confirm": True}))
+    progress = [(n["progressToken"], n["progress"]) for n in client.notifications("notifications/progress")]
+    assert progress == [("t", 10), ("t", 50)]
+
+
 def test_sampling_and_roots_go_out_as_server_requests() -> None:
     server = make_server()
 
