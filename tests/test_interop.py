@@ -9,104 +9,28 @@ same flow against Baton's server (`examples/everything.py`, tool `perform`). The
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
-import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from support.paths import BATON, ROOT
+from support.peer_venvs import INSTALL_TIMEOUT_S, as_text, ensure_venv, peer_env
 from support.processes import PortOpen, Process, free_port, start
 
 from baton.client import Accepted, Answer, Client, Question
 from baton.forms import BooleanField
 
 PEERS = ROOT / "peers"
-CACHE = ROOT / ".cache" / "interop"
-REQUIREMENTS = {"mcp": "mcp==2.3.0", "fastmcp": "fastmcp==4.1.6"}
-STAMP = ".interop-requirement"
-INSTALL_TIMEOUT_S = 600.0
 CLIENT_TIMEOUT_S = 60.0
 
 # Installing a peer venv on first use can take a minute or two; the flows themselves take well under a second.
 pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)
 
 
-# -- peer venvs --------------------------------------------------------------------------------------
-
-
-def as_text(output: str | bytes | None) -> str:
-    """A subprocess output as text, whatever `TimeoutExpired` carried."""
-    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
-
-
-def peer_env() -> dict[str, str]:
-    """The environment for a peer process: ours, minus what would point it at Baton's venv."""
-    env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"}}
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-def ensure_venv(name: str) -> Path:
-    """The Python of `.cache/interop/<name>`, created with its pinned requirement unless already there.
-
-    A lock file serializes concurrent test runs; the stamp is written only after a successful install,
-    so an interrupted or failed install is redone next time.
-    """
-    requirement = REQUIREMENTS[name]
-    venv = CACHE / name
-    python = venv / "bin" / "python"
-    stamp = venv / STAMP
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with (CACHE / f".{name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if python.exists() and stamp.exists() and stamp.read_text().strip() == requirement:
-            return python
-        shutil.rmtree(venv, ignore_errors=True)
-        steps = [
-            [sys.executable, "-m", "venv", str(venv)],
-            [
-                str(python),
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "--no-input",
-                "--progress-bar",
-                "off",
-                requirement,
-            ],
-        ]
-        for step in steps:
-            try:
-                done = subprocess.run(
-                    step,
-                    capture_output=True,
-                    text=True,
-                    timeout=INSTALL_TIMEOUT_S,
-                    env=peer_env(),
-                    check=False,
-                )
-            except subprocess.TimeoutExpired as exc:
-                shutil.rmtree(venv, ignore_errors=True)
-                pytest.fail(
-                    f"{' '.join(step)} took over {INSTALL_TIMEOUT_S:.0f} s:\n"
-                    f"{as_text(exc.stdout)}\n{as_text(exc.stderr)}",
-                    pytrace=False,
-                )
-            if done.returncode != 0:
-                shutil.rmtree(venv, ignore_errors=True)
-                pytest.fail(
-                    f"could not create the {name} peer venv ({requirement}): {' '.join(step)} exited with "
-                    f"{done.returncode}\n--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}",
-                    pytrace=False,
-                )
-        stamp.write_text(requirement + "\n")
-        return python
+# -- peer venvs (tests/support/peer_venvs.py) ---------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
