@@ -88,9 +88,12 @@ def _check_options(options: dict[str, Any], where: str) -> None:
 
 
 class Server:
-    """A stateless MCP 2026-07-28 server. Register handlers with the decorators, then serve it.
+    """An MCP server: stateless 2026-07-28, and 2025-11-25 sessions from the same handlers (protocol.md P28).
+    Register handlers with the decorators, then serve it.
 
     `server.asgi()` gives the HTTP app; `baton serve file.py` runs it; `serve_stdio(server)` speaks stdio.
+    `session_ttl_s` is how long a 2025-11-25 session id opens; `ask_timeout_s` how long a 2025-11-25
+    request waits for the client's answer to one of its asks.
     """
 
     def __init__(
