@@ -2,7 +2,10 @@
 """Run the official MCP conformance suite (pinned npm harness, cached in .cache/conformance) offline.
 
 Subcommands: install | list server|client | server URL [SCENARIO ...] | client SCENARIO ... -- COMMAND ...
-Always at protocol 2026-07-28, loopback only. Exit 0 if every scenario passed, 1 if not, 2 on setup errors.
+`list`, `server` and `client` take `--spec-version` (2026-07-28, the default, or 2025-11-25: the
+`initialize` era, protocol.md P28), passed to the harness as its own `--spec-version`, which picks
+the scenarios applicable at that revision and the wire version they speak. Loopback only.
+Exit 0 if every scenario passed, 1 if not, 2 on setup errors.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ RESULTS_DIR = CACHE_DIR / "results"
 
 HARNESS_PKG = "@modelcontextprotocol/conformance"
 HARNESS_VERSION = "0.2.0-alpha.12"
-SPEC_VERSION = "2026-07-28"
+SPEC_VERSIONS = ("2026-07-28", "2025-11-25")  # the revisions Baton speaks; the first is the default
+DEFAULT_SPEC_VERSION = SPEC_VERSIONS[0]
 NODE_MIN_MAJOR = 22
 LOOPBACK = "127.0.0.1"
 MAX_IDS_PER_LINE = 8
@@ -279,6 +283,7 @@ def ensure_installed() -> str:
 @dataclass
 class Harness:
     node: str
+    spec_version: str = DEFAULT_SPEC_VERSION
 
     def env(self) -> dict[str, str]:
         if not SHIM_PATH.is_file():
@@ -301,22 +306,22 @@ class Harness:
         )
 
     def scenarios(self, mode: str) -> list[str]:
-        code, output = self.run(["list", f"--{mode}", "--spec-version", SPEC_VERSION], timeout=LIST_TIMEOUT)
+        code, output = self.run(["list", f"--{mode}", "--spec-version", self.spec_version], timeout=LIST_TIMEOUT)
         names = re.findall(r"^  - (\S+)", output, flags=re.MULTILINE)
         if code != 0 or not names:
             raise SetupError(f"cannot list {mode} scenarios (exit {code}):\n{output[-2000:]}")
         return names
 
 
-def select(all_names: list[str], patterns: Sequence[str], mode: str) -> list[str]:
+def select(all_names: list[str], patterns: Sequence[str], mode: str, spec_version: str) -> list[str]:
     """Scenario names matching any of the patterns (exact names or globs), in listing order."""
     chosen: set[str] = set()
     for pattern in patterns:
         hits = [name for name in all_names if fnmatch.fnmatchcase(name, pattern)]
         if not hits:
             raise SetupError(
-                f"no {mode} scenario at {SPEC_VERSION} matches {pattern!r} "
-                f"(see `python tools/conformance.py list {mode}`)"
+                f"no {mode} scenario at {spec_version} matches {pattern!r} "
+                f"(see `python tools/conformance.py list {mode} --spec-version {spec_version}`)"
             )
         chosen.update(hits)
     return [name for name in all_names if name in chosen]
@@ -417,6 +422,7 @@ class Report:
     node: str
     allow_warnings: bool
     results_dir: Path
+    spec_version: str
     results: list[ScenarioResult] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -482,7 +488,7 @@ class Report:
         return {
             "mode": self.mode,
             "target": self.target,
-            "spec_version": SPEC_VERSION,
+            "spec_version": self.spec_version,
             "harness": f"{HARNESS_PKG}@{HARNESS_VERSION}",
             "node": self.node,
             "allow_warnings": self.allow_warnings,
@@ -568,23 +574,24 @@ def cmd_install(_args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    names = Harness(ensure_installed()).scenarios(args.kind)
+    names = Harness(ensure_installed(), args.spec_version).scenarios(args.kind)
     print("\n".join(names))
-    log(f"{len(names)} {args.kind} scenarios at {SPEC_VERSION}")
+    log(f"{len(names)} {args.kind} scenarios at {args.spec_version}")
     return EXIT_OK
 
 
 def cmd_server(args: argparse.Namespace) -> int:
     host, port = check_loopback_url(args.url)
-    harness = Harness(ensure_installed())
+    spec = args.spec_version
+    harness = Harness(ensure_installed(), spec)
     all_names = harness.scenarios("server")
-    names = select(all_names, args.scenarios, "server") if args.scenarios else all_names
+    names = select(all_names, args.scenarios, "server", spec) if args.scenarios else all_names
     wait_for_port(host, port, args.wait)
     run_dir = new_run_dir("server")
-    report = Report("server", args.url, harness.node, args.allow_warnings, run_dir)
+    report = Report("server", args.url, harness.node, args.allow_warnings, run_dir, spec)
     per_scenario = args.timeout * 1000
-    common = ["--url", args.url, "--spec-version", SPEC_VERSION, "--timeout", str(per_scenario)]
-    log(f"{len(names)} server scenario(s) at {SPEC_VERSION} against {args.url}")
+    common = ["--url", args.url, "--spec-version", spec, "--timeout", str(per_scenario)]
+    log(f"{len(names)} server scenario(s) at {spec} against {args.url}")
 
     if not args.scenarios:
         # The whole suite in one harness process (what `--suite all` runs == the listing above).
@@ -648,11 +655,12 @@ def cmd_client(args: argparse.Namespace) -> int:
     # itself instead of the wrapping shell.
     command_line = " ".join(shlex.quote(part) for part in command)
     harness_command = f"exec {command_line}"
-    harness = Harness(ensure_installed())
-    names = select(harness.scenarios("client"), args.scenarios, "client")
+    spec = args.spec_version
+    harness = Harness(ensure_installed(), spec)
+    names = select(harness.scenarios("client"), args.scenarios, "client", spec)
     run_dir = new_run_dir("client")
-    report = Report("client", command_line, harness.node, args.allow_warnings, run_dir)
-    log(f"{len(names)} client scenario(s) at {SPEC_VERSION}, one at a time; command: {command_line}")
+    report = Report("client", command_line, harness.node, args.allow_warnings, run_dir, spec)
+    log(f"{len(names)} client scenario(s) at {spec}, one at a time; command: {command_line}")
 
     for name in names:
         out = run_dir / safe_name(name)
@@ -665,7 +673,7 @@ def cmd_client(args: argparse.Namespace) -> int:
                 "--scenario",
                 name,
                 "--spec-version",
-                SPEC_VERSION,
+                spec,
                 "--timeout",
                 str(args.timeout * 1000),
                 "-o",
@@ -710,14 +718,23 @@ def cmd_client(args: argparse.Namespace) -> int:
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(
         prog="conformance.py",
-        description=f"Run {HARNESS_PKG}@{HARNESS_VERSION} at spec {SPEC_VERSION}, loopback only.",
+        description=f"Run {HARNESS_PKG}@{HARNESS_VERSION} at spec {' or '.join(SPEC_VERSIONS)}, loopback only.",
     )
     sub = parser.add_subparsers(dest="mode", required=True)
 
     installer = sub.add_parser("install", help="install the pinned harness (and node >= 22) into .cache")
 
+    def versioned(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--spec-version",
+            choices=SPEC_VERSIONS,
+            default=DEFAULT_SPEC_VERSION,
+            help="protocol revision whose scenarios run, at its wire version (default %(default)s)",
+        )
+
     lister = sub.add_parser("list", help="list scenario names applicable at the spec version")
     lister.add_argument("kind", choices=("server", "client"))
+    versioned(lister)
 
     def reporting(p: argparse.ArgumentParser, timeout_help: str) -> None:
         p.add_argument("--allow-warnings", action="store_true", help="WARNING checks do not fail a scenario")
@@ -725,6 +742,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         p.add_argument("--json-file", metavar="PATH", help="also write the JSON summary to PATH")
         p.add_argument("--timeout", type=int, default=DEFAULT_SCENARIO_TIMEOUT, metavar="SECONDS", help=timeout_help)
         p.add_argument("--verbose", action="store_true", help="stream the harness output to stderr")
+        versioned(p)
 
     server = sub.add_parser("server", help="test the MCP server at URL")
     server.add_argument("url", help="e.g. http://127.0.0.1:3101/mcp (loopback only)")
