@@ -5,6 +5,11 @@ creating it unless a stamp says it already holds that requirement. A failed or t
 the calling test with pip's output (never a skip), and removes the half-made venv so the next run
 starts over. `peer_env()` is the environment a peer process runs in: never Baton's venv.
 
+`ensure_inspector()` does the same for the MCP Inspector, an npm package: `.cache/interop/inspector`
+holds `@modelcontextprotocol/inspector` at its pinned version, and a pinned `node-<os>-<arch>` package
+too when the system's node is older than the Inspector needs (as tools/conformance.py obtains one). npm
+itself comes from apt-get when it is missing and we are root.
+
 | name | requirement | used by |
 | --- | --- | --- |
 | `mcp` | `mcp==2.3.0` | peers/mcp_*.py (2026-07-28), peers/legacy_mcp2_client.py (its legacy mode) |
@@ -15,10 +20,14 @@ starts over. `peer_env()` is the environment a peer process runs in: never Baton
 from __future__ import annotations
 
 import fcntl
+import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -43,6 +52,34 @@ def peer_env() -> dict[str, str]:
     return env
 
 
+def run_step(step: Sequence[str], what: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run one install step; its output, or fail the test with it (`what` says what was being made)."""
+    try:
+        done = subprocess.run(
+            step,
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT_S,
+            cwd=cwd,
+            env=env or peer_env(),
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(
+            f"{what}: {' '.join(step)} took over {INSTALL_TIMEOUT_S:.0f} s:\n"
+            f"{as_text(exc.stdout)}\n{as_text(exc.stderr)}",
+            pytrace=False,
+        )
+    if done.returncode != 0:
+        pytest.fail(
+            f"{what}: {' '.join(step)} exited with {done.returncode}\n"
+            f"--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}",
+            pytrace=False,
+        )
+    return done.stdout
+
+
 def ensure_venv(name: str) -> Path:
     """The Python of `.cache/interop/<name>`, created with its pinned requirement unless already there.
 
@@ -61,24 +98,113 @@ def ensure_venv(name: str) -> Path:
         shutil.rmtree(venv, ignore_errors=True)
         pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
         steps = [[sys.executable, "-m", "venv", str(venv)], [*pip, "--progress-bar", "off", requirement]]
-        for step in steps:
-            try:
-                done = subprocess.run(
-                    step, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, env=peer_env(), check=False
-                )
-            except subprocess.TimeoutExpired as exc:
-                shutil.rmtree(venv, ignore_errors=True)
-                pytest.fail(
-                    f"{' '.join(step)} took over {INSTALL_TIMEOUT_S:.0f} s:\n"
-                    f"{as_text(exc.stdout)}\n{as_text(exc.stderr)}",
-                    pytrace=False,
-                )
-            if done.returncode != 0:
-                shutil.rmtree(venv, ignore_errors=True)
-                pytest.fail(
-                    f"could not create the {name} peer venv ({requirement}): {' '.join(step)} exited with "
-                    f"{done.returncode}\n--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}",
-                    pytrace=False,
-                )
+        try:
+            for step in steps:
+                run_step(step, f"could not create the {name} peer venv ({requirement})")
+        except BaseException:
+            shutil.rmtree(venv, ignore_errors=True)
+            raise
         stamp.write_text(requirement + "\n")
         return python
+
+
+# -- the MCP Inspector (npm) -----------------------------------------------------------------------------
+
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+INSPECTOR_NODE_MIN = (22, 19)  # the Inspector's `engines.node`
+NODE_VERSION = "22.23.5"  # the node-<os>-<arch> package installed when the system's node is older
+INSPECTOR_DIR = CACHE / "inspector"
+
+
+@dataclass(frozen=True)
+class Inspector:
+    """The Inspector's launcher script and the node that runs it: `argv("--cli", ...)` is a command."""
+
+    node: Path
+    launcher: Path
+
+    def argv(self, *args: str) -> list[str]:
+        return [str(self.node), str(self.launcher), *args]
+
+
+def node_version(node: str | Path) -> tuple[int, int] | None:
+    """(major, minor) of a node binary, or None if it does not run."""
+    env = {k: v for k, v in os.environ.items() if k != "NODE_OPTIONS"}
+    try:
+        done = subprocess.run(
+            [str(node), "-p", "process.versions.node"], capture_output=True, text=True, timeout=30, env=env, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    parts = done.stdout.strip().split(".")
+    if done.returncode != 0 or len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def node_package() -> str:
+    """The npm package that ships a node binary for this machine (node-<os>-<arch>)."""
+    system = {"Linux": "linux", "Darwin": "darwin"}.get(platform.system())
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower())
+    if system is None or arch is None:
+        pytest.fail(f"no node package known for {platform.system()}/{platform.machine()}", pytrace=False)
+    return f"node-{system}-{arch}"
+
+
+def usable_node() -> Path | None:
+    """The system node if recent enough for the Inspector, else the cached one if installed."""
+    candidates = [shutil.which("node"), INSPECTOR_DIR / "node_modules" / node_package() / "bin" / "node"]
+    for node in candidates:
+        if node is not None and Path(node).is_file() and (node_version(node) or (0, 0)) >= INSPECTOR_NODE_MIN:
+            return Path(node)
+    return None
+
+
+def ensure_npm() -> str:
+    """npm, installed with apt-get (as root) when it is missing."""
+    npm = shutil.which("npm")
+    if npm is not None:
+        return npm
+    apt = shutil.which("apt-get")
+    if apt is None or os.geteuid() != 0:
+        pytest.fail("npm is missing and cannot be installed here (needs apt-get as root)", pytrace=False)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    run_step([apt, "update"], "installing npm", env=env)
+    run_step([apt, "install", "-y", "--no-install-recommends", "nodejs", "npm"], "installing npm", env=env)
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail("apt-get installed npm but it is still not on PATH", pytrace=False)
+    return npm
+
+
+def ensure_inspector() -> Inspector:
+    """The pinned MCP Inspector under `.cache/interop/inspector`, installed with npm unless already there."""
+    package, version = INSPECTOR.rsplit("@", 1)
+    root = INSPECTOR_DIR / "node_modules" / package
+    launcher = root / "clients" / "launcher" / "build" / "index.js"
+    INSPECTOR_DIR.mkdir(parents=True, exist_ok=True)
+    with (CACHE / ".inspector.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        node = usable_node()
+        if node is not None and launcher.is_file() and _installed_version(root) == version:
+            return Inspector(node, launcher)
+        manifest = INSPECTOR_DIR / "package.json"
+        if not manifest.is_file():
+            manifest.write_text(json.dumps({"name": "baton-interop-inspector", "private": True}) + "\n")
+        packages = [INSPECTOR] if node is not None else [INSPECTOR, f"{node_package()}@{NODE_VERSION}"]
+        npm = ensure_npm()
+        env = {k: v for k, v in peer_env().items() if k != "NODE_OPTIONS"}
+        step = [npm, "install", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=error", "--save-exact"]
+        run_step([*step, *packages], f"could not install {' '.join(packages)}", cwd=INSPECTOR_DIR, env=env)
+        node = usable_node()
+        if node is None or not launcher.is_file() or _installed_version(root) != version:
+            pytest.fail(f"npm installed {' '.join(packages)} but no usable Inspector or node came of it", pytrace=False)
+        return Inspector(node, launcher)
+
+
+def _installed_version(root: Path) -> str | None:
+    try:
+        meta = json.loads((root / "package.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return meta.get("version") if isinstance(meta, dict) else None
