@@ -2,9 +2,16 @@
 
 Run it:   baton serve examples/everything.py --http 127.0.0.1:3101
 Then:     python tools/conformance.py server http://127.0.0.1:3101/mcp
+          python tools/conformance.py server http://127.0.0.1:3101/mcp --spec-version 2025-11-25
 
 It exposes the suite's fixture tools, resources and prompts (their names are fixed by the suite),
 plus `perform(action)`, the tool the benchmarks drive: one boolean confirmation, then `done: <action>`.
+
+One set of handlers serves both protocol versions (protocol.md P28). A 2026-07-28 client gets each
+ask inside an `input_required` result and retries; in a 2025-11-25 session the server sends the ask
+as a request on the call's own stream and runs the next round itself (P29). Either way a handler
+replays from the top on every round, so what it does before an ask (a log line, progress) happens
+again in the next round; the fixtures that ask do nothing before their ask.
 """
 
 from __future__ import annotations
@@ -12,13 +19,19 @@ from __future__ import annotations
 import asyncio
 import base64
 import secrets
-from dataclasses import dataclass
-from typing import Annotated, Any
+from dataclasses import asdict, dataclass
+from typing import Annotated, Any, Literal
 
 from baton import (
     Accepted,
+    Cancelled,
     CapabilityMissing,
+    Choice,
     Context,
+    Declined,
+    EnumField,
+    Field,
+    MultiSelectField,
     Param,
     Server,
     ToolError,
@@ -29,7 +42,7 @@ from baton import (
 server = Server(
     "baton-everything",
     "0.1.0",
-    instructions="Conformance fixtures for MCP 2026-07-28, plus perform(action) for benchmarks.",
+    instructions="Conformance fixtures for MCP 2026-07-28 and 2025-11-25, plus perform(action) for benchmarks.",
 )
 
 # A 1x1 transparent PNG and a short silent WAV, for the image and audio fixtures.
@@ -120,13 +133,35 @@ async def test_tool_with_progress(ctx: Context) -> str:
     return "Progress test completed"
 
 
+async def _log_three(ctx: Context, logger: str, pause_s: float) -> None:
+    """Three info lines, `pause_s` apart. A 2026-07-28 client sees them only if it sent the deprecated
+    logLevel; a 2025-11-25 session sees them at or above its logging/setLevel (every level until set)."""
+    lines = ("Tool execution started", "Tool processing data", "Tool execution completed")
+    for i, text in enumerate(lines):
+        if i:
+            await asyncio.sleep(pause_s)
+        await ctx.log("info", text, logger=logger)
+
+
 @server.tool()
 async def test_logging_tool(ctx: Context) -> str:
     """Logs three messages; the client sees them only if it asked with the deprecated logLevel."""
-    for text in ("Tool execution started", "Tool processing data", "Tool execution completed"):
-        await ctx.log("info", text, logger="test_logging_tool")
-        await asyncio.sleep(0.01)
+    await _log_three(ctx, "test_logging_tool", 0.01)
     return "Logging test completed"
+
+
+@server.tool()
+async def test_tool_with_logging(ctx: Context) -> str:
+    """Logs three info messages about 50 ms apart (the suite's 2025-11-25 logging fixture)."""
+    await _log_three(ctx, "test_tool_with_logging", 0.05)
+    return "Tool with logging completed"
+
+
+@server.tool()
+async def test_reconnection() -> str:
+    """Answers after a short pause: a client whose stream drops meanwhile resumes it and still gets this."""
+    await asyncio.sleep(0.2)
+    return "Reconnection test completed"
 
 
 @server.tool()
@@ -200,6 +235,84 @@ def json_schema_2020_12_tool(**arguments: Any) -> str:
 def test_x_mcp_header(region: Annotated[str, Param("Deployment region", header="Region")]) -> str:
     """Its region argument travels in the Mcp-Param-Region header too."""
     return f"region: {region}"
+
+
+# -- asks (2025-11-25 sends them as server requests; 2026-07-28 as input_required) ---------------------
+
+
+@form
+@dataclass
+class UserInfo:
+    username: Annotated[str, Field(description="User's response")]
+    email: Annotated[str, Field(description="User's email address")]
+
+
+@form
+@dataclass
+class Defaults:
+    """Every primitive field with a default the client pre-fills (SEP-1034)."""
+
+    name: str = "John Doe"
+    age: int = 30
+    score: float = 95.5
+    status: Literal["active", "inactive", "pending"] = "active"
+    verified: bool = True
+
+
+# The five enum shapes (SEP-1330), as an explicit field list: untitled, titled, the deprecated enumNames,
+# and the two multi-selects.
+ENUMS = [
+    EnumField(name="untitledSingle", values=["option1", "option2", "option3"]),
+    EnumField(
+        name="titledSingle",
+        values=[Choice("value1", "First Option"), Choice("value2", "Second Option"), Choice("value3", "Third Option")],
+    ),
+    EnumField(
+        name="legacyEnum",
+        values=[Choice("opt1", "Option One"), Choice("opt2", "Option Two"), Choice("opt3", "Option Three")],
+        legacy_titles=True,
+    ),
+    MultiSelectField(name="untitledMulti", values=["option1", "option2", "option3"]),
+    MultiSelectField(
+        name="titledMulti",
+        values=[Choice("value1", "First Choice"), Choice("value2", "Second Choice"), Choice("value3", "Third Choice")],
+    ),
+]
+
+
+def _outcome(answer: Accepted[Any] | Declined | Cancelled) -> str:
+    if isinstance(answer, Accepted):
+        data = answer.data if isinstance(answer.data, dict) else asdict(answer.data)
+        return f"action=accept, content={data}"
+    return "action=decline" if isinstance(answer, Declined) else "action=cancel"
+
+
+@server.tool()
+async def test_sampling(ctx: Context, prompt: Annotated[str, Param("The prompt to send to the model")]) -> str:
+    """Asks the client's model to answer the prompt (deprecated sampling, kept for compatibility)."""
+    answer = await ctx.sample(prompt, max_tokens=100, key="sampling")
+    return f"LLM response: {_text_of(answer)}"
+
+
+@server.tool()
+async def test_elicitation(ctx: Context, message: Annotated[str, Param("The message to show the user")]) -> str:
+    """Asks the user for a username and an email address."""
+    answer = await ctx.elicit(UserInfo, message, key="user_info")
+    return f"User response: {_outcome(answer)}"
+
+
+@server.tool()
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    """Asks a form whose every field has a default: a string, an integer, a number, an enum and a boolean."""
+    answer = await ctx.elicit(Defaults, "Please review these values", key="defaults")
+    return f"Elicitation completed: {_outcome(answer)}"
+
+
+@server.tool()
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    """Asks a form with every enum shape: single and multiple choice, with and without titles."""
+    answer = await ctx.elicit(ENUMS, "Please choose", key="enums")
+    return f"Elicitation completed: {_outcome(answer)}"
 
 
 # -- multi round-trip fixtures ------------------------------------------------------------------------
@@ -329,6 +442,29 @@ def static_binary() -> bytes:
 def template_data(id: str) -> str:
     """Data for one id."""
     return f'{{"id": "{id}", "templateTest": true, "data": "Data for ID: {id}"}}'
+
+
+@server.resource("test://example-resource", name="example-resource", mime_type="text/plain")
+def example_resource() -> str:
+    """The resource the embedded-resource prompt points at."""
+    return "Embedded resource content for testing."
+
+
+_watched = {"version": 1}
+
+
+@server.resource("test://watched-resource", name="watched-resource", mime_type="text/plain")
+def watched_resource() -> str:
+    """A resource that changes: 2025-11-25 sessions may subscribe to it."""
+    return f"Watched resource, version {_watched['version']}."
+
+
+@server.tool()
+def test_update_watched_resource() -> str:
+    """Changes test://watched-resource; subscribed 2025-11-25 sessions hear notifications/resources/updated."""
+    _watched["version"] += 1
+    server.resource_updated("test://watched-resource")
+    return f"test://watched-resource is now at version {_watched['version']}"
 
 
 # -- prompts -----------------------------------------------------------------------------------------
