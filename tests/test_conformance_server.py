@@ -1,20 +1,22 @@
-"""The official MCP conformance suite, server side: `baton serve examples/everything.py` must pass all
-40 scenarios at 2026-07-28 with no failed and no warning checks (driven by tools/conformance.py)."""
+"""The official MCP conformance suite, server side: one `baton serve examples/everything.py` process must
+pass every scenario at 2026-07-28 (40) and at 2025-11-25 (33, the `initialize` era, protocol.md P28) with
+no failed and no warning checks, from the same handlers (driven by tools/conformance.py)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.paths import BATON, ROOT
-from support.serve import start_server
+from support.serve import RunningServer, start_server
 
 RUNNER = ROOT / "tools" / "conformance.py"
-EXPECTED_SCENARIOS = 40
+EXPECTED_SCENARIOS = {"2026-07-28": 40, "2025-11-25": 33}
 STARTUP_TIMEOUT = 20.0
 RUNNER_TIMEOUT = 840.0
 
@@ -40,39 +42,44 @@ def describe_failures(summary: dict[str, Any]) -> str:
     return "\n".join(lines) or "(no failing scenario)"
 
 
-def test_everything_server_passes_the_conformance_suite(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """One server for both versions: a single process serves both eras side by side."""
     assert Path(BATON).exists(), f"{BATON} is missing: run `./dev setup` first"
-    log = tmp_path / "baton-serve.log"
+    log = tmp_path_factory.mktemp("conformance-server") / "baton-serve.log"
     with start_server("examples/everything.py", log=log, timeout=STARTUP_TIMEOUT) as server:
-        try:
-            run = subprocess.run(
-                [sys.executable, str(RUNNER), "server", server.url, "--json"],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                timeout=RUNNER_TIMEOUT,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            pytest.fail(f"tools/conformance.py timed out after {exc.timeout:.0f}s; server log:\n{tail(log)}")
-        try:
-            summary: dict[str, Any] = json.loads(run.stdout)
-        except ValueError:
-            pytest.fail(
-                f"tools/conformance.py exited {run.returncode} without a JSON summary\n"
-                f"stdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}\nserver log:\n{tail(log)}"
-            )
+        yield server
+
+
+@pytest.mark.parametrize("spec_version", list(EXPECTED_SCENARIOS))
+def test_everything_server_passes_the_conformance_suite(everything: RunningServer, spec_version: str) -> None:
+    expected = EXPECTED_SCENARIOS[spec_version]
+    log = everything.log
+    argv = [sys.executable, str(RUNNER), "server", everything.url, "--spec-version", spec_version, "--json"]
+    try:
+        run = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=RUNNER_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"tools/conformance.py timed out after {exc.timeout:.0f}s; server log:\n{tail(log)}")
+    try:
+        summary: dict[str, Any] = json.loads(run.stdout)
+    except ValueError:
+        pytest.fail(
+            f"tools/conformance.py exited {run.returncode} without a JSON summary\n"
+            f"stdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}\nserver log:\n{tail(log)}"
+        )
 
     counts = summary["summary"]
     report = [line for line in run.stderr.splitlines() if not line.startswith("PASS ")]
     details = "\n\n".join(
         [
+            f"at {spec_version}:",
             describe_failures(summary),
             "runner report (PASS lines dropped):\n" + "\n".join(report[-150:]),
             f"server log:\n{tail(log, 2000)}",
         ]
     )
-    assert counts["scenarios"] == EXPECTED_SCENARIOS, details
-    assert (counts["passed"], counts["failed"], counts["warnings"]) == (EXPECTED_SCENARIOS, 0, 0), details
+    assert summary["spec_version"] == spec_version, details
+    assert counts["scenarios"] == expected, details
+    assert (counts["passed"], counts["failed"], counts["warnings"]) == (expected, 0, 0), details
     assert summary["errors"] == [], details
     assert run.returncode == 0, details
