@@ -518,7 +518,11 @@ def finish(report: Report, args: argparse.Namespace) -> int:
 
 
 def finalize_result(result: ScenarioResult) -> ScenarioResult:
-    if result.error is None and result.checks and result.count("SUCCESS") == 0 and not result.problems():
+    # The harness calls a scenario with no checks at all "passed" (e.g. a client that never sent what the
+    # scenario waits for); nothing was verified, so it fails here.
+    if result.error is None and not result.checks:
+        result.error = "the harness recorded no checks: the scenario never saw what it tests"
+    elif result.error is None and result.count("SUCCESS") == 0 and not result.problems():
         result.error = "no check succeeded"
     return result
 
