@@ -1,11 +1,16 @@
-"""The Streamable HTTP transport as a pure ASGI app (MCP 2026-07-28).
+"""The Streamable HTTP transport as a pure ASGI app, for both eras of MCP (protocol.md P28).
 
-POST only (405 otherwise), Host and Origin checks against DNS rebinding (403: loopback hosts, as
-`baton.protocol.hosts.is_loopback` defines them, are always admitted, others only when configured),
-a body size limit (413), notifications answered 202, JSON responses, and an SSE response only when
-the request asked for notifications (a `progressToken` or the deprecated `logLevel`) or opened
-`subscriptions/listen`. Every JSON-RPC envelope is built by `baton.protocol.messages`.
-A client that closes an SSE stream cancels the request. Every response names the instance that
+MCP 2026-07-28, per request: POST only (405 otherwise), Host and Origin checks against DNS rebinding
+(403: loopback hosts, as `baton.protocol.hosts.is_loopback` defines them, are always admitted, others
+only when configured), a body size limit (413), notifications answered 202, JSON responses, and an
+SSE response only when the request asked for notifications (a `progressToken` or the deprecated
+`logLevel`) or opened `subscriptions/listen`. A client that closes an SSE stream cancels the request.
+
+MCP 2025-11-25: every request that `baton.protocol.era.is_modern` does not claim, and whatever carries
+`Mcp-Session-Id` (answers to server requests, notifications, GET, DELETE), goes to
+`baton.serve.http_sessions`; a 2026 request with its envelope pays one dict lookup for that.
+
+Every JSON-RPC envelope is built by `baton.protocol.messages`. Every response names the instance that
 produced it in a `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), for deployments of many.
 """
 
@@ -16,24 +21,24 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Iterable, MutableMapping
 from typing import Any
 
 import orjson
 
 from ..connect import mount_default_kit
+from ..protocol.constants import HANDSHAKE_VERSIONS, META_PROTOCOL_VERSION
+from ..protocol.era import is_modern
 from ..protocol.errors import HEADER_MISMATCH, INVALID_REQUEST, McpError, http_status
 from ..protocol.headers import Headers
 from ..protocol.hosts import host_without_port, is_loopback
 from ..protocol.messages import Message, RequestId, error_response, notification, parse, request_id_of, result_response
 from ..server import Exchange, Reply, RequestInfo, Server
 from ..server.subscriptions import Subscription
+from .asgi import Receive, Scope, Send, disconnected
+from .http_sessions import SESSION_HEADER, SessionHttp, response_object
 
 log = logging.getLogger("baton.http")
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 ENV_INSTANCE = "BATON_INSTANCE"
@@ -76,6 +81,8 @@ class HttpApp:
         )
         self.max_body_bytes = max_body_bytes
         self._hosts_seen: set[bytes] = set()
+        # The 2025-11-25 era: initialize, and whatever carries Mcp-Session-Id (protocol.md P28, P30-P32).
+        self.sessions = SessionHttp(server, json_head=self._json_head, sse_head=self._sse_head, tag=self._tag)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -98,6 +105,10 @@ class HttpApp:
                 await self._error(send, 403, None, McpError(INVALID_REQUEST, refusal))
                 return
         if scope["method"] != "POST":
+            if SESSION_HEADER in raw and scope["method"] in ("GET", "DELETE"):
+                await self._session_verb(scope, headers, receive, send)
+                return
+            # Without a session GET and DELETE are a 2026 client's mistake or an old transport's probe: 405.
             await send(
                 {
                     "type": "http.response.start",
@@ -124,14 +135,27 @@ class HttpApp:
         try:
             msg = parse(body)
         except McpError as exc:
+            answer = response_object(body) if SESSION_HEADER in raw else None
+            if answer is not None:  # a client's answer to a server request of its session (protocol.md P32)
+                await self.sessions.response(answer, _info(scope, headers), raw, send)
+                return
             await self._error(send, http_status(exc.code), request_id_of(body), exc)
             return
         if not msg.is_request:
-            await self._notification(msg, headers, send)
+            if SESSION_HEADER in raw and _handshake_header(raw):
+                await self.sessions.notification(msg, _info(scope, headers), raw, send)
+            else:
+                await self._notification(msg, headers, send)
             return
         client = scope.get("client")
         info = RequestInfo("http", headers, (client[0], client[1]) if client else None)
         meta = msg.params.get("_meta")
+        # The one check a 2026 request pays for the other era: its envelope (protocol.md P28).
+        if (type(meta) is not dict or META_PROTOCOL_VERSION not in meta) and not is_modern(
+            msg.method, msg.params, headers.get("mcp-protocol-version")
+        ):
+            await self.sessions.request(msg, info, raw, receive, send)
+            return
         if (
             isinstance(meta, dict)
             and ("progressToken" in meta or "io.modelcontextprotocol/logLevel" in meta)
@@ -152,9 +176,18 @@ class HttpApp:
                 _ = self.server.sealer  # load (or create) the key ring now, not on the first request
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                self.sessions.close()
                 await self.server.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    async def _session_verb(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:
+        """GET (resume a stream, or the standalone stream) or DELETE of a 2025-11-25 session (protocol.md P32)."""
+        info = _info(scope, headers)
+        if scope["method"] == "GET":
+            await self.sessions.get(info, headers.raw, receive, send)
+        else:
+            await self.sessions.delete(info, headers.raw, send)
 
     async def _connect(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The connect kit's browser pages: the Host check here, the rest (origin, session) in the kit."""
@@ -247,7 +280,7 @@ class HttpApp:
             await send({"type": "http.response.body", "body": _sse(notification(method, params)), "more_body": True})
 
         work = asyncio.ensure_future(self.server.handle(msg, Exchange(info, emit)))
-        watcher = asyncio.ensure_future(_disconnected(receive))
+        watcher = asyncio.ensure_future(disconnected(receive))
         done, _ = await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
         if work not in done:
             closed = True
@@ -278,7 +311,7 @@ class HttpApp:
                 await event(notification(method, params))
 
         work = asyncio.ensure_future(pump())
-        watcher = asyncio.ensure_future(_disconnected(receive))
+        watcher = asyncio.ensure_future(disconnected(receive))
         try:
             done, _ = await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -319,9 +352,15 @@ def _sse(message: dict[str, Any]) -> bytes:
     return b"event: message\ndata: " + orjson.dumps(message) + b"\n\n"
 
 
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
+def _info(scope: Scope, headers: Headers) -> RequestInfo:
+    client = scope.get("client")
+    return RequestInfo("http", headers, (client[0], client[1]) if client else None)
+
+
+def _handshake_header(raw: dict[bytes, bytes]) -> bool:
+    """Whether the `MCP-Protocol-Version` header is absent or names a handshake-era version."""
+    version = raw.get(b"mcp-protocol-version")
+    return version is None or version.decode("latin-1").strip() in HANDSHAKE_VERSIONS
 
 
 async def _plain(send: Send, status: int, text: bytes, tag: list[tuple[bytes, bytes]]) -> None:

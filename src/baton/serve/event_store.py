@@ -1,0 +1,187 @@
+"""The SSE streams of one 2025-11-25 HTTP session and their bounded event store (protocol.md P32).
+
+A request answered with SSE writes into a `StreamLog`, never to a socket: every message becomes an
+event with the id `<stream>:<seq>`, is kept, and is handed to whoever follows the log (the POST that
+opened it, or a `GET` with `Last-Event-ID` after a disconnect). So a dropped connection loses nothing
+that the store still holds, and a resumption replays exactly that stream. A stream id starts with a
+tag of the session id, so an event id shown on another session is recognised as foreign without any
+lookup. Each session's `EventStore` is bounded in events and bytes; finished streams are kept a
+while for a late resumption, then dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+
+RETRY_MS = 1000
+"""The SSE `retry` field: how long a client waits before it reconnects to resume a stream."""
+MAX_EVENTS = 1024
+"""Events one session's store holds at most (all its streams together)."""
+MAX_BYTES = 4 * 1024 * 1024
+"""Bytes of events one session's store holds at most."""
+MAX_STREAMS = 128
+"""Finished streams are forgotten early once a session's store has this many streams."""
+KEEP_FINISHED_S = 300.0
+"""How long a finished stream stays resumable (its response can still be fetched with `GET`)."""
+_TAG_LEN = 8
+_NONCE_LEN = 8
+
+
+def session_tag(session_id: str) -> str:
+    """The first part of every stream id of this session: a short digest of the session id."""
+    return hashlib.sha256(session_id.encode()).hexdigest()[:_TAG_LEN]
+
+
+def parse_event_id(value: str) -> tuple[str, int] | None:
+    """(stream id, sequence number) of a `Last-Event-ID`, or None when it is not one of ours."""
+    sid, sep, seq = value.strip().partition(":")
+    if not sep or len(sid) != _TAG_LEN + _NONCE_LEN or not seq.isdigit() or len(seq) > 12:
+        return None
+    if any(c not in "0123456789abcdef" for c in sid):
+        return None
+    return sid, int(seq)
+
+
+def sse_event(event_id: str | None, payload: dict[str, Any]) -> bytes:
+    """One JSON-RPC message as a server-sent event, with an id when it belongs to a resumable stream."""
+    head = b"id: " + event_id.encode() + b"\n" if event_id else b""
+    return head + b"event: message\ndata: " + orjson.dumps(payload) + b"\n\n"
+
+
+class StreamLog:
+    """One resumable stream: its events in order, and whether its request has ended."""
+
+    __slots__ = ("_store", "_wake", "done", "events", "finished_at", "id", "seq", "size")
+
+    def __init__(self, store: EventStore, sid: str) -> None:
+        self._store = store
+        self.id = sid
+        self.seq = 0
+        self.events: list[tuple[int, bytes]] = []
+        self.size = 0
+        self.done = False
+        self.finished_at = 0.0
+        self._wake = asyncio.Event()
+
+    def priming(self) -> bytes:
+        """The first event of the stream: its id at sequence 0, empty data, and the `retry` field."""
+        return f"id: {self.id}:0\nretry: {RETRY_MS}\ndata: \n\n".encode()
+
+    async def write(self, payload: dict[str, Any]) -> None:
+        """Add one message (a `Stream`'s write); ignored once the stream has ended."""
+        self.append(payload)
+
+    def append(self, payload: dict[str, Any]) -> None:
+        if self.done:
+            return
+        self.seq += 1
+        data = sse_event(f"{self.id}:{self.seq}", payload)
+        self.events.append((self.seq, data))
+        self.size += len(data)
+        self._store.added(len(data))
+        self._signal()
+
+    def finish(self, response: dict[str, Any] | None) -> None:
+        """End the stream, after the response (None: the request was cancelled, nothing more is sent)."""
+        if self.done:
+            return
+        if response is not None:
+            self.append(response)
+        self.done = True
+        self.finished_at = time.monotonic()
+        self._signal()
+
+    def trim(self, count: int) -> int:
+        """Drop the oldest `count` events; returns the bytes freed."""
+        dropped, self.events = self.events[:count], self.events[count:]
+        freed = sum(len(data) for _, data in dropped)
+        self.size -= freed
+        return freed
+
+    async def follow(self, after: int) -> AsyncIterator[bytes]:
+        """The events after sequence number `after`, those stored and then the live ones, until the end."""
+        cursor = after
+        while True:
+            wake = self._wake
+            events = self.events
+            if events:
+                start = max(0, cursor + 1 - events[0][0])  # sequence numbers are contiguous
+                for seq, data in events[start:]:
+                    cursor = seq
+                    yield data
+            if self.done and (not self.events or self.events[-1][0] <= cursor):
+                return
+            await wake.wait()
+
+    def _signal(self) -> None:
+        wake, self._wake = self._wake, asyncio.Event()
+        wake.set()
+
+
+class EventStore:
+    """The streams of one session on this instance, bounded by `MAX_EVENTS`, `MAX_BYTES`, `MAX_STREAMS`."""
+
+    def __init__(self, session_id: str) -> None:
+        self.tag = session_tag(session_id)
+        self.streams: dict[str, StreamLog] = {}
+        self._bytes = 0
+        self._events = 0
+
+    def open(self) -> StreamLog:
+        """A new stream with a fresh id."""
+        self._forget_finished()
+        sid = self.tag + secrets.token_hex(_NONCE_LEN // 2)
+        while sid in self.streams:  # pragma: no cover - 32 random bits colliding in one session
+            sid = self.tag + secrets.token_hex(_NONCE_LEN // 2)
+        log = StreamLog(self, sid)
+        self.streams[sid] = log
+        return log
+
+    def find(self, sid: str) -> StreamLog | None:
+        return self.streams.get(sid)
+
+    def owns(self, sid: str) -> bool:
+        """Whether a stream id was minted for this session (whether or not it is still stored)."""
+        return sid.startswith(self.tag)
+
+    def close(self) -> None:
+        """End every stream without a response (the session was deleted)."""
+        for log in self.streams.values():
+            log.finish(None)
+
+    def added(self, size: int) -> None:
+        self._bytes += size
+        self._events += 1
+        if self._bytes > MAX_BYTES or self._events > MAX_EVENTS:
+            self._shrink()
+
+    def _forget_finished(self) -> None:
+        now = time.monotonic()
+        for sid, log in list(self.streams.items()):
+            if log.done and (now - log.finished_at > KEEP_FINISHED_S or len(self.streams) >= MAX_STREAMS):
+                self._drop(sid)  # running streams stay: there are only as many as requests in flight
+
+    def _shrink(self) -> None:
+        """Make room: first drop finished streams (oldest first), then the oldest events of running ones."""
+        for sid, log in list(self.streams.items()):
+            if self._bytes <= MAX_BYTES and self._events <= MAX_EVENTS:
+                return
+            if log.done:
+                self._drop(sid)
+        for log in self.streams.values():
+            while log.events and (self._bytes > MAX_BYTES or self._events > MAX_EVENTS):
+                self._bytes -= log.trim(1)
+                self._events -= 1
+
+    def _drop(self, sid: str) -> None:
+        log = self.streams.pop(sid)
+        self._bytes -= log.size
+        self._events -= len(log.events)
+        log.finish(None)

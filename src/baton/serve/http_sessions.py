@@ -1,0 +1,431 @@
+"""The 2025-11-25 side of the HTTP transport: `initialize`, and everything that carries `Mcp-Session-Id`
+(protocol.md P28, P30-P32).
+
+The session id is sealed and opens on any instance (`server.sessions`), for the principal that
+initialized it only. What a session changes while it lives is soft state kept here, per instance, in a
+bounded map that forgets idle sessions (`SessionState`): the log level and subscriptions, the table of
+server requests it has open, its SSE streams and their events, its standalone `GET` stream and the
+backlog of notifications waiting for one. An instance that has no state for an id that opens rebuilds
+it with defaults. `DELETE` ends the session on this instance and refuses the id from then on.
+
+A request that may emit (`tools/call`, `prompts/get`, `resources/read`, `completion/complete`) is
+answered with SSE when the client accepts it; its messages go through a `StreamLog`, so a client that
+disconnects does not cancel it (only `notifications/cancelled` or `DELETE` does) and can resume it
+with `GET` and `Last-Event-ID`. Every JSON-RPC error of a session is sent with HTTP 200; 4xx statuses
+are for transport conditions only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+
+from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
+from ..protocol.messages import Message, RequestId, error_response, notification, result_response
+from ..server import Exchange, RequestInfo, Server, Unauthenticated
+from ..server.outbound import Outbound, Stream
+from ..server.sessions import LegacySession
+from ..server.subscriptions import RESOURCE_UPDATED
+from .asgi import Head, Receive, Send, disconnected, send_empty, send_json
+from .event_store import EventStore, StreamLog, parse_event_id, sse_event
+
+log = logging.getLogger("baton.http")
+
+IDLE_S = 1800.0
+"""A session's soft state is forgotten after this long without traffic (and nothing running)."""
+MAX_SESSIONS = 10_000
+"""Sessions with soft state on one instance; past it the least recently used is forgotten."""
+MAX_DELETED = 100_000
+"""Deleted session ids one instance remembers (each until it would have expired)."""
+BACKLOG = 32
+"""Notifications a session keeps for its next standalone `GET` when none is open."""
+SSE_METHODS = frozenset({"tools/call", "prompts/get", "resources/read", "completion/complete"})
+"""Requests whose handlers may notify or ask: answered with SSE when the client accepts it."""
+SESSION_HEADER = b"mcp-session-id"
+_SWEEP_S = 60.0
+
+
+class SessionState:
+    """What one instance keeps for one live session (protocol.md P30)."""
+
+    __slots__ = ("backlog", "last_used", "outbound", "running", "session", "standalone", "store")
+
+    def __init__(self, session: LegacySession) -> None:
+        assert session.id is not None
+        self.session = session
+        self.outbound = Outbound()
+        self.store = EventStore(session.id)
+        self.running: dict[RequestId, asyncio.Task[Any]] = {}
+        self.standalone: asyncio.Queue[bytes | None] | None = None
+        self.backlog: deque[bytes] = deque(maxlen=BACKLOG)
+        self.last_used = time.monotonic()
+
+    def deliver(self, method: str, params: dict[str, Any]) -> None:
+        """A list change or resource update: on the standalone stream, else kept for the next one (P31)."""
+        if method == RESOURCE_UPDATED and params.get("uri") not in self.session.subscriptions:
+            return
+        data = sse_event(None, notification(method, params))
+        if self.standalone is not None:
+            self.standalone.put_nowait(data)
+        elif data not in self.backlog:  # the same change twice tells the client nothing more
+            self.backlog.append(data)
+
+    def idle(self, now: float) -> bool:
+        return now - self.last_used > IDLE_S and not self.running and self.standalone is None
+
+    def end(self, reason: str) -> None:
+        """The session is over here: cancel its requests, end its streams, fail its server requests."""
+        for task in list(self.running.values()):
+            task.cancel()
+        self.store.close()
+        self.outbound.fail_all(reason)
+        if self.standalone is not None:
+            self.standalone.put_nowait(None)
+
+
+class SessionTable:
+    """The live sessions of this instance (bounded, idle ones forgotten) and the ids deleted here."""
+
+    def __init__(self, ttl_s: float) -> None:
+        self._live: OrderedDict[str, SessionState] = OrderedDict()
+        self._deleted: dict[str, float] = {}
+        self._ttl_s = ttl_s
+        self._swept = time.monotonic()
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def states(self) -> list[SessionState]:
+        return list(self._live.values())
+
+    def deleted(self, sid: str) -> bool:
+        until = self._deleted.get(sid)
+        if until is None:
+            return False
+        if until < time.monotonic():
+            del self._deleted[sid]
+            return False
+        return True
+
+    def state(self, session: LegacySession) -> SessionState:
+        """The soft state of a session that just opened, made with defaults when this instance has none."""
+        sid = session.id
+        assert sid is not None
+        now = time.monotonic()
+        state = self._live.get(sid)
+        if state is None:
+            if now - self._swept > _SWEEP_S or len(self._live) >= MAX_SESSIONS:
+                self._sweep(now)
+            state = self._live[sid] = SessionState(session)
+        else:
+            self._live.move_to_end(sid)
+        state.last_used = now
+        return state
+
+    def delete(self, sid: str) -> None:
+        state = self._live.pop(sid, None)
+        if state is not None:
+            state.end("the session was deleted")
+        if len(self._deleted) >= MAX_DELETED:
+            del self._deleted[next(iter(self._deleted))]
+        self._deleted[sid] = time.monotonic() + self._ttl_s
+
+    def close(self) -> None:
+        for state in self._live.values():
+            state.end("the server is shutting down")
+        self._live.clear()
+
+    def _sweep(self, now: float) -> None:
+        self._swept = now
+        for sid, state in list(self._live.items()):
+            if now - state.last_used <= IDLE_S:
+                break  # ordered by last use: the rest are recent
+            if state.idle(now):
+                del self._live[sid]
+        while len(self._live) >= MAX_SESSIONS:
+            sid, state = self._live.popitem(last=False)
+            state.end("too many sessions on this instance")
+            log.warning("forgot session state on this instance: more than %d sessions", MAX_SESSIONS)
+        for sid, until in list(self._deleted.items()):
+            if until < now:
+                del self._deleted[sid]
+
+
+class SessionHttp:
+    """Serves the handshake-era traffic of one HTTP app: POSTs of a session, `GET` and `DELETE`."""
+
+    def __init__(self, server: Server, *, json_head: Head, sse_head: Head, tag: Head) -> None:
+        self.server = server
+        self.table = SessionTable(server.session_ttl_s)
+        self._json_head = json_head
+        self._sse_head = sse_head
+        self._tag = tag
+        self._unwatch = server.hub.watch(self._changed)
+
+    def close(self) -> None:
+        self._unwatch()
+        self.table.close()
+
+    def _changed(self, method: str, params: dict[str, Any]) -> None:
+        for state in self.table.states():
+            state.deliver(method, params)
+
+    # -- POST ---------------------------------------------------------------------------------------
+
+    async def request(
+        self, msg: Message, info: RequestInfo, raw: dict[bytes, bytes], receive: Receive, send: Send
+    ) -> None:
+        """A handshake-era request (`is_modern` said so): `initialize`, `ping` before a session, or a session's."""
+        ex = Exchange(info)
+        principal = await self._principal(info, msg.id, send)
+        if principal is None:
+            return
+        ex.principal = principal
+        sid = raw.get(SESSION_HEADER)
+        state = self._open(sid, principal) if sid is not None else None
+        if msg.method == "initialize":
+            if state is not None:
+                error = McpError(INVALID_REQUEST, "Invalid request: this session is already initialized")
+                await self._error(send, 400, msg.id, error)
+                return
+            # protocol.md P32: an initialize naming a session that no longer opens simply starts a new one.
+            reply, session = self.server.initialize(msg, ex)
+            head = self._json_head
+            if session is not None and session.id is not None:
+                self.table.state(session)
+                head = [*head, (SESSION_HEADER, session.id.encode())]
+            await send_json(send, 200, head, reply.body)
+            return
+        if sid is None:
+            if msg.method == "ping":  # protocol.md P31: harmless before a session
+                await send_json(send, 200, self._json_head, result_response(msg.id, {}))
+                return
+            error = McpError(
+                INVALID_REQUEST,
+                f"Invalid request: {msg.method} needs a session: initialize first, or send the 2026-07-28 _meta",
+            )
+            await self._error(send, 400, msg.id, error)
+            return
+        if state is None:
+            await self._gone(send)
+            return
+        if msg.id in state.running:
+            error = McpError(INVALID_REQUEST, f"Invalid request: id {msg.id!r} is already in use in this session")
+            await self._error(send, 200, msg.id, error)
+            return
+        if msg.method in SSE_METHODS and b"text/event-stream" in raw.get(b"accept", b""):
+            await self._streamed(state, msg, ex, receive, send)
+        else:
+            await self._plain(state, msg, ex, send)
+
+    async def notification(self, msg: Message, info: RequestInfo, raw: dict[bytes, bytes], send: Send) -> None:
+        """A notification of a session: 202 (a cancellation stops the request it names), 404 for a dead id."""
+        state = await self._session(raw, info, send)
+        if state is None:
+            return
+        if msg.method == "notifications/cancelled":
+            rid = msg.params.get("requestId")
+            task = state.running.get(rid) if isinstance(rid, (str, int)) else None
+            if task is not None:
+                log.info("request %r cancelled by the client", rid)
+                task.cancel()
+        await send_empty(send, 202, self._tag)
+
+    async def response(self, data: dict[str, Any], info: RequestInfo, raw: dict[bytes, bytes], send: Send) -> None:
+        """A client's answer to a server request: 202 whether or not it answers one of this session's."""
+        state = await self._session(raw, info, send)
+        if state is None:
+            return
+        state.outbound.answer(data)
+        await send_empty(send, 202, self._tag)
+
+    async def _streamed(self, state: SessionState, msg: Message, ex: Exchange, receive: Receive, send: Send) -> None:
+        """SSE: a priming event, the request's notifications and server requests, its response, the end."""
+        stream_log = state.store.open()
+        stream = Stream(stream_log.write, state.outbound)
+        task = self._run(state, msg, ex, stream, stream_log)
+        await send({"type": "http.response.start", "status": 200, "headers": self._sse_head})
+        await send({"type": "http.response.body", "body": stream_log.priming(), "more_body": True})
+        await self._pump(stream_log.follow(0), receive, send)
+        if not task.done():
+            log.info("client left the stream of request %r; it goes on (protocol.md P32)", msg.id)
+
+    def _run(
+        self, state: SessionState, msg: Message, ex: Exchange, stream: Stream, stream_log: StreamLog
+    ) -> asyncio.Future[None]:
+        rid = msg.id
+        assert rid is not None
+
+        async def run() -> None:
+            try:
+                reply = await self.server.handle_legacy(msg, ex, state.session, stream)
+            except asyncio.CancelledError:
+                stream_log.finish(None)  # protocol.md P31: no response for a cancelled request
+                return
+            finally:
+                state.running.pop(rid, None)
+            stream_log.finish(reply.body)
+
+        task = asyncio.ensure_future(run())
+        state.running[rid] = task
+        return task
+
+    async def _plain(self, state: SessionState, msg: Message, ex: Exchange, send: Send) -> None:
+        """A JSON response; its stream cannot carry server requests (the bridge refuses asks, P29)."""
+        rid = msg.id
+        assert rid is not None
+
+        async def dropped(payload: dict[str, Any]) -> None:
+            log.debug("dropped %s for request %r: its response is JSON", payload.get("method"), rid)
+
+        task = asyncio.ensure_future(
+            self.server.handle_legacy(msg, ex, state.session, Stream(dropped, state.outbound, can_request=False))
+        )
+        state.running[rid] = task
+        try:
+            await asyncio.wait((task,))
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            state.running.pop(rid, None)
+        if task.cancelled():
+            # No stream to end without a response: say why none came (the client ignores it).
+            error = McpError(INTERNAL_ERROR, "Request cancelled: the client sent notifications/cancelled")
+            await self._error(send, 200, rid, error)
+            return
+        await send_json(send, 200, self._json_head, task.result().body)
+
+    # -- GET and DELETE -----------------------------------------------------------------------------
+
+    async def get(self, info: RequestInfo, raw: dict[bytes, bytes], receive: Receive, send: Send) -> None:
+        """Resume a stream (`Last-Event-ID`) or open the session's one standalone stream."""
+        state = await self._session(raw, info, send)
+        if state is None:
+            return
+        last = raw.get(b"last-event-id")
+        if last is not None:
+            await self._resume(state, last.decode("latin-1"), receive, send)
+            return
+        if state.standalone is not None:
+            error = McpError(INVALID_REQUEST, "Conflict: this session already has a standalone GET stream open")
+            await self._error(send, 409, None, error)
+            return
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        state.standalone = queue
+        while state.backlog:
+            queue.put_nowait(state.backlog.popleft())
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": self._sse_head})
+            await self._pump(_drain(queue), receive, send)
+        finally:
+            if state.standalone is queue:
+                state.standalone = None
+
+    async def _resume(self, state: SessionState, last: str, receive: Receive, send: Send) -> None:
+        parsed = parse_event_id(last)
+        if parsed is None or not state.store.owns(parsed[0]):
+            error = McpError(
+                INVALID_REQUEST, f"Invalid request: Last-Event-ID {last!r} names no stream of this session"
+            )
+            await self._error(send, 400, None, error)
+            return
+        sid, seq = parsed
+        stream_log = state.store.find(sid)
+        await send({"type": "http.response.start", "status": 200, "headers": self._sse_head})
+        if stream_log is None:  # its events are gone (expired, or kept by another instance): nothing to replay
+            log.info("resumption of stream %s: nothing stored on this instance", sid)
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await self._pump(stream_log.follow(seq), receive, send)
+
+    async def delete(self, info: RequestInfo, raw: dict[bytes, bytes], send: Send) -> None:
+        """End the session (protocol.md P30): its requests, streams and server requests; later use is 404."""
+        state = await self._session(raw, info, send)
+        if state is None:
+            return
+        sid = state.session.id
+        assert sid is not None
+        self.table.delete(sid)
+        await send_empty(send, 200, self._tag)
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    async def _session(self, raw: dict[bytes, bytes], info: RequestInfo, send: Send) -> SessionState | None:
+        """The live session the request names, or None once the refusal (401, 404) has been sent."""
+        principal = await self._principal(info, None, send)
+        if principal is None:
+            return None
+        state = self._open(raw[SESSION_HEADER], principal)
+        if state is None:
+            await self._gone(send)
+        return state
+
+    def _open(self, sid_raw: bytes, principal: str) -> SessionState | None:
+        sid = sid_raw.decode("latin-1").strip()
+        if not sid or len(sid) > 8192 or self.table.deleted(sid):
+            return None
+        session = self.server.sessions.open(sid, principal)
+        return None if session is None else self.table.state(session)
+
+    async def _principal(self, info: RequestInfo, rid: RequestId | None, send: Send) -> str | None:
+        try:
+            return await self.server.principal_of(info)
+        except Unauthenticated as exc:
+            error = McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")
+            head = [*self._json_head, (b"www-authenticate", exc.www_authenticate.encode())]
+            await send_json(send, 401, head, error_response(rid, error))
+            return None
+
+    async def _gone(self, send: Send) -> None:
+        error = McpError(
+            INVALID_REQUEST, "Session not found: it expired, was deleted, or is not yours; initialize a new one"
+        )
+        await self._error(send, 404, None, error)
+
+    async def _error(self, send: Send, status: int, rid: RequestId | None, error: McpError) -> None:
+        await send_json(send, status, self._json_head, error_response(rid, error))
+
+    async def _pump(self, events: AsyncIterator[bytes], receive: Receive, send: Send) -> None:
+        """Send events until they end (then end the response) or the client leaves (then just stop)."""
+
+        async def forward() -> None:
+            async for data in events:
+                await send({"type": "http.response.body", "body": data, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+
+        work = asyncio.ensure_future(forward())
+        watcher = asyncio.ensure_future(disconnected(receive))
+        try:
+            await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (work, watcher):
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await work
+
+
+def response_object(body: bytes) -> dict[str, Any] | None:
+    """The JSON-RPC response a POST body holds (an answer to a server request), or None if it is not one."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0" or "method" in data or "id" not in data:
+        return None
+    return data if ("result" in data) != ("error" in data) else None
+
+
+async def _drain(queue: asyncio.Queue[bytes | None]) -> AsyncIterator[bytes]:
+    while (item := await queue.get()) is not None:
+        yield item
+
+
+__all__ = ["SESSION_HEADER", "SessionHttp", "response_object"]
