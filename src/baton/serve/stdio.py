@@ -1,8 +1,16 @@
-"""The stdio transport (MCP 2026-07-28): newline-delimited JSON on stdin/stdout, requests run concurrently.
+"""The stdio transport: newline-delimited JSON on stdin/stdout, requests run concurrently, both eras in one
+process (protocol.md P33).
 
-stdout carries only MCP messages, built by `baton.protocol.messages`; logs go to stderr.
-`notifications/cancelled` stops the request it names (and ends a listen stream); nothing more is
-written for it. EOF on stdin ends the server after the requests in flight finish.
+Each request is sorted by `is_modern` (protocol.md P28). A 2026-07-28 request is served statelessly as
+always. An `initialize` without the 2026 envelope makes the process one 2025-11-25 session; that
+session's requests go through the bridge (`Server.handle_legacy`), whose server requests are written to
+stdout and answered by the JSON-RPC responses the client writes to stdin. List changes and resource
+updates for the session go to stdout once `notifications/initialized` has arrived (protocol.md P31).
+
+stdout carries only MCP messages, built by `baton.protocol.messages`, one whole line each; logs go to
+stderr. `notifications/cancelled` stops the request it names, of either era (and ends a listen stream);
+nothing more is written for it. EOF on stdin fails the session's open server requests, then ends the
+server after the requests in flight finish.
 """
 
 from __future__ import annotations
@@ -12,26 +20,35 @@ import contextlib
 import logging
 import os
 import sys
+from collections.abc import Callable, Coroutine
 from typing import Any, BinaryIO
 
 import orjson
 
 from ..connect import mount_default_kit
+from ..protocol.era import is_modern
 from ..protocol.errors import INVALID_REQUEST, McpError
 from ..protocol.messages import (
     Message,
     RequestId,
     error_response,
+    from_object,
     notification,
     parse,
-    request_id_of,
     result_response,
 )
-from ..server import Exchange, RequestInfo, Server
-from ..server.subscriptions import Subscription
+from ..server import Exchange, RequestInfo, Server, Unauthenticated
+from ..server.outbound import Outbound, PeerError, Stream
+from ..server.sessions import LegacySession
+from ..server.subscriptions import RESOURCE_UPDATED, Subscription
 
 log = logging.getLogger("baton.stdio")
 MAX_LINE = 16 * 1024 * 1024
+_NOT_INITIALIZED = (
+    "Invalid request: initialize first, or send the 2026-07-28 _meta"
+    " (io.modelcontextprotocol/protocolVersion) on every request"
+)
+_ALREADY_INITIALIZED = "Invalid request: this process is already initialized (one 2025-11-25 session per stdio process)"
 
 
 class StdioServer:
@@ -43,9 +60,16 @@ class StdioServer:
         self.out = out
         self.inflight: dict[RequestId, asyncio.Task[None]] = {}
         self.info = RequestInfo("stdio")
+        # The process's one 2025-11-25 session (protocol.md P33), and its open server requests.
+        self.session: LegacySession | None = None
+        self.outbound = Outbound()
+        self._ready = False  # notifications/initialized arrived: list changes may be sent
+        self._eof = False
+        self._unwatch: Callable[[], None] | None = None
 
     def write(self, payload: dict[str, Any]) -> None:
-        # One message per line: orjson never emits a raw newline inside a document.
+        # One message per line: orjson never emits a raw newline inside a document. Writes never await,
+        # so concurrent requests cannot interleave within a line.
         self.out.write(orjson.dumps(payload) + b"\n")
         self.out.flush()
 
@@ -64,34 +88,81 @@ class StdioServer:
                 break
             if not line.strip():
                 continue
-            self._dispatch(line)
+            handshake = self._dispatch(line)
+            if handshake is not None:
+                # Finished before the next line is read, so that what the client sends next (its
+                # notifications/initialized, the session's first requests) finds the session open.
+                await handshake
+        # Nobody is left to answer the session's server requests: the requests waiting on them end (P33).
+        self._eof = True
+        self.outbound.fail_all("the client closed stdin")
         if self.inflight:
             await asyncio.gather(*self.inflight.values(), return_exceptions=True)
+        if self._unwatch is not None:
+            self._unwatch()
         await self.server.aclose()
 
-    def _dispatch(self, line: bytes) -> None:
+    def _dispatch(self, line: bytes) -> Coroutine[Any, Any, None] | None:
+        """Answer, or start answering, one line; returns the `initialize` to finish before reading on."""
         try:
-            msg = parse(line)
+            data = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            try:
+                parse(line)  # raises the parse error, worded in one place
+            except McpError as exc:
+                self.write(error_response(None, exc))
+            return None
+        if isinstance(data, dict) and "method" not in data and ("result" in data or "error" in data):
+            self.outbound.answer(data)  # the client's answer to a server request; others are dropped (P29)
+            return None
+        try:
+            msg = from_object(data)
         except McpError as exc:
-            self.write(error_response(request_id_of(line), exc))
-            return
+            self.write(error_response(_id_of(data), exc))
+            return None
         if not msg.is_request:
-            if msg.method == "notifications/cancelled":
-                rid = msg.params.get("requestId")
-                task = self.inflight.get(rid) if isinstance(rid, (str, int)) else None
-                if task is not None:
-                    task.cancel()
-            return  # other notifications are accepted and dropped
+            self._notified(msg)
+            return None
         if msg.id in self.inflight:
             self.write(
                 error_response(msg.id, McpError(INVALID_REQUEST, f"Invalid request: id {msg.id!r} is already in use"))
             )
-            return
+            return None
         assert msg.id is not None
-        task = asyncio.ensure_future(self._serve(msg))
+        # Each request by its own era (protocol.md P28): a session and 2026 requests share the process.
+        if is_modern(msg.method, msg.params):
+            work: Coroutine[Any, Any, None] | None = self._serve(msg)
+        elif msg.method == "initialize":
+            return self._initialize(msg)
+        else:
+            work = self._in_session(msg)
+        if work is None:
+            return None
+        task = asyncio.ensure_future(work)
         self.inflight[msg.id] = task
         rid = msg.id
         task.add_done_callback(lambda _task: self.inflight.pop(rid, None))
+        return None
+
+    def _notified(self, msg: Message) -> None:
+        if msg.method == "notifications/cancelled":
+            rid = msg.params.get("requestId")
+            task = self.inflight.get(rid) if isinstance(rid, (str, int)) else None
+            if task is not None:
+                task.cancel()  # a 2025-11-25 request's open server requests are cancelled with it (P31)
+        elif msg.method == "notifications/initialized" and self.session is not None:
+            self._ready = True
+        # other notifications are accepted and dropped
+
+    def _in_session(self, msg: Message) -> Coroutine[Any, Any, None] | None:
+        """The work that answers a 2025-11-25 request; None when it was refused (or pinged) already."""
+        if self.session is None:
+            if msg.method == "ping":  # harmless before a session (protocol.md P31)
+                self.write(result_response(msg.id, {}))
+            else:
+                self.write(error_response(msg.id, McpError(INVALID_REQUEST, _NOT_INITIALIZED)))
+            return None
+        return self._serve_legacy(msg, self.session)
 
     async def _serve(self, msg: Message) -> None:
         async def emit(method: str, params: dict[str, Any]) -> None:
@@ -120,6 +191,56 @@ class StdioServer:
         self.write(
             notification("notifications/cancelled", {"requestId": sub.listen_id, "reason": "server shutting down"})
         )
+
+    # -- the 2025-11-25 session (protocol.md P33) ---------------------------------------------------
+
+    async def _initialize(self, msg: Message) -> None:
+        """The handshake: the process becomes the session, once (a later `initialize` is refused)."""
+        if self.session is not None:
+            self.write(error_response(msg.id, McpError(INVALID_REQUEST, _ALREADY_INITIALIZED)))
+            return
+        ex = Exchange(self.info)
+        try:
+            ex.principal = await self.server.principal_of(self.info)
+        except Unauthenticated as exc:
+            self.write(error_response(msg.id, McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")))
+            return
+        reply, session = self.server.initialize(msg, ex)
+        if session is not None:
+            self.session = session
+            self._unwatch = self.server.hub.watch(self._changed)
+        self.write(reply.body)
+
+    async def _serve_legacy(self, msg: Message, session: LegacySession) -> None:
+        stream = Stream(self._send, self.outbound)
+        try:
+            reply = await self.server.handle_legacy(
+                msg, Exchange(self.info, principal=session.principal), session, stream
+            )
+        except asyncio.CancelledError:
+            return  # cancelled by the client: nothing more is sent for this request
+        self.write(reply.body)
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        """A session request's way back: its notifications and the server's own requests."""
+        if self._eof and "id" in message:  # a server request nobody can answer any more
+            raise PeerError(0, "the client closed stdin")
+        self.write(message)
+
+    def _changed(self, method: str, params: dict[str, Any]) -> None:
+        """A list changed or a resource was updated: tell the session, once it is initialized (P31)."""
+        session = self.session
+        if session is None or not self._ready or self._eof:
+            return
+        if method == RESOURCE_UPDATED and params.get("uri") not in session.subscriptions:
+            return
+        self.write(notification(method, params))
+
+
+def _id_of(data: Any) -> RequestId | None:
+    """The id of a decoded message that is not a valid request, when it can still be read."""
+    rid = data.get("id") if isinstance(data, dict) else None
+    return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
 
 
 async def serve_stdio_async(server: Server) -> None:
