@@ -115,18 +115,22 @@ class Client:
     @contextmanager
     def stream(self, msg: dict[str, Any]) -> Iterator[tuple[httpx.Response, Iterator[dict[str, str]]]]:
         """POST a request and read its SSE events as they come; leaving the block drops the connection."""
-        with httpx.Client(timeout=httpx.Timeout(10, read=15)) as http:
-            with http.stream("POST", self.url, json=msg, headers=self.headers()) as resp:
-                assert resp.status_code == 200
-                assert resp.headers["content-type"].startswith("text/event-stream")
-                yield resp, sse(resp.iter_lines())
+        with (
+            httpx.Client(timeout=httpx.Timeout(10, read=15)) as http,
+            http.stream("POST", self.url, json=msg, headers=self.headers()) as resp,
+        ):
+            assert resp.status_code == 200
+            assert resp.headers["content-type"].startswith("text/event-stream")
+            yield resp, sse(resp.iter_lines())
 
     @contextmanager
     def get(self, **extra: str) -> Iterator[tuple[httpx.Response, Iterator[dict[str, str]]]]:
         hdrs = self.headers("text/event-stream", **extra)
-        with httpx.Client(timeout=httpx.Timeout(10, read=15)) as http:
-            with http.stream("GET", self.url, headers=hdrs) as resp:
-                yield resp, sse(resp.iter_lines())
+        with (
+            httpx.Client(timeout=httpx.Timeout(10, read=15)) as http,
+            http.stream("GET", self.url, headers=hdrs) as resp,
+        ):
+            yield resp, sse(resp.iter_lines())
 
     def answer(self, rid: Any, result: dict[str, Any]) -> httpx.Response:
         return self.post({"jsonrpc": "2.0", "id": rid, "result": result})
