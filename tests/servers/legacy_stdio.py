@@ -1,14 +1,16 @@
 """A Baton server for the 2025-11-25 stdio tests (tests/test_stdio_legacy.py), public API only.
 
-`book(city)` asks one form; `ask_model(question)` samples the client's model; `show_roots()` asks the
-client's roots; `add_greeter()` registers a tool (tools/list_changed); `touch(uri)` marks a resource
-updated; `chatty()` logs at three levels. The same handlers serve 2026-07-28 requests in the same process.
+`book(city)` asks one form (`late_book` after a pause); `ask_model(question)` samples the client's
+model; `show_roots()` asks the client's roots; `add_greeter(name)` registers a tool
+(tools/list_changed); `touch(uri)` marks a resource updated; `chatty()` logs at three levels. The same
+handlers serve 2026-07-28 requests in the same process.
 
     baton serve tests/servers/legacy_stdio.py --stdio
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from baton import Accepted, Context, Declined, Server, form
@@ -37,6 +39,13 @@ async def book(ctx: Context, city: str) -> str:
 
 
 @server.tool()
+async def late_book(ctx: Context, city: str, seconds: float) -> str:
+    """Wait, then ask as `book` does (so that the ask can come after the client has gone)."""
+    await ctx.once("nap", lambda: asyncio.sleep(seconds))
+    return await book(ctx, city)
+
+
+@server.tool()
 async def ask_model(ctx: Context, question: str) -> str:
     """Ask the client's model (deprecated sampling)."""
     answer = await ctx.sample(question, max_tokens=20, key="model")
@@ -51,14 +60,14 @@ async def show_roots(ctx: Context) -> str:
 
 
 @server.tool()
-def add_greeter() -> str:
-    """Register a new tool, so sessions hear tools/list_changed."""
+def add_greeter(name: str) -> str:
+    """Register a tool called `name`, so sessions hear tools/list_changed."""
 
-    def greet(name: str) -> str:
-        return f"hello {name}"
+    def greet(who: str) -> str:
+        return f"hello {who}"
 
-    server.add_tool(greet)
-    return "added"
+    server.add_tool(greet, name=name)
+    return f"added {name}"
 
 
 @server.tool()
