@@ -5,8 +5,9 @@ event with the id `<stream>:<seq>`, is kept, and is handed to whoever follows th
 opened it, or a `GET` with `Last-Event-ID` after a disconnect). So a dropped connection loses nothing
 that the store still holds, and a resumption replays exactly that stream. A stream id starts with a
 tag of the session id, so an event id shown on another session is recognised as foreign without any
-lookup. Each session's `EventStore` is bounded in events and bytes; finished streams are kept a
-while for a late resumption, then dropped.
+lookup. A stream that a follower sent to the end is dropped at once; one whose client left is kept a
+while for a late resumption. Each session's `EventStore` is bounded in events and bytes, and all of an
+instance's stores share one `Budget` of bytes.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ RETRY_MS = 1000
 """The SSE `retry` field: how long a client waits before it reconnects to resume a stream."""
 MAX_EVENTS = 1024
 """Events one session's store holds at most (all its streams together)."""
-MAX_BYTES = 4 * 1024 * 1024
+MAX_BYTES = 1024 * 1024
 """Bytes of events one session's store holds at most."""
+MAX_TOTAL_BYTES = 64 * 1024 * 1024
+"""Bytes of events all the sessions of one instance hold at most (`Budget`)."""
 MAX_STREAMS = 128
 """Finished streams are forgotten early once a session's store has this many streams."""
 KEEP_FINISHED_S = 300.0
@@ -125,18 +128,45 @@ class StreamLog:
         wake.set()
 
 
-class EventStore:
-    """The streams of one session on this instance, bounded by `MAX_EVENTS`, `MAX_BYTES`, `MAX_STREAMS`."""
+class Budget:
+    """The bytes of events all sessions of one instance hold together, and the stores that hold them."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, max_bytes: int = MAX_TOTAL_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.used = 0
+        self.stores: dict[int, EventStore] = {}
+
+    def over(self) -> bool:
+        return self.used > self.max_bytes
+
+    def relieve(self) -> None:
+        """Over budget: stores forget their finished streams, oldest stores first; if that is not enough,
+        the store holding the most gives up the older half of its events."""
+        for store in list(self.stores.values()):
+            if not self.over():
+                return
+            store.forget_finished(everything=True)
+        while self.over():
+            largest = max(self.stores.values(), key=lambda store: store.size)
+            if not largest.trim_to(largest.size // 2):
+                return
+
+
+class EventStore:
+    """The streams of one session on this instance, bounded by `MAX_EVENTS` and `MAX_BYTES`, and by the
+    instance's `Budget`."""
+
+    def __init__(self, session_id: str, budget: Budget) -> None:
         self.tag = session_tag(session_id)
         self.streams: dict[str, StreamLog] = {}
+        self._budget = budget
         self._bytes = 0
         self._events = 0
+        budget.stores[id(self)] = self
 
     def open(self) -> StreamLog:
         """A new stream with a fresh id."""
-        self._forget_finished()
+        self.forget_finished()
         sid = self.tag + secrets.token_hex(_NONCE_LEN // 2)
         while sid in self.streams:  # pragma: no cover - 32 random bits colliding in one session
             sid = self.tag + secrets.token_hex(_NONCE_LEN // 2)
@@ -151,21 +181,43 @@ class EventStore:
         """Whether a stream id was minted for this session (whether or not it is still stored)."""
         return sid.startswith(self.tag)
 
+    def delivered(self, log: StreamLog) -> None:
+        """A follower sent the whole stream, response included: nothing is left to resume."""
+        if log.done and self.streams.get(log.id) is log:
+            self._drop(log.id)
+
     def close(self) -> None:
-        """End every stream without a response (the session was deleted)."""
-        for log in self.streams.values():
-            log.finish(None)
+        """End every stream without a response and give the bytes back (the session is over here)."""
+        for sid in list(self.streams):
+            self._drop(sid)
+        self._budget.stores.pop(id(self), None)
 
     def added(self, size: int) -> None:
         self._bytes += size
         self._events += 1
+        self._budget.used += size
         if self._bytes > MAX_BYTES or self._events > MAX_EVENTS:
             self._shrink()
+        if self._budget.over():
+            self._budget.relieve()
 
-    def _forget_finished(self) -> None:
+    @property
+    def size(self) -> int:
+        return self._bytes
+
+    def trim_to(self, size: int) -> bool:
+        """Drop the oldest events until this store holds at most `size` bytes; False if nothing was dropped."""
+        before = self._bytes
+        while self._bytes > size and self._trim_oldest():
+            pass
+        return self._bytes < before
+
+    def forget_finished(self, *, everything: bool = False) -> None:
+        """Drop finished streams kept longer than `KEEP_FINISHED_S` (all finished ones with `everything`)."""
         now = time.monotonic()
+        crowded = len(self.streams) >= MAX_STREAMS
         for sid, log in list(self.streams.items()):
-            if log.done and (now - log.finished_at > KEEP_FINISHED_S or len(self.streams) >= MAX_STREAMS):
+            if log.done and (everything or crowded or now - log.finished_at > KEEP_FINISHED_S):
                 self._drop(sid)  # running streams stay: there are only as many as requests in flight
 
     def _shrink(self) -> None:
@@ -175,13 +227,23 @@ class EventStore:
                 return
             if log.done:
                 self._drop(sid)
+        while (self._bytes > MAX_BYTES or self._events > MAX_EVENTS) and self._trim_oldest():
+            pass
+
+    def _trim_oldest(self) -> bool:
+        """Drop the oldest event of the oldest stream that has one; False when there is none."""
         for log in self.streams.values():
-            while log.events and (self._bytes > MAX_BYTES or self._events > MAX_EVENTS):
-                self._bytes -= log.trim(1)
+            if log.events:
+                freed = log.trim(1)
+                self._bytes -= freed
                 self._events -= 1
+                self._budget.used -= freed
+                return True
+        return False
 
     def _drop(self, sid: str) -> None:
         log = self.streams.pop(sid)
         self._bytes -= log.size
         self._events -= len(log.events)
+        self._budget.used -= log.size
         log.finish(None)

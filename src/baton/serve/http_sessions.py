@@ -34,7 +34,7 @@ from ..server.outbound import Outbound, Stream
 from ..server.sessions import LegacySession
 from ..server.subscriptions import RESOURCE_UPDATED
 from .asgi import Head, Receive, Send, disconnected, send_empty, send_json
-from .event_store import EventStore, StreamLog, parse_event_id, sse_event
+from .event_store import Budget, EventStore, StreamLog, parse_event_id, sse_event
 
 log = logging.getLogger("baton.http")
 
@@ -57,11 +57,11 @@ class SessionState:
 
     __slots__ = ("backlog", "last_used", "outbound", "running", "session", "standalone", "store")
 
-    def __init__(self, session: LegacySession) -> None:
+    def __init__(self, session: LegacySession, budget: Budget) -> None:
         assert session.id is not None
         self.session = session
         self.outbound = Outbound()
-        self.store = EventStore(session.id)
+        self.store = EventStore(session.id, budget)
         self.running: dict[RequestId, asyncio.Task[Any]] = {}
         self.standalone: asyncio.Queue[bytes | None] | None = None
         self.backlog: deque[bytes] = deque(maxlen=BACKLOG)
@@ -98,6 +98,7 @@ class SessionTable:
         self._deleted: dict[str, float] = {}
         self._ttl_s = ttl_s
         self._swept = time.monotonic()
+        self._budget = Budget()
 
     def __len__(self) -> int:
         return len(self._live)
@@ -123,7 +124,7 @@ class SessionTable:
         if state is None:
             if now - self._swept > _SWEEP_S or len(self._live) >= MAX_SESSIONS:
                 self._sweep(now)
-            state = self._live[sid] = SessionState(session)
+            state = self._live[sid] = SessionState(session, self._budget)
         else:
             self._live.move_to_end(sid)
         state.last_used = now
@@ -149,6 +150,7 @@ class SessionTable:
                 break  # ordered by last use: the rest are recent
             if state.idle(now):
                 del self._live[sid]
+                state.end("the session was idle")
         while len(self._live) >= MAX_SESSIONS:
             sid, state = self._live.popitem(last=False)
             state.end("too many sessions on this instance")
@@ -253,8 +255,9 @@ class SessionHttp:
         task = self._run(state, msg, ex, stream, stream_log)
         await send({"type": "http.response.start", "status": 200, "headers": self._sse_head})
         await send({"type": "http.response.body", "body": stream_log.priming(), "more_body": True})
-        await self._pump(stream_log.follow(0), receive, send)
-        if not task.done():
+        if await self._pump(stream_log.follow(0), receive, send):
+            state.store.delivered(stream_log)
+        elif not task.done():
             log.info("client left the stream of request %r; it goes on (protocol.md P32)", msg.id)
 
     def _run(
@@ -344,7 +347,8 @@ class SessionHttp:
             log.info("resumption of stream %s: nothing stored on this instance", sid)
             await send({"type": "http.response.body", "body": b""})
             return
-        await self._pump(stream_log.follow(seq), receive, send)
+        if await self._pump(stream_log.follow(seq), receive, send):
+            state.store.delivered(stream_log)
 
     async def delete(self, info: RequestInfo, raw: dict[bytes, bytes], send: Send) -> None:
         """End the session (protocol.md P30): its requests, streams and server requests; later use is 404."""
@@ -393,8 +397,8 @@ class SessionHttp:
     async def _error(self, send: Send, status: int, rid: RequestId | None, error: McpError) -> None:
         await send_json(send, status, self._json_head, error_response(rid, error))
 
-    async def _pump(self, events: AsyncIterator[bytes], receive: Receive, send: Send) -> None:
-        """Send events until they end (then end the response) or the client leaves (then just stop)."""
+    async def _pump(self, events: AsyncIterator[bytes], receive: Receive, send: Send) -> bool:
+        """Send events until they end (then end the response: True) or the client leaves (then just stop)."""
 
         async def forward() -> None:
             async for data in events:
@@ -410,6 +414,7 @@ class SessionHttp:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await work
+        return not work.cancelled() and work.exception() is None
 
 
 def response_object(body: bytes) -> dict[str, Any] | None:
