@@ -24,13 +24,14 @@ CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
 class Peer:
     """A 2025-11-25 client (and a 2026-07-28 one) writing raw lines to `baton serve --stdio`."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
         self.process = spawn(
             [BATON, "serve", str(SERVERS / "legacy_stdio.py"), "--stdio"],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            env={**os.environ, **(env or {})},
         )
         self.proc = self.process.proc
         self.buffer = b""
@@ -333,3 +334,18 @@ def test_eof_ends_an_ask_made_after_it(session: Peer) -> None:
     response = session.read()
     assert response["id"] == 1 and response["result"]["isError"] is True
     assert session.proc.wait(10) == 0
+
+
+@pytest.mark.parametrize(
+    ("mode", "code", "words"), [("refuse", -32600, "Unauthorized"), ("broken", -32603, "Internal")]
+)
+def test_a_refusing_or_failing_principal_hook_opens_no_session(mode: str, code: int, words: str) -> None:
+    p = Peer({"BATON_TEST_PRINCIPAL": mode})
+    with p.process:
+        error = p.initialize()["error"]
+        assert error["code"] == code and words in error["message"]
+        p.legacy(1, "tools/list")
+        assert "initialize first" in p.read()["error"]["message"]  # no session opened; the process serves on
+        p.legacy(2, "ping")
+        assert p.read()["result"] == {}
+        assert p.close() == 0

@@ -3,7 +3,8 @@
 `book(city)` asks one form (`late_book` after a pause); `ask_model(question)` samples the client's
 model; `show_roots()` asks the client's roots; `add_greeter(name)` registers a tool
 (tools/list_changed); `touch(uri)` marks a resource updated; `chatty()` logs at three levels. The same
-handlers serve 2026-07-28 requests in the same process.
+handlers serve 2026-07-28 requests in the same process. BATON_TEST_PRINCIPAL=refuse|broken makes
+the principal hook refuse or fail.
 
     baton serve tests/servers/legacy_stdio.py --stdio
 """
@@ -11,11 +12,24 @@ handlers serve 2026-07-28 requests in the same process.
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass
 
-from baton import Accepted, Context, Declined, Server, form
+from baton import Accepted, Context, Declined, RequestInfo, Server, form
+from baton.server import Unauthenticated
 
-server = Server("legacy-stdio", "1.0.0", instructions="stdio fixture for both eras.")
+
+def principal(info: RequestInfo) -> str:
+    # BATON_TEST_PRINCIPAL=refuse or =broken makes the hook refuse, or fail, every caller.
+    mode = os.environ.get("BATON_TEST_PRINCIPAL", "")
+    if mode == "refuse":
+        raise Unauthenticated("no credentials on this pipe")
+    if mode == "broken":
+        raise RuntimeError("the hook is broken")
+    return "tester"
+
+
+server = Server("legacy-stdio", "1.0.0", instructions="stdio fixture for both eras.", principal=principal)
 
 
 @form

@@ -27,7 +27,7 @@ import orjson
 
 from ..connect import mount_default_kit
 from ..protocol.era import is_modern
-from ..protocol.errors import INVALID_REQUEST, McpError
+from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from ..protocol.messages import (
     Message,
     RequestId,
@@ -204,6 +204,10 @@ class StdioServer:
             ex.principal = await self.server.principal_of(self.info)
         except Unauthenticated as exc:
             self.write(error_response(msg.id, McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")))
+            return
+        except Exception:  # a broken principal hook must not end the read loop it runs in
+            log.exception("the principal hook failed during initialize")
+            self.write(error_response(msg.id, McpError(INTERNAL_ERROR, "Internal error while answering initialize")))
             return
         reply, session = self.server.initialize(msg, ex)
         if session is not None:
