@@ -269,7 +269,7 @@ def test_64_sessions_elicit_through_nginx(cluster: Cluster, report: Callable[[st
     by_instance = collections.Counter(s.calls[0].instance for s in sessions)
     assert set(by_instance) == NAMES, f"the sessions were not spread over the three instances: {by_instance}"
     moved = sum(s.opened_on != s.calls[0].instance for s in sessions)
-    assert moved, "no session was served by another instance than the one that initialized it"
+    assert moved >= SESSIONS // 4, f"only {moved} sessions were served by another instance than their initialize's"
 
     modern_failed = [f"{f.flow_id}: {f.error}" for f in flows if not f.complete]
     assert not modern_failed, modern_failed[:5]
