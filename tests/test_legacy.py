@@ -19,7 +19,7 @@ from baton import Accepted, Cancelled, Context, Declined, KeyRing, Server, ToolR
 from baton.protocol.era import is_modern
 from baton.protocol.messages import Message
 from baton.server import Exchange, RequestInfo
-from baton.server.outbound import Outbound, PeerError, Stream
+from baton.server.outbound import Outbound, PeerError, PeerGone, Stream
 from baton.server.sessions import LegacySession, SessionSeal
 
 Answer = Callable[[dict[str, Any]], dict[str, Any] | None]
@@ -487,7 +487,7 @@ def test_outbound_answers_only_what_it_asked() -> None:
         assert not outbound.answer({"jsonrpc": "2.0", "id": rid, "result": {}})  # answered once only
         _, pending = outbound.open()
         outbound.fail_all("gone")
-        with pytest.raises(PeerError):
+        with pytest.raises(PeerGone):
             await pending
         assert len(outbound) == 0
 

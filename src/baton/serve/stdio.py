@@ -38,7 +38,7 @@ from ..protocol.messages import (
     result_response,
 )
 from ..server import Exchange, RequestInfo, Server, Unauthenticated
-from ..server.outbound import Outbound, PeerError, Stream
+from ..server.outbound import Outbound, PeerGone, Stream
 from ..server.sessions import LegacySession
 from ..server.subscriptions import RESOURCE_UPDATED, Subscription
 
@@ -228,7 +228,7 @@ class StdioServer:
     async def _send(self, message: dict[str, Any]) -> None:
         """A session request's way back: its notifications and the server's own requests."""
         if self._eof and "id" in message:  # a server request nobody can answer any more
-            raise PeerError(0, "the client closed stdin")
+            raise PeerGone("the client closed stdin")
         self.write(message)
 
     def _changed(self, method: str, params: dict[str, Any]) -> None:

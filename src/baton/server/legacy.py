@@ -35,7 +35,7 @@ from ..protocol.errors import (
 from ..protocol.messages import Message
 from ..state.entropy import random_bytes
 from .exchange import Exchange
-from .outbound import PeerError, Stream
+from .outbound import PeerError, PeerGone, Stream
 from .results import error_result
 from .sessions import LegacySession
 
@@ -203,11 +203,12 @@ class Legacy:
         async def one(key: str, method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
             try:
                 return key, await stream.request(method, params, timeout)
-            except TimeoutError:
+            except (TimeoutError, PeerGone) as exc:
+                why = str(exc) if isinstance(exc, PeerGone) else f"no answer within {timeout:g} s"
                 if method == "elicitation/create":  # the user never answered: as if they dismissed it
-                    log.info("no answer to elicitation %r within %s s: cancelled", key, timeout)
+                    log.info("elicitation %r: %s; read as cancelled", key, why)
                     return key, {"action": "cancel"}
-                raise _Refused(key, f"the client did not answer {method} within {timeout:g} s") from None
+                raise _Refused(key, f"the client did not answer {method}: {why}") from None
             except PeerError as exc:
                 raise _Refused(key, f"the client answered {method} with error {exc.code}: {exc.message}") from None
 

@@ -35,6 +35,13 @@ class PeerError(Exception):
         self.data = data
 
 
+class PeerGone(PeerError):
+    """The client went away (EOF, session deleted) before it answered: no answer will come."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(0, reason)
+
+
 class Outbound:
     """The server's open requests to one client, by the id the server gave them."""
 
@@ -78,7 +85,7 @@ class Outbound:
         waiting, self._waiting = self._waiting, {}
         for future in waiting.values():
             if not future.done():
-                future.set_exception(PeerError(0, reason))
+                future.set_exception(PeerGone(reason))
 
     def __len__(self) -> int:
         return len(self._waiting)
