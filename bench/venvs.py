@@ -15,7 +15,7 @@ from pathlib import Path
 
 from processes import Skip, say
 
-PEER_REQUIREMENTS = {"mcp": "mcp==2.3.0", "fastmcp": "fastmcp==4.1.6"}
+PEER_REQUIREMENTS = {"mcp": "mcp==2.3.0", "fastmcp": "fastmcp==4.1.6", "mcp1": "mcp==1.30.0"}  # mcp1: legacy_compare
 STACK_PACKAGES = (
     "mcp-baton",
     "mcp",
