@@ -12,6 +12,7 @@ import itertools
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -493,9 +494,11 @@ def test_a_dropped_stream_is_resumed_with_last_event_id(client: Client, workdir:
         after = rest(events)
     assert [m.get("id") for m in after] == [msg["id"]]
     assert after[0]["result"]["content"][0]["text"] == "released: resume"
-    # delivered to the end, the stream is forgotten: resuming it again opens a stream that ends at once
-    with client.get(**{"Last-Event-ID": priming["id"]}) as (resp, events):
-        assert resp.status_code == 200 and rest(events) == []
+    # from the priming event: everything the stream carried, once more, and only that stream's
+    with client.get(**{"Last-Event-ID": priming["id"]}) as (_, events):
+        replay = rest(events)
+    assert [m.get("method") for m in replay] == ["notifications/message", None]
+    assert replay[-1]["id"] == msg["id"]
 
 
 def test_a_resumed_stream_continues_live(client: Client, workdir: Path) -> None:
@@ -538,14 +541,30 @@ def test_cancelled_requests_send_no_response(client: Client, workdir: Path) -> N
     assert "start:cancel" in runs(workdir) and "end:cancel" not in runs(workdir)
 
 
+def test_a_cancelled_json_request_says_so(client: Client, workdir: Path) -> None:
+    msg = rpc("tools/call", {"name": "wait_for", "arguments": {"name": "cancel-json"}})
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(client.post, msg, "application/json")
+        wait_run(workdir, "start:cancel-json")
+        note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": msg["id"]}}
+        assert client.post(note).status_code == 202
+        resp = pending.result(10)
+    assert resp.status_code == 200
+    assert resp.json()["id"] == msg["id"] and "cancelled" in resp.json()["error"]["message"]
+    release(workdir, "cancel-json")
+    time.sleep(0.3)
+    assert "end:cancel-json" not in runs(workdir)
+
+
 def test_delete_cancels_the_running_requests(url: str, workdir: Path) -> None:
     c = Client(url)
     c.initialize()
     msg = rpc("tools/call", {"name": "wait_for", "arguments": {"name": "deleted"}})
-    with c.stream(msg) as (_, events):
+    with c.get() as (_, standalone), c.stream(msg) as (_, events):
         until(events, lambda m: m.get("method") == "notifications/message")
         assert c.delete().status_code == 200
         assert rest(events) == []
+        assert rest(standalone) == []  # the standalone stream ends too
     release(workdir, "deleted")
     time.sleep(0.3)
     assert "end:deleted" not in runs(workdir)

@@ -5,8 +5,8 @@ event with the id `<stream>:<seq>`, is kept, and is handed to whoever follows th
 opened it, or a `GET` with `Last-Event-ID` after a disconnect). So a dropped connection loses nothing
 that the store still holds, and a resumption replays exactly that stream. A stream id starts with a
 tag of the session id, so an event id shown on another session is recognised as foreign without any
-lookup. A stream that a follower sent to the end is dropped at once; one whose client left is kept a
-while for a late resumption. Each session's `EventStore` is bounded in events and bytes, and all of an
+lookup. A finished stream is kept a while for a late resumption: briefly once a follower sent it to
+the end, longer when its client left. Each session's `EventStore` is bounded in events and bytes, and all of an
 instance's stores share one `Budget` of bytes.
 """
 
@@ -32,7 +32,9 @@ MAX_TOTAL_BYTES = 64 * 1024 * 1024
 MAX_STREAMS = 128
 """Finished streams are forgotten early once a session's store has this many streams."""
 KEEP_FINISHED_S = 300.0
-"""How long a finished stream stays resumable (its response can still be fetched with `GET`)."""
+"""How long a finished stream whose client left stays resumable (its response fetched with `GET`)."""
+KEEP_DELIVERED_S = 10.0
+"""How long a stream sent to the end stays resumable: the connection may have died as it went out."""
 _TAG_LEN = 8
 _NONCE_LEN = 8
 
@@ -61,7 +63,7 @@ def sse_event(event_id: str | None, payload: dict[str, Any]) -> bytes:
 class StreamLog:
     """One resumable stream: its events in order, and whether its request has ended."""
 
-    __slots__ = ("_store", "_wake", "done", "events", "finished_at", "id", "seq", "size")
+    __slots__ = ("_store", "_wake", "done", "events", "id", "keep_until", "seq", "size")
 
     def __init__(self, store: EventStore, sid: str) -> None:
         self._store = store
@@ -70,7 +72,7 @@ class StreamLog:
         self.events: list[tuple[int, bytes]] = []
         self.size = 0
         self.done = False
-        self.finished_at = 0.0
+        self.keep_until = 0.0
         self._wake = asyncio.Event()
 
     def priming(self) -> bytes:
@@ -98,7 +100,7 @@ class StreamLog:
         if response is not None:
             self.append(response)
         self.done = True
-        self.finished_at = time.monotonic()
+        self.keep_until = time.monotonic() + KEEP_FINISHED_S
         self._signal()
 
     def trim(self, count: int) -> int:
@@ -182,9 +184,9 @@ class EventStore:
         return sid.startswith(self.tag)
 
     def delivered(self, log: StreamLog) -> None:
-        """A follower sent the whole stream, response included: nothing is left to resume."""
-        if log.done and self.streams.get(log.id) is log:
-            self._drop(log.id)
+        """A follower sent the whole stream, response included: it need not be kept long."""
+        if log.done:
+            log.keep_until = min(log.keep_until, time.monotonic() + KEEP_DELIVERED_S)
 
     def close(self) -> None:
         """End every stream without a response and give the bytes back (the session is over here)."""
@@ -213,11 +215,11 @@ class EventStore:
         return self._bytes < before
 
     def forget_finished(self, *, everything: bool = False) -> None:
-        """Drop finished streams kept longer than `KEEP_FINISHED_S` (all finished ones with `everything`)."""
+        """Drop finished streams kept long enough (all finished ones with `everything`)."""
         now = time.monotonic()
         crowded = len(self.streams) >= MAX_STREAMS
         for sid, log in list(self.streams.items()):
-            if log.done and (everything or crowded or now - log.finished_at > KEEP_FINISHED_S):
+            if log.done and (everything or crowded or now > log.keep_until):
                 self._drop(sid)  # running streams stay: there are only as many as requests in flight
 
     def _shrink(self) -> None:

@@ -301,7 +301,7 @@ class SessionHttp:
             state.running.pop(rid, None)
         if task.cancelled():
             # No stream to end without a response: say why none came (the client ignores it).
-            error = McpError(INTERNAL_ERROR, "Request cancelled: the client sent notifications/cancelled")
+            error = McpError(INTERNAL_ERROR, "Request cancelled: the client cancelled it or ended the session")
             await self._error(send, 200, rid, error)
             return
         await send_json(send, 200, self._json_head, task.result().body)
@@ -407,14 +407,17 @@ class SessionHttp:
 
         work = asyncio.ensure_future(forward())
         watcher = asyncio.ensure_future(disconnected(receive))
+        delivered = False
         try:
             await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
+            # sent to the end while the client was still there (sends after a disconnect are dropped)
+            delivered = work.done() and not watcher.done() and not work.cancelled() and work.exception() is None
         finally:
             for task in (work, watcher):
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await work
-        return not work.cancelled() and work.exception() is None
+        return delivered
 
 
 def response_object(body: bytes) -> dict[str, Any] | None:
