@@ -658,3 +658,37 @@ def test_event_ids() -> None:
     for bad in ("", "x:1", f"{log.id}", f"{log.id}:-1", f"{log.id}:1e3", f"{log.id.upper()}:1", "g" * 16 + ":1"):
         assert parse_event_id(bad) is None, bad
     assert not EventStore("other", Budget()).owns(log.id)
+
+
+def test_the_session_table_forgets_idle_sessions_and_expires_deletions(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from baton.protocol.capabilities import ClientCapabilities
+    from baton.serve import http_sessions as hs
+    from baton.server.sessions import LegacySession
+
+    def session(n: int) -> LegacySession:
+        return LegacySession("alice", LEGACY, ClientCapabilities.parse({}), id=f"id-{n}")
+
+    async def run() -> None:
+        table = hs.SessionTable(ttl_s=0.2)
+        busy = table.state(session(1))
+        busy.running["r"] = asyncio.ensure_future(asyncio.sleep(10))
+        idle = table.state(session(2))
+        idle.store.open().append({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})
+        assert len(table) == 2
+        monkeypatch.setattr(hs, "IDLE_S", 0.0)
+        monkeypatch.setattr(hs, "_SWEEP_S", 0.0)
+        await asyncio.sleep(0.01)
+        table.state(session(3))
+        assert len(table) == 2 and table.states()[0] is busy  # the idle one is gone, the busy one stays
+        assert idle.store.size == 0  # its events were given back
+        table.delete("id-3")
+        assert table.deleted("id-3")
+        await asyncio.sleep(0.25)
+        assert not table.deleted("id-3")  # remembered only until the id would have expired
+        table.close()
+        await asyncio.sleep(0)
+        assert busy.running["r"].cancelled()
+
+    asyncio.run(run())
