@@ -81,7 +81,7 @@ http {{
 
 
 class Nginx:
-    """nginx in the foreground on a loopback port, proxying round-robin to `upstream_ports`."""
+    """nginx in the foreground on a loopback port, proxying to `upstream_ports` as examples/deploy/nginx.conf does."""
 
     def __init__(self, prefix: Path, upstream_ports: list[int]) -> None:
         self.binary = nginx_binary()

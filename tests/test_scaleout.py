@@ -1,4 +1,4 @@
-"""Scale-out: three independent instances behind a real nginx (round-robin), sharing only a key file and Redis.
+"""Scale-out: three independent instances behind a real nginx (spread, no affinity), sharing only a key file and Redis.
 
 Soak: 64 concurrent flows for BATON_SOAK_S seconds (60 by default): no errors, every flow executed
 exactly once, rounds of one flow served by different instances, each instance's RSS flat after warm-up.
