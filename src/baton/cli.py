@@ -133,6 +133,7 @@ def serve(args: argparse.Namespace) -> int:
             workers=args.workers,
             log_level=args.log_level,
             access_log=False,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )
     else:
         uvicorn.run(
@@ -141,8 +142,14 @@ def serve(args: argparse.Namespace) -> int:
             port=int(port_text),
             log_level=args.log_level,
             access_log=False,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )
     return 0
+
+
+GRACEFUL_SHUTDOWN_S = 5
+"""How long `baton serve` waits, on SIGTERM, for open connections: long-lived SSE streams (a session's
+standalone GET, `subscriptions/listen`) would otherwise hold the server up for ever."""
 
 
 def main(argv: list[str] | None = None) -> int:
