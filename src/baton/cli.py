@@ -17,6 +17,9 @@ from .server.core import Server
 
 ENV_TARGET = "BATON_SERVE_TARGET"
 ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
+GRACEFUL_SHUTDOWN_S = 5
+"""How long `baton serve` waits, on SIGTERM, for open connections: long-lived SSE streams (a session's
+standalone GET, `subscriptions/listen`) would otherwise hold the server up for ever."""
 
 
 class TargetError(Exception):
@@ -145,11 +148,6 @@ def serve(args: argparse.Namespace) -> int:
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )
     return 0
-
-
-GRACEFUL_SHUTDOWN_S = 5
-"""How long `baton serve` waits, on SIGTERM, for open connections: long-lived SSE streams (a session's
-standalone GET, `subscriptions/listen`) would otherwise hold the server up for ever."""
 
 
 def main(argv: list[str] | None = None) -> int:
