@@ -1,9 +1,13 @@
-"""`Client`: requests with full `_meta` and standard headers, and the multi round-trip driver.
+"""`Client`: requests with full `_meta` and standard headers, the multi round-trip driver, and the era.
 
 The driver follows protocol.md P23: a new JSON-RPC id on every leg, `requestState` echoed byte for
 byte and never invented, answers for every key asked, nothing shared between requests in flight,
 bounded rounds and time, a pause before retrying a state-only round, a missing `resultType`
 treated as complete and an unknown one as an error.
+
+The era follows protocol.md P34: `protocol="2026-07-28"` (the default) speaks it without asking,
+`"2025-11-25"` opens a session (`legacy.Session`), and `"auto"` probes once with `server/discover`
+(`probe`) and keeps the verdict for the client's life. A 2026 request pays one attribute check.
 """
 
 from __future__ import annotations
@@ -29,9 +33,14 @@ from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
 from ..protocol.headers import header_param_specs, header_text
 from ..protocol.messages import request as request_message
 from .errors import ClientError, InvalidReply
+from .http11 import HttpError
 from .http_transport import HttpTransport
+from .inbound import Inbound
+from .legacy import Session, SessionStdio, SessionTransport
+from .probe import AUTO, CHOICES, LEGACY, MODERN, STDIO_PROBE_S, ProtocolChoice, era_of_error, era_of_result
 from .questions import ElicitHandler, Question
 from .rounds import Round
+from .session_http import SessionHttp
 from .stdio_transport import StdioTransport
 
 log = logging.getLogger("baton.client")
@@ -41,6 +50,10 @@ CACHED_METHODS = frozenset(
     {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
 )
 _warned_deprecated: set[str] = set()
+STEP_MODE_2026 = (
+    "step mode is 2026-07-28 only, and this server speaks 2025-11-25, where the server asks its questions "
+    "during the call: use call_tool (or drive), which answers them through on_form and on_url"
+)
 
 
 class Transport(Protocol):
@@ -55,7 +68,8 @@ class Client:
     """A client of one MCP server: an URL (Streamable HTTP) or a command (stdio subprocess).
 
     Capabilities are declared from the handlers given: `on_form` and `on_url` (elicitation modes,
-    separately), and the deprecated `on_sampling` / `on_roots`.
+    separately), and the deprecated `on_sampling` / `on_roots`. `protocol` is the era: `"2026-07-28"`
+    (stateless, the default), `"2025-11-25"` (an `initialize` session), or `"auto"` (probe once).
     """
 
     def __init__(
@@ -73,7 +87,15 @@ class Client:
         headers: dict[str, str] | None = None,
         env: dict[str, str] | None = None,
         cache: bool = True,
+        protocol: ProtocolChoice = MODERN,
     ) -> None:
+        if protocol not in CHOICES:
+            raise ValueError(f"protocol is one of {', '.join(map(repr, CHOICES))}, not {protocol!r}")
+        self.protocol: ProtocolChoice = protocol
+        self._modern = protocol == MODERN  # the era check of every request: settled and 2026-07-28
+        self._session: Session | None = None
+        self._era_lock: asyncio.Lock | None = None
+        self._probe_answer = ""  # what the probe got, for the message if the handshake fails too
         self.transport: Transport
         if isinstance(target, str):
             if not target.startswith(("http://", "https://")):
@@ -118,7 +140,103 @@ class Client:
         await self.close()
 
     async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
         await self.transport.close()
+
+    # -- the era (protocol.md P34) ------------------------------------------------------------------
+
+    @property
+    def era(self) -> str | None:
+        """The protocol version in use, `"2026-07-28"` or `"2025-11-25"`; None until the probe has run."""
+        if self._modern:
+            return MODERN
+        return LEGACY if self._session is not None else None
+
+    @property
+    def initialize_result(self) -> dict[str, Any] | None:
+        """The server's `InitializeResult` in a 2025-11-25 session (capabilities, serverInfo, instructions)."""
+        return self._session.result if self._session is not None else None
+
+    async def settle_era(self) -> str:
+        """Probe now (if not done yet) and open the session if the server speaks 2025-11-25; the era."""
+        if not self._modern and self._session is None:
+            if self._era_lock is None:
+                self._era_lock = asyncio.Lock()
+            async with self._era_lock:
+                if not self._modern and self._session is None:
+                    if self.protocol == AUTO and await self._probe() == MODERN:
+                        self._modern = True
+                    else:
+                        self._session = await self._open_session()
+        return MODERN if self._modern else LEGACY
+
+    async def _probe(self) -> str:
+        """`server/discover` with the 2026 envelope; the era its answer shows (`probe`)."""
+        try:
+            async with asyncio.timeout(None if self.http else STDIO_PROBE_S):
+                result = await self._leg("server/discover", None, None)
+        except TimeoutError:
+            self._probe_answer = f"no answer within {STDIO_PROBE_S:g} s"
+            return LEGACY
+        except McpError as exc:
+            self._probe_answer = f"error {exc.code} ({exc.message})"
+            era = era_of_error(exc.code, exc.data)
+            if era == MODERN and exc.code == UNSUPPORTED_VERSION:
+                self._renegotiate(exc.data)
+            return era
+        except HttpError as exc:
+            if exc.status >= 500:
+                raise
+            self._probe_answer = str(exc)
+            return LEGACY
+        except ClientError as exc:  # a reply without a result object
+            self._probe_answer = str(exc)
+            return LEGACY
+        era = era_of_result(result)
+        if era == MODERN:
+            self._remember(("server/discover", None), result)
+        else:
+            self._probe_answer = "a result that is not a DiscoverResult naming 2026-07-28"
+        return era
+
+    async def _open_session(self) -> Session:
+        inbound = Inbound(self.on_form, self.on_url, self.on_sampling, self.on_roots)
+        transport: SessionTransport
+        if isinstance(self.transport, HttpTransport):
+            transport = SessionHttp(self.transport, inbound)
+        else:
+            assert isinstance(self.transport, StdioTransport)
+            transport = SessionStdio(self.transport, inbound)
+        session = Session(
+            transport,
+            inbound,
+            capabilities=self.capabilities,
+            client_info=self.client_info,
+            ids=self._ids,
+            deadline_s=self.deadline_s,
+            url_retries=self.max_rounds,
+        )
+        try:
+            await session.open()
+        except McpError as exc:
+            if self.protocol != AUTO:
+                raise
+            raise ClientError(
+                f"the server speaks neither 2026-07-28 nor 2025-11-25: server/discover got {self._probe_answer}, "
+                f"initialize got error {exc.code} ({exc.message})"
+            ) from exc
+        self.server_name = session.server_name
+        return session
+
+    async def _in_session(
+        self, method: str, params: dict[str, Any] | None, progress: Progress | None
+    ) -> dict[str, Any]:
+        """A request sent before the era is known, or in a 2025-11-25 session."""
+        await self.settle_era()
+        if self._session is None:
+            return await self.request(method, params, progress=progress)
+        return await self._session.request(method, params, progress)
 
     # -- one leg ------------------------------------------------------------------------------------
 
@@ -136,6 +254,8 @@ class Client:
 
         A -32022 answer is retried once with a version the server supports.
         """
+        if not self._modern:
+            return await self._in_session(method, params, progress)
         key = (method, (params or {}).get("cursor"))
         if self._cache is not None and method in CACHED_METHODS:
             hit = self._cache.get(key)
@@ -157,12 +277,16 @@ class Client:
                     await self.list_tools()
                     continue
                 raise
-        if self._cache is not None and method in CACHED_METHODS and result.get("resultType", "complete") == "complete":
+        if self._cache is not None and method in CACHED_METHODS:
+            self._remember(key, result)
+        return result
+
+    def _remember(self, key: tuple[str, str | None], result: dict[str, Any]) -> None:
+        if self._cache is not None and result.get("resultType", "complete") == "complete":
             ttl = result.get("ttlMs")
             ttl = ttl if isinstance(ttl, int) and ttl > 0 else 0  # missing or negative: stale at once
             if ttl:
                 self._cache[key] = (time.monotonic() + ttl / 1000, result)
-        return result
 
     def _renegotiate(self, data: Any) -> bool:
         supported = data.get("supported") if isinstance(data, dict) else None
@@ -202,6 +326,9 @@ class Client:
     # -- discovery and lists ------------------------------------------------------------------------
 
     async def discover(self) -> dict[str, Any]:
+        """The server's `DiscoverResult` (2026-07-28); a 2025-11-25 server has `initialize_result` instead."""
+        if not self._modern and await self.settle_era() == LEGACY:
+            raise ClientError("server/discover is 2026-07-28 only; this server speaks 2025-11-25 (initialize_result)")
         return await self.request("server/discover")
 
     async def _all(self, method: str, key: str) -> list[dict[str, Any]]:
@@ -216,9 +343,12 @@ class Client:
         raise ClientError(f"{method}: more than 1000 pages")
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        """The server's tools; on HTTP, a tool with an invalid `x-mcp-header` annotation is dropped."""
+        """The server's tools; on HTTP, a tool with an invalid `x-mcp-header` annotation is dropped (2026)."""
         tools = []
         for tool in await self._all("tools/list", "tools"):
+            if self._session is not None:  # x-mcp-header means nothing in a 2025-11-25 session
+                tools.append(tool)
+                continue
             try:
                 specs = header_param_specs(tool.get("inputSchema") or {})
             except ValueError as exc:
@@ -253,7 +383,9 @@ class Client:
     async def start(
         self, method: str, params: dict[str, Any], *, progress: Progress | None = None
     ) -> Round | dict[str, Any]:
-        """Step mode: send the first leg; returns the complete result, or a `Round` to answer."""
+        """Step mode (2026-07-28 only): send the first leg; returns the complete result, or a `Round` to answer."""
+        if not self._modern and await self.settle_era() == LEGACY:
+            raise ClientError(STEP_MODE_2026)
         return self._classify(method, params, await self.request(method, params, progress=progress), 1)
 
     async def advance(
@@ -264,6 +396,8 @@ class Client:
         `answers` maps each key asked to a reply (`Accepted`/`Declined`/`Cancelled` for elicitation,
         a raw result dict for the deprecated sampling and roots asks).
         """
+        if not self._modern and await self.settle_era() == LEGACY:
+            raise ClientError(STEP_MODE_2026)
         missing = [key for key in round_.input_requests if key not in answers]
         if missing:
             raise ClientError(f"answer every question before retrying; missing: {', '.join(missing)}")
@@ -299,8 +433,14 @@ class Client:
         return Round(method, params, asks, state, number, self.server_name)
 
     async def drive(self, method: str, params: dict[str, Any], *, progress: Progress | None = None) -> dict[str, Any]:
-        """The whole loop for one request, answering through the handlers; bounded in rounds and time."""
+        """The whole loop for one request, answering through the handlers; bounded in rounds and time.
+
+        In a 2025-11-25 session it is one request, and the server's questions come during it.
+        """
         async with asyncio.timeout(self.deadline_s):
+            if not self._modern and await self.settle_era() == LEGACY:
+                assert self._session is not None
+                return await self._session.request(method, params, progress)
             step = await self.start(method, params, progress=progress)
             for _ in range(self.max_rounds):
                 if not isinstance(step, Round):

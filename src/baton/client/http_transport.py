@@ -124,10 +124,14 @@ async def _read_sse(resp: Response, rid: Any, notify: Notify | None) -> dict[str
 class SseDecoder:
     """Server-sent events from byte chunks: the data of each `message` event, its lines joined with \\n.
 
-    Comments, `id` and `retry` fields are ignored; an event cut off by the end of the stream is dropped.
+    Comments are skipped, and so is an event with empty data (a 2025-11-25 priming event); an event
+    cut off by the end of the stream is dropped. `last_id` is the last `id` field seen and `retry_ms`
+    the last valid `retry` field, which a 2025-11-25 client needs to resume a stream (protocol.md P34).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, last_id: bytes | None = None, retry_ms: int | None = None) -> None:
+        self.last_id = last_id
+        self.retry_ms = retry_ms
         self._partial: list[bytes] = []  # the start of a line not yet ended
         self._data: list[bytes] = []
         self._event = b""
@@ -159,7 +163,7 @@ class SseDecoder:
         events = []
         for line in lines:
             if not line:
-                if self._data and self._event in (b"", b"message"):
+                if self._data and self._event in (b"", b"message") and (len(self._data) > 1 or self._data[0]):
                     events.append(b"\n".join(self._data))
                 self._data = []
                 self._event = b""
@@ -171,6 +175,11 @@ class SseDecoder:
                     self._data.append(value)
                 elif field == b"event":
                     self._event = value
+                elif field == b"id":
+                    if b"\0" not in value:
+                        self.last_id = value
+                elif field == b"retry" and value.isdigit():
+                    self.retry_ms = int(value)
         return events
 
 

@@ -2,7 +2,8 @@
 
 A form question arrives with its schema already parsed into field objects (`baton.forms`), so a
 renderer can show every variant; the reply is `Accepted(content) | Declined() | Cancelled()` and
-is validated against the question before it is sent (MCP elicitation: clients SHOULD validate).
+is validated against the question before it is sent (MCP elicitation: clients SHOULD validate). A
+field the accepted content leaves out is sent with the default the schema gives it, if any.
 """
 
 from __future__ import annotations
@@ -58,10 +59,26 @@ class Question:
             return {"action": "accept"}  # URL mode carries no content (MCP elicitation)
         assert self.form is not None
         try:
-            content = self.form.validate(reply.data)
+            content = self.form.validate(_with_defaults(self.form, reply.data))
         except InvalidAnswer as exc:
             raise InvalidReply(f"the answer to {self.key!r} does not fit the question: {exc}") from None
         return {"action": "accept", "content": content}
+
+
+def _with_defaults(form: FormSpec, data: Any) -> Any:
+    """The content with each field it leaves out set to the default the server offered (SEP-1034)."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return data  # validate says what is wrong with it
+    for f in form.fields:
+        if f.default is not None and data.get(f.name) is None:
+            try:
+                f.check(f.default)
+            except InvalidAnswer:
+                continue  # the server's own default does not fit its question: leave the field out
+            data = {**data, f.name: f.default}
+    return data
 
 
 ElicitHandler = Callable[[Question], Awaitable[Answer[Any]]]

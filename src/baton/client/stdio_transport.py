@@ -1,7 +1,9 @@
 """The client side of stdio: start the server as a subprocess and exchange one JSON message per line.
 
 Responses are matched to requests by id, so requests may run concurrently; notifications go to the
-callback of the request they name (progress) or are dropped. Closing sends EOF, then SIGTERM,
+callback of the request they name (progress) or are dropped. In a 2025-11-25 session (`inbound` set)
+the server's own requests are answered through it, on stdin, and the notifications it handles
+(elicitation complete, cancelled) reach it (protocol.md P33, P34). Closing sends EOF, then SIGTERM,
 then SIGKILL (MCP stdio transport).
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 import orjson
 
 from ..protocol.messages import notification
+from .inbound import Inbound
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -33,6 +36,7 @@ class StdioTransport:
         self._notify: dict[Any, Notify] = {}
         self._reader: asyncio.Task[None] | None = None
         self._tokens = itertools.count(1)
+        self.inbound: Inbound | None = None  # set once a 2025-11-25 session is open on this process
 
     async def _start(self) -> asyncio.subprocess.Process:
         if self.proc is None:
@@ -59,11 +63,18 @@ class StdioTransport:
             if not isinstance(message, dict):
                 continue
             if "method" in message:
+                inbound = self.inbound
+                if "id" in message:
+                    if inbound is not None:
+                        inbound.take(message, self.send)
+                    continue
                 params = message.get("params") or {}
                 token = params.get("progressToken")
                 callback = self._notify.get(token)
                 if callback is not None:
                     await callback(message)
+                elif inbound is not None:
+                    inbound.notice(message)
                 continue
             future = self._pending.pop(message.get("id"), None)
             if future is not None and not future.done():
@@ -100,6 +111,13 @@ class StdioTransport:
             self._pending.pop(rid, None)
             if token is not None:
                 self._notify.pop(token, None)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Write one message that gets no response: a notification, or the answer to a server request."""
+        proc = await self._start()
+        assert proc.stdin is not None
+        proc.stdin.write(orjson.dumps(message) + b"\n")
+        await proc.stdin.drain()
 
     async def close(self) -> None:
         proc = self.proc

@@ -1,0 +1,173 @@
+"""What a 2025-11-25 server asks the client during a call, answered with the handlers MRTR asks use.
+
+In a session the server sends its own requests (`elicitation/create`, `sampling/createMessage`,
+`roots/list`, `ping`) while a client request waits, and the client answers each with a JSON-RPC
+response (protocol.md P29, P34). `Inbound` turns one into that response: a form or URL question goes
+to `on_form` / `on_url` and its reply is checked by `Question.answer`, exactly as for an MRTR input
+request; sampling and roots go to their raw handlers. The host is asked one question at a time.
+A method the client does not know, or an ask it did not declare, is answered with an error.
+
+It also keeps the URL elicitations the server named (asked, or listed by a -32042 error), so that
+`notifications/elicitation/complete` for one of them is recorded and one for any other id ignored,
+and it cancels a handler when the server sends `notifications/cancelled` for its request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..forms import Accepted
+from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
+from .errors import MalformedQuestion
+from .questions import ElicitHandler, Question
+
+log = logging.getLogger("baton.client")
+RawHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Reply = Callable[[dict[str, Any]], Awaitable[None]]
+"""Sends a JSON-RPC response back to the server (a POST on HTTP, a line on stdio)."""
+
+COMPLETE = "notifications/elicitation/complete"
+CANCELLED = "notifications/cancelled"
+
+
+class Inbound:
+    """Answers one session's server requests; `server` is the server's name, shown with questions."""
+
+    def __init__(
+        self,
+        on_form: ElicitHandler | None,
+        on_url: ElicitHandler | None,
+        on_sampling: RawHandler | None,
+        on_roots: RawHandler | None,
+    ) -> None:
+        self.on_form, self.on_url = on_form, on_url
+        self.on_sampling, self.on_roots = on_sampling, on_roots
+        self.server: str | None = None
+        self.urls: dict[str, bool] = {}  # elicitationId -> the server said the flow is complete
+        self._asking: asyncio.Lock | None = None
+        self._running: dict[Any, asyncio.Task[None]] = {}
+
+    # -- requests ------------------------------------------------------------------------------------------
+
+    def take(self, message: dict[str, Any], reply: Reply) -> None:
+        """Answer a server request in a task of its own, so that the stream it came on keeps being read."""
+        rid = message.get("id")
+        task = asyncio.ensure_future(self._answer_and_reply(message, reply))
+        self._running[rid] = task
+        task.add_done_callback(lambda done: self._forget(rid, done))
+
+    def _forget(self, rid: Any, task: asyncio.Task[None]) -> None:
+        if self._running.get(rid) is task:
+            del self._running[rid]
+
+    async def _answer_and_reply(self, message: dict[str, Any], reply: Reply) -> None:
+        response = await self.answer(message)
+        try:
+            await reply(response)
+        except Exception as exc:  # the server is gone or refused it: nothing more to do for this ask
+            log.warning("could not send the answer to the server's %s: %s", message.get("method"), exc)
+
+    async def answer(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The JSON-RPC response to one server request (a result, or an error the server can read)."""
+        rid = message.get("id")
+        method = message.get("method")
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        try:
+            if method == "ping":
+                result: dict[str, Any] = {}
+            else:
+                if self._asking is None:
+                    self._asking = asyncio.Lock()
+                async with self._asking:  # one question at a time reaches the host
+                    result = await self._ask(method, params, rid)
+        except McpError as exc:
+            return {"jsonrpc": "2.0", "id": rid, "error": exc.to_dict()}
+        except MalformedQuestion as exc:
+            return _error(rid, INVALID_PARAMS, str(exc))
+        except Exception as exc:  # a handler failed: the server must still get an answer
+            log.warning("answering the server's %s failed: %r", method, exc)
+            return _error(rid, INTERNAL_ERROR, f"the client could not answer {method}: {exc}")
+        return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+    async def _ask(self, method: Any, params: dict[str, Any], rid: Any) -> dict[str, Any]:
+        if method == "elicitation/create":
+            return await self._elicit(params, rid)
+        if method == "sampling/createMessage" and self.on_sampling is not None:
+            return await self.on_sampling(params)
+        if method == "roots/list" and self.on_roots is not None:
+            return await self.on_roots(params)
+        if method in ("sampling/createMessage", "roots/list"):
+            raise McpError(METHOD_NOT_FOUND, f"this client did not declare {method.partition('/')[0]}")
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    async def _elicit(self, params: dict[str, Any], rid: Any) -> dict[str, Any]:
+        url_id = params.get("elicitationId") if params.get("mode") == "url" else None
+        key = url_id if isinstance(url_id, str) else str(rid)
+        question = Question.from_params(key, params, self.server)
+        handler = self.on_url if question.mode == "url" else self.on_form
+        if handler is None:  # 2025-11-25 names -32602 for a mode the client did not declare
+            raise McpError(INVALID_PARAMS, f"this client did not declare elicitation.{question.mode}")
+        if isinstance(url_id, str):
+            self.urls.setdefault(url_id, False)
+        reply = await handler(question)
+        return question.answer(reply)
+
+    # -- -32042 ----------------------------------------------------------------------------------------------
+
+    async def open_urls(self, data: Any) -> bool:
+        """Show the URL elicitations of a -32042 error; True only if the user accepted every one."""
+        asks = data.get("elicitations") if isinstance(data, dict) else None
+        if not isinstance(asks, list) or not asks or self.on_url is None:
+            return False
+        for params in asks:
+            if not isinstance(params, dict) or params.get("mode", "url") != "url":
+                return False
+            url_id = params.get("elicitationId")
+            key = url_id if isinstance(url_id, str) else "url"
+            question = Question.from_params(key, {**params, "mode": "url"}, self.server)
+            if isinstance(url_id, str):
+                self.urls.setdefault(url_id, False)
+            if self._asking is None:
+                self._asking = asyncio.Lock()
+            async with self._asking:
+                reply = await self.on_url(question)
+            if not isinstance(reply, Accepted):
+                return False
+        return True
+
+    # -- notifications ---------------------------------------------------------------------------------------
+
+    def notice(self, message: dict[str, Any]) -> bool:
+        """Handle a notification meant for this layer; False: it is for the caller (progress, log)."""
+        method = message.get("method")
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if method == COMPLETE:
+            url_id = params.get("elicitationId")
+            if isinstance(url_id, str) and url_id in self.urls:  # unknown ids are ignored (MCP elicitation)
+                self.urls[url_id] = True
+            return True
+        if method == CANCELLED:
+            task = self._running.get(params.get("requestId"))
+            if task is not None:  # the server gave up on its ask: stop asking, send nothing
+                task.cancel()
+            return True
+        return False
+
+    async def close(self) -> None:
+        """Stop every handler still running (the session is ending)."""
+        tasks = list(self._running.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+
+
+def _error(rid: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}

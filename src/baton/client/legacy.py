@@ -1,0 +1,188 @@
+"""The client's 2025-11-25 session: the `initialize` handshake, requests in it, and its end (protocol.md P34).
+
+`Session.open` offers `2025-11-25` with the capabilities the client's handlers declare and its name,
+refuses any other answer with a `ClientError`, then sends `notifications/initialized`. Requests carry
+no 2026 envelope (no `io.modelcontextprotocol/*` key in `_meta`, whoever put it there). A request that
+finds the session gone (HTTP 404) initializes again once and is sent again; a -32042 error hands its
+URL elicitations to `on_url` and, once the user accepted them all, sends the request again (bounded).
+The server's own requests during a call are answered by `Inbound`, through the transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from ..protocol.constants import LEGACY_VERSION
+from ..protocol.errors import URL_ELICITATION_REQUIRED, McpError
+from ..protocol.messages import notification
+from ..protocol.messages import request as request_message
+from .errors import ClientError
+from .inbound import Inbound
+from .session_http import SessionGone
+from .stdio_transport import StdioTransport
+
+Notify = Callable[[dict[str, Any]], Awaitable[None]]
+ENVELOPE_PREFIX = "io.modelcontextprotocol/"
+
+
+class SessionTransport(Protocol):
+    """How a session's messages travel: `SessionHttp`, or `SessionStdio` on a server subprocess."""
+
+    session_id: str | None
+
+    async def request(self, message: dict[str, Any], notify: Notify | None) -> dict[str, Any]: ...
+
+    async def send(self, message: dict[str, Any]) -> None: ...
+
+    def listen(self) -> None: ...
+
+    def reset(self) -> None: ...
+
+    async def end(self) -> None: ...
+
+
+class SessionStdio:
+    """A session on a stdio server process: the process is the session, so there is no id to keep."""
+
+    session_id: str | None = None
+
+    def __init__(self, stdio: StdioTransport, inbound: Inbound) -> None:
+        self.stdio = stdio
+        stdio.inbound = inbound
+
+    async def request(self, message: dict[str, Any], notify: Notify | None) -> dict[str, Any]:
+        message.setdefault("params", {})
+        return await self.stdio.request(message, LEGACY_VERSION, notify, {})
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.stdio.send(message)
+
+    def listen(self) -> None:
+        pass  # everything the server sends comes on its stdout already
+
+    def reset(self) -> None:
+        pass
+
+    async def end(self) -> None:
+        pass  # closing the client closes stdin, which ends the session
+
+
+class Session:
+    """One 2025-11-25 session with a server, opened by `open()` and ended by `close()`."""
+
+    def __init__(
+        self,
+        transport: SessionTransport,
+        inbound: Inbound,
+        *,
+        capabilities: dict[str, Any],
+        client_info: dict[str, Any],
+        ids: itertools.count[int],
+        deadline_s: float,
+        url_retries: int,
+    ) -> None:
+        self.transport = transport
+        self.inbound = inbound
+        self.capabilities = capabilities
+        self.client_info = client_info
+        self.deadline_s = deadline_s
+        self.url_retries = url_retries
+        self.result: dict[str, Any] = {}  # the InitializeResult
+        self.server_name: str | None = None
+        self._ids = ids
+        self._generation = 0  # how many times the session was opened
+        self._opening = asyncio.Lock()
+
+    async def open(self) -> None:
+        """The handshake: `initialize`, the version check, `notifications/initialized`."""
+        params = {"protocolVersion": LEGACY_VERSION, "capabilities": self.capabilities, "clientInfo": self.client_info}
+        async with asyncio.timeout(self.deadline_s):
+            reply = await self.transport.request(request_message(next(self._ids), "initialize", params), None)
+        result = _result(reply, "initialize")
+        version = result.get("protocolVersion")
+        if version != LEGACY_VERSION:
+            await self.transport.end()
+            raise ClientError(
+                f"the server answered initialize with protocol version {version!r}; in a session Baton speaks "
+                f"only {LEGACY_VERSION} (and 2026-07-28 without one)"
+            )
+        self.result = result
+        info = result.get("serverInfo")
+        if isinstance(info, dict) and isinstance(info.get("name"), str):
+            self.server_name = self.inbound.server = info["name"]
+        await self.transport.send(notification("notifications/initialized", {}))
+        self._generation += 1
+        self.transport.listen()
+
+    async def request(self, method: str, params: dict[str, Any] | None, progress: Notify | None) -> dict[str, Any]:
+        """Send one request in the session and return its result; a server error raises its McpError."""
+        body = _without_envelope(params)
+        reopened = False
+        url_rounds = 0
+        async with asyncio.timeout(self.deadline_s):
+            while True:
+                generation = self._generation
+                message = request_message(next(self._ids), method, _copy(body))
+                try:
+                    reply = await self.transport.request(message, progress)
+                except SessionGone as exc:
+                    if reopened:
+                        raise ClientError(f"{method}: the server ended the session again right after it began") from exc
+                    reopened = True
+                    await self._reopen(generation)
+                    continue
+                try:
+                    return _result(reply, method)
+                except McpError as exc:
+                    if exc.code != URL_ELICITATION_REQUIRED or url_rounds >= self.url_retries:
+                        raise
+                    url_rounds += 1
+                    if not await self.inbound.open_urls(exc.data):
+                        raise
+
+    async def _reopen(self, generation: int) -> None:
+        async with self._opening:
+            if self._generation == generation:  # nobody else initialized again meanwhile
+                self.transport.reset()
+                await self.open()
+
+    async def close(self) -> None:
+        await self.inbound.close()
+        await self.transport.end()
+
+
+def _result(reply: dict[str, Any], method: str) -> dict[str, Any]:
+    if "error" in reply:
+        err = reply["error"] if isinstance(reply["error"], dict) else {}
+        raise McpError(err.get("code", 0), err.get("message", ""), err.get("data"))
+    result = reply.get("result")
+    if not isinstance(result, dict):
+        raise ClientError(f"the server answered {method} without a result object")
+    return result
+
+
+def _copy(params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Params the transport may add a progress token to without touching the caller's."""
+    if params is None:
+        return None
+    copy = dict(params)
+    if isinstance(copy.get("_meta"), dict):
+        copy["_meta"] = dict(copy["_meta"])
+    return copy
+
+
+def _without_envelope(params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The params without any 2026 envelope key in `_meta`: a session request must not look 2026-era."""
+    if not params:
+        return None
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or not any(k.startswith(ENVELOPE_PREFIX) for k in meta):
+        return params
+    kept = {k: v for k, v in meta.items() if not k.startswith(ENVELOPE_PREFIX)}
+    body = {k: v for k, v in params.items() if k != "_meta"}
+    if kept:
+        body["_meta"] = kept
+    return body

@@ -1,0 +1,270 @@
+"""A 2025-11-25 session over Streamable HTTP: its headers, its streams, and its end (protocol.md P32, P34).
+
+Every request after `initialize` carries `Mcp-Session-Id` (once the server issued one) and
+`MCP-Protocol-Version: 2025-11-25`, and none of the 2026 headers. An answer is JSON or an SSE
+stream; on a stream the server's own requests are handed to `Inbound` and answered with a new POST,
+notifications reach the caller's callback, and a stream that ends before the response is resumed:
+after the server's `retry` delay, a GET with `Last-Event-ID`, read on as if nothing had happened.
+A 404 to a request that carried the session id raises `SessionGone` (the caller initializes again).
+Once the session is open, `listen()` keeps the standalone GET stream open, where a server may send
+requests that belong to no client request (the `mcp` 1.x SDK sends `roots/list` there); a server
+that offers none (405, or any other refusal) is left alone. Closing sends DELETE, whatever the
+server answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import orjson
+
+from ..protocol.constants import LEGACY_VERSION
+from .http11 import Disconnected, HttpError, ProtocolError, Response, encode_headers
+from .http_transport import HttpTransport, SseDecoder, _decode, _excerpt
+from .inbound import Inbound
+
+log = logging.getLogger("baton.client")
+Notify = Callable[[dict[str, Any]], Awaitable[None]]
+
+DEFAULT_RETRY_MS = 1000  # the wait before resuming when the server gave no `retry` field
+IDLE_RESUMES = 5  # resumptions in a row that bring no new event before the request is given up
+END_S = 5.0  # how long closing waits for the DELETE
+LISTEN_FAILURES = 3  # standalone streams in a row that fail or bring nothing before the client stops listening
+_NO_REQUEST = object()  # the standalone stream answers no request of ours
+_OURS = frozenset(
+    {"mcp-protocol-version", "mcp-method", "mcp-name", "mcp-session-id", "last-event-id", "content-length"}
+)
+
+
+class SessionGone(ConnectionError):
+    """The server answered 404 to a request carrying the session id: the session is over (MCP transports)."""
+
+
+class SessionHttp:
+    """The HTTP side of one session, sharing the connection pool of the client's 2026 transport."""
+
+    def __init__(self, http: HttpTransport, inbound: Inbound) -> None:
+        self.pool = http.pool
+        self.target = http.target
+        self.timeout = http.timeout
+        self.inbound = inbound
+        self.session_id: str | None = None
+        extra = [(k, v) for k, v in http.extra_headers.items() if k.lower() not in _OURS and not _param(k)]
+        given = {k.lower() for k, _ in extra}
+        auth = http.target.authorization
+        if auth is not None and "authorization" not in given:
+            extra.append(("Authorization", auth))
+        post = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
+        self._post = encode_headers([(k, v) for k, v in post if k.lower() not in given] + extra)
+        get = [] if "accept" in given else [("Accept", "text/event-stream")]
+        self._get = encode_headers(get + [(k, v) for k, v in extra if k.lower() != "content-type"])
+        self._session = b""
+        self._background: set[asyncio.Task[None]] = set()
+        self._listener: asyncio.Task[None] | None = None
+
+    def reset(self) -> None:
+        """Forget the session (before initializing again)."""
+        self.session_id = None
+        self._session = b""
+
+    def _open(self, session_id: str) -> None:
+        try:
+            self._session = encode_headers([("Mcp-Session-Id", session_id), ("MCP-Protocol-Version", LEGACY_VERSION)])
+        except ValueError:
+            raise ProtocolError(f"the server issued a session id that cannot be sent back: {session_id!r}") from None
+        self.session_id = session_id
+
+    def _head(self, initialize: bool = False) -> bytes:
+        if initialize:  # the version header is for requests after initialize; no session yet
+            return self._post
+        if self.session_id is None:
+            return self._post + b"MCP-Protocol-Version: " + LEGACY_VERSION.encode() + b"\r\n"
+        return self._post + self._session
+
+    # -- requests --------------------------------------------------------------------------------------------
+
+    async def request(self, message: dict[str, Any], notify: Notify | None) -> dict[str, Any]:
+        """POST one request of the session; returns its JSON-RPC response, however many streams it took."""
+        initialize = message["method"] == "initialize"
+        if notify is not None:
+            message.setdefault("params", {}).setdefault("_meta", {})["progressToken"] = f"p{message['id']}"
+        with_session = self.session_id is not None and not initialize
+        try:
+            resp = await self.pool.send(self.target, "POST", self._head(initialize), orjson.dumps(message))
+            if resp.status == 404 and with_session:
+                resp.release()
+                raise SessionGone(f"the server ended the session ({message['method']} answered 404)")
+            if initialize and 200 <= resp.status < 300:
+                session_id = resp.headers.get("mcp-session-id")
+                if session_id:
+                    self._open(session_id)
+            if resp.headers.get("content-type", "").lower().startswith("text/event-stream"):
+                return await self._stream(resp, message["id"], notify)
+            try:
+                body = await resp.read()
+            except BaseException:
+                resp.close()
+                raise
+            resp.release()
+            return _decode(resp.status, body)
+        except asyncio.CancelledError:
+            if not initialize:  # 2025-11-25: a dropped stream is no cancellation; this is (MCP cancellation)
+                note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": message["id"]}}
+                self._later(self.send(note))
+            raise
+
+    async def _stream(self, resp: Response, rid: Any, notify: Notify | None) -> dict[str, Any]:
+        decoder = SseDecoder()
+        idle = 0
+        while True:
+            seen = decoder.last_id
+            try:
+                reply = await self._read(resp, decoder, rid, notify)
+            except Disconnected:
+                resp.close()
+                reply = None
+            except BaseException:
+                resp.close()
+                raise
+            else:
+                resp.release()
+            if reply is not None:
+                return reply
+            last = decoder.last_id
+            if last is None:
+                raise Disconnected("the SSE stream ended before the response, with no event id to resume from")
+            idle = 0 if last != seen else idle + 1
+            if idle >= IDLE_RESUMES:
+                raise Disconnected(f"the SSE stream ended before the response {IDLE_RESUMES} times in a row")
+            retry = decoder.retry_ms if decoder.retry_ms is not None else DEFAULT_RETRY_MS
+            await asyncio.sleep(retry / 1000)  # the server's retry field is a MUST-wait (MCP transports)
+            resp = await self._resume(last)
+            decoder = SseDecoder(last, decoder.retry_ms)
+
+    async def _read(
+        self, resp: Response, decoder: SseDecoder, rid: Any, notify: Notify | None
+    ) -> dict[str, Any] | None:
+        while chunk := await resp.next_chunk():
+            for data in decoder.feed(chunk):
+                if not data.strip():
+                    continue
+                try:
+                    message = orjson.loads(data)
+                except orjson.JSONDecodeError:
+                    raise ProtocolError(f"HTTP {resp.status}: an SSE event is not JSON: {_excerpt(data)}") from None
+                if not isinstance(message, dict):
+                    continue
+                if "method" in message:
+                    if "id" in message:
+                        self.inbound.take(message, self.send)
+                    elif not self.inbound.notice(message) and notify is not None:
+                        await notify(message)
+                elif message.get("id") == rid and ("result" in message or "error" in message):
+                    return message
+        return None
+
+    async def _resume(self, last_id: bytes) -> Response:
+        try:
+            head = self._get + self._session + encode_headers([("Last-Event-ID", last_id.decode("latin-1"))])
+        except ValueError:
+            raise ProtocolError(f"the server's event id cannot be sent back: {last_id!r}") from None
+        async with asyncio.timeout(self.timeout):
+            resp = await self.pool.send(self.target, "GET", head, b"")
+        if resp.status == 404 and self.session_id is not None:
+            resp.release()
+            raise SessionGone("the server ended the session (a stream's resumption answered 404)")
+        if resp.status != 200 or not resp.headers.get("content-type", "").lower().startswith("text/event-stream"):
+            resp.close()
+            raise HttpError(resp.status, f"HTTP {resp.status}: the server did not resume the SSE stream")
+        return resp
+
+    # -- messages that get no response -----------------------------------------------------------------------
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """POST a notification or an answer to a server request; the server says 202 (any 2xx will do)."""
+        async with asyncio.timeout(self.timeout):
+            resp = await self.pool.send(self.target, "POST", self._head(), orjson.dumps(message))
+            try:
+                body = await resp.read()
+            except BaseException:
+                resp.close()
+                raise
+            resp.release()
+        if resp.status == 404 and self.session_id is not None:
+            raise SessionGone("the server ended the session")
+        if not 200 <= resp.status < 300:
+            raise HttpError(resp.status, f"HTTP {resp.status} for {_what(message)}: {_excerpt(body)}")
+
+    # -- the standalone stream -------------------------------------------------------------------------------
+
+    def listen(self) -> None:
+        """Open the session's standalone GET stream in the background (once; the session must be open)."""
+        if self.session_id is not None and self._listener is None:
+            self._listener = asyncio.ensure_future(self._listen())
+
+    async def _listen(self) -> None:
+        last: bytes | None = None
+        retry: int | None = None
+        failures = 0
+        while self.session_id is not None and failures < LISTEN_FAILURES:
+            head = self._get + self._session
+            if last is not None:
+                head += encode_headers([("Last-Event-ID", last.decode("latin-1"))])
+            decoder = SseDecoder(last, retry)
+            try:
+                async with asyncio.timeout(self.timeout):
+                    resp = await self.pool.send(self.target, "GET", head, b"")
+                if resp.status != 200 or not resp.headers.get("content-type", "").startswith("text/event-stream"):
+                    resp.close()
+                    log.debug("no standalone stream: GET answered %s", resp.status)
+                    return
+                try:
+                    await self._read(resp, decoder, _NO_REQUEST, None)
+                finally:
+                    resp.close()
+            except (OSError, TimeoutError, ValueError) as exc:
+                log.debug("the standalone stream failed: %s", exc)
+            failures = 0 if decoder.last_id != last else failures + 1
+            last, retry = decoder.last_id, decoder.retry_ms
+            await asyncio.sleep((retry if retry is not None else DEFAULT_RETRY_MS) / 1000)
+
+    def _later(self, work: Awaitable[None]) -> None:
+        async def quietly() -> None:
+            with contextlib.suppress(Exception):
+                await work
+
+        task = asyncio.ensure_future(quietly())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def end(self) -> None:
+        """DELETE the session; 405, 400, 404 or no answer at all change nothing (the client is done)."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.cancel()
+            with contextlib.suppress(BaseException):
+                await listener
+        if self._background:
+            await asyncio.wait(self._background, timeout=1.0)
+        if self.session_id is None:
+            return
+        try:
+            async with asyncio.timeout(END_S):
+                resp = await self.pool.send(self.target, "DELETE", self._get + self._session, b"")
+                resp.release()
+        except (OSError, TimeoutError, RuntimeError) as exc:
+            log.debug("DELETE of the session failed: %s", exc)
+        self.reset()
+
+
+def _param(name: str) -> bool:
+    return name.lower().startswith("mcp-param-")
+
+
+def _what(message: dict[str, Any]) -> str:
+    method = message.get("method")
+    return str(method) if method is not None else f"the answer to request {message.get('id')!r}"
