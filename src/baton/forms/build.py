@@ -1,7 +1,17 @@
-"""Building a form from a dataclass, a TypedDict, a pydantic model or an explicit field list.
+"""Building a form from a dataclass, a TypedDict, a pydantic model (or dataclass) or an explicit field list.
 
-Anything the restricted elicitation schema cannot express is a `FormError` when the form is
-compiled (at import time with the `@form` decorator), never at request time.
+A field's type decides its kind: text (`str`; `date`, `datetime`, `EmailStr` and pydantic's URL classes
+with their format), number (`int`, `float`), yes/no (`bool`), choice (`Literal`/`Enum` of strings) or
+multi-select (a list or set of choices). What is written on it (read by `baton.forms.constraints`) must
+fit that kind and then goes on the wire:
+- text: `min_length`/`max_length` become `minLength`/`maxLength`, `format` one of `FORMATS`;
+- numbers: `ge`/`le` become `minimum`/`maximum`. The wire has no exclusive bound: on an `int` field
+  `gt`/`lt` become the next whole number (`gt=0` is `minimum: 1`, `lt=2.5` is `maximum: 2`); on a
+  `float` field they are refused;
+- multi-select: `min_length`/`max_length` (pydantic's spelling for a list) become `minItems`/`maxItems`;
+- titles, descriptions and defaults on every kind; display titles of choices with `Field(titles=...)`.
+Anything else, including a constraint that does not fit the type (a length on a number, a format on a
+choice), is a `FormError` when the form is compiled (at import time with `@form`), never at request time.
 """
 
 from __future__ import annotations
@@ -10,12 +20,14 @@ import dataclasses
 import datetime as dt
 import enum
 import functools
+import math
 import types
 import typing
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from .constraints import Constraints, add_constraint, is_field_info, read_constraints, read_field_info
 from .fields import (
     FORMATS,
     BooleanField,
@@ -29,6 +41,7 @@ from .fields import (
     StringField,
 )
 from .guard import check_no_url_in_form, check_not_secret
+from .string_types import string_type
 
 T = TypeVar("T")
 
@@ -96,11 +109,19 @@ def _compile(source: Any) -> FormSpec:
 @functools.lru_cache(maxsize=512)
 def _compile_type(cls: type) -> FormSpec:
     if dataclasses.is_dataclass(cls):
+        pydantic_fields = getattr(cls, "__pydantic_fields__", None)
+        if isinstance(pydantic_fields, dict):  # a pydantic dataclass: its fields are FieldInfos, as in a model
+            return _compile_pydantic(cls, pydantic_fields, cls.__pydantic_validator__.validate_python)  # type: ignore[attr-defined]
         hints = get_type_hints(cls, include_extras=True)
         specs = []
         for f in dataclasses.fields(cls):
             if not f.init:
                 continue
+            if is_field_info(f.default):
+                raise FormError(
+                    f"{cls.__name__}.{f.name}: a plain dataclass does not read pydantic's Field(...) as a default; "
+                    "write Annotated[T, pydantic.Field(...)] (and '= default' if any), or use a pydantic dataclass"
+                )
             has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
             default = f.default if f.default is not dataclasses.MISSING else None
             specs.append(_field(cls, f.name, hints[f.name], not has_default, default))
@@ -112,28 +133,38 @@ def _compile_type(cls: type) -> FormSpec:
         return FormSpec(specs, build=dict, name=cls.__name__)
     model_fields = getattr(cls, "model_fields", None)
     if isinstance(model_fields, dict) and hasattr(cls, "model_validate"):
-        return _compile_pydantic(cls, model_fields)
+        return _compile_pydantic(cls, model_fields, cls.model_validate)
     raise FormError(f"{cls.__name__} is not a dataclass, TypedDict or pydantic model")
 
 
-def _compile_pydantic(cls: type, model_fields: dict[str, Any]) -> FormSpec:
+# pydantic model settings: those that constrain every `str` field (carried as its lengths), and those that
+# change answers or the schema in ways a form cannot carry (refused).
+_CONFIG_TEXT = (("str_min_length", "min_length"), ("str_max_length", "max_length"))
+_CONFIG_REFUSED = ("str_strip_whitespace", "str_to_lower", "str_to_upper", "json_schema_extra")
+
+
+def _compile_pydantic(cls: type, model_fields: dict[str, Any], validate: Callable[[dict[str, Any]], Any]) -> FormSpec:
+    config = getattr(cls, "__pydantic_config__", None) or getattr(cls, "model_config", None) or {}
+    for key in _CONFIG_REFUSED:
+        if config.get(key):
+            raise FormError(
+                f"{cls.__name__}: model_config[{key!r}] has no equivalent in an elicitation form "
+                "(do it in your handler after the answer arrives)"
+            )
+    text_config = [
+        (attr, config[key], f"model_config[{key!r}]={config[key]!r}")
+        for key, attr in _CONFIG_TEXT
+        if config.get(key) is not None
+    ]
     specs = []
     for name, info in model_fields.items():
-        ours = next((m for m in info.metadata if isinstance(m, Field)), Field())
-        constraints = _pydantic_constraints(info.metadata, f"{cls.__name__}.{name}")
-        extra = dataclasses.replace(
-            ours,
-            title=ours.title or info.title,
-            description=ours.description or info.description,
-            **{k: v for k, v in constraints.items() if getattr(ours, k) is None},
-        )
-        hint = Annotated[info.annotation, extra]  # type: ignore[name-defined]
+        wire = info.alias or name
+        found = read_field_info(info, f"{cls.__name__}.{wire}")
         required = bool(info.is_required())
         default = info.default
         if required or info.default_factory is not None or type(default).__name__ == "PydanticUndefinedType":
             default = None
-        specs.append(_field(cls, info.alias or name, hint, required, default))
-    validate: Callable[[dict[str, Any]], Any] = cls.model_validate  # type: ignore[attr-defined]
+        specs.append(_field(cls, wire, info.annotation, required, default, found, text_config))
     return FormSpec(specs, build=_filling(cls, specs, validate), name=cls.__name__)
 
 
@@ -147,41 +178,29 @@ def _filling(cls: type, specs: list[FieldSpec], build: Callable[[dict[str, Any]]
 
 
 def _no_default(cls: type) -> set[str]:
+    fields = getattr(cls, "__pydantic_fields__", None) or getattr(cls, "model_fields", None)
+    if isinstance(fields, dict):
+        return {info.alias or name for name, info in fields.items() if info.is_required()}
     if dataclasses.is_dataclass(cls):
         return {
             f.name
             for f in dataclasses.fields(cls)
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         }
-    fields = getattr(cls, "model_fields", {})
-    return {info.alias or name for name, info in fields.items() if info.is_required()}
+    return set()
 
 
-_PYDANTIC_BOUNDS = (("ge", "minimum"), ("le", "maximum"), ("min_length", "min_length"), ("max_length", "max_length"))
-_INEXPRESSIBLE = ("gt", "lt", "multiple_of", "pattern", "max_digits", "decimal_places")
-
-
-def _pydantic_constraints(metadata: Sequence[Any], where: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in metadata:
-        if isinstance(item, Field):
-            continue
-        for attr, key in _PYDANTIC_BOUNDS:
-            value = getattr(item, attr, None)
-            if value is not None:
-                out[key] = value
-        for attr in _INEXPRESSIBLE:
-            if getattr(item, attr, None) is not None:
-                raise FormError(
-                    f"{where}: the constraint {attr!r} cannot be expressed in an elicitation form "
-                    "(use ge/le for bounds, and check the rest after the answer arrives)"
-                )
-    return out
-
-
-def _field(owner: type, name: str, hint: Any, required: bool, default: Any) -> FieldSpec:
+def _field(
+    owner: type,
+    name: str,
+    hint: Any,
+    required: bool,
+    default: Any,
+    found: Constraints | None = None,
+    text_config: Sequence[tuple[str, Any, str]] = (),
+) -> FieldSpec:
     where = f"{owner.__name__}.{name}"
-    extra = Field()
+    metadata: list[Any] = []
     optional = False
     while True:  # peel Required/NotRequired, Annotated and Optional, in whatever order they nest
         origin = get_origin(hint)
@@ -190,12 +209,7 @@ def _field(owner: type, name: str, hint: Any, required: bool, default: Any) -> F
         elif origin is Annotated:
             args = get_args(hint)
             hint = args[0]
-            for meta in args[1:]:
-                if isinstance(meta, Field):
-                    extra = meta
-                else:  # constraints of other libraries (pydantic's Field, annotated_types)
-                    found = _pydantic_constraints(getattr(meta, "metadata", None) or [meta], where)
-                    extra = dataclasses.replace(extra, **{k: v for k, v in found.items() if getattr(extra, k) is None})
+            metadata.extend(args[1:])
         elif origin in (Union, types.UnionType):
             members = [a for a in get_args(hint) if a is not type(None)]
             if len(members) != 1 or optional:
@@ -203,49 +217,121 @@ def _field(owner: type, name: str, hint: Any, required: bool, default: Any) -> F
             optional, hint = True, members[0]
         else:
             break
-    if extra.format is not None and extra.format not in FORMATS:
-        raise FormError(f"{where}: format must be one of {', '.join(FORMATS)}, not {extra.format!r}")
+    if isinstance(default, Field):
+        raise FormError(
+            f"{where}: Field(...) is not a default value; it goes inside Annotated: "
+            f"{name}: Annotated[{getattr(hint, '__name__', 'T')}, Field(...)]"
+        )
+    c = read_constraints(metadata, where, into=found)
     common: dict[str, Any] = {
         "name": name,
         "required": required and not optional,
-        "title": extra.title,
-        "description": extra.description,
+        "title": c.title,
+        "description": c.description,
         "default": _json_default(default),
     }
     if hint is bool:
+        _only(c, (), "a yes/no", where)
         return BooleanField(**common)
     if hint is int or hint is float:
-        return NumberField(**common, integer=hint is int, minimum=extra.minimum, maximum=extra.maximum)
+        return NumberField(**common, integer=hint is int, **_bounds(c, hint is int, where))
+    text = string_type(hint)
+    if hint is str or text is not None:
+        for attr, value, spelling in text_config:
+            add_constraint(c, attr, value, spelling, where)
     if hint is str:
-        return StringField(**common, min_length=extra.min_length, max_length=extra.max_length, format=extra.format)
+        _only(c, ("min_length", "max_length", "format"), "a text", where)
+        _known_format(c, where)
+        return StringField(**common, min_length=c.min_length, max_length=c.max_length, format=c.format)
+    if text is not None:
+        kind = f"an {hint.__name__}" if hint.__name__[0] in "AEIOU" else f"a {hint.__name__}"
+        _fixed_format(c, text.format, kind, where)
+        if text.max_length is not None:
+            add_constraint(c, "max_length", text.max_length, f"{hint.__name__}'s maximum length", where)
+        _only(c, ("min_length", "max_length", "format"), kind, where)
+        if default is not None:
+            common["default"] = str(default)
+        return StringField(
+            **common,
+            min_length=c.min_length,
+            max_length=c.max_length,
+            format=text.format,
+            convert=text.convert,
+            verify=text.verify,
+        )
     if hint is dt.date:
+        _fixed_format(c, "date", "a date", where)
+        _only(c, ("format",), "a date", where)
         return StringField(**common, format="date", convert=dt.date.fromisoformat)
     if hint is dt.datetime:
+        _fixed_format(c, "date-time", "a datetime", where)
+        _only(c, ("format",), "a datetime", where)
         return StringField(**common, format="date-time", convert=_parse_datetime)
     values, convert = _enum_values(hint, where)
     if values is not None:
-        return EnumField(
-            **common, values=values, titles=extra.titles, legacy_titles=extra.legacy_titles, convert=convert
-        )
+        _only(c, ("titles", "legacy_titles"), "a choice", where)
+        return EnumField(**common, values=values, titles=c.titles, legacy_titles=c.legacy_titles, convert=convert)
     if get_origin(hint) in (list, set, frozenset, Sequence, typing.Sequence):
         (item,) = get_args(hint) or (None,)
         values, convert = _enum_values(item, where)
         if values is None:
             raise FormError(f"{where}: a list field must be a list of Literal or Enum choices (a multi-select)")
+        for length, items in (("min_length", "min_items"), ("max_length", "max_items")):  # a list's length
+            value = getattr(c, length)
+            if value is not None:
+                add_constraint(c, items, value, c.spelled[length], where)
+                setattr(c, length, None)
+        _only(c, ("titles", "min_items", "max_items"), "a multi-select", where)
         outer = get_origin(hint)
         to_python = _multi(convert, outer if outer in (set, frozenset) else list)
         return MultiSelectField(
-            **common,
-            values=values,
-            titles=extra.titles,
-            min_items=extra.min_items,
-            max_items=extra.max_items,
-            convert=to_python,
+            **common, values=values, titles=c.titles, min_items=c.min_items, max_items=c.max_items, convert=to_python
         )
     raise FormError(
         f"{where}: type {getattr(hint, '__name__', hint)!r} cannot be asked in a form; fields must be "
-        "str, int, float, bool, date, datetime, a Literal/Enum of strings, or a list of those choices"
+        "str, int, float, bool, date, datetime, EmailStr, a pydantic URL, a Literal/Enum of strings, "
+        "or a list of those choices"
     )
+
+
+def _only(c: Constraints, allowed: Sequence[str], kind: str, where: str) -> None:
+    """Refuse a constraint that does not fit the field's type: it would not reach the wire."""
+    for key in c.given():
+        if key not in allowed:
+            raise FormError(
+                f"{where}: {c.spelled.get(key, key)} does not apply to {kind} field, and an elicitation form "
+                "cannot carry it"
+            )
+
+
+def _known_format(c: Constraints, where: str) -> None:
+    if c.format is not None and c.format not in FORMATS:
+        raise FormError(f"{where}: {c.spelled['format']}: format must be one of {', '.join(FORMATS)}, not {c.format!r}")
+
+
+def _fixed_format(c: Constraints, fmt: str, kind: str, where: str) -> None:
+    """A type that has its own format (a date, EmailStr) may repeat it, not name another."""
+    if c.format is not None and c.format != fmt:
+        raise FormError(f"{where}: {c.spelled['format']} contradicts {kind} field, whose format is {fmt!r}")
+    c.format = None
+
+
+def _bounds(c: Constraints, integer: bool, where: str) -> dict[str, Any]:
+    """`minimum`/`maximum` of a number field; exclusive bounds become inclusive ones on whole numbers only."""
+    for exclusive, inclusive, step in (("gt", "minimum", 1), ("lt", "maximum", -1)):
+        value = getattr(c, exclusive)
+        if value is None:
+            continue
+        if not integer:
+            raise FormError(
+                f"{where}: {c.spelled[exclusive]} is an exclusive bound, and an elicitation form has only inclusive "
+                "ones (minimum, maximum): use ge/le, or an int field, where gt/lt become ge/le"
+            )
+        edge = math.floor(value) + 1 if step > 0 else math.ceil(value) - 1
+        add_constraint(c, inclusive, edge, c.spelled[exclusive], where)
+        setattr(c, exclusive, None)
+    _only(c, ("minimum", "maximum"), "an int" if integer else "a float", where)
+    return {"minimum": c.minimum, "maximum": c.maximum}
 
 
 def _enum_values(hint: Any, where: str) -> tuple[list[str] | None, Callable[[Any], Any] | None]:

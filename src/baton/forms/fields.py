@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,10 @@ _DATE_TIME = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    """Extra facts about a form field, given with `typing.Annotated[T, Field(...)]`."""
+    """Extra facts about a form field, given with `typing.Annotated[T, Field(...)]`, never as a default value.
+
+    pydantic's `Field` and annotated-types constraints are read as well (`baton.forms.constraints`).
+    """
 
     title: str | None = None
     description: str | None = None
@@ -93,6 +97,9 @@ class StringField(FieldSpec):
     min_length: int | None = None
     max_length: int | None = None
     format: str | None = None
+    # A further check by the Python type the answer becomes (pydantic's `HttpUrl`, `EmailStr`): raises
+    # ValueError with a short reason, and the answer is asked again. Never on the wire.
+    verify: Callable[[str], Any] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.format is not None and self.format not in FORMATS:
@@ -117,6 +124,11 @@ class StringField(FieldSpec):
             raise self._bad(f"must be at most {self.max_length} characters")
         if self.format is not None and not _format_ok(self.format, value):
             raise self._bad(f"must be a valid {self.format}")
+        if self.verify is not None:
+            try:
+                self.verify(value)
+            except ValueError as exc:
+                raise self._bad(f"is not accepted: {exc}") from None
         return value
 
 
@@ -152,7 +164,7 @@ class NumberField(FieldSpec):
         return out
 
     def check(self, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value):
             raise self._bad("expected a number")
         if self.integer and isinstance(value, float):
             if not value.is_integer():
@@ -163,6 +175,11 @@ class NumberField(FieldSpec):
         if self.maximum is not None and value > self.maximum:
             raise self._bad(f"must be at most {_num(self.maximum)}")
         return value
+
+
+def _finite(value: float) -> bool:
+    """NaN and infinities are no JSON numbers, whatever a lenient parser let through."""
+    return not isinstance(value, float) or math.isfinite(value)
 
 
 def _num(x: float) -> str:
