@@ -206,7 +206,6 @@ def test_typeddict_with_annotated_carries_the_same() -> None:
 
 
 def test_pydantic_model_with_email_str() -> None:
-    pytest.importorskip("email_validator", reason="pydantic's EmailStr needs email-validator (pydantic[email])")
 
     class WithEmailStr(pydantic.BaseModel):
         email: pydantic.EmailStr
