@@ -2,9 +2,13 @@
 
 The suite starts a mock server per scenario and runs `python examples/conformance_client.py <url>`
 with the scenario's name in `MCP_CONFORMANCE_SCENARIO` (and, for some, a JSON context in
-`MCP_CONFORMANCE_CONTEXT`). Run the client scenarios with:
+`MCP_CONFORMANCE_CONTEXT`). The client probes which era the mock speaks (`protocol="auto"`,
+protocol.md P34): the 2026-07-28 mocks answer `server/discover`, the 2025-11-25 ones do not, and get
+the `initialize` handshake. Run the client scenarios with:
 
     .venv/bin/python tools/conformance.py client tools_call request-metadata ... -- \\
+        .venv/bin/python examples/conformance_client.py
+    .venv/bin/python tools/conformance.py client --spec-version 2025-11-25 initialize sse-retry ... -- \\
         .venv/bin/python examples/conformance_client.py
 """
 
@@ -41,14 +45,15 @@ def sample_value(schema: dict[str, Any]) -> Any:
 
 
 async def answer_form(question: Question) -> Answer:
-    """Accept every form with a value for each field: its default, else one that fits."""
+    """Accept every form with a value for each field that has no default; Baton's client sends the
+    default of a field the answer leaves out."""
     assert question.form is not None
     content: dict[str, Any] = {}
     for field in question.form.fields:
         prop = field.schema()
         if "default" in prop:
-            content[field.name] = prop["default"]
-        elif prop.get("type") == "array":
+            continue
+        if prop.get("type") == "array":
             items = prop["items"]
             choices = items.get("enum") or [c["const"] for c in items.get("anyOf", [])]
             content[field.name] = choices[: max(1, prop.get("minItems", 1))]
@@ -88,8 +93,12 @@ async def exercise_everything(client: Client) -> None:
 
 
 async def run(url: str, scenario: str) -> None:
-    async with Client(url, on_form=answer_form, on_url=decline_url, name="baton-conformance-client") as client:
-        if scenario == "tools_call":
+    async with Client(
+        url, on_form=answer_form, on_url=decline_url, name="baton-conformance-client", protocol="auto"
+    ) as client:
+        if scenario == "initialize":
+            await client.list_tools()
+        elif scenario == "tools_call":
             await client.list_tools()
             await client.call_tool("add_numbers", {"a": 5, "b": 3})
         elif scenario == "sep-2322-client-request-state":
@@ -104,6 +113,12 @@ async def run(url: str, scenario: str) -> None:
             context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
             for call in context.get("toolCalls", []):
                 await call_quietly(client, call["name"], call.get("arguments") or {})
+        elif scenario == "elicitation-sep1034-client-defaults":
+            await client.list_tools()
+            await client.call_tool("test_client_elicitation_defaults")
+        elif scenario == "sse-retry":
+            await client.list_tools()
+            await client.call_tool("test_reconnection")
         elif scenario == "json-schema-2020-12-preservation":
             tools = {t["name"]: t for t in await client.list_tools()}
             focal = tools["json_schema_2020_12_tool"]["inputSchema"]

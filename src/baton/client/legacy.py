@@ -37,7 +37,7 @@ class SessionTransport(Protocol):
 
     async def send(self, message: dict[str, Any]) -> None: ...
 
-    def listen(self) -> None: ...
+    async def listen(self) -> None: ...
 
     def reset(self) -> None: ...
 
@@ -60,7 +60,7 @@ class SessionStdio:
     async def send(self, message: dict[str, Any]) -> None:
         await self.stdio.send(message)
 
-    def listen(self) -> None:
+    async def listen(self) -> None:
         pass  # everything the server sends comes on its stdout already
 
     def reset(self) -> None:
@@ -115,7 +115,7 @@ class Session:
             self.server_name = self.inbound.server = info["name"]
         await self.transport.send(notification("notifications/initialized", {}))
         self._generation += 1
-        self.transport.listen()
+        await self.transport.listen()
 
     async def request(self, method: str, params: dict[str, Any] | None, progress: Notify | None) -> dict[str, Any]:
         """Send one request in the session and return its result; a server error raises its McpError."""

@@ -6,10 +6,11 @@ stream; on a stream the server's own requests are handed to `Inbound` and answer
 notifications reach the caller's callback, and a stream that ends before the response is resumed:
 after the server's `retry` delay, a GET with `Last-Event-ID`, read on as if nothing had happened.
 A 404 to a request that carried the session id raises `SessionGone` (the caller initializes again).
-Once the session is open, `listen()` keeps the standalone GET stream open, where a server may send
-requests that belong to no client request (the `mcp` 1.x SDK sends `roots/list` there); a server
-that offers none (405, or any other refusal) is left alone. Closing sends DELETE, whatever the
-server answers.
+Once the session is open, `listen()` opens the standalone GET stream and keeps it open, where a
+server may send requests that belong to no client request (the `mcp` 1.x SDK sends `roots/list`
+there), and waits for its head before any request goes out, since a server drops what it would
+send there while it is not open; a server that offers none (405, or any other refusal) is left
+alone. Closing sends DELETE, whatever the server answers.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ Notify = Callable[[dict[str, Any]], Awaitable[None]]
 DEFAULT_RETRY_MS = 1000  # the wait before resuming when the server gave no `retry` field
 IDLE_RESUMES = 5  # resumptions in a row that bring no new event before the request is given up
 END_S = 5.0  # how long closing waits for the DELETE
+LISTEN_WAIT_S = 2.0  # how long opening the session waits for the standalone stream's head
 LISTEN_FAILURES = 3  # standalone streams in a row that fail or bring nothing before the client stops listening
 _NO_REQUEST = object()  # the standalone stream answers no request of ours
 _OURS = frozenset(
@@ -65,6 +67,7 @@ class SessionHttp:
         self._session = b""
         self._background: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Task[None] | None = None
+        self._listening: asyncio.Event | None = None  # set once the standalone GET was answered, either way
 
     def reset(self) -> None:
         """Forget the session (before initializing again)."""
@@ -201,12 +204,25 @@ class SessionHttp:
 
     # -- the standalone stream -------------------------------------------------------------------------------
 
-    def listen(self) -> None:
-        """Open the session's standalone GET stream in the background (once; the session must be open)."""
-        if self.session_id is not None and self._listener is None:
-            self._listener = asyncio.ensure_future(self._listen())
+    async def listen(self) -> None:
+        """Open the session's standalone GET stream (once; the session must be open) and read it in the
+        background; returns once the server answered the GET, or after `LISTEN_WAIT_S`."""
+        if self.session_id is None or self._listener is not None:
+            return
+        self._listening = asyncio.Event()
+        self._listener = asyncio.ensure_future(self._listen())
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(LISTEN_WAIT_S):
+                await self._listening.wait()
 
     async def _listen(self) -> None:
+        try:
+            await self._listen_until_refused()
+        finally:
+            if self._listening is not None:
+                self._listening.set()
+
+    async def _listen_until_refused(self) -> None:
         last: bytes | None = None
         retry: int | None = None
         failures = 0
@@ -218,6 +234,8 @@ class SessionHttp:
             try:
                 async with asyncio.timeout(self.timeout):
                     resp = await self.pool.send(self.target, "GET", head, b"")
+                if self._listening is not None:
+                    self._listening.set()
                 if resp.status != 200 or not resp.headers.get("content-type", "").startswith("text/event-stream"):
                     resp.close()
                     log.debug("no standalone stream: GET answered %s", resp.status)
