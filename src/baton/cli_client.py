@@ -3,7 +3,8 @@
 TARGET is a server URL (`http://127.0.0.1:8000/mcp`) or, after `--`, the command that starts a
 stdio server; the tool and its arguments come before the `--`:
 `baton call my_tool x=1 -- baton serve app.py --stdio`. Questions the server asks are answered at
-the terminal through the terminal renderer.
+the terminal through the terminal renderer. Servers of both eras work: the client probes which one
+it talks to (protocol.md P34).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from .client import Client
+from .client import Client, ClientError
 from .protocol.errors import McpError
 from .render import TerminalRenderer
 
@@ -80,7 +81,7 @@ def print_result(result: dict[str, Any]) -> int:
 
 
 async def _tools(target: str | list[str]) -> int:
-    async with Client(target, name="baton-cli") as client:
+    async with Client(target, name="baton-cli", protocol="auto") as client:
         for tool in await client.list_tools():
             props = (tool.get("inputSchema") or {}).get("properties") or {}
             params = ", ".join(f"{name}: {p.get('type', 'any')}" for name, p in props.items())
@@ -92,7 +93,7 @@ async def _tools(target: str | list[str]) -> int:
 
 async def _call(target: str | list[str], tool: str, pairs: Sequence[str]) -> int:
     renderer = TerminalRenderer()
-    async with Client(target, on_form=renderer, on_url=renderer, name="baton-cli") as client:
+    async with Client(target, on_form=renderer, on_url=renderer, name="baton-cli", protocol="auto") as client:
         tools = {t["name"]: t for t in await client.list_tools()}
         if tool not in tools:
             raise UsageError(f"the server has no tool {tool!r}; it has: {', '.join(sorted(tools)) or 'none'}")
@@ -118,6 +119,9 @@ def run(command: str, argv: Sequence[str]) -> int:
         return 2
     except McpError as exc:
         print(f"baton {command}: the server answered error {exc.code}: {exc.message}", file=sys.stderr)
+        return 1
+    except ClientError as exc:
+        print(f"baton {command}: {exc}", file=sys.stderr)
         return 1
     except (OSError, ConnectionError) as exc:
         print(f"baton {command}: cannot reach the server: {exc}", file=sys.stderr)

@@ -116,7 +116,7 @@ class Client:
         for capability, handler in (("sampling", on_sampling), ("roots", on_roots)):
             if handler is not None:
                 caps[capability] = {}
-                if capability not in _warned_deprecated:
+                if capability not in _warned_deprecated and protocol != LEGACY:  # current in 2025-11-25
                     _warned_deprecated.add(capability)
                     warnings.warn(
                         f"the MCP {capability} capability is deprecated in 2026-07-28 (SEP-2577)",
