@@ -23,7 +23,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from support.paths import BATON, ROOT, SERVERS
@@ -237,6 +237,8 @@ def test_peer_client_over_stdio_against_mcp1_server(peer_client: tuple[Path, str
 
 # -- Baton's client against the mcp 1.30.0 FastMCP server --------------------------------------------------
 
+Era = Literal["auto", "2025-11-25"]
+
 BATON_ANSWERS: list[Answer[Any]] = [
     Accepted({"nights": 3, "confirm": True}),
     Declined(),
@@ -245,8 +247,11 @@ BATON_ANSWERS: list[Answer[Any]] = [
 ]
 
 
-async def baton_session(target: str | list[str]) -> tuple[list[str], list[Question]]:
-    """One Baton client: `session`, four `book` calls answered as BATON_ANSWERS, `echo`, `session` again."""
+async def baton_session(target: str | list[str], protocol: Era) -> tuple[list[str], list[Question]]:
+    """One Baton client: `session`, four `book` calls answered as BATON_ANSWERS, `echo`, `session` again.
+
+    With `protocol="auto"` the client must find out from its `server/discover` probe that the server
+    speaks only 2025-11-25; pinned, it opens the session at once."""
     answers = iter(BATON_ANSWERS)
     seen: list[Question] = []
 
@@ -255,18 +260,19 @@ async def baton_session(target: str | list[str]) -> tuple[list[str], list[Questi
         return next(answers)
 
     texts: list[str] = []
-    async with Client(target, on_form=on_form, deadline_s=CLIENT_TIMEOUT_S) as client:
+    async with Client(target, on_form=on_form, deadline_s=CLIENT_TIMEOUT_S, protocol=protocol) as client:
         calls = [("session", {}), *[("book", {"city": c}) for c in ("Paris", "Rome", "Oslo", "Lima")]]
         for tool, arguments in [*calls, ("echo", {"text": "hi"}), ("session", {})]:
             result = await client.call_tool(tool, arguments)
             assert result.get("isError") is not True, (tool, result)
             texts.append("".join(b.get("text", "") for b in result.get("content") or [] if b.get("type") == "text"))
+        assert client.era == LEGACY, client.era
     return texts, seen
 
 
-def check_baton_client(target: str | list[str], server_output: str) -> None:
+def check_baton_client(target: str | list[str], protocol: Era, server_output: str) -> None:
     try:
-        texts, seen = asyncio.run(baton_session(target))
+        texts, seen = asyncio.run(baton_session(target, protocol))
     except BaseException as exc:
         raise AssertionError(f"{exc!r}\n--- peer server output ---\n{server_output}") from exc
     context = f"{texts}\n--- peer server output ---\n{server_output}"
@@ -283,12 +289,14 @@ def check_baton_client(target: str | list[str], server_output: str) -> None:
         assert isinstance(fields.get("confirm"), BooleanField), question.form.fields
 
 
-def test_baton_client_over_http_against_mcp1_server(mcp1_http: HttpServer) -> None:
-    check_baton_client(mcp1_http.url, mcp1_http.output())
+@pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
+def test_baton_client_over_http_against_mcp1_server(protocol: Era, mcp1_http: HttpServer) -> None:
+    check_baton_client(mcp1_http.url, protocol, mcp1_http.output())
 
 
-def test_baton_client_over_stdio_against_mcp1_server(mcp1_python: Path) -> None:
-    check_baton_client(mcp1_stdio(mcp1_python), "(its stderr is this test's stderr)")
+@pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
+def test_baton_client_over_stdio_against_mcp1_server(protocol: Era, mcp1_python: Path) -> None:
+    check_baton_client(mcp1_stdio(mcp1_python), protocol, "(its stderr is this test's stderr)")
 
 
 # -- the MCP Inspector's command-line mode against Baton's server ------------------------------------------
