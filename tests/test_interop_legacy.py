@@ -7,7 +7,8 @@ The matrix, every cell a real process talking over a real transport on loopback:
   peers/legacy_scenario.py (an eliciting tool accepted, declined and cancelled, a plain tool, one session
   throughout) against Baton's server (tests/servers/legacy_elicit.py) and, to prove the peers themselves,
   against the `mcp==1.30.0` FastMCP server (peers/legacy_mcp1_server.py), over Streamable HTTP and stdio;
-- Baton's client completing the eliciting tool on the `mcp==1.30.0` FastMCP server, over HTTP and stdio;
+- Baton's client completing the eliciting tool on the `mcp==1.30.0` FastMCP server, over HTTP and stdio,
+  probing the era (`protocol="auto"`) or pinned to 2025-11-25; and `baton tools` / `baton call` on it;
 - the MCP Inspector's command-line mode listing and calling Baton's tools, over stdio and HTTP.
 
 The venvs and the Inspector are made on first use under `.cache/interop/` (tests/support/peer_venvs.py);
@@ -297,6 +298,22 @@ def test_baton_client_over_http_against_mcp1_server(protocol: Era, mcp1_http: Ht
 @pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
 def test_baton_client_over_stdio_against_mcp1_server(protocol: Era, mcp1_python: Path) -> None:
     check_baton_client(mcp1_stdio(mcp1_python), protocol, "(its stderr is this test's stderr)")
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_baton_cli_against_mcp1_server(transport: str, request: pytest.FixtureRequest, mcp1_python: Path) -> None:
+    """`baton tools` and `baton call` probe the era, so they work on a 2025-11-25-only server too."""
+    server: HttpServer | None = request.getfixturevalue("mcp1_http") if transport == "http" else None
+    for args, expected in (["tools"], "echo(text: string)"), (["call", "echo", "text=hi"], "echo: hi"):
+        if server is not None:  # baton tools URL | baton call URL TOOL ARGS
+            command = [BATON, args[0], server.url, *args[1:]]
+        else:  # baton tools -- COMMAND | baton call TOOL ARGS -- COMMAND
+            command = [BATON, *args, "--", *mcp1_stdio(mcp1_python)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, cwd=ROOT, check=False)
+        shown = server.output() if server is not None else "(the server's stderr is the CLI's)"
+        context = f"{command}: exit {done.returncode}\n{done.stdout}\n{done.stderr[-3000:]}\n{shown}"
+        assert done.returncode == 0, context
+        assert expected in done.stdout.splitlines(), context
 
 
 # -- the MCP Inspector's command-line mode against Baton's server ------------------------------------------
