@@ -474,7 +474,7 @@ class Server:
                 session.id = self.sessions.mint(session)
         except McpError as exc:
             return Reply(error_response(msg.id, exc), exc.code), None
-        self._warn_deprecated(session.capabilities.deprecated)
+        # No deprecation warning here: sampling and roots are current features of 2025-11-25.
         return Reply(result_response(msg.id, result)), session
 
     async def handle_legacy(self, msg: Message, exchange: Exchange, session: LegacySession, stream: Stream) -> Reply:
