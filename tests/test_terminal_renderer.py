@@ -61,17 +61,32 @@ PROGRAM = textwrap.dedent(
         StringField("born", title="Birthday", format="date", required=False, default="2000-01-01"),
     ], name="profile")
     SMALL = FormSpec([StringField("city", title="City"), NumberField("year", title="Year", integer=True)])
+    ONE = FormSpec([StringField("city", title="City")])
+    SECRET_ONE = FormSpec([StringField("recovery_code", title="Recovery code")])
+    # The form `ctx.confirm` sends, as the client parses it from the wire.
+    from baton.forms.parse import parse_schema
+    from baton.server.context import CONFIRM_FORM
+    CONFIRMS = {
+        "ctx": parse_schema(CONFIRM_FORM.schema),
+        "yes": FormSpec([BooleanField("go", title="Go ahead?", description="It is safe.", default=True)]),
+        "no": FormSpec([BooleanField("subscribe", title="Subscribe", default=False)]),
+    }
+    FORMS = {"full": FORM, "small": SMALL, "one": ONE, "secret-one": SECRET_ONE}
 
     renderer = TerminalRenderer(opener=opener)
     kind, arg = sys.argv[1], sys.argv[2]
     if kind == "form":
-        answer = renderer.ask_form("Tell us about you", FORM if arg == "full" else SMALL, "profile-server")
+        answer = renderer.ask_form("Tell us about you", FORMS[arg], "profile-server")
+    elif kind == "confirm":
+        answer = renderer.ask_form("Delete project apollo? This cannot be undone.", CONFIRMS[arg], "projects")
     elif kind == "url":
         answer = renderer.ask_url("Connect your Acme account", arg, "acme")
     else:  # "async-form" / "async-url": the async handler, as the client layer calls it
         mode = kind.removeprefix("async-")
+        forms = {"form": SMALL, "confirm": CONFIRMS["ctx"]}
         question = types.SimpleNamespace(
-            mode=mode, message="Where?", form=SMALL if mode == "form" else None, url=arg, server="async-server"
+            mode="form" if mode == "confirm" else mode, message="Where?", form=forms.get(mode), url=arg,
+            server="async-server",
         )
         answer = asyncio.run(renderer.ask(question))
     data = answer.data if isinstance(answer, Accepted) else None
@@ -141,6 +156,13 @@ class Terminal:
         self.type(keys + ENTER)
         return seen
 
+    def idle(self, seconds: float = 0.5) -> str:
+        """The screen after the previous match, once nobody has typed for `seconds` more."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and self._pump(deadline):
+            pass
+        return self.screen[self.cursor :]
+
     def result(self) -> dict[str, Any]:
         self.expect("RESULT ")
         line = self.expect("\n")
@@ -170,7 +192,8 @@ def terminal() -> Iterator[Any]:
 
 START = "Enter = answer): "
 PROMPT = "  > "
-REVIEW = "[s]end / [e]dit / [d]ecline / [c]ancel: "
+REVIEW = "Enter sends; or [e]dit / [d]ecline / [c]ancel: "
+YES_NO = "[y]es / [n]o: "
 CONSENT = "[o]pen / [d]ecline / [c]ancel: "
 DONE = "[d]one, continue / [o]pen again / [c]ancel: "
 
@@ -206,7 +229,7 @@ def test_form_with_every_field_kind(terminal: Any) -> None:
     # Optional string: skipped; optional string with a default: kept.
     t.answer(PROMPT, "")
     assert "Enter keeps: 2000-01-01" in t.answer(PROMPT, "")
-    review = t.answer(REVIEW, "s")
+    review = t.answer(REVIEW, "")  # Enter sends
     assert "Colour: Green (g)" in review and "Tags: Ex (x), Zed (z)" in review
     assert "Height: (skipped)" in review and "Subscribe: yes" in review
     assert t.result() == {
@@ -290,8 +313,100 @@ def test_async_handler_answers_a_form(terminal: Any) -> None:
     t.answer(START, "")
     t.answer(PROMPT, "Oslo")
     t.answer(PROMPT, "2024")
-    t.answer(REVIEW, "s")
+    t.answer(REVIEW, "s")  # s still sends
     assert t.result()["data"] == {"city": "Oslo", "year": 2024}
+
+
+# -- yes/no confirmations: one answer ---------------------------------------------------------------
+
+
+def test_confirmation_takes_one_answer(terminal: Any) -> None:
+    """The form `ctx.confirm` sends, as the client parses it: the message, then one y/n prompt, and done."""
+    t = terminal("confirm", "ctx")
+    seen = t.answer(YES_NO, "y")
+    assert "projects asks" in seen and "Delete project apollo? This cannot be undone." in seen
+    assert "Confirm? [y]es / [n]o: " in seen and "d declines, c or Ctrl-D cancels" in seen
+    assert t.result() == {"answer": "Accepted", "data": {"confirm": True}, "opened": []}
+    assert t.screen.count("[y]es / [n]o") == 1, "one prompt, one answer"
+    assert "[a]nswer" not in t.screen and "Enter sends" not in t.screen and "Sent: yes." in t.screen
+
+
+def test_confirmation_no_and_enter_without_a_default(terminal: Any) -> None:
+    t = terminal("confirm", "ctx")
+    t.answer(YES_NO, "")  # no default: Enter answers nothing
+    assert "Type y or n" in t.answer(YES_NO, "maybe")
+    t.answer(YES_NO, "n")
+    assert t.result() == {"answer": "Accepted", "data": {"confirm": False}, "opened": []}
+
+
+@pytest.mark.parametrize(
+    ("which", "prompt", "data"), [("yes", "Enter = yes: ", {"go": True}), ("no", "Enter = no: ", {"subscribe": False})]
+)
+def test_confirmation_enter_takes_the_default(terminal: Any, which: str, prompt: str, data: dict[str, bool]) -> None:
+    t = terminal("confirm", which)
+    seen = t.answer(prompt, "")
+    if which == "yes":
+        assert "It is safe." in seen and "Go ahead? [y]es / [n]o, Enter = yes: " in seen  # no doubled "?"
+    else:
+        assert "Subscribe? [y]es / [n]o, Enter = no: " in seen
+    assert t.result() == {"answer": "Accepted", "data": data, "opened": []}
+
+
+@pytest.mark.parametrize(
+    ("keys", "answer"),
+    [("d" + ENTER, "Declined"), ("c" + ENTER, "Cancelled"), (CTRL_D, "Cancelled"), (CTRL_C, "Cancelled")],
+)
+def test_confirmation_decline_and_cancel(terminal: Any, keys: str, answer: str) -> None:
+    t = terminal("confirm", "ctx")
+    t.expect(YES_NO)
+    t.type(keys)
+    assert t.result() == {"answer": answer, "data": None, "opened": []}
+
+
+def test_confirmation_drops_keys_typed_before_it(terminal: Any) -> None:
+    """A `y` typed before the question appeared does not answer it."""
+    t = terminal("confirm", "ctx")
+    t.type("y" + ENTER)  # at once, while the program is still starting
+    t.expect(YES_NO)
+    assert "Sent" not in t.idle(), "typeahead answered the confirmation"
+    t.type("n" + ENTER)
+    assert t.result()["data"] == {"confirm": False}
+
+
+def test_confirmation_through_the_async_handler(terminal: Any) -> None:
+    t = terminal("async-confirm", "-")
+    assert "async-server asks" in t.answer(YES_NO, "yes")
+    assert t.result()["data"] == {"confirm": True}
+
+
+# -- the review: only when there is something to review ---------------------------------------------
+
+
+def test_one_field_form_is_sent_without_a_review(terminal: Any) -> None:
+    t = terminal("form", "one")
+    t.answer(START, "")
+    t.answer(PROMPT, "Paris")
+    assert t.result() == {"answer": "Accepted", "data": {"city": "Paris"}, "opened": []}
+    assert "Review your answers" not in t.screen and "Sent." in t.screen
+
+
+def test_one_secret_looking_field_is_still_reviewed(terminal: Any) -> None:
+    t = terminal("form", "secret-one")
+    t.answer(START, "")
+    assert "looks like a request for a secret" in t.answer(PROMPT, "1234-5678")
+    assert "Recovery code: 1234-5678" in t.answer(REVIEW, "d")
+    assert t.result()["answer"] == "Declined"
+
+
+def test_enters_typed_ahead_stop_at_the_review(terminal: Any) -> None:
+    """Enter sends at the review, but not an Enter typed before the review was shown."""
+    t = terminal("form", "small")
+    t.expect(START)
+    t.type(ENTER + "Paris" + ENTER + "1999" + ENTER + ENTER)
+    t.expect(REVIEW)
+    assert "Sent" not in t.idle(), "an Enter typed ahead sent the form"
+    t.type(ENTER)
+    assert t.result()["data"] == {"city": "Paris", "year": 1999}
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,21 @@
 """A line-based terminal renderer for elicitation questions (MCP 2026-07-28), using only the standard library.
 
-Form mode shows every restricted field variant: defaults are prefilled (Enter keeps them),
+A yes/no confirmation (a form of one boolean field, as `ctx.confirm` sends) takes one answer:
+the message, then `Confirm? [y]es / [n]o`; Enter gives the field's default when it has one (else it
+asks again), `d` declines, `c` cancels. Keys typed before that prompt are dropped, as at URL consent,
+so an Enter meant for something earlier cannot answer it.
+
+Other forms show every restricted field variant: defaults are prefilled (Enter keeps them),
 enums are listed with their titles and chosen by number or value, multi-selects by comma-separated
 numbers, and each answer is checked with the field's own `check()` and asked again with the error
 when it does not fit. Optional fields can be skipped (Enter, or `-` when there is a default). A
-review lists every answer before anything is sent, with send / edit / decline / cancel. A field whose
-name, title or description looks like a secret (`baton.forms.secret_names.looks_secret`, the rule the
-form guard refuses such fields by) is shown with a warning to consider declining.
+form starts with answer / decline / cancel (Enter = answer). The review costs nothing when there is
+nothing to review: a one-field form is sent once its answer is valid (the answer just typed and
+checked is all there is to see), unless the field looks like a secret. A longer form lists every
+answer, and Enter sends (or edit / decline / cancel); keys typed ahead are dropped first, so a run
+of Enters through the defaults stops at the review. A field whose name, title or description looks
+like a secret (`baton.forms.secret_names.looks_secret`, the rule the form guard refuses such fields
+by) is shown with a warning to consider declining.
 
 URL mode follows the spec: the full URL is shown with its registrable domain highlighted and every
 `baton.forms.url_safety` finding; a URL that `check_url` refuses is never offered (the answer is Declined);
@@ -148,6 +157,8 @@ class TerminalRenderer:
         """Ask a form question; Accepted(content) with the JSON values, Declined() or Cancelled()."""
         with self._lock, self._dialog():
             try:
+                if _is_confirmation(form):
+                    return self._confirm(message, form, server)
                 return self._form(message, form, server)
             except _Cancel:
                 self._line("Cancelled.", "warning")
@@ -161,6 +172,41 @@ class TerminalRenderer:
             except _Cancel:
                 self._line("Cancelled.", "warning")
                 return Cancelled()
+
+    # ----- confirmations
+
+    def _confirm(self, message: str, form: FormSpec, server: str | None) -> Answer[Any]:
+        """A yes/no question: one answer, y or n (Enter = the default, if the field has one)."""
+        field = form.fields[0]
+        self._header(f"{_clean(server)} asks" if server else "A server asks")
+        self._line(_clean(message, multiline=True))
+        if field.description:
+            self._line(_clean(field.description, multiline=True), "dim")
+        default = field.default if isinstance(field.default, bool) else None
+        label = _clean(field.title or field.name)
+        question = label if label.endswith("?") else label + "?"
+        enter = "" if default is None else f", Enter = {'yes' if default else 'no'}"
+        self._line("d declines, c or Ctrl-D cancels.", "dim")
+        self._flush_typeahead()  # an Enter typed for something earlier must not answer this
+        while True:
+            word = self._read(f"{question} [y]es / [n]o{enter}: ").strip().lower()
+            if not word and default is not None:
+                value = default
+            elif word in _YES:
+                value = True
+            elif word in _NO:
+                value = False
+            elif word in ("d", "decline"):
+                self._line("Declined.", "warning")
+                return Declined()
+            elif word in ("c", "cancel"):
+                self._line("Cancelled.", "warning")
+                return Cancelled()
+            else:
+                self._line("Type y or n (d declines, c cancels).", "error")
+                continue
+            self._line(f"Sent: {'yes' if value else 'no'}.", "dim")
+            return Accepted(form.validate({field.name: value}))
 
     # ----- form mode
 
@@ -185,10 +231,19 @@ class TerminalRenderer:
         answers: dict[str, Any] = {}
         for index, field in enumerate(form.fields, 1):
             self._field(field, index, count, answers)
+        if count <= 1 and not any(map(_secret_like, form.fields)):  # the one answer was just typed and checked
+            try:
+                content = form.validate(answers)
+            except InvalidAnswer as exc:  # not expected: the field's own check passed
+                self._line(f"! {exc}", "error")
+            else:
+                self._line("Sent.", "dim")
+                return Accepted(content)
         while True:
             self._review(form, answers)
-            choice = self._read("[s]end / [e]dit / [d]ecline / [c]ancel: ").strip().lower()
-            if choice in ("s", "send"):
+            self._flush_typeahead()  # Enter sends: a run of Enters through the defaults stops here
+            choice = self._read("Enter sends; or [e]dit / [d]ecline / [c]ancel: ").strip().lower()
+            if choice in ("", "s", "send"):
                 try:
                     content = form.validate(answers)
                 except InvalidAnswer as exc:
@@ -205,7 +260,7 @@ class TerminalRenderer:
                 self._line("Cancelled.", "warning")
                 return Cancelled()
             else:
-                self._line("Type s to send, e to edit, d to decline or c to cancel.", "error")
+                self._line("Press Enter to send, or type e to edit, d to decline or c to cancel.", "error")
 
     def _edit(self, form: FormSpec, answers: dict[str, Any]) -> None:
         count = len(form.fields)
@@ -231,7 +286,7 @@ class TerminalRenderer:
         self._line(f"({index}/{count}) {self._style(label, 'bold')}{' *' if field.required else ''}")
         if field.description:
             self._line("  " + _clean(field.description, multiline=True).replace("\n", "\n  "), "dim")
-        if any(looks_secret(text) for text in (field.name, field.title, field.description) if text):
+        if _secret_like(field):
             self._line(
                 "  ! This looks like a request for a secret. Servers must not ask for passwords, keys or payment "
                 "data in a form; consider declining.",
@@ -468,6 +523,15 @@ def _tty_fd(stream: TextIO) -> int | None:
     except (AttributeError, ValueError, OSError):
         return None
     return fd if os.isatty(fd) else None
+
+
+def _is_confirmation(form: FormSpec) -> bool:
+    """A yes/no question: a form of exactly one boolean field (what `ctx.confirm` sends)."""
+    return len(form.fields) == 1 and isinstance(form.fields[0], BooleanField)
+
+
+def _secret_like(field: FieldSpec) -> bool:
+    return any(looks_secret(text) for text in (field.name, field.title, field.description) if text)
 
 
 def _values(field: FieldSpec) -> list[str] | None:
