@@ -906,3 +906,24 @@ def test_baton_server_over_http(serve: Callable[..., RunningServer]) -> None:
 
 def test_baton_server_over_stdio() -> None:
     baton_flows([BATON, "serve", EVERYTHING, "--stdio"])
+
+
+def test_a_call_given_up_is_cancelled_by_notification(stub: Stub) -> None:
+    """2025-11-25: dropping the stream cancels nothing, so a call the client stops waiting for is cancelled
+    with notifications/cancelled naming it."""
+    stub.routes["tools/call"] = lambda hit: sse(event(eid="c1", retry=10), stub.closing)
+
+    async def flow() -> None:
+        async with Client(stub.url, protocol=LEGACY, deadline_s=0.5) as client:
+            await client.call_tool("t")
+
+    with pytest.raises(TimeoutError):
+        run(flow())
+    (call,) = stub.seen("tools/call")
+    (note,) = [h for h in stub.seen("note") if h.method == "notifications/cancelled"]
+    assert note.body == {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": call.body["id"]},
+    }
+    assert note.headers["mcp-session-id"] == "sess-1"

@@ -56,6 +56,8 @@ class Inbound:
     def take(self, message: dict[str, Any], reply: Reply) -> None:
         """Answer a server request in a task of its own, so that the stream it came on keeps being read."""
         rid = message.get("id")
+        if not isinstance(rid, (str, int)):
+            return  # not a JSON-RPC request id: nothing could be answered
         task = asyncio.ensure_future(self._answer_and_reply(message, reply))
         self._running[rid] = task
         task.add_done_callback(lambda done: self._forget(rid, done))

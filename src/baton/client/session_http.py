@@ -97,7 +97,8 @@ class SessionHttp:
             message.setdefault("params", {}).setdefault("_meta", {})["progressToken"] = f"p{message['id']}"
         with_session = self.session_id is not None and not initialize
         try:
-            resp = await self.pool.send(self.target, "POST", self._head(initialize), orjson.dumps(message))
+            async with asyncio.timeout(self.timeout):  # the head; a stream may then last the caller's deadline
+                resp = await self.pool.send(self.target, "POST", self._head(initialize), orjson.dumps(message))
             if resp.status == 404 and with_session:
                 resp.release()
                 raise SessionGone(f"the server ended the session ({message['method']} answered 404)")
@@ -114,7 +115,7 @@ class SessionHttp:
                 raise
             resp.release()
             return _decode(resp.status, body)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, TimeoutError):
             if not initialize:  # 2025-11-25: a dropped stream is no cancellation; this is (MCP cancellation)
                 note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": message["id"]}}
                 self._later(self.send(note))
