@@ -3,6 +3,9 @@
 - `/connect/login`: the configured `Login` (sets the session cookie).
 - `GET /connect/<ticket>`: who is the browser user (session cookie; else to the login page)? Only
   the ticket's own principal gets the form; anyone else gets 403. Unknown or expired: 404; used: 410.
+- In development only (the development login on a loopback http URL, where anyone may sign in as
+  anyone), the login page names and prefills the principal the link was made for, and the 403 says
+  whose the link is and offers to sign in as them. Otherwise no page says anything about a link's owner.
 - `GET /connect/<ticket>` of an OAuth ticket (`ctx.connect`): the same checks, then a link to the provider
   with PKCE and a one-time `state` bound to the ticket; `/connect/callback` (session required) redeems
   that state once, exchanges the code and stores the token in the vault.
@@ -20,6 +23,7 @@ from urllib.parse import quote, urlsplit
 
 import orjson
 
+from .login import DevLogin, principal_note, safe_next
 from .oauth import STATE_PREFIX, authorization_url, exchange, new_verifier
 from .session import COOKIE_NAME, Session
 from .tickets import Ticket, mint, well_formed
@@ -63,15 +67,45 @@ class ConnectApp:
             return page("Refused", "<p>This form was sent from another site.</p>", status=403)
         path = request.path
         if path == "/connect/login" or path.startswith("/connect/login/"):
-            if self.kit.login is None:
+            login = self.kit.login
+            if login is None:
                 return page("No login configured", "<p>The server has no login for this page.</p>", status=501)
-            return await self.kit.login.handle(request, self.kit.sessions)
+            if isinstance(login, DevLogin) and self._names_owners():
+                return await login.handle(request, self.kit.sessions, owner=await self._owner(request))
+            return await login.handle(request, self.kit.sessions)
         if path == "/connect/callback":
             return await self._callback(request)
         ticket_id = path.removeprefix("/connect/")
         if not well_formed(ticket_id):
             return _invalid()
         return await self._ticket(request, ticket_id)
+
+    def _names_owners(self) -> bool:
+        """Whether pages may say whose a link is: only in development with the development login, where
+        anyone may sign in as anyone anyway. A production login (or any other login) is never told."""
+        return self.kit.development and isinstance(self.kit.login, DevLogin)
+
+    async def _owner(self, request: Request) -> str | None:
+        """The principal of the live ticket the login will return to (`next`), if any."""
+        ticket_id = safe_next(request.query.get("next") or request.form.get("next")).removeprefix("/connect/")
+        ticket = await self.kit.tickets.get(ticket_id) if well_formed(ticket_id) else None
+        return ticket.principal if ticket is not None and not ticket.done else None
+
+    def _not_yours(self, session: Session, ticket: Ticket) -> Response:
+        """The 403 of a link opened by another principal; names the owner only in development."""
+        if not self._names_owners():
+            body = "<p>This link was made for another account. Sign in as the user who asked, or ask again.</p>"
+            return page("Not your link", body, status=403)
+        owner = esc(ticket.principal)
+        action = esc("/connect/login?next=" + quote(f"/connect/{ticket.id}", safe="/"))
+        body = (
+            f"<p>This link was made for another account, <b>{owner}</b>; you are signed in as "
+            f"<b>{esc(session.principal)}</b>. The link's owner is the principal of the MCP client that asked: "
+            f"{principal_note(ticket.principal)}.</p>"
+            f"<form method='post' action='{action}'><input type='hidden' name='principal' value='{owner}'>"
+            f"<button type='submit'>Sign in as {owner}</button></form>{DevLogin.DEV_ONLY}"
+        )
+        return page("Not your link", body, status=403, banner=DevLogin.BANNER)
 
     def _same_origin(self, request: Request) -> bool:
         site = request.headers.get("sec-fetch-site")
@@ -96,8 +130,7 @@ class ConnectApp:
             return _invalid()
         if ticket.principal != session.principal:
             log.warning("connect: ticket %s opened by a user other than the one it was made for", _ref(ticket_id))
-            body = "<p>This link was made for another account. Sign in as the user who asked, or ask again.</p>"
-            return page("Not your link", body, status=403)
+            return self._not_yours(session, ticket)
         if ticket.done:
             return page("Link already used", "<p>This link has already been used; ask again.</p>", status=410)
         kind, _, name = ticket.purpose.partition(":")
