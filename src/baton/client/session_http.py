@@ -70,9 +70,12 @@ class SessionHttp:
         self._listening: asyncio.Event | None = None  # set once the standalone GET was answered, either way
 
     def reset(self) -> None:
-        """Forget the session (before initializing again)."""
+        """Forget the session (before initializing again), and stop listening to its standalone stream."""
         self.session_id = None
         self._session = b""
+        if self._listener is not None:
+            self._listener.cancel()
+            self._listener = None
 
     def _open(self, session_id: str) -> None:
         try:
