@@ -10,10 +10,12 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .protocol.hosts import is_loopback
 from .server.core import Server
+from .server.startup import ConfigurationError, connect_users
+from .state.keys import data_dir
 
 ENV_TARGET = "BATON_SERVE_TARGET"
 ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
@@ -92,30 +94,82 @@ def _nodelay_listener() -> None:
     uvicorn.Config.bind_socket = bind_socket  # type: ignore[method-assign]
 
 
+def _refuse(message: str) -> int:
+    print(f"baton serve: {message}", file=sys.stderr)
+    return 2
+
+
+def _ready(server: Server, transport: Literal["http", "stdio"]) -> str | None:
+    """Mount the default connect kit and run the start-up checks: why the server cannot be served, or None.
+
+    Also creates the shared key file before any worker races for it."""
+    from .connect import mount_default_kit
+
+    mount_default_kit(server)
+    try:
+        server.check_startup(transport)
+    except ConfigurationError as exc:
+        return f"cannot serve {server.name!r}: {exc}"
+    return None
+
+
+def _announce(server: Server, where: str) -> None:
+    """Say on stderr where the server answers and what it uses: its keys, its data directory, its connect pages."""
+    from .connect import ConnectKit
+
+    lines = [f"serving {server.name!r} {where}", f"keys: {server.key_ring.source}", f"data directory: {data_dir()}"]
+    kit = server.connect_kit if server.has_connect_kit else None
+    if isinstance(kit, ConnectKit) and kit.configured and (server.connect_declared or any(connect_users(server))):
+        lines.append(f"connect pages: {kit.base_url}/connect/")
+    for line in lines:
+        print(f"baton serve: {line}", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _can_listen(host: str, port: int) -> str | None:
+    """Why nothing can listen on host:port (taken, not an address of this machine), or None."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds it
+            sock.bind(infos[0][4])
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 def serve(args: argparse.Namespace) -> int:
     try:
         server = load_server(args.target)
     except TargetError as exc:
-        print(f"baton serve: {exc}", file=sys.stderr)
-        return 2
+        return _refuse(str(exc))
     if args.stdio:
         from .serve.stdio import serve_stdio
 
+        refusal = _ready(server, "stdio")
+        if refusal:
+            return _refuse(refusal)
+        _announce(server, "on stdio (stdout carries only protocol messages)")
         serve_stdio(server)
         return 0
     host, _, port_text = args.http.rpartition(":")
     if not host or not port_text.isdigit():
-        print(f"baton serve: --http takes HOST:PORT, not {args.http!r}", file=sys.stderr)
-        return 2
+        return _refuse(f"--http takes HOST:PORT, not {args.http!r}")
     host = host.strip("[]")
+    refusal = _ready(server, "http")
+    if refusal:
+        return _refuse(refusal)
     if args.workers > 1 and server.key_ring.ephemeral:
-        print(
-            "baton serve: --workers needs keys every worker shares, but this server uses a per-process key; "
-            "set BATON_STATE_KEYS or use the default key file (do not pass KeyRing.ephemeral_key())",
-            file=sys.stderr,
+        return _refuse(
+            "--workers needs keys every worker shares, but this server uses a per-process key; "
+            "set BATON_STATE_KEYS or use the default key file (do not pass KeyRing.ephemeral_key())"
         )
-        return 2
-    _ = server.key_ring  # create the shared key file before the workers race for it
+    taken = _can_listen(host, int(port_text))
+    if taken:
+        return _refuse(f"cannot listen on {args.http}: {taken}")
+    shown = f"[{host}]" if ":" in host else host
+    workers = f" ({args.workers} worker processes)" if args.workers > 1 else ""
+    _announce(server, f"at http://{shown}:{port_text}/mcp{workers}")
     allowed = args.allow_host or None
     if not is_loopback(host) and allowed is None:
         logging.getLogger("baton").warning(
@@ -171,7 +225,10 @@ def main(argv: list[str] | None = None) -> int:
         help="admit this Host header besides loopback names (repeatable; * admits any)",
     )
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
-    commands.add_parser("keys", help="list or rotate the state key ring: baton keys list|rotate|add|promote|retire")
+    commands.add_parser(
+        "keys",
+        help="create, list or rotate the state key ring: baton keys init|list|rotate|add|promote|retire|generate",
+    )
     commands.add_parser("tools", help="list a server's tools: baton tools URL | baton tools -- COMMAND...")
     commands.add_parser("call", help="call a tool: baton call URL TOOL [key=value ...] | baton call TOOL ... -- CMD...")
     words = list(sys.argv[1:] if argv is None else argv)

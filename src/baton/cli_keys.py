@@ -1,10 +1,12 @@
-"""`baton keys`: look at and rotate the key ring that seals `requestState` (and the connect kit's keys).
+"""`baton keys`: create, look at and rotate the key ring that seals `requestState` (and the connect kit's keys).
 
 The key file is `--key-file`, else `$BATON_KEY_FILE`, else `state-keys` in the data directory.
-Running servers follow their key file, so a rotation reaches them without a restart: `rotate` puts a
-new key in front (it seals from then on) and keeps the old ones (they still open tokens in flight);
-`retire` drops an old key once no token sealed with it can still be alive (the state TTL: 10 minutes
-by default). For hosts that each hold a copy of the file, `add` then `promote` rotates in two steps.
+`init` creates it (a server creates it too, on its first start); every other action needs it to exist,
+so that a mistyped path is an error, never a new ring. Running servers follow their key file, so a
+rotation reaches them without a restart: `rotate` puts a new key in front (it seals from then on) and
+keeps the old ones (they still open tokens in flight); `retire` drops an old key once no token sealed
+with it can still be alive (the state TTL: 10 minutes by default). For hosts that each hold a copy of
+the file, `add` then `promote` rotates in two steps.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="baton keys", description=__doc__.partition("\n\n")[0] if __doc__ else "", parents=[key_file]
     )
     actions = parser.add_subparsers(dest="action", required=True)
+    actions.add_parser("init", parents=[key_file], help="create the key file with one new key, and say where")
     actions.add_parser("list", parents=[key_file], help="key ids, the sealing one first (never the secrets)")
     actions.add_parser("rotate", parents=[key_file], help="add a new key in front: it seals from now on")
     actions.add_parser("add", parents=[key_file], help="add a new key at the end: it opens, does not seal (step 1/2)")
@@ -49,13 +52,15 @@ def run(argv: list[str]) -> int:
     path: Path = getattr(args, "key_file", None) or default_key_file()
     if os.environ.get(ENV_KEYS):
         print(f"baton keys: note: ${ENV_KEYS} is set, and servers started with it use it, not {path}", file=sys.stderr)
+    if args.action == "init":
+        return _init(path)
     try:
-        keys = list(KeyRing.from_file(path, create=args.action != "list").keys)
+        keys = list(KeyRing.from_file(path, create=False).keys)
     except FileNotFoundError:
-        print(f"baton keys: no key file at {path}", file=sys.stderr)
+        print(f"baton keys: no key file at {path}; create it with `baton keys init`", file=sys.stderr)
         return 1
-    except KeyRingError as exc:
-        print(f"baton keys: {exc}", file=sys.stderr)
+    except (KeyRingError, OSError) as exc:
+        print(f"baton keys: {_reason(exc)}", file=sys.stderr)
         return 1
     kids = [k.kid for k in keys]
     if args.action in ("promote", "retire") and args.kid not in kids:
@@ -83,3 +88,26 @@ def run(argv: list[str]) -> int:
     write_key_file(path, keys)
     print(f"baton keys: {message} ({path})", file=sys.stderr)
     return 0
+
+
+def _init(path: Path) -> int:
+    """Create the key file with one key; refuse if it exists (its keys may be sealing flows right now)."""
+    if path.exists():
+        print(
+            f"baton keys: a key file already exists at {path}; nothing written (`baton keys list` shows it)",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        ring = KeyRing.from_file(path, create=True)
+    except (KeyRingError, OSError) as exc:
+        print(f"baton keys: cannot create {path}: {_reason(exc)}", file=sys.stderr)
+        return 1
+    print(f"baton keys: created {path} with key {ring.current.kid}, which seals from now on", file=sys.stderr)
+    return 0
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return str(exc)

@@ -5,6 +5,11 @@ for the caller. Otherwise it mints a ticket bound to (principal, flow id, "secre
 flow and asks, in URL mode, for the server's own page `<public_url>/connect/<ticket>`. The client's
 `accept` means only "I opened it": on the retry the handler continues if the ticket is done (and the
 vault holds the credential), else the same URL is asked again. Decline or cancel raise `NotConnected`.
+
+What the kit needs of the server's configuration (a public URL; over HTTP, unless in development, a
+principal hook) is checked when serving starts (`check`, called by `Server.check_startup`), and again
+on each call, where a gap raises `ConfigurationError` naming the setting (a tool error, never an opaque
+internal error).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from ..protocol.hosts import is_loopback
 from ..server.context import Context
 from ..server.core import Server
 from ..server.results import ToolError
+from ..server.startup import PRINCIPAL_SETTING, PUBLIC_URL_SETTING, ConfigurationError
 from ..state.keys import KeyRing
 from .login import DevLogin, Login
 from .oauth import OAuthProvider
@@ -102,6 +108,19 @@ class ConnectKit:
             raise RuntimeError("the connect kit is not attached to a Server")
         return self._ring
 
+    def check(self, *, authenticated: bool, needed_by: str = "ctx.secret") -> None:
+        """Raise `ConfigurationError` for what would fail every `ctx.secret` / `ctx.connect`: no public URL;
+        or, when callers are not authenticated (HTTP without a principal hook), a public URL other than
+        plain http on loopback (outside development, an anonymous caller cannot own a credential)."""
+        if not self.configured:
+            raise ConfigurationError(
+                f"{needed_by} needs the server's public URL, where the user's browser opens the connect page: "
+                f"set Server(public_url='https://...') or $BATON_PUBLIC_URL (http://127.0.0.1:PORT for development)",
+                setting=PUBLIC_URL_SETTING,
+            )
+        if not authenticated and not self.development:
+            raise ConfigurationError(_anonymous(needed_by, self.base_url), setting=PRINCIPAL_SETTING)
+
     @property
     def configured(self) -> bool:
         """Whether the kit knows the server's public URL (without it, no page is served)."""
@@ -111,7 +130,11 @@ class ConnectKit:
     def base_url(self) -> str:
         url = self._public_url or os.environ.get(ENV_PUBLIC_URL)
         if not url:
-            raise RuntimeError("the connect kit needs the server's public URL: Server(public_url='https://...')")
+            raise ConfigurationError(
+                "ctx.secret needs the server's public URL, where the user's browser opens the connect page: "
+                "set Server(public_url='https://...') or $BATON_PUBLIC_URL",
+                setting=PUBLIC_URL_SETTING,
+            )
         return url.rstrip("/")
 
     @property
@@ -181,7 +204,7 @@ class ConnectKit:
     async def _obtain(self, ctx: Context, name: str, purpose: str, message: str, base: str) -> CredentialHandle:
         principal = ctx.principal
         if principal == "anonymous" and not self.development:
-            raise RuntimeError("ctx.secret needs an authenticated principal: configure Server(principal=...)")
+            raise ConfigurationError(_anonymous("ctx.secret", self.base_url), setting=PRINCIPAL_SETTING)
         vault = self.vault
         if await vault.has(principal, name):
             return vault.handle(principal, name)
@@ -223,6 +246,14 @@ class ConnectKit:
             if ticket is None or time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(0.25)
+
+
+def _anonymous(needed_by: str, base_url: str) -> str:
+    return (
+        f"{needed_by} needs to know who is calling, to keep each caller's credentials apart, but the caller is "
+        f"anonymous: set Server(principal=...) to a hook that identifies HTTP callers (see baton.principals); "
+        f"only a plain http loopback public URL (development, not {base_url}) takes anonymous callers"
+    )
 
 
 def mount_default_kit(server: Server) -> None:

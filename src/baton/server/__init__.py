@@ -1,16 +1,18 @@
 """The server layer: `Server`, its registries, the `Context` handlers ask through, and the replay engine."""
 
-from ..protocol.errors import CapabilityMissing, UsageError
+from ..protocol.errors import CapabilityMissing, ResourceNotFound, UsageError
 from .context import BatonDeprecationWarning, Context
 from .core import Server, ToolOptions
 from .exchange import Exchange, Reply, RequestInfo, Unauthenticated
 from .parts import ConnectPart, Credential
 from .results import ToolError, ToolResult
 from .signature import Param
+from .startup import ConfigurationError
 
 __all__ = [
     "BatonDeprecationWarning",
     "CapabilityMissing",
+    "ConfigurationError",
     "ConnectPart",
     "Context",
     "Credential",
@@ -18,6 +20,7 @@ __all__ = [
     "Param",
     "Reply",
     "RequestInfo",
+    "ResourceNotFound",
     "Server",
     "ToolError",
     "ToolOptions",

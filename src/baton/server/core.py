@@ -16,6 +16,7 @@ import logging
 import os
 from collections.abc import Callable
 from typing import Any, Literal, TypedDict, TypeVar, Unpack, overload
+from urllib.parse import urlsplit
 
 from ..protocol import headers as hdr
 from ..protocol.capabilities import ClientCapabilities
@@ -25,6 +26,7 @@ from ..protocol.messages import Message, check_meta, check_version, error_respon
 from ..state.keys import KeyRing
 from ..state.ledger import Ledger, LedgerError, ledger_from_url
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, Sealer
+from ..state.store_url import parse_store_url
 from .context import Context
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo, Unauthenticated
 from .legacy import REMOVED_METHODS, Legacy, legacy_error, removed_method
@@ -48,6 +50,7 @@ from .results import prompt_result, structured_tool_result, tool_result
 from .sessions import DEFAULT_SESSION_TTL_S, LegacySession, SessionSeal
 from .signature import inspect_handler
 from .single_use import SingleUse
+from .startup import LEDGER_SETTING, ConfigurationError, check_startup, load_key_ring
 from .subscriptions import ListenHub, Subscription
 
 log = logging.getLogger("baton.server")
@@ -94,6 +97,9 @@ class Server:
     `server.asgi()` gives the HTTP app; `baton serve file.py` runs it; `serve_stdio(server)` speaks stdio.
     `session_ttl_s` is how long a 2025-11-25 session id opens; `ask_timeout_s` how long a 2025-11-25
     request waits for the client's answer to one of its asks.
+
+    What can be judged here is refused here (`ConfigurationError`): a `public_url` that is not an
+    http(s) URL, a malformed ledger URL. The rest is judged when serving starts (`check_startup`).
     """
 
     def __init__(
@@ -118,6 +124,13 @@ class Server:
         session_ttl_s: int = DEFAULT_SESSION_TTL_S,
         ask_timeout_s: float = 600.0,
     ) -> None:
+        if public_url is not None:
+            _check_public_url(public_url)
+        if isinstance(ledger, str):
+            try:
+                parse_store_url(ledger, "ledger")
+            except ValueError as exc:
+                raise ConfigurationError(str(exc), setting=LEDGER_SETTING) from None
         self.name = name
         self.version = version
         self.title = title
@@ -140,6 +153,7 @@ class Server:
         self.single_use = single_use
         self.public_url = public_url  # where browsers reach this server (the connect kit's pages)
         self._connect = connect
+        self.connect_declared = connect is not None  # the author gave a kit: it is in use (startup.py)
         self.session_ttl_s = session_ttl_s  # how long a 2025-11-25 session id opens (protocol.md P30)
         self.ask_timeout_s = ask_timeout_s  # how long a 2025-11-25 request waits for an answer (P29)
         self._sessions: SessionSeal | None = None
@@ -151,6 +165,7 @@ class Server:
         self.hub = ListenHub()
         self._capabilities: dict[str, Any] | None = None
         self._warned: set[str] = set()
+        self._checked: set[str] = set()  # transports check_startup passed for
         self._os_user: str | None = None
         self._single_use = SingleUse(lambda: self.ledger)
         engine = ReplayEngine(lambda: self.sealer, self._single_use, lambda: self.connect_kit, lambda: self.single_use)
@@ -163,7 +178,7 @@ class Server:
     def key_ring(self) -> KeyRing:
         """The state key ring: as configured, else `BATON_STATE_KEYS`, else the data-directory key file."""
         if self._keys is None:
-            self._keys = KeyRing.default()
+            self._keys = load_key_ring()  # or a ConfigurationError naming the key file or $BATON_STATE_KEYS
             log.info("requestState keys: %s", self._keys.source)
         return self._keys
 
@@ -174,6 +189,29 @@ class Server:
         if not isinstance(self._ledger, Ledger):
             self._ledger = ledger_from_url(self._ledger or os.environ.get("BATON_LEDGER") or "sqlite:")
         return self._ledger
+
+    @property
+    def ledger_url(self) -> str | None:
+        """The URL the single-use ledger is made from (None when it was given as a `Ledger`)."""
+        if isinstance(self._ledger, Ledger):
+            return None
+        return self._ledger or os.environ.get("BATON_LEDGER") or "sqlite:"
+
+    @property
+    def has_principal_hook(self) -> bool:
+        return self._principal is not None
+
+    def check_startup(self, transport: Literal["http", "stdio"] = "http") -> None:
+        """Refuse, with a `ConfigurationError` that says what to set, configuration that could only fail on
+        a later request: keys that cannot be loaded, an unreachable ledger when single use is on, the
+        connect kit without a public URL, or over HTTP without a principal hook (see `baton.server.startup`).
+
+        `baton serve` and `server.asgi()` call it once the connect kit is mounted; call it yourself
+        before serving the server another way.
+        """
+        if transport not in self._checked:  # until a handler is added or removed
+            check_startup(self, transport)
+            self._checked.add(transport)
 
     @property
     def sealer(self) -> Sealer:
@@ -203,9 +241,10 @@ class Server:
     def connect_kit(self) -> ConnectPart:
         """The mounted connect kit, attached to this server's key ring and public URL on first use."""
         if self._connect is None:
-            raise RuntimeError(
+            raise ConfigurationError(
                 "no connect kit is mounted: pass Server(connect=baton.connect.ConnectKit(...)), or serve the server"
-                " (baton serve, server.asgi(), serve_stdio), which mounts the default one"
+                " (baton serve, server.asgi(), serve_stdio), which mounts the default one",
+                setting="Server(connect=...)",
             )
         if not self._connect.attached:
             self._connect.attach(self.key_ring, self.public_url)
@@ -374,6 +413,7 @@ class Server:
 
     def _changed(self, kind: str) -> None:
         self._capabilities = None
+        self._checked.clear()
         self.hub.publish(kind)
 
     def asgi(
@@ -395,7 +435,7 @@ class Server:
         # The one import from a layer above: the serving layer, imported when asked for (architecture.md).
         from ..serve.http import DEFAULT_MAX_BODY, HttpApp
 
-        return HttpApp(
+        app = HttpApp(
             self,
             path=path,
             allowed_hosts=allowed_hosts,
@@ -403,6 +443,8 @@ class Server:
             max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY,
             instance=instance,
         )
+        self.check_startup("http")  # once the app has mounted the default connect kit
+        return app
 
     # -- capabilities -------------------------------------------------------------------------------
 
@@ -455,9 +497,8 @@ class Server:
             result = await method(msg, exchange, caps)
         except McpError as exc:
             return Reply(error_response(rid, exc), exc.code)
-        except Exception:
-            log.exception("internal error answering %s", msg.method)
-            error = McpError(INTERNAL_ERROR, f"Internal error while answering {msg.method}")
+        except Exception as exc:
+            error = _internal(msg.method, exc)
             return Reply(error_response(rid, error), INTERNAL_ERROR)
         meta = result.get("_meta")
         result["_meta"] = {**self._result_meta, **meta} if meta else self._result_meta
@@ -487,9 +528,8 @@ class Server:
         except McpError as exc:
             error = legacy_error(exc)
             return Reply(error_response(msg.id, error), error.code)
-        except Exception:
-            log.exception("internal error answering %s", msg.method)
-            error = McpError(INTERNAL_ERROR, f"Internal error while answering {msg.method}")
+        except Exception as exc:
+            error = _internal(msg.method, exc)
             return Reply(error_response(msg.id, error), INTERNAL_ERROR)
         return Reply(result_response(msg.id, result))
 
@@ -520,3 +560,28 @@ class Server:
                 self._os_user = "os:" + getpass.getuser()
             return self._os_user
         return "anonymous"
+
+
+def _internal(method: str, exc: Exception) -> McpError:
+    """The -32603 of a request that failed outside any handler. A `ConfigurationError` (keys that cannot be
+    loaded, no connect kit) names the setting to fix; anything else is logged and hidden."""
+    if isinstance(exc, ConfigurationError):
+        log.error("cannot answer %s: %s", method, exc)
+        return McpError(INTERNAL_ERROR, f"Internal error while answering {method}: the server needs {exc.setting}")
+    log.exception("internal error answering %s", method, exc_info=exc)
+    return McpError(INTERNAL_ERROR, f"Internal error while answering {method}")
+
+
+def _check_public_url(url: str) -> None:
+    """A public URL is where browsers reach this server: an absolute http(s) URL, without query or fragment."""
+    try:
+        parts = urlsplit(url)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname) and not parts.query and not parts.fragment
+    except ValueError:
+        valid = False
+    if not valid:
+        raise ConfigurationError(
+            f"public_url {url!r} is not where browsers reach this server: give an absolute http(s) URL such as "
+            "'https://mcp.example.com', without a query or fragment",
+            setting="Server(public_url=...)",
+        )

@@ -43,6 +43,11 @@ class ConnectPart(Protocol):
 
     def attach(self, ring: KeyRing, public_url: str | None) -> None: ...
 
+    def check(self, *, authenticated: bool, needed_by: str = "ctx.secret") -> None:
+        """Raise `baton.server.startup.ConfigurationError` for configuration that would fail every use of the
+        kit (`Server.check_startup` calls it once attached); `authenticated`: whether callers are identified."""
+        ...
+
     async def secret(self, ctx: Context, name: str, message: str, *, key: str | None = None) -> Credential: ...
 
     async def connect(

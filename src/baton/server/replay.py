@@ -31,6 +31,7 @@ from .parts import ConnectPart
 from .registry import Flow
 from .results import ToolError, error_result
 from .single_use import INVALID_STATE_MESSAGE, Round, SingleUse
+from .startup import ConfigurationError
 
 log = logging.getLogger("baton.server")
 _EMPTY: dict[str, Any] = {}
@@ -132,19 +133,31 @@ class ReplayEngine:
             }
         if failure is not None:
             return _failure(failure, flow, target)
-        return flow.finish(value)
+        result = flow.finish(value)
+        if "cacheScope" in result and (state.round or state.journal.answers):
+            # What the user answered shapes this result: no cache may share it with another caller (P18).
+            result["cacheScope"] = "private"
+        return result
 
 
 def _failure(exc: Exception, flow: Flow, target: str) -> dict[str, Any]:
-    """What a handler's exception answers: its own McpError as is; for a tool, a `ToolError` or a
-    `ValueError` of the author's becomes a tool error the model reads; anything else (Baton's own
+    """What a handler's exception answers (protocol.md P17): its own McpError as is; a
+    `ConfigurationError` names the setting to fix (a tool error, or -32603 for a resource or prompt); a
+    `ToolError` or a `ValueError` of the author's becomes, for a tool, a tool error the model reads, for
+    a resource or prompt, invalid params (-32602) with its message; anything else (Baton's own
     `UsageError` included) is logged and answered as an internal error that hides the details."""
     if isinstance(exc, McpError):
         raise exc
-    if flow.tool_errors and (
-        isinstance(exc, ToolError) or (isinstance(exc, ValueError) and not isinstance(exc, UsageError))
-    ):
-        return error_result(str(exc))
+    if isinstance(exc, ConfigurationError):
+        log.error("%s %r cannot run: %s", flow.method, target, exc)
+        if flow.tool_errors:
+            return error_result(f"Tool {target} cannot run: {exc}")
+        raise McpError(INTERNAL_ERROR, f"Cannot answer {flow.method} {target}: {exc}")
+    if isinstance(exc, ToolError) or (isinstance(exc, ValueError) and not isinstance(exc, UsageError)):
+        if flow.tool_errors:
+            return error_result(str(exc))
+        data = {"uri": target} if flow.method == "resources/read" else None
+        raise invalid_params(str(exc) or f"Invalid params for {flow.method} {target}", data)
     log.error("%s %r raised", flow.method, target, exc_info=exc)
     if flow.tool_errors:
         return error_result(f"Tool {target} failed with an internal error ({type(exc).__name__})")
