@@ -11,27 +11,19 @@ only) and §5.4 (show the full URL, get consent, never prefetch, refuse unsafe U
 from __future__ import annotations
 
 import json
-import os
-import re
-import select
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.processes import spawn
+import support.terminal
+from support.terminal import CTRL_C, CTRL_D, ENTER
 
 pytestmark = [
     pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
     pytest.mark.timeout(60),
 ]
-
-ENTER = "\r"
-CTRL_C = "\x03"
-CTRL_D = "\x04"
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 PROGRAM = textwrap.dedent(
     """
@@ -97,71 +89,11 @@ PROGRAM = textwrap.dedent(
 )
 
 
-class Terminal:
-    """The user's side of a pty: wait for text on the screen, type keys."""
+class Terminal(support.terminal.Terminal):
+    """The test program on a pty, asking one question; `result()` is its answer."""
 
     def __init__(self, *args: str) -> None:
-        master, slave = os.openpty()
-        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-        env["PYTHONUNBUFFERED"] = "1"
-        env["PYTHONIOENCODING"] = "utf-8"
-        self.process = spawn(
-            [sys.executable, "-c", PROGRAM, *args],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            start_new_session=True,
-            env=env,
-            close_fds=True,
-        )
-        self.proc = self.process.proc
-        os.close(slave)
-        self.master = master
-        self.raw = b""
-        self.cursor = 0  # screen text before this has been matched already
-
-    @property
-    def screen(self) -> str:
-        return ANSI.sub("", self.raw.decode("utf-8", errors="replace")).replace("\r\n", "\n")
-
-    def _pump(self, deadline: float) -> bool:
-        """Read what is available; False once the program has closed the terminal."""
-        ready, _, _ = select.select([self.master], [], [], max(0.0, min(0.2, deadline - time.monotonic())))
-        if not ready:
-            return True
-        try:
-            chunk = os.read(self.master, 65536)
-        except OSError:  # EIO: the slave side is closed
-            return False
-        self.raw += chunk
-        return bool(chunk)
-
-    def expect(self, text: str, timeout: float = 15.0) -> str:
-        """Wait until `text` appears after the previous match; returns the screen up to and including it."""
-        deadline = time.monotonic() + timeout
-        while True:
-            screen = self.screen
-            at = screen.find(text, self.cursor)
-            if at >= 0:
-                seen, self.cursor = screen[self.cursor : at + len(text)], at + len(text)
-                return seen
-            if time.monotonic() > deadline or not self._pump(deadline):
-                raise AssertionError(f"{text!r} did not appear; the screen shows:\n{self.screen[self.cursor :]}")
-
-    def type(self, keys: str) -> None:
-        os.write(self.master, keys.encode())
-
-    def answer(self, prompt: str, keys: str) -> str:
-        seen = self.expect(prompt)
-        self.type(keys + ENTER)
-        return seen
-
-    def idle(self, seconds: float = 0.5) -> str:
-        """The screen after the previous match, once nobody has typed for `seconds` more."""
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline and self._pump(deadline):
-            pass
-        return self.screen[self.cursor :]
+        super().__init__([sys.executable, "-c", PROGRAM, *args])
 
     def result(self) -> dict[str, Any]:
         self.expect("RESULT ")
@@ -171,10 +103,6 @@ class Terminal:
         parsed: dict[str, Any] = json.loads(line)
         assert parsed.pop("isig") is True, "the terminal mode was not restored"
         return parsed
-
-    def close(self) -> None:
-        self.process.kill()
-        os.close(self.master)
 
 
 @pytest.fixture
