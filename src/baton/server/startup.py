@@ -145,8 +145,10 @@ def check_startup(server: Server, transport: Literal["http", "stdio"]) -> None:
         if url is not None:
             problem = probe_ledger(url)
             if problem is not None:
+                parsed = parse_store_url(url, "ledger")
+                shown = parsed.shown if parsed.kind == "redis" else url  # a Redis URL may hold a password
                 raise ConfigurationError(
-                    f"single use is on, but the ledger at {parse_store_url(url, 'ledger').shown} cannot be used: "
+                    f"single use is on, but the ledger at {shown} cannot be used: "
                     f"{problem}; start it, or point {LEDGER_SETTING} at one that answers",
                     setting=LEDGER_SETTING,
                 )

@@ -1,0 +1,254 @@
+"""What a failing handler answers, and that a result shaped by the user's answers is never cached publicly.
+
+Resources and prompts (protocol.md P17): `ResourceNotFound` is not-found (-32602 in 2026-07-28, -32002
+in a 2025-11-25 session); a `ValueError` is invalid params with its message; anything else is an
+internal error that hides the details. A `ConfigurationError` raised while a request runs (the connect
+kit's, from `ctx.secret`) names the setting to fix. Driven in process through `Server.handle` with a
+real key ring, and over a real `baton serve` on HTTP and on stdio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from support.paths import BATON, ROOT
+from wire import accept, meta, post, request
+
+import baton
+from baton import Context, KeyRing, ResourceNotFound, Server
+from baton.connect import ConnectKit, MemoryTickets, MemoryVaultStore
+from baton.protocol.errors import UsageError
+from baton.protocol.messages import Message
+from baton.server import Exchange, RequestInfo
+
+CAPS: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
+
+
+def make_server() -> Server:
+    server = Server("errors", state_keys=KeyRing.ephemeral_key())
+
+    @server.resource("reports://{quarter}")
+    def report(quarter: str) -> str:
+        if quarter == "missing":
+            raise ResourceNotFound(f"reports://{quarter}")
+        if quarter == "q9":
+            raise ValueError("no report for q9")
+        if quarter == "bug":
+            raise RuntimeError("database password is hunter2")
+        if quarter == "misuse":
+            raise UsageError("a form the wire cannot express")
+        return f"report {quarter}"
+
+    @server.prompt()
+    def summary(topic: str) -> str:
+        if topic == "nothing":
+            raise ValueError("there is nothing to summarize about 'nothing'")
+        if topic == "bug":
+            raise KeyError("internal detail")
+        return f"Summarize {topic}."
+
+    return server
+
+
+def handle(server: Server, method: str, params: dict[str, Any], transport: str = "stdio") -> dict[str, Any]:
+    body = {**params, "_meta": meta(CAPS)}
+    reply = asyncio.run(server.handle(Message(method, body, 1, True), Exchange(RequestInfo(transport))))  # type: ignore[arg-type]
+    return reply.body  # type: ignore[union-attr]
+
+
+def read(server: Server, uri: str, **extra: Any) -> dict[str, Any]:
+    return handle(server, "resources/read", {"uri": uri, **extra})
+
+
+def test_resource_not_found_from_a_template_is_not_found() -> None:
+    error = read(make_server(), "reports://missing")["error"]
+    assert error == {
+        "code": -32602,
+        "message": "Resource not found: reports://missing",
+        "data": {"uri": "reports://missing"},
+    }
+
+
+def test_value_error_from_a_resource_is_invalid_params_with_its_message() -> None:
+    error = read(make_server(), "reports://q9")["error"]
+    assert error == {"code": -32602, "message": "no report for q9", "data": {"uri": "reports://q9"}}
+
+
+def test_value_error_from_a_prompt_is_invalid_params_with_its_message() -> None:
+    error = handle(make_server(), "prompts/get", {"name": "summary", "arguments": {"topic": "nothing"}})["error"]
+    assert error == {"code": -32602, "message": "there is nothing to summarize about 'nothing'"}
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("resources/read", {"uri": "reports://bug"}),
+        ("resources/read", {"uri": "reports://misuse"}),  # Baton's UsageError is the author's bug: internal
+        ("prompts/get", {"name": "summary", "arguments": {"topic": "bug"}}),
+    ],
+)
+def test_other_exceptions_stay_internal_and_hide_their_details(
+    method: str, params: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    error = handle(make_server(), method, params)["error"]
+    assert error["code"] == -32603 and error["message"].startswith(f"Internal error while answering {method}")
+    assert "hunter2" not in error["message"] and "internal detail" not in error["message"]
+    assert "Traceback" in caplog.text  # the details are in the server log
+
+
+def test_resource_not_found_and_invalid_params_are_public_api() -> None:
+    assert baton.ResourceNotFound is ResourceNotFound
+    assert "ResourceNotFound" in baton.__all__ and "ConfigurationError" in baton.__all__
+
+
+# -- a configuration gap at call time names the setting ---------------------------------------------------
+
+
+def kit_server(**options: Any) -> Server:
+    """A ctx.secret reached only through a helper, which the start-up checks cannot see."""
+    server = Server("config", state_keys=KeyRing.ephemeral_key(), **options)
+    server.mount_connect(ConnectKit(tickets=MemoryTickets(), vault=MemoryVaultStore()))
+
+    async def api_key(ctx: Context) -> str:
+        return await (await ctx.secret("api_key", "Connect your account")).reveal()
+
+    @server.tool()
+    async def forecast(c: Context, city: str) -> str:
+        return f"{city}: {len(await api_key(c))}"
+
+    @server.resource("weather://{city}")
+    async def weather(c: Context, city: str) -> str:
+        return f"{city}: {len(await api_key(c))}"
+
+    return server
+
+
+def test_secret_without_a_public_url_is_a_tool_error_naming_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BATON_PUBLIC_URL", raising=False)
+    result = handle(kit_server(), "tools/call", {"name": "forecast", "arguments": {"city": "Oslo"}})["result"]
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert text.startswith("Tool forecast cannot run: ") and "$BATON_PUBLIC_URL" in text
+    assert "internal error" not in text
+
+
+def test_secret_for_an_anonymous_caller_is_a_tool_error_naming_the_principal_hook() -> None:
+    server = kit_server(public_url="https://mcp.example.com")
+    result = handle(server, "tools/call", {"name": "forecast", "arguments": {"city": "Oslo"}}, "http")["result"]
+    assert result["isError"] is True and "Server(principal=...)" in result["content"][0]["text"]
+
+
+def test_configuration_gap_in_a_resource_is_an_error_naming_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BATON_PUBLIC_URL", raising=False)
+    error = read(kit_server(), "weather://Oslo")["error"]
+    assert error["code"] == -32603 and "$BATON_PUBLIC_URL" in error["message"]
+
+
+def test_keys_that_cannot_load_are_an_error_naming_the_setting(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("BATON_KEY_FILE", str(tmp_path))  # a directory: it cannot be read as a key file
+    server = Server("no-keys")
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        return str(await ctx.confirm("Sure?"))
+
+    error = handle(server, "tools/call", {"name": "ask", "arguments": {}})["error"]
+    assert error["code"] == -32603 and "$BATON_KEY_FILE" in error["message"]
+    assert str(tmp_path) not in error["message"]  # the path stays in the server log
+
+
+# -- cacheScope of a read that asked --------------------------------------------------------------------
+
+
+def test_a_resource_read_that_asked_the_user_is_private() -> None:
+    server = Server("cache", state_keys=KeyRing.ephemeral_key())  # no principal hook: public by default
+
+    @server.resource("notes://{name}", ttl_ms=5000)
+    async def note(ctx: Context, name: str) -> str:
+        if name == "secret" and not await ctx.confirm("Show the secret note?"):
+            return "hidden"
+        return f"note {name}"
+
+    plain = read(server, "notes://plain")["result"]
+    assert (plain["cacheScope"], plain["ttlMs"]) == ("public", 5000)
+    first = read(server, "notes://secret")["result"]
+    assert first["resultType"] == "input_required" and "cacheScope" not in first
+    final = read(
+        server, "notes://secret", requestState=first["requestState"], inputResponses={"q1": accept(confirm=True)}
+    )["result"]
+    assert final["contents"][0]["text"] == "note secret"
+    assert final["cacheScope"] == "private"
+    # Answered on the first request (no requestState): the answer still shaped the result.
+    pre = read(server, "notes://secret", inputResponses={"q1": accept(confirm=False)})["result"]
+    assert pre["contents"][0]["text"] == "hidden" and pre["cacheScope"] == "private"
+
+
+# -- over a real baton serve ------------------------------------------------------------------------------
+
+SERVER = """
+from baton import ResourceNotFound, Server
+
+server = Server("reports")
+
+@server.resource("reports://{quarter}")
+def report(quarter: str) -> str:
+    if quarter == "q9":
+        raise ValueError("no report for q9")
+    if quarter == "q8":
+        raise ResourceNotFound(f"reports://{quarter}")
+    return f"report {quarter}"
+"""
+
+
+@pytest.fixture
+def reports(tmp_path: Path) -> str:
+    path = tmp_path / "reports.py"
+    path.write_text(textwrap.dedent(SERVER))
+    return str(path)
+
+
+def test_resource_errors_over_http(serve, reports: str) -> None:  # type: ignore[no-untyped-def]
+    server = serve(reports)
+    answers = {}
+    for quarter in ("q9", "q8", "q1"):
+        resp = post(server.url, request("resources/read", {"uri": f"reports://{quarter}"}))
+        answers[quarter] = resp.json()
+    assert answers["q9"]["error"] == {"code": -32602, "message": "no report for q9", "data": {"uri": "reports://q9"}}
+    assert answers["q8"]["error"]["code"] == -32602 and answers["q8"]["error"]["data"] == {"uri": "reports://q8"}
+    assert answers["q1"]["result"]["contents"][0]["text"] == "report q1"
+
+
+def test_resource_errors_in_a_2025_11_25_session_over_stdio(reports: str) -> None:
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "reports://q8"}},
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "reports://q9"}},
+    ]
+    stdin = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    done = subprocess.run(
+        [BATON, "serve", reports, "--stdio"], input=stdin, capture_output=True, cwd=ROOT, timeout=30, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    replies = {m["id"]: m for m in map(orjson.loads, done.stdout.splitlines())}
+    assert replies[2]["error"] == {
+        "code": -32002,
+        "message": "Resource not found: reports://q8",
+        "data": {"uri": "reports://q8"},
+    }
+    assert replies[3]["error"] == {"code": -32602, "message": "no report for q9", "data": {"uri": "reports://q9"}}
