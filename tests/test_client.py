@@ -27,8 +27,21 @@ from support.processes import free_port
 from support.serve import RunningServer
 
 from baton import McpError
-from baton.client import Accepted, Answer, Cancelled, Client, ClientError, Declined, InvalidReply, Question, Round
+from baton.client import Accepted, Answer, Cancelled, ClientError, Declined, InvalidReply, Question, Round
+from baton.client import Client as AnyEraClient
 from baton.forms import BooleanField
+
+
+def Client(*args: Any, **kwargs: Any) -> AnyEraClient:
+    """The client pinned to 2026-07-28: these tests count and read the driver's legs, which a probe
+    would precede (the probe and the default are tested in test_client_legacy.py and below)."""
+    kwargs.setdefault("protocol", "2026-07-28")
+    return AnyEraClient(*args, **kwargs)
+
+
+def test_the_default_client_probes_for_the_era() -> None:
+    assert AnyEraClient("http://127.0.0.1:9/mcp").protocol == "auto"
+
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -5,9 +5,10 @@ byte and never invented, answers for every key asked, nothing shared between req
 bounded rounds and time, a pause before retrying a state-only round, a missing `resultType`
 treated as complete and an unknown one as an error.
 
-The era follows protocol.md P34: `protocol="2026-07-28"` (the default) speaks it without asking,
-`"2025-11-25"` opens a session (`legacy.Session`), and `"auto"` probes once with `server/discover`
-(`probe`) and keeps the verdict for the client's life. A 2026 request pays one attribute check.
+The era follows protocol.md P34: `"auto"` (the default) probes once with `server/discover` (`probe`)
+and keeps the verdict for the client's life (a 2026 server's answer is kept as the discover result);
+`protocol="2026-07-28"` speaks it without asking; `"2025-11-25"` opens a session (`legacy.Session`).
+Once settled, a 2026 request pays one attribute check.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ class Client:
     """A client of one MCP server: an URL (Streamable HTTP) or a command (stdio subprocess).
 
     Capabilities are declared from the handlers given: `on_form` and `on_url` (elicitation modes,
-    separately), and the deprecated `on_sampling` / `on_roots`. `protocol` is the era: `"2026-07-28"`
-    (stateless, the default), `"2025-11-25"` (an `initialize` session), or `"auto"` (probe once).
+    separately), and the deprecated `on_sampling` / `on_roots`. `protocol` is the era: `"auto"`
+    (probe once, the default), `"2026-07-28"` (stateless), or `"2025-11-25"` (an `initialize` session).
     """
 
     def __init__(
@@ -87,7 +88,7 @@ class Client:
         headers: dict[str, str] | None = None,
         env: dict[str, str] | None = None,
         cache: bool = True,
-        protocol: ProtocolChoice = MODERN,
+        protocol: ProtocolChoice = AUTO,
     ) -> None:
         if protocol not in CHOICES:
             raise ValueError(f"protocol is one of {', '.join(map(repr, CHOICES))}, not {protocol!r}")
