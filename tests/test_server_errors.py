@@ -10,6 +10,7 @@ real key ring, and over a real `baton serve` on HTTP and on stdio.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import subprocess
 import textwrap
 from pathlib import Path
@@ -21,7 +22,7 @@ from support.paths import BATON, ROOT
 from wire import accept, meta, post, request
 
 import baton
-from baton import Context, KeyRing, ResourceNotFound, Server
+from baton import Context, KeyRing, ResourceNotFound, Server, ToolError
 from baton.connect import ConnectKit, MemoryTickets, MemoryVaultStore
 from baton.protocol.errors import UsageError
 from baton.protocol.messages import Message
@@ -252,3 +253,28 @@ def test_resource_errors_in_a_2025_11_25_session_over_stdio(reports: str) -> Non
         "data": {"uri": "reports://q8"},
     }
     assert replies[3]["error"] == {"code": -32602, "message": "no report for q9", "data": {"uri": "reports://q9"}}
+
+
+def test_forget_makes_the_next_call_ask_for_the_credential_again() -> None:
+    """The recipe of docs/server.md: a rejected key is forgotten and the call ends; the next call asks."""
+    server = Server("forget", state_keys=KeyRing.ephemeral_key(), public_url="http://127.0.0.1:9")
+    kit = ConnectKit(tickets=MemoryTickets(), vault=MemoryVaultStore())
+    server.mount_connect(kit)
+
+    @server.tool()
+    async def deploy(ctx: Context) -> str:
+        handle = await ctx.secret("acme_api_key", "Connect your Acme account")
+        if await handle.reveal() != "good":
+            await handle.forget()
+            raise ToolError("Acme refused the stored key; call again to enter a new one")
+        return "deployed"
+
+    principal = "os:" + getpass.getuser()
+    assert server.connect_kit is kit  # attached to the server's key ring, which seals the vault
+    asyncio.run(kit.vault.put(principal, "acme_api_key", "revoked"))
+    refused = handle(server, "tools/call", {"name": "deploy", "arguments": {}})["result"]
+    assert refused["isError"] is True and "call again" in refused["content"][0]["text"]
+    asked = handle(server, "tools/call", {"name": "deploy", "arguments": {}})["result"]
+    assert asked["resultType"] == "input_required"
+    ((ask,),) = [list(asked["inputRequests"].values())]
+    assert ask["params"]["mode"] == "url" and ask["params"]["url"].startswith("http://127.0.0.1:9/connect/")

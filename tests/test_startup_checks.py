@@ -8,16 +8,23 @@ and a Redis URL that nothing answers).
 
 from __future__ import annotations
 
+import getpass
+import hashlib
+import os
+import re
 import socket
 import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
 
+import httpx
+import orjson
 import pytest
 from support.paths import BATON, ROOT
 from support.processes import free_port
-from wire import call
+from support.serve import start_server
+from wire import call, meta
 
 from baton import ConfigurationError, Context, KeyRing, Server
 from baton.server.startup import connect_calls
@@ -96,8 +103,6 @@ def write(tmp_path: Path, template: str, options: str = "") -> str:
 
 def baton(*args: str, env: dict[str, str] | None = None, stdin: bytes = b"") -> subprocess.CompletedProcess[str]:
     """Run `baton ARGS` to its end (stdin closed at once, so a stdio server stops at EOF)."""
-    import os
-
     done = subprocess.run(
         [BATON, *args],
         cwd=ROOT,
@@ -266,8 +271,6 @@ def test_server_refuses_what_it_can_judge_at_once() -> None:
 
 
 def test_serve_says_where_it_serves_without_any_log_level(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    import os
-
     server = serve(write(tmp_path, PLAIN))
     data = Path(os.environ["BATON_DATA_DIR"])
     lines = server.log.read_text().splitlines()
@@ -324,3 +327,68 @@ def test_every_action_on_a_missing_key_file_says_so_and_creates_nothing(tmp_path
 def test_help_of_every_subcommand_exits_0(args: list[str]) -> None:
     done = baton(*args)
     assert done.returncode == 0 and "usage: baton" in done.stdout, done.stderr
+
+
+# -- the connect kit with a stdio server -----------------------------------------------------------------
+
+STDIO_SECRET = """
+import hashlib
+
+from baton import Context, Server
+
+server = Server("weather")
+
+
+@server.tool()
+async def forecast(ctx: Context, city: str) -> str:
+    handle = await ctx.secret("weather_api_key", "Connect your weather account")
+    digest = hashlib.sha256((await handle.reveal()).encode()).hexdigest()[:16]
+    return f"{{city}} for {{handle.principal}}: key digest {{digest}}"
+"""
+
+
+def test_a_stdio_server_uses_the_pages_of_an_http_server_beside_it(tmp_path: Path) -> None:
+    """The recipe of docs/server.md: the same file served over HTTP (same data directory, so the same key
+    file, tickets and vault) serves the pages; the browser user signs in as the stdio caller, os:<user>."""
+    port = free_port()
+    env = {"BATON_PUBLIC_URL": f"http://127.0.0.1:{port}"}
+    target = write(tmp_path, STDIO_SECRET)
+    pages = start_server(target, port=port, log=tmp_path / "pages.log", env=env)  # on the public URL's port
+    stdio = subprocess.Popen(
+        [BATON, "serve", target, "--stdio"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **env},
+    )
+    assert stdio.stdin is not None and stdio.stdout is not None
+
+    def forecast(**extra: Any) -> dict[str, Any]:
+        params = {"name": "forecast", "arguments": {"city": "Oslo"}, "_meta": meta(URL_CAPS), **extra}
+        stdio.stdin.write(orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}) + b"\n")  # type: ignore[union-attr]
+        stdio.stdin.flush()  # type: ignore[union-attr]
+        result: dict[str, Any] = orjson.loads(stdio.stdout.readline())["result"]  # type: ignore[union-attr]
+        return result
+
+    try:
+        first = forecast()
+        ((key, ask),) = first["inputRequests"].items()
+        url = ask["params"]["url"]
+        assert url.startswith(f"http://127.0.0.1:{port}/connect/")
+        me = "os:" + getpass.getuser()
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as browser:
+            browser.post("/connect/login", data={"principal": me, "next": "/connect/"})
+            page = browser.get(url)
+            assert page.status_code == 200 and f"Signed in as <b>{me}</b>" in page.text
+            csrf = re.search(r"name='csrf' value='([^']+)'", page.text)
+            assert csrf is not None
+            done = browser.post(url, data={"csrf": csrf.group(1), "secret": "sk-stdio-123"})
+            assert done.status_code == 200 and "Connected" in done.text
+        final = forecast(requestState=first["requestState"], inputResponses={key: {"action": "accept"}})
+        digest = hashlib.sha256(b"sk-stdio-123").hexdigest()[:16]
+        assert final["content"][0]["text"] == f"Oslo for {me}: key digest {digest}"
+    finally:
+        stdio.stdin.close()
+        stdio.wait(timeout=20)
+        pages.stop()
