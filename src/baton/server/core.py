@@ -176,7 +176,8 @@ class Server:
 
     @property
     def key_ring(self) -> KeyRing:
-        """The state key ring: as configured, else `BATON_STATE_KEYS`, else the data-directory key file."""
+        """The state key ring: as configured, else `BATON_STATE_KEYS`, else the data-directory key file
+        (`ConfigurationError`, naming which, when it cannot be loaded)."""
         if self._keys is None:
             self._keys = load_key_ring()  # or a ConfigurationError naming the key file or $BATON_STATE_KEYS
             log.info("requestState keys: %s", self._keys.source)
