@@ -132,3 +132,24 @@ def test_log_notifications_over_stdio_only_when_asked() -> None:
         assert p.close() == 0
     finally:
         p.process.stop()
+
+
+@pytest.mark.parametrize("source", ["file", "devnull"])
+def test_stdin_that_is_not_a_pipe_is_served_to_its_end(source: str, tmp_path: Path) -> None:
+    """A file or /dev/null as stdin (`baton serve x --stdio < requests.jsonl`): the event loop cannot
+    watch those, so a thread reads them; the server answers every line and exits 0 at EOF."""
+    path = tmp_path / "requests.jsonl"
+    path.write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}) + "\n")
+    with open(path if source == "file" else os.devnull, "rb") as stdin:
+        done = subprocess.run(
+            [BATON, "serve", "examples/projects.py", "--stdio"],
+            check=False,
+            cwd=ROOT,
+            stdin=stdin,
+            capture_output=True,
+            timeout=60,
+            env={**os.environ, "BATON_DATA_DIR": str(tmp_path)},
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    expected = [{"jsonrpc": "2.0", "id": 1, "result": {}}] if source == "file" else []
+    assert [json.loads(line) for line in done.stdout.splitlines()] == expected

@@ -19,7 +19,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import stat
 import sys
+import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, BinaryIO
 
@@ -248,15 +250,29 @@ def _id_of(data: Any) -> RequestId | None:
 
 
 async def serve_stdio_async(server: Server) -> None:
-    """Serve on this process's stdin/stdout until stdin closes."""
+    """Serve on this process's stdin/stdout until stdin closes (after the start-up checks, protocol.md P36)."""
+    mount_default_kit(server)
+    server.check_startup("stdio")
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    mode = os.fstat(sys.stdin.fileno()).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    else:  # a file, /dev/null or a terminal: the event loop cannot watch those, a thread reads them
+        threading.Thread(target=_feed, args=(loop, reader), name="baton-stdin", daemon=True).start()
     # Keep stray print() calls in user code off the protocol stream.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr
     with contextlib.closing(out):
         await StdioServer(server, reader, out).run()
+
+
+def _feed(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
+    """Copy stdin into `reader` from a thread, for a stdin the event loop cannot watch; EOF at the end."""
+    fd = sys.stdin.fileno()
+    while chunk := os.read(fd, 65536):
+        loop.call_soon_threadsafe(reader.feed_data, chunk)
+    loop.call_soon_threadsafe(reader.feed_eof)
 
 
 def serve_stdio(server: Server) -> None:
