@@ -10,10 +10,10 @@ sends the call's result on the stream. The flow succeeds on a result with a ``co
 
 A lane keeps two keep-alive HTTP/1.1 connections, one for the call's stream and one for the answers, on
 asyncio streams (uvloop when installed), and parses with the standard library only: it drives Baton and the
-peers alike. Server CPU time, RSS and the report's keys are bench/load.py's (its functions, not a copy), so
-bench/runs.py can run this driver as it runs that one. Only loopback targets are accepted. Exit status: 0
-all flows succeeded, 1 some failed, 2 usage or fatal error (the server refused the connection, the session
-could not be opened, or every warmup flow failed).
+peers alike. The options, the timed phases, server CPU time, RSS, the report's keys and its table are
+bench/load.py's (its functions, not a copy), so bench/runs.py can run this driver as it runs that one. Only
+loopback targets are accepted. Exit status: 0 all flows succeeded, 1 some failed, 2 usage or fatal error (the
+server refused the connection, the session could not be opened, or every warmup flow failed).
 """
 
 from __future__ import annotations
@@ -32,16 +32,13 @@ from load import (
     FatalError,
     FlowError,
     Tally,
-    add_limits,
-    aligned,
     answer_one,
-    cpu_seconds,
-    event_loop_runner,
-    exited,
-    latency_ms,
-    memory_mib,
-    process_tree,
+    checked,
+    driver_options,
+    measured,
     require_loopback,
+    run_driver,
+    table,
 )
 
 PROTOCOL_VERSION = "2025-11-25"
@@ -337,174 +334,40 @@ class Driver:
 async def measure(opts: argparse.Namespace) -> dict[str, Any]:
     url = require_loopback(opts.url)
     driver = Driver(url, opts.tool, opts.args, opts.concurrency, opts.timeout)
-    pids = process_tree(opts.server_pid) if opts.server_pid else []
-    rss_before, _ = memory_mib(pids)
-    try:
-        await driver.start()
-        if opts.warmup:
-            warm = await driver.phase(opts.warmup, None)
-            if not warm.ok:
-                sample = warm.samples[0] if warm.samples else ""
-                raise FatalError(f"all {opts.warmup} warmup flows failed: {warm.errors}; {sample}")
-            if warm.failed:
-                print(
-                    f"legacy_load: warning: {warm.failed}/{opts.warmup} warmup flows failed {warm.errors}",
-                    file=sys.stderr,
-                )
-        driver.answered()
-        requests0 = driver.requests
-        cpu0 = cpu_seconds(pids)
-        driver0 = time.process_time()
-        t0 = _clock()
-        tally = await driver.phase(opts.n, time.monotonic() + opts.time_limit)
-        wall = _clock() - t0
-        driver_cpu = time.process_time() - driver0
-        server_cpu = cpu_seconds(pids) - cpu0
-        requests = driver.requests - requests0
-    finally:
-        driver.stop()
-    rss_after, hwm = memory_mib(pids)
-    gone = exited(pids)
-    measured = bool(pids) and not gone
-    if gone:
-        print(
-            f"legacy_load: warning: server process(es) {gone} exited during the run; no server figures", file=sys.stderr
-        )
-    if tally.skipped:
-        tally.errors["time-limit"] = tally.skipped
-    attempted = max(1, opts.n - tally.skipped)
-    ordered = sorted(tally.latencies)
-    ms = 1000.0
+    report = await measured(opts, driver, lambda: driver.requests, driver.answered, "legacy_load")
     return {
-        "url": opts.url,
+        **report,
         "protocol_version": PROTOCOL_VERSION,
-        "tool": opts.tool,
-        "n": opts.n,
-        "concurrency": opts.concurrency,
         "sessions": len(driver.lanes),
-        "warmup": opts.warmup,
-        "loop": opts.loop_name,
-        "flows_ok": tally.ok,
-        "flows_failed": tally.failed,
-        "errors": dict(sorted(tally.errors.items())),
-        "error_samples": tally.samples,
-        "rounds_per_flow": round(tally.rounds / tally.ok, 3) if tally.ok else 0.0,
-        "requests": requests,
-        "wall_s": round(wall, 4),
-        "flows_per_s": round(tally.ok / wall, 1) if wall > 0 else 0.0,
-        "requests_per_s": round(requests / wall, 1) if wall > 0 else 0.0,
-        "latency_ms": {**latency_ms(ordered), "mean": round(sum(ordered) / len(ordered) * ms if ordered else 0.0, 3)},
-        "server_pids": pids,
-        "server_cpu_ms_per_flow": round(server_cpu / attempted * ms, 4) if measured else None,
-        "server_cpu_cores": round(server_cpu / wall, 3) if measured and wall > 0 else None,
-        "server_rss_mib_before": round(rss_before, 1) if measured else None,
-        "server_rss_mib_after": round(rss_after, 1) if measured else None,
-        "server_hwm_mib": round(hwm, 1) if measured else None,
-        "driver_cpu_ms_per_flow": round(driver_cpu / attempted * ms, 4),
-        "driver_cpu_cores": round(driver_cpu / wall, 3) if wall > 0 else None,
         "input_requests_answered": driver.answered(),
         "connections": sum(lane.calls.connects + lane.answers.connects for lane in driver.lanes),
     }
 
 
 def render(report: dict[str, Any]) -> str:
-    lat = report["latency_ms"]
-    rows: list[tuple[str, str]] = [
-        ("target", f"{report['url']}  tool {report['tool']}, MCP {report['protocol_version']}"),
-        (
-            "run",
-            f"n {report['n']}, {report['sessions']} session(s), warmup {report['warmup']}, loop {report['loop']}",
-        ),
-        ("flows ok / failed", f"{report['flows_ok']} / {report['flows_failed']}"),
-        ("requests per flow", f"{report['rounds_per_flow']:.2f}  (the call, then one POST per answer)"),
-        ("wall time", f"{report['wall_s']:.2f} s"),
-        ("flows/s", f"{report['flows_per_s']:.1f}  ({report['requests_per_s']:.1f} requests/s)"),
-        (
-            "latency per flow",
-            f"p50 {lat['p50']:.2f}  p90 {lat['p90']:.2f}  p99 {lat['p99']:.2f}  max {lat['max']:.2f}  "
-            f"mean {lat['mean']:.2f} ms",
-        ),
-    ]
-    if report["server_cpu_ms_per_flow"] is not None:
-        rows.append(
-            (
-                "server CPU per flow",
-                f"{report['server_cpu_ms_per_flow']:.3f} ms  ({report['server_cpu_cores']:.2f} cores busy, "
-                f"pids {report['server_pids']})",
-            )
-        )
-        rows.append(
-            (
-                "server RSS",
-                f"{report['server_rss_mib_before']:.1f} -> {report['server_rss_mib_after']:.1f} MiB  "
-                f"(peak {report['server_hwm_mib']:.1f} MiB)",
-            )
-        )
-    rows.append(
-        (
-            "driver CPU per flow",
-            f"{report['driver_cpu_ms_per_flow']:.3f} ms  ({report['driver_cpu_cores']:.2f} cores busy)",
-        )
+    return table(
+        report,
+        f"{report['url']}  tool {report['tool']}, MCP {report['protocol_version']}",
+        f"{report['sessions']} session(s)",
+        f"{report['rounds_per_flow']:.2f}  (the call, then one POST per answer)",
+        [],
     )
-    rows.append(("input requests answered", str(report["input_requests_answered"] or "none")))
-    rows.append(("connections opened", str(report["connections"])))
-    return aligned(rows, report)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="legacy_load.py",
-        description="Load driver for MCP 2025-11-25 servers on loopback: eliciting tool calls in a session.",
-    )
-    parser.add_argument("--url", required=True, help="the MCP endpoint, e.g. http://127.0.0.1:8800/mcp")
-    parser.add_argument("--tool", default="perform", help="tool to call (default perform)")
-    parser.add_argument(
-        "--args", default='{"action":"deploy-{i}"}', help="tool arguments as a JSON object; {i} becomes the flow number"
-    )
-    parser.add_argument("-n", "--n", type=int, default=1000, help="measured flows (default 1000)")
-    parser.add_argument(
-        "-c",
-        "--concurrency",
-        type=int,
-        default=1,
-        help="lanes, each one session running flows back to back (default 1: one session)",
-    )
-    parser.add_argument("--warmup", type=int, default=100, help="unmeasured flows first (default 100)")
-    parser.add_argument(
-        "--server-pid",
-        type=lambda text: [int(p) for p in text.split(",") if p.strip()],
-        default=[],
-        help="server PIDs, comma-separated; their descendants are included",
-    )
-    add_limits(
-        parser,
+    parser = driver_options(
+        "legacy_load.py",
+        "Load driver for MCP 2025-11-25 servers on loopback: eliciting tool calls in a session.",
+        1000,
+        100,
+        "lanes, each one session running flows back to back (default 1: one session)",
         "seconds per flow (default 30)",
-        ("auto", "asyncio", "uvloop"),
-        "event loop: uvloop when installed (auto), or the stdlib one",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    opts = parser.parse_args(argv)
-    try:
-        arguments = json.loads(opts.args.replace("{i}", "0"))
-    except ValueError as exc:
-        parser.error(f"--args is not JSON: {exc}")
-    if not isinstance(arguments, dict):
-        parser.error("--args must be a JSON object")
-    if opts.n < 1 or opts.concurrency < 1 or opts.warmup < 0:
-        parser.error("--n and --concurrency must be >= 1 and --warmup >= 0")
-    return opts
+    return checked(parser, argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    opts = parse_args(argv)
-    try:
-        runner, opts.loop_name = event_loop_runner(opts.loop)
-        report: dict[str, Any] = runner(measure(opts))
-    except FatalError as exc:
-        print(f"legacy_load: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(report) if opts.json else render(report))
-    return 1 if report["flows_failed"] else 0
+    return run_driver(parse_args(argv), measure, render, "legacy_load")
 
 
 if __name__ == "__main__":

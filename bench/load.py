@@ -32,9 +32,9 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Protocol, cast
 from urllib.parse import SplitResult, urlsplit
 
 PROTOCOL_VERSION = "2026-07-28"
@@ -654,11 +654,21 @@ def latency_ms(ordered: list[float]) -> dict[str, float]:
     return {**{f"p{pct}": round(nearest_rank(ordered, pct) * ms, 3) for pct in (50, 90, 99)}, "max": round(last, 3)}
 
 
-async def measure(opts: argparse.Namespace) -> dict[str, Any]:
-    url = require_loopback(opts.url)
-    host, port = str(url.hostname), url.port or 80
-    workload = Workload(url.netloc, url.path or "/", opts.tool, opts.args, opts.max_rounds)
-    driver = Driver(host, port, workload, opts.concurrency, opts.timeout)
+class Phases(Protocol):
+    """What ``measured`` drives: this module's Driver, or legacy_load.py's."""
+
+    async def start(self) -> None: ...
+
+    async def phase(self, total: int, deadline: float | None) -> Tally: ...
+
+    def stop(self) -> None: ...
+
+
+async def measured(
+    opts: argparse.Namespace, driver: Phases, requests: Callable[[], int], reset: Callable[[], object], prog: str
+) -> dict[str, Any]:
+    """Start ``driver``, run the warmup, ``reset()`` the driver's counts, then time the measured phase: the report's
+    keys that load.py and legacy_load.py share (``requests()`` counts the HTTP requests sent so far)."""
     pids = process_tree(opts.server_pid) if opts.server_pid else []
     rss_before, _ = memory_mib(pids)
     try:
@@ -670,12 +680,11 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
                 raise FatalError(f"all {opts.warmup} warmup flows failed: {warm.errors}; {sample}")
             if warm.failed:
                 print(
-                    f"load: warning: {warm.failed}/{opts.warmup} warmup flows failed {warm.errors}",
+                    f"{prog}: warning: {warm.failed}/{opts.warmup} warmup flows failed {warm.errors}",
                     file=sys.stderr,
                 )
-        workload.answered = {}
-        workload.state_sizes = []
-        requests0 = workload.requests
+        reset()
+        requests0 = requests()
         cpu0 = cpu_seconds(pids)
         driver0 = time.process_time()
         t0 = _clock()
@@ -683,7 +692,7 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
         wall = _clock() - t0
         driver_cpu = time.process_time() - driver0
         server_cpu = cpu_seconds(pids) - cpu0
-        requests = workload.requests - requests0
+        sent = requests() - requests0
     finally:
         driver.stop()
     rss_after, hwm = memory_mib(pids)
@@ -691,7 +700,7 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
     measured = bool(pids) and not gone  # a process that exited took its CPU time with it
     if gone:
         print(
-            f"load: warning: server process(es) {gone} exited during the run; no server figures",
+            f"{prog}: warning: server process(es) {gone} exited during the run; no server figures",
             file=sys.stderr,
         )
     if tally.skipped:
@@ -699,7 +708,6 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
     attempted = max(1, opts.n - tally.skipped)
     ordered = sorted(tally.latencies)
     ms = 1000.0
-    sizes = sorted(workload.state_sizes)
     return {
         "url": opts.url,
         "tool": opts.tool,
@@ -712,10 +720,10 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
         "errors": dict(sorted(tally.errors.items())),
         "error_samples": tally.samples,
         "rounds_per_flow": round(tally.rounds / tally.ok, 3) if tally.ok else 0.0,
-        "requests": requests,
+        "requests": sent,
         "wall_s": round(wall, 4),
         "flows_per_s": round(tally.ok / wall, 1) if wall > 0 else 0.0,
-        "requests_per_s": round(requests / wall, 1) if wall > 0 else 0.0,
+        "requests_per_s": round(sent / wall, 1) if wall > 0 else 0.0,
         "latency_ms": {**latency_ms(ordered), "mean": round(sum(ordered) / len(ordered) * ms if ordered else 0.0, 3)},
         "server_pids": pids,
         "server_cpu_ms_per_flow": round(server_cpu / attempted * ms, 4) if measured else None,
@@ -725,6 +733,23 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
         "server_hwm_mib": round(hwm, 1) if measured else None,
         "driver_cpu_ms_per_flow": round(driver_cpu / attempted * ms, 4),
         "driver_cpu_cores": round(driver_cpu / wall, 3) if wall > 0 else None,
+    }
+
+
+async def measure(opts: argparse.Namespace) -> dict[str, Any]:
+    url = require_loopback(opts.url)
+    host, port = str(url.hostname), url.port or 80
+    workload = Workload(url.netloc, url.path or "/", opts.tool, opts.args, opts.max_rounds)
+    driver = Driver(host, port, workload, opts.concurrency, opts.timeout)
+
+    def reset() -> None:
+        workload.answered = {}
+        workload.state_sizes = []
+
+    report = await measured(opts, driver, lambda: workload.requests, reset, "load")
+    sizes = sorted(workload.state_sizes)
+    return {
+        **report,
         "input_requests_answered": workload.answered,
         "request_state_bytes": (
             {"median": sizes[(len(sizes) - 1) // 2], "min": sizes[0], "max": sizes[-1], "count": len(sizes)}
@@ -736,15 +761,32 @@ async def measure(opts: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(report: dict[str, Any]) -> str:
+    state = report["request_state_bytes"]
+    return table(
+        report,
+        f"{report['url']}  tool {report['tool']}",
+        f"concurrency {report['concurrency']}",
+        f"{report['rounds_per_flow']:.2f}",
+        [
+            (
+                "requestState bytes",
+                f"median {state['median']}, min {state['min']}, max {state['max']} ({state['count']} seen)"
+                if state
+                else "none seen",
+            )
+        ],
+    )
+
+
+def table(report: dict[str, Any], target: str, lanes: str, per_flow: str, more: list[tuple[str, str]]) -> str:
+    """The report of load.py or legacy_load.py as aligned rows: ``target``, ``lanes`` (the run's lanes, after its
+    n) and ``per_flow`` (the requests per flow) as given, ``more`` rows before the connections opened."""
     lat = report["latency_ms"]
     rows: list[tuple[str, str]] = [
-        ("target", f"{report['url']}  tool {report['tool']}"),
-        (
-            "run",
-            f"n {report['n']}, concurrency {report['concurrency']}, warmup {report['warmup']}, loop {report['loop']}",
-        ),
+        ("target", target),
+        ("run", f"n {report['n']}, {lanes}, warmup {report['warmup']}, loop {report['loop']}"),
         ("flows ok / failed", f"{report['flows_ok']} / {report['flows_failed']}"),
-        ("requests per flow", f"{report['rounds_per_flow']:.2f}"),
+        ("requests per flow", per_flow),
         ("wall time", f"{report['wall_s']:.2f} s"),
         ("flows/s", f"{report['flows_per_s']:.1f}  ({report['requests_per_s']:.1f} requests/s)"),
         (
@@ -777,15 +819,7 @@ def render(report: dict[str, Any]) -> str:
         )
     )
     rows.append(("input requests answered", str(report["input_requests_answered"] or "none")))
-    state = report["request_state_bytes"]
-    rows.append(
-        (
-            "requestState bytes",
-            f"median {state['median']}, min {state['min']}, max {state['max']} ({state['count']} seen)"
-            if state
-            else "none seen",
-        )
-    )
+    rows.extend(more)
     rows.append(("connections opened", str(report["connections"])))
     return aligned(rows, report)
 
@@ -802,9 +836,27 @@ def aligned(rows: list[tuple[str, str]], report: dict[str, Any]) -> str:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="load.py", description="MRTR load driver for MCP 2026-07-28 servers on loopback."
+    parser = driver_options(
+        "load.py",
+        "MRTR load driver for MCP 2026-07-28 servers on loopback.",
+        2000,
+        200,
+        "lanes, each a keep-alive connection running flows back to back (default 1)",
+        "seconds per request (default 30)",
     )
+    parser.add_argument("--max-rounds", type=int, default=10, help="requests allowed per flow (default 10)")
+    opts = checked(parser, argv)
+    if opts.max_rounds < 1:
+        parser.error("--max-rounds must be >= 1")
+    return opts
+
+
+def driver_options(
+    prog: str, description: str, n: int, warmup: int, lanes: str, timeout: str
+) -> argparse.ArgumentParser:
+    """The options of load.py and legacy_load.py: ``n`` and ``warmup`` the defaults of ``-n`` and ``--warmup``,
+    ``lanes`` the help of ``--concurrency``, ``timeout`` that of ``--timeout``."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--url", required=True, help="the MCP endpoint, e.g. http://127.0.0.1:8800/mcp")
     parser.add_argument("--tool", default="perform", help="tool to call (default perform)")
     parser.add_argument(
@@ -812,29 +864,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default='{"action":"deploy-{i}"}',
         help="tool arguments as a JSON object; {i} becomes the flow number",
     )
-    parser.add_argument("-n", "--n", type=int, default=2000, help="measured flows (default 2000)")
-    parser.add_argument(
-        "-c",
-        "--concurrency",
-        type=int,
-        default=1,
-        help="lanes, each a keep-alive connection running flows back to back (default 1)",
-    )
-    parser.add_argument("--warmup", type=int, default=200, help="unmeasured flows first (default 200)")
+    parser.add_argument("-n", "--n", type=int, default=n, help=f"measured flows (default {n})")
+    parser.add_argument("-c", "--concurrency", type=int, default=1, help=lanes)
+    parser.add_argument("--warmup", type=int, default=warmup, help=f"unmeasured flows first (default {warmup})")
     parser.add_argument(
         "--server-pid",
         type=lambda text: [int(p) for p in text.split(",") if p.strip()],
         default=[],
         help="server PIDs, comma-separated; their descendants are included",
     )
-    parser.add_argument("--max-rounds", type=int, default=10, help="requests allowed per flow (default 10)")
     add_limits(
         parser,
-        "seconds per request (default 30)",
+        timeout,
         ("auto", "asyncio", "uvloop"),
         "event loop: uvloop when installed (auto), or the stdlib one",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    return parser
+
+
+def checked(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """The options of ``driver_options``' parser, ``--args`` a JSON object, ``--n`` and ``--concurrency`` >= 1."""
     opts = parser.parse_args(argv)
     try:
         arguments = json.loads(opts.args.replace("{i}", "0"))
@@ -842,8 +892,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--args is not JSON: {exc}")
     if not isinstance(arguments, dict):
         parser.error("--args must be a JSON object")
-    if opts.n < 1 or opts.concurrency < 1 or opts.warmup < 0 or opts.max_rounds < 1:
-        parser.error("--n, --concurrency and --max-rounds must be >= 1 and --warmup >= 0")
+    if opts.n < 1 or opts.concurrency < 1 or opts.warmup < 0:
+        parser.error("--n and --concurrency must be >= 1 and --warmup >= 0")
     return opts
 
 
@@ -873,12 +923,21 @@ def event_loop_runner(choice: str, where: str = "") -> tuple[Callable[..., Any],
 
 
 def main(argv: list[str] | None = None) -> int:
-    opts = parse_args(argv)
+    return run_driver(parse_args(argv), measure, render, "load")
+
+
+def run_driver(
+    opts: argparse.Namespace,
+    measure: Callable[[argparse.Namespace], Coroutine[Any, Any, dict[str, Any]]],
+    render: Callable[[dict[str, Any]], str],
+    prog: str,
+) -> int:
+    """Run ``measure`` on the chosen event loop and print its report: the exit status of load.py and legacy_load.py."""
     try:
         runner, opts.loop_name = event_loop_runner(opts.loop)
         report: dict[str, Any] = runner(measure(opts))
     except FatalError as exc:
-        print(f"load: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(report) if opts.json else render(report))
     return 1 if report["flows_failed"] else 0
