@@ -25,7 +25,6 @@ Run it through ``bench/compare``, which uses the project's ``.venv/bin/python``.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,12 +35,11 @@ import pairs
 from import_time import import_times
 from lineup import IMPORTS, LABELS, SERVER_ORDER, plan_servers
 from options import int_list, level_args, level_parser, per_level, setup_options
-from processes import ROOT, Server, Skip, Stopped, run_stoppable, say, signals_ignored, start, stop
+from processes import ROOT, run_stoppable, say, stopping
 from report import check_line, finish, git_state, heading, informational, markdown, per_server_markdown, versions_text
-from runs import drive, measure, smoked
+from runs import drive, measure, start_smoked
 from stats import ratios, server_figures, summarize
 from targets import CPU_CHECK_LEVELS, target_checks
-from venvs import stack_versions
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -132,27 +130,16 @@ def run(opts: argparse.Namespace) -> int:
     servers, skipped = plan_servers(opts.names, opts.python.absolute(), opts.cache)
     runs: list[dict[str, Any]] = []
     pair_runs: list[dict[str, Any]] = []
-    started: list[Server] = []
     levels = list(zip(opts.concurrency, opts.n, strict=True))
     imports: dict[str, dict[str, Any]] = {}
-    stopped_by = 0
-    try:
+    with stopping(say) as servers_up:
         if opts.import_runs:  # first, while no server is running beside it
             pythons = {s.name: s.python for s in servers if s.name in IMPORTS}
             say(f"import time of {', '.join(pythons)}: {opts.import_runs} runs each")
             imports = import_times(pythons, opts.import_runs)
-        for server in servers:
-            try:
-                start(server, logs, opts.start_timeout)
-                started.append(server)
-                smoked(drive(server, 3, 1, 0, 30))  # so that a server that cannot serve the workload is skipped
-                server.versions = stack_versions(server.python)
-                say(f"{server.name}: pid {server.proc.pid if server.proc else '?'} on {server.url}")
-            except Skip as exc:
-                skipped[server.name] = str(exc)
-                say(f"{server.name}: skipped: {exc}")
-                stop(server)
-        active = [s for s in started if s.name not in skipped]
+        active = start_smoked(
+            servers, logs, opts.start_timeout, lambda s: drive(s, 3, 1, 0, 30), servers_up.started, skipped, say
+        )
         if not active:
             say("no server could be started")
             return 2
@@ -177,13 +164,7 @@ def run(opts: argparse.Namespace) -> int:
                 lambda name, n, c, warmup: drive(by_name[name], n, c, warmup, opts.time_limit),
                 say,
             )
-    except KeyboardInterrupt as exc:
-        stopped_by = exc.signum if isinstance(exc, Stopped) else int(signal.SIGINT)
-        say(f"{signal.Signals(stopped_by).name}: stopping the servers and reporting what was measured")
-    finally:
-        with signals_ignored():  # a second Ctrl-C must not cut the clean-up short
-            for server in started:
-                stop(server)
+    stopped_by = servers_up.signum
 
     client: dict[str, Any] | None = None
     copts = client_options(opts)

@@ -23,27 +23,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import statistics
 import sys
 from pathlib import Path
 from typing import Any
 
-from processes import (
-    ROOT,
-    Server,
-    Skip,
-    Stopped,
-    baton_command,
-    run_stoppable,
-    script_command,
-    signals_ignored,
-    start,
-    stop,
-)
+from lineup import plan_servers
+from processes import ROOT, Server, run_stoppable, stopping
 from report import DASH, DIVIDE, TIMES, git_state, heading, versions_text
-from runs import drive, smoked
-from venvs import ensure_venv, stack_versions
+from runs import drive, start_smoked
 
 ORDER = ("baton", "mcp", "mcp1")
 LABELS = {"baton": "Baton", "mcp": "mcp 2.3.0 (stateful)", "mcp1": "mcp 1.30.0 FastMCP"}
@@ -89,27 +77,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if opts.rounds < 1 or opts.n < 1 or opts.warmup < 0 or opts.concurrency < 1:
         parser.error("--rounds, --n and --concurrency must be >= 1, --warmup >= 0")
     return opts
-
-
-def plan(opts: argparse.Namespace) -> tuple[list[Server], dict[str, str]]:
-    """The servers to start (peer venvs made on first use), and the reasons for those that cannot be."""
-    servers: list[Server] = []
-    skipped: dict[str, str] = {}
-    python = opts.python.absolute()
-    for name in opts.names:
-        try:
-            if name == "baton":
-                baton = python.parent / "baton"
-                if not baton.exists():
-                    raise Skip(f"{baton} does not exist (run ./dev setup first)")
-                servers.append(Server(name, python, baton_command(baton)))
-            else:
-                peer = ensure_venv(opts.cache, name)
-                servers.append(Server(name, peer, script_command(peer, SCRIPTS[name])))
-        except Skip as exc:
-            skipped[name] = str(exc)
-            say(f"{name}: skipped: {exc}")
-    return servers, skipped
 
 
 def run_once(opts: argparse.Namespace, server: Server, n: int, warmup: int) -> dict[str, Any]:
@@ -285,34 +252,17 @@ def markdown(names: list[str], summary: dict[str, Any], opts: argparse.Namespace
 def run(opts: argparse.Namespace) -> int:
     logs = opts.cache / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    servers, skipped = plan(opts)
-    started: list[Server] = []
+    servers, skipped = plan_servers(opts.names, opts.python.absolute(), opts.cache, SCRIPTS, (), say)
     runs: list[dict[str, Any]] = []
-    stopped_by = 0
-    try:
-        for server in servers:
-            try:
-                start(server, logs, opts.start_timeout)
-                started.append(server)
-                smoked(run_once(opts, server, 3, 0))  # a server that cannot serve the workload is skipped
-                server.versions = stack_versions(server.python)
-                say(f"{server.name}: pid {server.proc.pid if server.proc else '?'} on {server.url}")
-            except Skip as exc:
-                skipped[server.name] = str(exc)
-                say(f"{server.name}: skipped: {exc}")
-                stop(server)
-        active = [s for s in started if s.name not in skipped]
+    with stopping(say) as servers_up:
+        active = start_smoked(
+            servers, logs, opts.start_timeout, lambda s: run_once(opts, s, 3, 0), servers_up.started, skipped, say
+        )
         if not active:
             say("no server could be started")
             return 2
         measure(opts, active, runs)
-    except KeyboardInterrupt as exc:
-        stopped_by = exc.signum if isinstance(exc, Stopped) else int(signal.SIGINT)
-        say(f"{signal.Signals(stopped_by).name}: stopping the servers and reporting what was measured")
-    finally:
-        with signals_ignored():
-            for server in started:
-                stop(server)
+    stopped_by = servers_up.signum
 
     names = [s.name for s in servers if s.name not in skipped]
     summary = summarize(names, runs)

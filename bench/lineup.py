@@ -4,11 +4,13 @@ Baton serves ``examples/everything.py`` with its own ``baton serve``, the floor 
 Baton's venv. The peers are the same tool written with ``mcp`` and with FastMCP (``peers/`` at the top of the
 repository, shared with the interop tests), each in its own venv (see venvs.py) and asked for JSON responses,
 as Baton and the floor give. ``IMPORTS`` is what each server's module imports from its library, for the
-import-time measurement (import_time.py).
+import-time measurement (import_time.py). bench/legacy_compare plans its servers with ``plan_servers`` too,
+its peers' scripts its own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from processes import Server, Skip, baton_command, say, script_command
@@ -29,8 +31,16 @@ IMPORTS = {
 }
 
 
-def plan_servers(names: list[str], baton_python: Path, cache: Path) -> tuple[list[Server], dict[str, str]]:
-    """The servers to start, and the reasons for those that cannot be."""
+def plan_servers(
+    names: list[str],
+    baton_python: Path,
+    cache: Path,
+    scripts: dict[str, str] = PEER_SCRIPTS,
+    args: tuple[str, ...] = PEER_ARGS,
+    say: Callable[[str], None] = say,
+) -> tuple[list[Server], dict[str, str]]:
+    """The servers to start, and the reasons for those that cannot be: a peer is ``scripts[name]`` run with
+    ``args`` in its venv (bench/legacy_compare passes its own)."""
     servers: list[Server] = []
     skipped: dict[str, str] = {}
     for name in names:
@@ -47,7 +57,7 @@ def plan_servers(names: list[str], baton_python: Path, cache: Path) -> tuple[lis
                     servers.append(Server(name, baton_python, script_command(baton_python, "bench/floor.py")))
             else:
                 python = ensure_venv(cache, name)
-                servers.append(Server(name, python, script_command(python, PEER_SCRIPTS[name], *PEER_ARGS)))
+                servers.append(Server(name, python, script_command(python, scripts[name], *args)))
         except Skip as exc:
             skipped[name] = str(exc)
             say(f"{name}: skipped: {exc}")

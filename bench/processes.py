@@ -3,8 +3,9 @@
 A ``Server`` is started in a session of its own, so that ``stop`` ends its whole process group (a master and
 its workers), politely first. ``Skip`` is what a server that cannot take part raises; its message says why.
 ``stop_on_signals`` turns SIGINT, SIGTERM and SIGHUP into ``Stopped``, so that a run interrupted anywhere still
-stops its servers and reports what it measured; ``signals_ignored`` keeps a second Ctrl-C from cutting that
-clean-up short. ``say`` is the progress line every part of bench/compare prints on stderr.
+stops its servers and reports what it measured (``stopping`` is the block that does both); ``signals_ignored``
+keeps a second Ctrl-C from cutting that clean-up short. ``say`` is the progress line every part of bench/compare
+prints on stderr.
 """
 
 from __future__ import annotations
@@ -145,6 +146,30 @@ def signals_ignored() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+@dataclass
+class Stopping:
+    """What ``stopping`` stops: the servers started so far; and the signal that ended the measuring (0 if none)."""
+
+    started: list[Server] = field(default_factory=list)
+    signum: int = 0
+
+
+@contextlib.contextmanager
+def stopping(say: Callable[[str], None]) -> Iterator[Stopping]:
+    """Stop every server in ``.started`` when the block ends, however it ends. A signal (``Stopped``, or Ctrl-C)
+    ends the block with its number in ``.signum`` and the run goes on after it, to report what was measured."""
+    state = Stopping()
+    try:
+        yield state
+    except KeyboardInterrupt as exc:
+        state.signum = exc.signum if isinstance(exc, Stopped) else int(signal.SIGINT)
+        say(f"{signal.Signals(state.signum).name}: stopping the servers and reporting what was measured")
+    finally:
+        with signals_ignored():  # a second Ctrl-C must not cut the clean-up short
+            for server in state.started:
+                stop(server)
 
 
 def run_stoppable(

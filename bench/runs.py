@@ -1,4 +1,5 @@
-"""Runs of a load driver against a started server: one run, the smoke run, and the rounds of repeated runs.
+"""Runs of a load driver against a started server: one run, the smoke run, and the rounds of repeated runs;
+and starting the servers, each smoke-tested (``start_smoked``).
 
 The driver is bench/load.py for the servers and bench/client_load.py for the clients; each prints a JSON
 report, which comes back as a dict (with ``fatal`` set when the run could not measure). ``measure`` takes the
@@ -12,9 +13,11 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from processes import ROOT, Server, Skip
+from processes import ROOT, Server, Skip, start, stop
+from venvs import stack_versions
 
 LOAD = ROOT / "bench" / "load.py"
 
@@ -69,6 +72,31 @@ def smoked(report: dict[str, Any]) -> dict[str, Any]:
     if report["flows_failed"]:
         raise Skip(f"smoke test flows failed: {report['errors']} {report['error_samples'][:1]}")
     return report
+
+
+def start_smoked(
+    servers: list[Server],
+    logs: Path,
+    wait: float,
+    smoke: Callable[[Server], dict[str, Any]],
+    started: list[Server],
+    skipped: dict[str, str],
+    say: Callable[[str], None],
+) -> list[Server]:
+    """Start each server (into ``started``), smoke-test it with ``smoke`` and read its stack's versions; one that
+    fails to start or to serve the workload is stopped and skipped (its reason into ``skipped``). The others."""
+    for server in servers:
+        try:
+            start(server, logs, wait)
+            started.append(server)
+            smoked(smoke(server))
+            server.versions = stack_versions(server.python)
+            say(f"{server.name}: pid {server.proc.pid if server.proc else '?'} on {server.url}")
+        except Skip as exc:
+            skipped[server.name] = str(exc)
+            say(f"{server.name}: skipped: {exc}")
+            stop(server)
+    return [s for s in started if s.name not in skipped]
 
 
 def measure(
