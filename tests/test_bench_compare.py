@@ -7,24 +7,19 @@ one-command comparison runs end to end and writes what it promises, not what the
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from support.bench import FIGURES, RESULTS, bench
+
 SMALL = ["-c", "1", "-n", "60", "--repeat", "1", "--warmup", "10", "--time-limit", "60"]
 
 
-def bench(script: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, str(ROOT / "bench" / script), "--python", sys.executable, *args]
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
-
-
 def test_compare_writes_the_report_and_the_chart(tmp_path: Path) -> None:
-    out = tmp_path / "results"
-    document = tmp_path / "compare.json"
+    out = tmp_path / RESULTS
+    document = tmp_path / FIGURES
     done = bench(
         "compare.py",
+        tmp_path,
         "--only",
         "baton,floor",
         *SMALL,
@@ -38,12 +33,6 @@ def test_compare_writes_the_report_and_the_chart(tmp_path: Path) -> None:
         "2",
         "--pair-n",
         "30",
-        "--cache",
-        str(tmp_path / "cache"),
-        "--out",
-        str(out),
-        "--json",
-        str(document),
     )
     assert done.returncode in (0, 1), done.stderr  # 1: a target missed on this noisy machine, still a full report
     report = (out / "compare.md").read_text()
@@ -83,10 +72,8 @@ def test_compare_writes_the_report_and_the_chart(tmp_path: Path) -> None:
 
 
 def test_client_compare_still_runs_alone(tmp_path: Path) -> None:
-    document = tmp_path / "client.json"
-    done = bench(
-        "client_compare.py", "--only", "baton", *SMALL, "--cache", str(tmp_path / "cache"), "--json", str(document)
-    )
+    document = tmp_path / FIGURES
+    done = bench("client_compare.py", tmp_path, "--only", "baton", *SMALL, out=False)
     assert done.returncode == 0, done.stderr
     assert "| Baton | 1 |" in done.stdout
     assert "client CPU ms/round trip" in done.stdout

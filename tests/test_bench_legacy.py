@@ -8,15 +8,15 @@ elicitation/create answered by POST, and the report written where it says.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import legacy_compare
+from support.bench import FIGURES, RESULTS, bench
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import legacy_compare
 
 
 def run(server: str, rnd: int, cpu_ms_per_flow: float, flows: int = 100, **extra: Any) -> dict[str, Any]:
@@ -81,13 +81,11 @@ def test_the_target_fails_above_a_quarter_or_with_failed_flows_and_is_na_without
 
 
 def test_legacy_compare_runs_baton_end_to_end(tmp_path: Path) -> None:
-    out = tmp_path / "results"
-    document = tmp_path / "legacy.json"
-    argv = [
-        sys.executable,
-        str(ROOT / "bench" / "legacy_compare.py"),
-        "--python",
-        sys.executable,
+    out = tmp_path / RESULTS
+    document = tmp_path / FIGURES
+    done = bench(
+        "legacy_compare.py",
+        tmp_path,
         "--only",
         "baton",
         "--rounds",
@@ -98,14 +96,8 @@ def test_legacy_compare_runs_baton_end_to_end(tmp_path: Path) -> None:
         "5",
         "--time-limit",
         "60",
-        "--cache",
-        str(tmp_path / "cache"),
-        "--out",
-        str(out),
-        "--json",
-        str(document),
-    ]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=180, check=False)
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr
     report = (out / "legacy_compare.md").read_text()
     assert report == done.stdout
