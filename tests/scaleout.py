@@ -5,18 +5,26 @@ BATON_INSTANCE and data directory, the same BATON_KEY_FILE and BATON_LEDGER) and
 them, all on loopback ports. nginx runs examples/deploy/nginx.conf itself, with only its addresses
 and log path rewritten, inside a small main configuration whose pid, logs and temp paths are in the
 test's directory. `Cluster.close()` stops every process it started, whatever state the test left.
+
+What the scale-out tests share besides: `running_cluster` (three instances, started and closed around a
+test), `reporter` (a figure printed past pytest's capture) and `run` (a coroutine on uvloop).
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import contextlib
 import os
 import re
 import shutil
 import subprocess
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+import uvloop
 from support.paths import BATON, ROOT, SERVERS
 from support.processes import PortOpen, Process, free_port, spawn, start
 from support.redis_server import RedisServer
@@ -25,6 +33,7 @@ from baton import Key
 
 NGINX_EXAMPLE = ROOT / "examples" / "deploy" / "nginx.conf"
 TARGET = str(SERVERS / "scaleout_server.py")
+T = TypeVar("T")
 NGINX_HINT = "install Debian's nginx with `apt-get install -y nginx` (./dev test does it when it is missing)"
 
 
@@ -251,3 +260,32 @@ class Cluster:
         for instance in self.instances:
             instance.stop()
         self.redis.stop()
+
+
+@contextlib.contextmanager
+def running_cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """Three instances in `tmp_path / "cluster"`, started; closed on leaving, whatever the test did."""
+    workdir = tmp_path / "cluster"
+    workdir.mkdir()
+    running = Cluster(workdir)
+    try:
+        running.start()
+        yield running
+    finally:
+        running.close()
+
+
+def reporter(capsys: pytest.CaptureFixture[str], tag: str) -> Callable[[str], None]:
+    """Print a measured figure, after `[tag]`, even when pytest captures output."""
+
+    def say(line: str) -> None:
+        with capsys.disabled():
+            print(f"\n    [{tag}] {line}")
+
+    return say
+
+
+def run(main: Callable[[], Awaitable[T]]) -> T:
+    """`main()` to its end on a uvloop event loop."""
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main())  # type: ignore[arg-type]

@@ -12,14 +12,13 @@ import asyncio
 import collections
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-import uvloop
 from loaddriver import LEDGER_DOWN, Driver, Flow
-from scaleout import Cluster
+from scaleout import Cluster, reporter, run, running_cluster
 
 pytestmark = pytest.mark.scaleout
 
@@ -28,35 +27,17 @@ WARMUP_S = min(15.0, SOAK_S / 4)
 RSS_GROWTH_MAX = 0.05
 CONCURRENCY = 64
 NAMES = {"a", "b", "c"}
-T = TypeVar("T")
 
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    workdir = tmp_path / "cluster"
-    workdir.mkdir()
-    running = Cluster(workdir)
-    try:
-        running.start()
+    with running_cluster(tmp_path) as running:
         yield running
-    finally:
-        running.close()
 
 
 @pytest.fixture
 def report(capsys: pytest.CaptureFixture[str]) -> Callable[[str], None]:
-    """Print a measured figure even when pytest captures output."""
-
-    def say(line: str) -> None:
-        with capsys.disabled():
-            print(f"\n    [scaleout] {line}")
-
-    return say
-
-
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(main())  # type: ignore[arg-type]
+    return reporter(capsys, "scaleout")
 
 
 def failures(flows: list[Flow]) -> list[str]:

@@ -25,17 +25,16 @@ import asyncio
 import collections
 import itertools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import orjson
 import pytest
-import uvloop
 from loaddriver import Driver, Flow
-from scaleout import Cluster
+from scaleout import Cluster, reporter, run, running_cluster
 
 pytestmark = pytest.mark.scaleout
 
@@ -45,35 +44,17 @@ CALLS_PER_SESSION = 2
 FLOWS_2026 = 64
 NAMES = {"a", "b", "c"}
 TIMEOUT_S = 30.0
-T = TypeVar("T")
 
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    workdir = tmp_path / "cluster"
-    workdir.mkdir()
-    running = Cluster(workdir)
-    try:
-        running.start()
+    with running_cluster(tmp_path) as running:
         yield running
-    finally:
-        running.close()
 
 
 @pytest.fixture
 def report(capsys: pytest.CaptureFixture[str]) -> Callable[[str], None]:
-    """Print a measured figure even when pytest captures output."""
-
-    def say(line: str) -> None:
-        with capsys.disabled():
-            print(f"\n    [scaleout-legacy] {line}")
-
-    return say
-
-
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(main())  # type: ignore[arg-type]
+    return reporter(capsys, "scaleout-legacy")
 
 
 # -- a 2025-11-25 session on raw HTTP ------------------------------------------------------------------
