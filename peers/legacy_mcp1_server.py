@@ -1,6 +1,6 @@
 """Interop peer: a 2025-11-25 server written with FastMCP from the official `mcp` SDK's last 1.x (mcp==1.30.0).
 
-The same two tools as Baton's tests/servers/legacy_elicit.py, written the way that SDK documents it:
+The same two tools as Baton's tests/servers/legacy.py:interop, written the way that SDK documents it:
 `book(city)` asks one form with `ctx.elicit` (`nights`, a whole number, and `confirm`, a boolean) while
 the tool call waits, and says `booked: <city> for <n> nights`, `not confirmed: <city>`,
 `declined: <city>` or `cancelled: <city>`; `echo(text)` says `echo: <text>`. One more tool, which Baton's

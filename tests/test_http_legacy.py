@@ -168,7 +168,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def server(workdir: Path) -> Iterator[RunningServer]:
     port = free_port()
     env = {"BATON_TEST_DIR": str(workdir), "BATON_DATA_DIR": str(workdir / "data")}
-    running = start_server(str(SERVERS / "http_legacy.py"), port=port, log=workdir / "server.log", env=env)
+    running = start_server(f"{SERVERS / 'legacy.py'}:http", port=port, log=workdir / "server.log", env=env)
     with running:
         yield running
 

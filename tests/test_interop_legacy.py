@@ -5,7 +5,7 @@ The matrix, every cell a real process talking over a real transport on loopback:
 - peer clients by servers by transports: the `mcp==1.30.0` `ClientSession` (peers/legacy_mcp1_client.py) and
   the `mcp==2.3.0` `Client(mode="legacy")` (peers/legacy_mcp2_client.py) run the scenario of
   peers/legacy_scenario.py (an eliciting tool accepted, declined and cancelled, a plain tool, one session
-  throughout) against Baton's server (tests/servers/legacy_elicit.py) and, to prove the peers themselves,
+  throughout) against Baton's server (tests/servers/legacy.py:interop) and, to prove the peers themselves,
   against the `mcp==1.30.0` FastMCP server (peers/legacy_mcp1_server.py), over Streamable HTTP and stdio;
 - Baton's client completing the eliciting tool on the `mcp==1.30.0` FastMCP server, over HTTP and stdio,
   probing the era (`protocol="auto"`) or pinned to 2025-11-25; and `baton tools` / `baton call` on it;
@@ -35,7 +35,7 @@ from baton.client import Accepted, Answer, Cancelled, Client, Declined, Question
 from baton.forms import BooleanField, NumberField
 
 PEERS = ROOT / "peers"
-BATON_SERVER = SERVERS / "legacy_elicit.py"
+BATON_SERVER = f"{SERVERS / 'legacy.py'}:interop"
 LEGACY = "2025-11-25"
 CLIENT_TIMEOUT_S = 90.0
 
@@ -95,7 +95,7 @@ def baton_env(data_dir: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def baton_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    """`baton serve tests/servers/legacy_elicit.py --http 127.0.0.1:PORT`."""
+    """`baton serve tests/servers/legacy.py:interop --http 127.0.0.1:PORT`."""
     logs = tmp_path_factory.mktemp("legacy-baton")
     port = free_port()
     command = [BATON, "serve", str(BATON_SERVER), "--http", f"127.0.0.1:{port}"]
