@@ -4,42 +4,23 @@ updates for the session, and 2026-07-28 requests interleaved with the session.""
 
 from __future__ import annotations
 
-import json
-import os
-import select
-import subprocess
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.paths import BATON, ROOT, SERVERS
-from support.processes import spawn
+from support.paths import SERVERS
+from support.stdio import StdioPeer
 from wire import meta
 
 LEGACY = "2025-11-25"
 CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
 
 
-class Peer:
+class Peer(StdioPeer):
     """A 2025-11-25 client (and a 2026-07-28 one) writing raw lines to `baton serve --stdio`."""
 
     def __init__(self, env: dict[str, str] | None = None) -> None:
-        self.process = spawn(
-            [BATON, "serve", str(SERVERS / "legacy_stdio.py"), "--stdio"],
-            cwd=ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, **(env or {})},
-        )
-        self.proc = self.process.proc
-        self.buffer = b""
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
+        super().__init__(f"{SERVERS / 'legacy.py'}:stdio", env)
 
     def legacy(self, rid: Any, method: str, params: dict[str, Any] | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
@@ -47,8 +28,7 @@ class Peer:
             message["params"] = params
         self.send(message)
 
-    def modern(self, rid: Any, method: str, params: dict[str, Any] | None = None) -> None:
-        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": {**(params or {}), "_meta": meta()}})
+    modern = StdioPeer.request
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params or {}})
@@ -58,20 +38,6 @@ class Peer:
 
     def call(self, rid: Any, tool: str, **arguments: Any) -> None:
         self.legacy(rid, "tools/call", {"name": tool, "arguments": arguments})
-
-    def read(self, timeout: float = 10.0) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buffer:
-            ready, _, _ = select.select([self.proc.stdout], [], [], max(deadline - time.monotonic(), 0))
-            if not ready:
-                raise TimeoutError("no message from the server")
-            chunk = os.read(self.proc.stdout.fileno(), 65536)
-            if not chunk:
-                raise EOFError("the server closed stdout")
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return dict(json.loads(line))  # every stdout line is one JSON message
 
     def until(self, rid: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The messages before the response to `rid`, and that response."""
@@ -97,11 +63,6 @@ class Peer:
             },
         )
         return self.read()
-
-    def close(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        return self.proc.wait(10)
 
 
 @pytest.fixture
