@@ -13,29 +13,13 @@ import sys
 from contextlib import AsyncExitStack
 from typing import Any
 
-import httpx
-from legacy_scenario import CALLS, Report, TapWriter, main
+from legacy_scenario import Report, TapWriter, main, play
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.context import RequestContext
-from mcp.types import ElicitRequestParams, ElicitResult, ErrorData, TextContent
-
-
-def http_client(report: Report) -> httpx.AsyncClient:
-    """The SDK's own HTTP client, with hooks that show every request and response to the report."""
-
-    async def on_request(request: httpx.Request) -> None:
-        body = request.content if request.method == "POST" else b""
-        report.on_request(request.method, request.headers.get("mcp-session-id"), body)
-
-    async def on_response(response: httpx.Response) -> None:
-        report.on_response(response.request.method, response.status_code, response.headers.get("mcp-session-id"))
-
-    client = create_mcp_http_client()
-    client.event_hooks = {"request": [on_request], "response": [on_response]}
-    return client
+from mcp.types import ElicitRequestParams, ElicitResult, ErrorData
 
 
 async def run(where: str | list[str], report: Report) -> None:
@@ -47,7 +31,7 @@ async def run(where: str | list[str], report: Report) -> None:
 
     async with AsyncExitStack() as stack:
         if isinstance(where, str):
-            client = await stack.enter_async_context(http_client(report))
+            client = await stack.enter_async_context(report.hooked(create_mcp_http_client()))
             read, write, _ = await stack.enter_async_context(streamable_http_client(where, http_client=client))
         else:
             server = StdioServerParameters(command=where[0], args=where[1:], env=dict(os.environ))
@@ -57,11 +41,7 @@ async def run(where: str | list[str], report: Report) -> None:
         )
         init = await session.initialize()
         report.protocol, report.server = init.protocolVersion, init.serverInfo.name
-        print(f"initialized: {report.protocol} with {report.server}", file=sys.stderr)
-        for call in CALLS:
-            report.begin(call)
-            result = await session.call_tool(call.tool, call.arguments)
-            report.end("".join(b.text for b in result.content if isinstance(b, TextContent)), bool(result.isError))
+        await play(report, session.call_tool, "isError")
 
 
 if __name__ == "__main__":

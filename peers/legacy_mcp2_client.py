@@ -16,13 +16,13 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from legacy_scenario import CALLS, Report, TapWriter, main
+from legacy_scenario import Report, TapWriter, main, play
 from mcp import Client, StdioServerParameters
 from mcp.client import ClientRequestContext
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.types import ElicitRequestParams, ElicitResult, ErrorData, TextContent
+from mcp.types import ElicitRequestParams, ElicitResult, ErrorData
 
 
 @asynccontextmanager
@@ -37,15 +37,7 @@ async def tapped(inner: AbstractAsyncContextManager[Any], report: Report) -> Asy
 async def http_transport(url: str, report: Report) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's Streamable HTTP transport on the SDK's own HTTP client, hooked to show every exchange."""
 
-    async def on_request(request: Any) -> None:
-        body = request.content if request.method == "POST" else b""
-        report.on_request(request.method, request.headers.get("mcp-session-id"), body)
-
-    async def on_response(response: Any) -> None:
-        report.on_response(response.request.method, response.status_code, response.headers.get("mcp-session-id"))
-
-    client = create_mcp_http_client()
-    client.event_hooks = {"request": [on_request], "response": [on_response]}
+    client = report.hooked(create_mcp_http_client())
     async with client, tapped(streamable_http_client(url, http_client=client), report) as streams:
         yield streams
 
@@ -63,11 +55,7 @@ async def run(where: str | list[str], report: Report) -> None:
     async with Client(transport, mode="legacy", elicitation_callback=on_elicit) as client:  # type: ignore[arg-type]
         info = client.server_info
         report.protocol, report.server = client.protocol_version, info.name if info else None
-        print(f"initialized: {report.protocol} with {report.server}", file=sys.stderr)
-        for call in CALLS:
-            report.begin(call)
-            result = await client.call_tool(call.tool, call.arguments)
-            report.end("".join(b.text for b in result.content if isinstance(b, TextContent)), bool(result.is_error))
+        await play(report, client.call_tool, "is_error")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The 2025-11-25 session scenario both legacy client peers run, and the report they print; stdlib only.
 
 Imported from the peer's own folder by `legacy_mcp1_client.py` (mcp==1.30.0) and `legacy_mcp2_client.py`
-(mcp==2.3.0, `mode="legacy"`), so the two libraries run exactly the same calls and report alike.
+(mcp==2.3.0, `mode="legacy"`), so the two libraries run exactly the same calls (`play`) and report alike
+(`Report`, whose `hooked` taps the SDK's HTTP client).
 
 Usage of either client: `python CLIENT URL` (Streamable HTTP) or `python CLIENT -- COMMAND [ARG ...]`
 (stdio: the client starts the server command, with this process's environment). In one session it calls,
@@ -102,6 +103,20 @@ class Report:
                 entry.update(status=status, set_session=session_id)
                 return
 
+    def hooked(self, client: Any) -> Any:
+        """`client` (the SDK's httpx.AsyncClient) with event hooks that show every request and response to the
+        report (`on_request`, `on_response`)."""
+
+        async def on_request(request: Any) -> None:
+            body = request.content if request.method == "POST" else b""
+            self.on_request(request.method, request.headers.get("mcp-session-id"), body)
+
+        async def on_response(response: Any) -> None:
+            self.on_response(response.request.method, response.status_code, response.headers.get("mcp-session-id"))
+
+        client.event_hooks = {"request": [on_request], "response": [on_response]}
+        return client
+
     def dump(self) -> str:
         return json.dumps(
             {
@@ -139,6 +154,16 @@ class TapWriter:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+async def play(report: Report, call_tool: Callable[[str, dict[str, Any]], Awaitable[Any]], is_error: str) -> None:
+    """Once `initialize` is in the report: the calls of `CALLS` in order, through the SDK's `call_tool`; each
+    result's text and error flag (the attribute `is_error` of the SDK's CallToolResult) go into the report."""
+    print(f"initialized: {report.protocol} with {report.server}", file=sys.stderr)
+    for call in CALLS:
+        report.begin(call)
+        result = await call_tool(call.tool, call.arguments)
+        report.end("".join(b.text for b in result.content if b.type == "text"), bool(getattr(result, is_error)))
 
 
 def target() -> str | list[str] | None:
