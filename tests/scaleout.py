@@ -6,22 +6,21 @@ them, all on loopback ports. nginx runs examples/deploy/nginx.conf itself, with 
 and log path rewritten, inside a small main configuration whose pid, logs and temp paths are in the
 test's directory. `Cluster.close()` stops every process it started, whatever state the test left.
 
-What the scale-out tests share besides: `running_cluster` (three instances, started and closed around a
-test), `reporter` (a figure printed past pytest's capture) and `run` (a coroutine on uvloop).
+What the scale-out tests share besides: their fixtures `cluster` and `report` (from `fixtures`) and `run` (a
+coroutine on uvloop).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import os
 import re
 import shutil
 import subprocess
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 import uvloop
@@ -262,27 +261,31 @@ class Cluster:
         self.redis.stop()
 
 
-@contextlib.contextmanager
-def running_cluster(tmp_path: Path) -> Iterator[Cluster]:
-    """Three instances in `tmp_path / "cluster"`, started; closed on leaving, whatever the test did."""
-    workdir = tmp_path / "cluster"
-    workdir.mkdir()
-    running = Cluster(workdir)
-    try:
-        running.start()
-        yield running
-    finally:
-        running.close()
+def fixtures(tag: str) -> tuple[Any, Any]:
+    """The fixtures `cluster` (three instances in the test's tmp_path, started; closed after the test, whatever it
+    did) and `report` (prints a measured figure after `[tag]`, even when pytest captures output), for a test
+    module to take as `cluster, report = fixtures(TAG)`."""
 
+    @pytest.fixture
+    def cluster(tmp_path: Path) -> Iterator[Cluster]:
+        workdir = tmp_path / "cluster"
+        workdir.mkdir()
+        running = Cluster(workdir)
+        try:
+            running.start()
+            yield running
+        finally:
+            running.close()
 
-def reporter(capsys: pytest.CaptureFixture[str], tag: str) -> Callable[[str], None]:
-    """Print a measured figure, after `[tag]`, even when pytest captures output."""
+    @pytest.fixture
+    def report(capsys: pytest.CaptureFixture[str]) -> Callable[[str], None]:
+        def say(line: str) -> None:
+            with capsys.disabled():
+                print(f"\n    [{tag}] {line}")
 
-    def say(line: str) -> None:
-        with capsys.disabled():
-            print(f"\n    [{tag}] {line}")
+        return say
 
-    return say
+    return cluster, report
 
 
 def run(main: Callable[[], Awaitable[T]]) -> T:

@@ -12,13 +12,12 @@ import asyncio
 import collections
 import os
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from loaddriver import LEDGER_DOWN, Driver, Flow
-from scaleout import Cluster, reporter, run, running_cluster
+from scaleout import Cluster, fixtures, run
 
 pytestmark = pytest.mark.scaleout
 
@@ -29,15 +28,7 @@ CONCURRENCY = 64
 NAMES = {"a", "b", "c"}
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    with running_cluster(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
-def report(capsys: pytest.CaptureFixture[str]) -> Callable[[str], None]:
-    return reporter(capsys, "scaleout")
+cluster, report = fixtures("scaleout")
 
 
 def failures(flows: list[Flow]) -> list[str]:

@@ -25,16 +25,15 @@ import asyncio
 import collections
 import itertools
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
 import pytest
 from loaddriver import Driver, Flow
-from scaleout import Cluster, reporter, run, running_cluster
+from scaleout import Cluster, fixtures, run
 
 pytestmark = pytest.mark.scaleout
 
@@ -46,15 +45,7 @@ NAMES = {"a", "b", "c"}
 TIMEOUT_S = 30.0
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    with running_cluster(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
-def report(capsys: pytest.CaptureFixture[str]) -> Callable[[str], None]:
-    return reporter(capsys, "scaleout-legacy")
+cluster, report = fixtures("scaleout-legacy")
 
 
 # -- a 2025-11-25 session on raw HTTP ------------------------------------------------------------------
