@@ -1,4 +1,5 @@
-"""The `baton` command: `baton serve TARGET [--http HOST:PORT | --stdio] [--workers N]`, `baton tools`, `baton call`."""
+"""The `baton` command: `baton serve TARGET [--http HOST:PORT | --stdio] [--workers N]`, `baton keys`, and the
+client subcommands `baton tools|call|resources|read|prompts|prompt` (`baton.cli_client`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,15 @@ from .state.keys import data_dir
 
 ENV_TARGET = "BATON_SERVE_TARGET"
 ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
+CLIENT_COMMANDS = {
+    "tools": "list a server's tools: baton tools URL | baton tools -- COMMAND...",
+    "call": "call a tool: baton call URL TOOL [key=value ...] | baton call TOOL ... -- COMMAND...",
+    "resources": "list a server's resources: baton resources URL | baton resources -- COMMAND...",
+    "read": "read a resource: baton read URL URI | baton read URI -- COMMAND...",
+    "prompts": "list a server's prompts: baton prompts URL | baton prompts -- COMMAND...",
+    "prompt": "get a prompt: baton prompt URL NAME [key=value ...] | baton prompt NAME ... -- COMMAND...",
+}
+"""The client subcommands (`baton.cli_client`); each answers `--help` and takes `--json`."""
 GRACEFUL_SHUTDOWN_S = 5
 """How long `baton serve` waits, on SIGTERM, for open connections: long-lived SSE streams (a session's
 standalone GET, `subscriptions/listen`) would otherwise hold the server up for ever."""
@@ -229,14 +239,14 @@ def main(argv: list[str] | None = None) -> int:
         "keys",
         help="create, list or rotate the state key ring: baton keys init|list|rotate|add|promote|retire|generate",
     )
-    commands.add_parser("tools", help="list a server's tools: baton tools URL | baton tools -- COMMAND...")
-    commands.add_parser("call", help="call a tool: baton call URL TOOL [key=value ...] | baton call TOOL ... -- CMD...")
+    for name, summary in CLIENT_COMMANDS.items():  # parsed by baton.cli_client, each with --help and --json
+        commands.add_parser(name, help=summary)
     words = list(sys.argv[1:] if argv is None else argv)
     if words and words[0] == "keys":
         from .cli_keys import run as keys
 
         return keys(words[1:])
-    if words and words[0] in ("tools", "call"):
+    if words and words[0] in CLIENT_COMMANDS:
         from .cli_client import run
 
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

@@ -9,6 +9,10 @@ The era follows protocol.md P34: `"auto"` (the default) probes once with `server
 and keeps the verdict for the client's life (a 2026 server's answer is kept as the discover result);
 `protocol="2026-07-28"` speaks it without asking; `"2025-11-25"` opens a session (`legacy.Session`).
 Once settled, a 2026 request pays one attribute check.
+
+The named requests return typed views over the raw results (`baton.client.results`); `request`,
+`drive`, `start` and `advance` stay generic and return the raw dicts. A URL question the host
+accepted is asked again only after a pause (`baton.client.pacing`).
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from typing import Any, Literal, Protocol
 
-from ..forms import Cancelled, Declined
+from ..forms import Accepted, Cancelled, Declined
 from ..protocol.constants import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -38,8 +42,10 @@ from .http11 import HttpError
 from .http_transport import HttpTransport
 from .inbound import Inbound
 from .legacy import Session, SessionStdio, SessionTransport
+from .pacing import DEFAULT_URL_BACKOFF_S, UrlPacing, check_backoff
 from .probe import AUTO, CHOICES, LEGACY, MODERN, STDIO_PROBE_S, ProtocolChoice, era_of_error, era_of_result
 from .questions import ElicitHandler, Question
+from .results import CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
 from .rounds import Round
 from .session_http import SessionHttp
 from .stdio_transport import StdioTransport
@@ -47,6 +53,8 @@ from .stdio_transport import StdioTransport
 log = logging.getLogger("baton.client")
 RawHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 Progress = Callable[[dict[str, Any]], Awaitable[None]]
+Mode = Literal["form", "url"]
+MODES: tuple[Mode, ...] = ("form", "url")
 CACHED_METHODS = frozenset(
     {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
 )
@@ -69,8 +77,11 @@ class Client:
     """A client of one MCP server: an URL (Streamable HTTP) or a command (stdio subprocess).
 
     Capabilities are declared from the handlers given: `on_form` and `on_url` (elicitation modes,
-    separately), and the deprecated `on_sampling` / `on_roots`. `protocol` is the era: `"auto"`
-    (probe once, the default), `"2026-07-28"` (stateless), or `"2025-11-25"` (an `initialize` session).
+    separately), and the deprecated `on_sampling` / `on_roots`; `declare=("form", "url")` declares
+    modes without a handler, for step mode, where the host answers each `Round` itself. `protocol` is
+    the era: `"auto"` (probe once, the default), `"2026-07-28"` (stateless), or `"2025-11-25"` (an
+    `initialize` session). `url_backoff_s` is `(first_s, max_s)`, the pause before a URL the host
+    accepted is asked again in the same request (`baton.client.pacing`).
     """
 
     def __init__(
@@ -81,6 +92,7 @@ class Client:
         on_url: ElicitHandler | None = None,
         on_sampling: RawHandler | None = None,
         on_roots: RawHandler | None = None,
+        declare: Iterable[Mode] = (),
         name: str = "baton-client",
         version: str = "0.1.0",
         max_rounds: int = 10,
@@ -89,9 +101,14 @@ class Client:
         env: dict[str, str] | None = None,
         cache: bool = True,
         protocol: ProtocolChoice = AUTO,
+        url_backoff_s: tuple[float, float] = DEFAULT_URL_BACKOFF_S,
     ) -> None:
         if protocol not in CHOICES:
             raise ValueError(f"protocol is one of {', '.join(map(repr, CHOICES))}, not {protocol!r}")
+        declared = frozenset(declare if not isinstance(declare, str) else (declare,))
+        if not declared <= set(MODES):
+            raise ValueError(f"declare takes elicitation modes, 'form' and 'url', not {sorted(declared - set(MODES))}")
+        self.url_backoff_s = check_backoff(url_backoff_s)
         self.protocol: ProtocolChoice = protocol
         self._modern = protocol == MODERN  # the era check of every request: settled and 2026-07-28
         self._session: Session | None = None
@@ -110,8 +127,11 @@ class Client:
         self.on_sampling, self.on_roots = on_sampling, on_roots
         caps: dict[str, Any] = {}
         modes: dict[str, Any] = {
-            mode: {} for mode, handler in (("form", on_form), ("url", on_url)) if handler is not None
+            mode: {}
+            for mode, handler in (("form", on_form), ("url", on_url))
+            if handler is not None or mode in declared
         }
+        self.declared: frozenset[Mode] = frozenset(mode for mode in MODES if mode in modes)
         if modes:
             caps["elicitation"] = modes
         for capability, handler in (("sampling", on_sampling), ("roots", on_roots)):
@@ -202,7 +222,7 @@ class Client:
         return era
 
     async def _open_session(self) -> Session:
-        inbound = Inbound(self.on_form, self.on_url, self.on_sampling, self.on_roots)
+        inbound = Inbound(self.on_form, self.on_url, self.on_sampling, self.on_roots, declared=self.declared)
         transport: SessionTransport
         if isinstance(self.transport, HttpTransport):
             transport = SessionHttp(self.transport, inbound)
@@ -217,6 +237,7 @@ class Client:
             ids=self._ids,
             deadline_s=self.deadline_s,
             url_retries=self.max_rounds,
+            url_backoff_s=self.url_backoff_s,
         )
         try:
             await session.open()
@@ -343,12 +364,12 @@ class Client:
                 return items
         raise ClientError(f"{method}: more than 1000 pages")
 
-    async def list_tools(self) -> list[dict[str, Any]]:
+    async def list_tools(self) -> list[Tool]:
         """The server's tools; on HTTP, a tool with an invalid `x-mcp-header` annotation is dropped (2026)."""
-        tools = []
+        tools: list[Tool] = []
         for tool in await self._all("tools/list", "tools"):
             if self._session is not None:  # x-mcp-header means nothing in a 2025-11-25 session
-                tools.append(tool)
+                tools.append(Tool(tool))
                 continue
             try:
                 specs = header_param_specs(tool.get("inputSchema") or {})
@@ -358,28 +379,46 @@ class Client:
                     continue
                 specs = {}
             self._header_params[str(tool.get("name"))] = specs
-            tools.append(tool)
+            tools.append(Tool(tool))
         return tools
 
-    async def list_prompts(self) -> list[dict[str, Any]]:
-        return await self._all("prompts/list", "prompts")
+    async def list_prompts(self) -> list[Prompt]:
+        """The server's prompts, every page."""
+        return [Prompt(item) for item in await self._all("prompts/list", "prompts")]
 
-    async def list_resources(self) -> list[dict[str, Any]]:
-        return await self._all("resources/list", "resources")
+    async def list_resources(self) -> list[Resource]:
+        """The server's resources, every page (templates are in `list_resource_templates`)."""
+        return [Resource(item) for item in await self._all("resources/list", "resources")]
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        """The server's resource templates (RFC 6570 URI templates), every page."""
+        return [ResourceTemplate(item) for item in await self._all("resources/templates/list", "resourceTemplates")]
 
     # -- multi round-trip requests ------------------------------------------------------------------
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None = None, *, progress: Progress | None = None
-    ) -> dict[str, Any]:
-        """Call a tool, answering every round of questions until the result is complete."""
-        return await self.drive("tools/call", {"name": name, "arguments": arguments or {}}, progress=progress)
+    ) -> CallToolResult:
+        """Call a tool, answering every round of questions until the result is complete.
 
-    async def read_resource(self, uri: str) -> dict[str, Any]:
-        return await self.drive("resources/read", {"uri": uri})
+        A tool's own failure is a result with `is_error` set, not an exception; the server refusing the
+        call (an unknown tool, invalid arguments) raises its `McpError`.
+        """
+        return CallToolResult(
+            await self.drive("tools/call", {"name": name, "arguments": arguments or {}}, progress=progress)
+        )
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
-        return await self.drive("prompts/get", {"name": name, "arguments": arguments or {}})
+    async def read_resource(self, uri: str, *, progress: Progress | None = None) -> ReadResourceResult:
+        """Read a resource, answering every round of questions until the result is complete."""
+        return ReadResourceResult(await self.drive("resources/read", {"uri": uri}, progress=progress))
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, *, progress: Progress | None = None
+    ) -> GetPromptResult:
+        """Get a prompt, answering every round of questions until the result is complete."""
+        return GetPromptResult(
+            await self.drive("prompts/get", {"name": name, "arguments": arguments or {}}, progress=progress)
+        )
 
     async def start(
         self, method: str, params: dict[str, Any], *, progress: Progress | None = None
@@ -443,16 +482,18 @@ class Client:
                 assert self._session is not None
                 return await self._session.request(method, params, progress)
             step = await self.start(method, params, progress=progress)
+            pacing = UrlPacing(self.url_backoff_s)
             for _ in range(self.max_rounds):
                 if not isinstance(step, Round):
                     return step
-                answers = {key: await self._answer(key, ask, step) for key, ask in step.input_requests.items()}
+                await pacing.wait(_urls_asked(step))  # a URL accepted before: give its flow time
+                answers = {key: await self._answer(key, ask, step, pacing) for key, ask in step.input_requests.items()}
                 step = await self.advance(step, answers, progress=progress)
             if not isinstance(step, Round):
                 return step
         raise ClientError(f"{method}: the server still asked after {self.max_rounds} rounds")
 
-    async def _answer(self, key: str, ask: Any, step: Round) -> Any:
+    async def _answer(self, key: str, ask: Any, step: Round, pacing: UrlPacing) -> Any:
         if not isinstance(ask, dict):
             raise ClientError(f"input request {key!r} is not an object")
         method = ask.get("method")
@@ -464,12 +505,22 @@ class Client:
                 return Cancelled()  # not declared, so a conforming server never asks this
             reply = await handler(question)
             question.answer(reply)  # validate now, so a bad reply fails before anything is sent
+            if question.mode == "url" and isinstance(reply, Accepted):
+                pacing.accepted(question.url)
             return reply
         if method == "sampling/createMessage" and self.on_sampling is not None:
             return await self.on_sampling(params)
         if method == "roots/list" and self.on_roots is not None:
             return await self.on_roots(params)
         raise ClientError(f"the server asked {method!r}, which this client did not declare")
+
+
+def _urls_asked(step: Round) -> Iterator[str]:
+    """The URLs this round asks the user to open."""
+    for ask in step.input_requests.values():
+        params = ask.get("params") if isinstance(ask, dict) and ask.get("method") == "elicitation/create" else None
+        if isinstance(params, dict) and params.get("mode") == "url" and isinstance(params.get("url"), str):
+            yield params["url"]
 
 
 __all__ = ["Client", "ClientError", "Declined", "InvalidReply", "Question", "Round"]

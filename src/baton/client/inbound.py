@@ -7,7 +7,8 @@ to `on_form` / `on_url` and its reply is checked by `Question.answer`, exactly a
 request; sampling and roots go to their raw handlers. The host is asked one question at a time.
 A method the client does not know, or an ask it did not declare, is answered with an error.
 
-It also keeps the URL elicitations the server named (asked, or listed by a -32042 error), so that
+A mode declared without a handler (`Client(declare=...)`) is answered `cancel`, as in MRTR (protocol.md
+P23). It also keeps the URL elicitations the server named (asked, or listed by a -32042 error), so that
 `notifications/elicitation/complete` for one of them is recorded and one for any other id ignored,
 and it cancels a handler when the server sends `notifications/cancelled` for its request.
 """
@@ -17,12 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from ..forms import Accepted
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from .errors import MalformedQuestion
+from .pacing import UrlPacing
 from .questions import ElicitHandler, Question
 
 log = logging.getLogger("baton.client")
@@ -43,8 +45,11 @@ class Inbound:
         on_url: ElicitHandler | None,
         on_sampling: RawHandler | None,
         on_roots: RawHandler | None,
+        *,
+        declared: Collection[str] = (),
     ) -> None:
         self.on_form, self.on_url = on_form, on_url
+        self.declared = declared
         self.on_sampling, self.on_roots = on_sampling, on_roots
         self.server: str | None = None
         self.urls: dict[str, bool] = {}  # elicitationId -> the server said the flow is complete
@@ -112,7 +117,10 @@ class Inbound:
         key = url_id if isinstance(url_id, str) else str(rid)
         question = Question.from_params(key, params, self.server)
         handler = self.on_url if question.mode == "url" else self.on_form
-        if handler is None:  # 2025-11-25 names -32602 for a mode the client did not declare
+        if handler is None:
+            if question.mode in self.declared:  # declared for step mode: nobody here to answer
+                return {"action": "cancel"}
+            # 2025-11-25 names -32602 for a mode the client did not declare
             raise McpError(INVALID_PARAMS, f"this client did not declare elicitation.{question.mode}")
         if isinstance(url_id, str):
             self.urls.setdefault(url_id, False)
@@ -121,11 +129,15 @@ class Inbound:
 
     # -- -32042 ----------------------------------------------------------------------------------------------
 
-    async def open_urls(self, data: Any) -> bool:
-        """Show the URL elicitations of a -32042 error; True only if the user accepted every one."""
+    async def open_urls(self, data: Any, pacing: UrlPacing) -> bool:
+        """Show the URL elicitations of a -32042 error; True only if the user accepted every one.
+
+        A URL accepted before in the same request is asked again only after `pacing`'s pause.
+        """
         asks = data.get("elicitations") if isinstance(data, dict) else None
         if not isinstance(asks, list) or not asks or self.on_url is None:
             return False
+        await pacing.wait(p["url"] for p in asks if isinstance(p, dict) and isinstance(p.get("url"), str))
         for params in asks:
             if not isinstance(params, dict) or params.get("mode", "url") != "url":
                 return False
@@ -140,6 +152,7 @@ class Inbound:
                 reply = await self.on_url(question)
             if not isinstance(reply, Accepted):
                 return False
+            pacing.accepted(question.url)
         return True
 
     # -- notifications ---------------------------------------------------------------------------------------

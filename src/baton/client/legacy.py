@@ -4,7 +4,8 @@
 refuses any other answer with a `ClientError`, then sends `notifications/initialized`. Requests carry
 no 2026 envelope (no `io.modelcontextprotocol/*` key in `_meta`, whoever put it there). A request that
 finds the session gone (HTTP 404) initializes again once and is sent again; a -32042 error hands its
-URL elicitations to `on_url` and, once the user accepted them all, sends the request again (bounded).
+URL elicitations to `on_url` and, once the user accepted them all, sends the request again (bounded,
+and paced: a URL asked again waits first, `baton.client.pacing`).
 The server's own requests during a call are answered by `Inbound`, through the transport.
 """
 
@@ -21,6 +22,7 @@ from ..protocol.messages import notification
 from ..protocol.messages import request as request_message
 from .errors import ClientError
 from .inbound import Inbound
+from .pacing import DEFAULT_URL_BACKOFF_S, UrlPacing
 from .session_http import SessionGone
 from .stdio_transport import StdioTransport
 
@@ -83,6 +85,7 @@ class Session:
         ids: itertools.count[int],
         deadline_s: float,
         url_retries: int,
+        url_backoff_s: tuple[float, float] = DEFAULT_URL_BACKOFF_S,
     ) -> None:
         self.transport = transport
         self.inbound = inbound
@@ -90,6 +93,7 @@ class Session:
         self.client_info = client_info
         self.deadline_s = deadline_s
         self.url_retries = url_retries
+        self.url_backoff_s = url_backoff_s
         self.result: dict[str, Any] = {}  # the InitializeResult
         self.server_name: str | None = None
         self._ids = ids
@@ -122,6 +126,7 @@ class Session:
         body = _without_envelope(params)
         reopened = False
         url_rounds = 0
+        pacing = UrlPacing(self.url_backoff_s)
         async with asyncio.timeout(self.deadline_s):
             while True:
                 generation = self._generation
@@ -140,7 +145,7 @@ class Session:
                     if exc.code != URL_ELICITATION_REQUIRED or url_rounds >= self.url_retries:
                         raise
                     url_rounds += 1
-                    if not await self.inbound.open_urls(exc.data):
+                    if not await self.inbound.open_urls(exc.data, pacing):
                         raise
 
     async def _reopen(self, generation: int) -> None:

@@ -1,0 +1,52 @@
+"""The client subcommands: `baton tools|call|resources|read|prompts|prompt`, a client from the command line.
+
+    baton tools URL                          baton call URL TOOL [key=value ...]
+    baton resources URL                      baton read URL URI
+    baton prompts URL                        baton prompt URL NAME [key=value ...]
+
+Each takes `--json` (the MCP result, for scripts) and `--help`. The server is a URL, or the command
+that starts a stdio server after `--` (`baton call my_tool x=1 -- baton serve app.py --stdio`).
+Questions the server asks are answered at the terminal through the terminal renderer, in both eras
+(the client probes which one it talks to, protocol.md P34). `args` reads the words, `commands` runs
+them, `show` prints the results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from ..client import ClientError
+from ..protocol.errors import McpError
+from .args import COMMANDS, UsageError, parse, parser
+from .commands import RUN, NotOffered
+
+
+def run(command: str, argv: Sequence[str]) -> int:
+    """Run one client subcommand with the words after its name; the exit status."""
+    spec = COMMANDS[command]
+    try:
+        invocation = parse(spec, argv)
+        return asyncio.run(RUN[command](invocation))
+    except SystemExit as exc:  # --help (0) or a malformed option (2), printed by argparse
+        return exc.code if isinstance(exc.code, int) else 2
+    except UsageError as exc:
+        parser(spec).print_usage(sys.stderr)
+        print(f"baton {command}: {exc}", file=sys.stderr)
+        return 2
+    except NotOffered as exc:
+        print(f"baton {command}: {exc}", file=sys.stderr)
+        return 1
+    except McpError as exc:
+        print(f"baton {command}: the server answered error {exc.code}: {exc.message}", file=sys.stderr)
+        return 1
+    except ClientError as exc:
+        print(f"baton {command}: {exc}", file=sys.stderr)
+        return 1
+    except (OSError, ConnectionError) as exc:
+        print(f"baton {command}: cannot reach the server: {exc}", file=sys.stderr)
+        return 1
+
+
+__all__ = ["COMMANDS", "run"]

@@ -1,0 +1,137 @@
+"""The words of a client subcommand: its parser (`--help`, `--json`), the server it names, and `key=value` pairs.
+
+A server is an http(s) URL, the first word, or the command that starts a stdio server, after `--`
+at the end: `baton call my_tool x=1 -- baton serve app.py --stdio`. Options (`--json`, `--help`)
+come before the `--`; everything after it belongs to the server's command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+class UsageError(Exception):
+    """Command-line input that cannot be used; the message says how to fix it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One client subcommand: what it does, the words it needs after the server, whether it takes key=value."""
+
+    name: str
+    summary: str
+    needs: tuple[str, ...] = ()
+    pairs: bool = False
+
+    def usage(self) -> str:
+        words = " ".join((*self.needs, *(["[key=value ...]"] if self.pairs else [])))
+        words = f" {words}" if words else ""
+        return f"baton {self.name} [--json] URL{words}\n       baton {self.name} [--json]{words} -- COMMAND ..."
+
+
+COMMANDS = {
+    c.name: c
+    for c in (
+        Command("tools", "list a server's tools"),
+        Command("call", "call a tool, answering its questions at the terminal", ("TOOL",), pairs=True),
+        Command("resources", "list a server's resources and resource templates"),
+        Command("read", "read a resource, answering its questions at the terminal", ("URI",)),
+        Command("prompts", "list a server's prompts"),
+        Command("prompt", "get a prompt, answering its questions at the terminal", ("NAME",), pairs=True),
+    )
+}
+TARGET_HELP = """\
+The server is an http(s) URL (the first word), or the command that starts a stdio server, given last,
+after --. Options come before the --. Servers of 2026-07-28 and of 2025-11-25 both work.
+
+exit status: 0 done; 1 the server refused, failed or could not be reached (or the tool reported an
+error); 2 the command line cannot be used."""
+PAIRS_HELP = {
+    "call": "key=value: a tool argument; the value stays a string where the tool's schema says string, "
+    "and is read as JSON otherwise (n=3, flags='[\"a\"]').",
+    "prompt": "key=value: a prompt argument (prompt arguments are strings).",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """A parsed command line: the server, the words after it (`needs`, then key=value pairs), `--json`."""
+
+    target: str | list[str]
+    words: list[str]
+    json: bool
+
+
+def parser(command: Command) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=f"baton {command.name}",
+        usage=command.usage(),
+        description=f"baton {command.name}: {command.summary}. {PAIRS_HELP.get(command.name, '')}".strip(),
+        epilog=TARGET_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("words", nargs="*", metavar="URL " + " ".join(command.needs), help=argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true", help="print the MCP result as JSON (lists: every page merged)")
+    return p
+
+
+def parse(command: Command, argv: Sequence[str]) -> Invocation:
+    """The invocation, or UsageError; `--help` prints the help and raises SystemExit(0) (argparse)."""
+    words = list(argv)
+    server_command: list[str] | None = None
+    if "--" in words:
+        cut = words.index("--")
+        words, server_command = words[:cut], words[cut + 1 :]
+        if not server_command:
+            raise UsageError("nothing after --: give the command that starts the stdio server")
+    args = parser(command).parse_intermixed_args(words)
+    rest: list[str] = list(args.words)
+    target: str | list[str]
+    if server_command is not None:
+        target = server_command
+    elif not rest:
+        raise UsageError("give the server as an http(s) URL, or after -- as a command that starts a stdio server")
+    elif not rest[0].startswith(("http://", "https://")):
+        raise UsageError(
+            f"{rest[0]!r} is not an http(s) URL: give the server's URL first, "
+            "or after -- the command that starts a stdio server"
+        )
+    else:
+        target = rest.pop(0)
+    if len(rest) < len(command.needs):
+        missing = " ".join(command.needs[len(rest) :])
+        raise UsageError(f"missing {missing}: {command.usage().splitlines()[0]}")
+    if not command.pairs and len(rest) > len(command.needs):
+        raise UsageError(f"unexpected words: {' '.join(rest[len(command.needs) :])}")
+    return Invocation(target, rest, args.json)
+
+
+def split_pairs(pairs: Sequence[str]) -> list[tuple[str, str]]:
+    """`key=value` words as (key, text); UsageError for a word without `=` or without a key."""
+    out = []
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"arguments are written key=value, not {pair!r}")
+        out.append((key, text))
+    return out
+
+
+def parse_arguments(pairs: Sequence[str], schema: dict[str, Any]) -> dict[str, Any]:
+    """`key=value` pairs as tool arguments: strings stay strings where the schema says so, else JSON."""
+    props = schema.get("properties") or {}
+    out: dict[str, Any] = {}
+    for key, text in split_pairs(pairs):
+        spec = props.get(key)
+        if isinstance(spec, dict) and spec.get("type") == "string":
+            out[key] = text
+            continue
+        try:
+            out[key] = json.loads(text)
+        except json.JSONDecodeError:
+            out[key] = text
+    return out

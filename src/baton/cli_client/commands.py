@@ -1,0 +1,156 @@
+"""The six client subcommands, each one `Client` session: list, or run one request and print its result.
+
+`call`, `read` and `prompt` answer the server's questions at the terminal (`TerminalRenderer`), in
+both eras: MRTR rounds on 2026-07-28 (protocol.md P23), server requests in a 2025-11-25 session found
+by the era probe (protocol.md P34). With `--json` the questions go to stderr, so stdout carries only
+the JSON. A server without a feature (-32601 to its list) offers none of it: the lists say so and
+exit 0; a request for something it does not offer is a usage error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+from ..client import Client, Prompt, Resource, ResourceTemplate, Tool
+from ..protocol.errors import METHOD_NOT_FOUND, McpError
+from ..render import TerminalRenderer
+from . import show
+from .args import Invocation, UsageError, parse_arguments, split_pairs
+
+Item = TypeVar("Item")
+CLIENT_NAME = "baton-cli"
+
+
+class NotOffered(Exception):
+    """The server answered -32601 to a request: it does not offer that feature at all."""
+
+
+def client(run: Invocation, *, asks: bool) -> Client:
+    """The client for one subcommand; with `asks`, questions are answered at the terminal."""
+    if not asks:
+        return Client(run.target, name=CLIENT_NAME, protocol="auto")
+    renderer = TerminalRenderer(stdout=sys.stderr if run.json else None)
+    return Client(run.target, on_form=renderer, on_url=renderer, name=CLIENT_NAME, protocol="auto")
+
+
+async def listed(fetch: Callable[[], Awaitable[list[Item]]]) -> list[Item] | None:
+    """Every item of a list, or None if the server does not offer that list (-32601)."""
+    try:
+        return await fetch()
+    except McpError as exc:
+        if exc.code == METHOD_NOT_FOUND:
+            return None
+        raise
+
+
+def offers_none(c: Client, what: str) -> str:
+    return f"{f'the server {c.server_name!r}' if c.server_name else 'the server'} offers no {what}"
+
+
+async def requested(c: Client, what: str, request: Awaitable[Any]) -> Any:
+    """The result of a request; -32601 (the server has no such method) says the server offers no `what`."""
+    try:
+        return await request
+    except McpError as exc:
+        if exc.code == METHOD_NOT_FOUND:
+            raise NotOffered(offers_none(c, what)) from None
+        raise
+
+
+# -- lists ---------------------------------------------------------------------------------------------------
+
+
+async def tools(run: Invocation) -> int:
+    async with client(run, asks=False) as c:
+        items: list[Tool] = await listed(c.list_tools) or []
+        if run.json:
+            show.as_json({"tools": [tool.raw for tool in items]})
+        elif not items:
+            show.out(offers_none(c, "tools"))
+        else:
+            show.tools(items)
+    return 0
+
+
+async def resources(run: Invocation) -> int:
+    async with client(run, asks=False) as c:
+        items: list[Resource] = await listed(c.list_resources) or []
+        templates: list[ResourceTemplate] = await listed(c.list_resource_templates) or []
+        if run.json:
+            show.as_json({"resources": [r.raw for r in items], "resourceTemplates": [t.raw for t in templates]})
+        elif not items and not templates:
+            show.out(offers_none(c, "resources"))
+        else:
+            show.resources(items, templates)
+    return 0
+
+
+async def prompts(run: Invocation) -> int:
+    async with client(run, asks=False) as c:
+        items: list[Prompt] = await listed(c.list_prompts) or []
+        if run.json:
+            show.as_json({"prompts": [prompt.raw for prompt in items]})
+        elif not items:
+            show.out(offers_none(c, "prompts"))
+        else:
+            show.prompts(items)
+    return 0
+
+
+# -- requests that may ask -------------------------------------------------------------------------------------
+
+
+async def call(run: Invocation) -> int:
+    name, pairs = run.words[0], run.words[1:]
+    async with client(run, asks=True) as c:
+        found = {tool.name: tool for tool in await listed(c.list_tools) or []}
+        if name not in found:
+            has = f"it has: {', '.join(sorted(found))}" if found else "it offers no tools"
+            raise UsageError(f"the server has no tool {name!r}; {has}")
+        result = await c.call_tool(name, parse_arguments(pairs, found[name].input_schema))
+    if run.json:
+        show.as_json(result.raw)
+    else:
+        show.tool_result(result)
+    return 1 if result.is_error else 0
+
+
+async def read(run: Invocation) -> int:
+    async with client(run, asks=True) as c:
+        result = await requested(c, "resources", c.read_resource(run.words[0]))
+    if run.json:
+        show.as_json(result.raw)
+    else:
+        show.resource_result(result)
+    return 0
+
+
+async def prompt(run: Invocation) -> int:
+    name, arguments = run.words[0], dict(split_pairs(run.words[1:]))
+    async with client(run, asks=True) as c:
+        found = {p.name: p for p in await listed(c.list_prompts) or []}
+        if name not in found:
+            has = f"it has: {', '.join(sorted(found))}" if found else "it offers no prompts"
+            raise UsageError(f"the server has no prompt {name!r}; {has}")
+        missing = [a.name for a in found[name].arguments if a.required and a.name not in arguments]
+        if missing:
+            given = " ".join(f"{m}=..." for m in missing)
+            raise UsageError(f"prompt {name!r} needs {', '.join(missing)}: add {given}")
+        result = await c.get_prompt(name, arguments)
+    if run.json:
+        show.as_json(result.raw)
+    else:
+        show.prompt_result(result)
+    return 0
+
+
+RUN: dict[str, Callable[[Invocation], Coroutine[Any, Any, int]]] = {
+    "tools": tools,
+    "call": call,
+    "resources": resources,
+    "read": read,
+    "prompts": prompts,
+    "prompt": prompt,
+}

@@ -1,0 +1,145 @@
+"""What the client subcommands print: results for people, or the MCP result as JSON for scripts.
+
+For people, text from the server is printed with control and invisible characters escaped (newlines
+and tabs kept), so a result cannot move the cursor or repaint the terminal; binary content is named
+with its MIME type and size, never written out. `--json` prints the raw result instead, indented.
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from ..client import (
+    AudioContent,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    GetPromptResult,
+    ImageContent,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceContents,
+    ResourceLink,
+    ResourceTemplate,
+    TextContent,
+    Tool,
+)
+
+
+def safe(text: str) -> str:
+    """Server text made safe to print: controls and invisible characters as `\\uXXXX`, newlines and tabs kept."""
+    if text.isprintable():
+        return text
+    return "".join(
+        f"\\u{ord(c):04x}" if c not in "\n\t" and unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c
+        for c in text
+    )
+
+
+def out(text: str = "") -> None:
+    sys.stdout.write(safe(text) + "\n")
+
+
+def as_json(value: Any) -> None:
+    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def first_line(text: str | None) -> str:
+    return text.strip().splitlines()[0] if text and text.strip() else ""
+
+
+# -- lists ---------------------------------------------------------------------------------------------------
+
+
+def tools(items: Sequence[Tool]) -> None:
+    for tool in items:
+        props = tool.input_schema.get("properties")
+        props = props if isinstance(props, dict) else {}
+        params = ", ".join(
+            f"{name}: {p.get('type', 'any') if isinstance(p, dict) else 'any'}" for name, p in props.items()
+        )
+        out(f"{tool.name}({params})")
+        if first_line(tool.description):
+            out(f"    {first_line(tool.description)}")
+
+
+def resources(items: Sequence[Resource], templates: Sequence[ResourceTemplate]) -> None:
+    for resource in items:
+        kind = f" ({resource.mime_type})" if resource.mime_type else ""
+        out(f"{resource.uri}  {resource.name}{kind}")
+        if first_line(resource.description):
+            out(f"    {first_line(resource.description)}")
+    if templates:
+        if items:
+            out()
+        out("Resource templates (read them with the variables filled in):")
+    for template in templates:
+        kind = f" ({template.mime_type})" if template.mime_type else ""
+        out(f"{template.uri_template}  {template.name}{kind}")
+        if first_line(template.description):
+            out(f"    {first_line(template.description)}")
+
+
+def prompts(items: Sequence[Prompt]) -> None:
+    for prompt in items:
+        params = ", ".join(a.name if a.required else f"{a.name}?" for a in prompt.arguments)
+        out(f"{prompt.name}({params})")
+        if first_line(prompt.description):
+            out(f"    {first_line(prompt.description)}")
+
+
+# -- results ---------------------------------------------------------------------------------------------------
+
+
+def _size(size: int, mime_type: str | None) -> str:
+    return f"{mime_type or 'unknown type'}, {size} bytes"
+
+
+def _decoded_size(base64_text: str) -> int:
+    return max(0, len(base64_text) * 3 // 4 - base64_text[-2:].count("="))
+
+
+def contents(item: ResourceContents, *, heading: bool = False) -> None:
+    if heading:
+        out(f"[resource {item.uri}]")
+    if item.text is not None:
+        out(item.text)
+    elif item.blob is not None:
+        out(f"[binary {_size(_decoded_size(item.blob), item.mime_type)}]")
+
+
+def block(item: ContentBlock) -> None:
+    if isinstance(item, TextContent):
+        out(item.text)
+    elif isinstance(item, ImageContent | AudioContent):
+        out(f"[{item.type} {_size(item.size, item.mime_type)}]")
+    elif isinstance(item, EmbeddedResource):
+        contents(item.resource, heading=True)
+    elif isinstance(item, ResourceLink):
+        out(f"[link {item.uri}{f'  {item.name}' if item.name else ''}]")
+    else:
+        out(f"[{item.type or 'untyped'} content]")
+
+
+def tool_result(result: CallToolResult) -> None:
+    for item in result.content:
+        block(item)
+    if result.structured is not None and not result.content:
+        out(orjson.dumps(result.structured, option=orjson.OPT_INDENT_2).decode())
+
+
+def resource_result(result: ReadResourceResult) -> None:
+    for item in result.contents:
+        contents(item, heading=len(result.contents) > 1)
+
+
+def prompt_result(result: GetPromptResult) -> None:
+    for message in result.messages:
+        out(f"[{message.role}]")
+        block(message.content)
