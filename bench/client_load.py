@@ -75,11 +75,9 @@ async def baton_client(url: str, counter: Counter) -> AsyncIterator[Call]:
 
         async def call(action: str) -> str:
             result = await client.call_tool(TOOL, {"action": action})
-            if result.get("isError"):
-                raise FlowError("isError", json.dumps(result.get("content"))[:160])
-            blocks = result.get("content") or []
-            text = blocks[0].get("text") if blocks and isinstance(blocks[0], dict) else None
-            return str(text)
+            if result.is_error:
+                raise FlowError("isError", json.dumps(result.raw.get("content"))[:160])
+            return result.text
 
         yield call
 

@@ -71,7 +71,7 @@ async def decline_url(question: Question) -> Answer:
 async def call_quietly(client: Client, name: str, arguments: dict[str, Any]) -> None:
     try:
         result = await client.call_tool(name, arguments)
-        log.info("%s -> %s", name, result.get("content"))
+        log.info("%s -> %s", name, result.content)
     except McpError as exc:
         log.info("%s -> error %s %s", name, exc.code, exc.message)
 
@@ -79,15 +79,18 @@ async def call_quietly(client: Client, name: str, arguments: dict[str, Any]) -> 
 async def exercise_everything(client: Client) -> None:
     """List and use whatever the server offers (tools, resources, prompts)."""
     for tool in await client.list_tools():
-        await call_quietly(client, tool["name"], sample_value(tool.get("inputSchema") or {"type": "object"}))
+        await call_quietly(client, tool.name, sample_value(tool.input_schema))
     for kind in ("resources", "prompts"):
         try:
-            items = await (client.list_resources() if kind == "resources" else client.list_prompts())
-            if items and kind == "resources":
-                await client.read_resource(items[0]["uri"])
-            elif items:
-                args = {a["name"]: "test" for a in items[0].get("arguments") or [] if a.get("required")}
-                await client.get_prompt(items[0]["name"], args)
+            if kind == "resources":
+                resources = await client.list_resources()
+                if resources:
+                    await client.read_resource(resources[0].uri)
+            else:
+                prompts = await client.list_prompts()
+                if prompts:
+                    args = {a.name: "test" for a in prompts[0].arguments if a.required}
+                    await client.get_prompt(prompts[0].name, args)
         except McpError as exc:
             log.info("%s: error %s %s", kind, exc.code, exc.message)
 
@@ -107,7 +110,7 @@ async def run(url: str, scenario: str) -> None:
             await asyncio.gather(client.call_tool("test_mrtr_echo_state"), client.call_tool("test_mrtr_unrelated"))
             await client.call_tool("test_mrtr_no_state")
             result = await client.call_tool("test_mrtr_no_result_type")
-            log.info("no resultType -> %s", result.get("content"))
+            log.info("no resultType -> %s", result.content)
         elif scenario == "http-custom-headers":
             await client.list_tools()
             context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
@@ -120,8 +123,8 @@ async def run(url: str, scenario: str) -> None:
             await client.list_tools()
             await client.call_tool("test_reconnection")
         elif scenario == "json-schema-2020-12-preservation":
-            tools = {t["name"]: t for t in await client.list_tools()}
-            focal = tools["json_schema_2020_12_tool"]["inputSchema"]
+            tools = {t.name: t for t in await client.list_tools()}
+            focal = tools["json_schema_2020_12_tool"].input_schema
             await client.call_tool("json_schema_echo", {"schema": focal})
         else:
             await exercise_everything(client)

@@ -163,7 +163,7 @@ async def run(url: str, auto: bool) -> None:
     on_url = auto_connect if renderer is None else renderer
     async with Client(url, on_form=on_form, on_url=on_url, name="baton-demo") as client:
         tools = await client.list_tools()
-        print("Tools:", ", ".join(t["name"] for t in tools))
+        print("Tools:", ", ".join(t.name for t in tools))
         for name, args in (
             ("list_projects", {}),
             ("delete_project", {"project_id": "apollo"}),
@@ -180,9 +180,7 @@ async def run(url: str, auto: bool) -> None:
                     "  any value as the key, Save, then come back here and type d."
                 )
             result = await client.call_tool(name, args)
-            for block in result.get("content", []):
-                if block.get("type") == "text":
-                    print(block["text"])
+            print(result.text)
 
 
 def main() -> int:

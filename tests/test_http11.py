@@ -22,7 +22,7 @@ import orjson
 import pytest
 from support.serve import RunningServer
 
-from baton.client import Accepted, Answer, Client, Question, http11
+from baton.client import Accepted, Answer, CallToolResult, Client, Question, http11
 from baton.client.http11 import ConnectError, Disconnected, HttpError, Pool, ProtocolError, Url, encode_headers
 from baton.client.http_transport import HttpTransport, SseDecoder
 
@@ -821,7 +821,7 @@ def test_perform_flow_through_client(serve: Callable[..., RunningServer]) -> Non
             texts = []
             for i in range(3):
                 result = await client.call_tool("perform", {"action": f"deploy-{i}"})
-                texts.append(result["content"][0]["text"])
+                texts.append(result.text)
             assert isinstance(client.transport, HttpTransport)
             return texts, len(client.transport.pool._all)
 
@@ -838,13 +838,13 @@ def test_sse_progress_reaches_the_callback(serve: Callable[..., RunningServer]) 
     async def progress(note: dict[str, Any]) -> None:
         seen.append((time.monotonic(), note["params"]["progress"]))
 
-    async def flow() -> tuple[dict[str, Any], float]:
+    async def flow() -> tuple[CallToolResult, float]:
         async with Client(server.url) as client:
             result = await client.call_tool("test_tool_with_progress", progress=progress)
             return result, time.monotonic()
 
     result, done_at = run(flow())
-    assert result["content"][0]["text"] == "Progress test completed"
+    assert result.text == "Progress test completed"
     assert [p for _, p in seen] == [0, 50, 100]
     assert seen[1][0] - seen[0][0] > 0.02  # delivered as they came (the tool sleeps 50 ms between steps)
     assert done_at >= seen[-1][0]

@@ -112,8 +112,8 @@ def baton_flow(url: str) -> tuple[str, list[Question]]:
     async def run() -> str:
         async with Client(url, on_form=confirm, deadline_s=CLIENT_TIMEOUT_S) as client:
             result = await client.call_tool("perform", {"action": "interop"})
-        assert result.get("isError") is not True, result
-        return "".join(block.get("text", "") for block in result.get("content") or [] if block.get("type") == "text")
+        assert not result.is_error, result
+        return result.text
 
     return asyncio.run(run()), seen
 

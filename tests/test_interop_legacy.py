@@ -265,8 +265,8 @@ async def baton_session(target: str | list[str], protocol: Era) -> tuple[list[st
         calls = [("session", {}), *[("book", {"city": c}) for c in ("Paris", "Rome", "Oslo", "Lima")]]
         for tool, arguments in [*calls, ("echo", {"text": "hi"}), ("session", {})]:
             result = await client.call_tool(tool, arguments)
-            assert result.get("isError") is not True, (tool, result)
-            texts.append("".join(b.get("text", "") for b in result.get("content") or [] if b.get("type") == "text"))
+            assert not result.is_error, (tool, result)
+            texts.append(result.text)
         assert client.era == LEGACY, client.era
     return texts, seen
 
