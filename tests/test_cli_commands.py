@@ -3,7 +3,8 @@
 `--help` on every subcommand; `baton resources|read|prompts|prompt` beside `tools|call`, with `read` and
 `prompt` answering an MRTR question at the terminal; `--json` on all six; a server without tools,
 resources or prompts says so instead of printing -32601; a stdio server after `--`; a 2025-11-25 server
-(the mcp 1.30.0 peer) found by the era probe, its question asked during the call.
+(the mcp 1.30.0 peer) found by the era probe, its question asked during the call; and the questions
+on a real pseudo-terminal.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 from support.paths import BATON, ROOT
 from support.peer_venvs import ensure_venv, peer_env
 from support.serve import RunningServer
+from support.terminal import Terminal
 
 Serve = Callable[..., RunningServer]
 CLIENT_COMMANDS = ("tools", "call", "resources", "read", "prompts", "prompt")
@@ -175,3 +177,24 @@ def test_a_2025_11_25_server_asks_during_the_call(tmp_path: Path) -> None:
     assert {tool["name"] for tool in json.loads(done.stdout)["tools"]} == {"book", "echo", "session"}
     done = run_cli("prompts", "--", *peer, env=env)
     assert (done.returncode, done.stdout) == (0, "the server 'legacy-mcp1-peer' offers no prompts\n")
+
+
+def test_read_and_prompt_ask_on_a_real_terminal(asking: RunningServer) -> None:
+    """On a pseudo-terminal the renderer reads the keys itself; with --json the JSON still parses."""
+    term = Terminal([BATON, "read", asking.url, "diary://today"], cwd=str(ROOT))
+    try:
+        assert "Open today's page?" in term.answer("Confirm? [y]es / [n]o:", "y")
+        term.expect("Dear diary: it rained.")
+        assert term.wait() == 0
+    finally:
+        term.close()
+    term = Terminal([BATON, "prompt", "--json", asking.url, "letter", "to=Ada"], cwd=str(ROOT))
+    try:
+        term.answer("Confirm? [y]es / [n]o:", "n")
+        term.expect("Sent: no.")
+        assert term.wait() == 0
+        shown = term.screen[term.cursor :]
+        messages = json.loads(shown[shown.index("{") :])["messages"]
+        assert messages[0]["content"]["text"] == "Dear Ada, the weather is fine. Unsigned."
+    finally:
+        term.close()
