@@ -13,6 +13,8 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import pytest
+from servers.mock_mcp import MockMcp
+from support.processes import free_port
 from support.serve import RunningServer
 
 from baton.client import (
@@ -239,3 +241,22 @@ def test_odd_blocks_and_fields_never_raise() -> None:
     assert Resource({"uri": "x://y", "size": True}).size is None
     assert repr(Tool({"name": "t"})) == "Tool(name='t')"
     assert "TextContent(text='hi')" in repr(CallToolResult({"content": [{"type": "text", "text": "hi"}]}))
+
+
+def test_list_items_that_are_not_objects_are_left_out() -> None:
+    mock = MockMcp()
+    mock.on(
+        "prompts/list", {"prompts": [{"name": "p"}, "junk", 7], "nextCursor": "2"}, {"prompts": [None, {"name": "q"}]}
+    )
+    mock.on("resources/list", {"resources": "not a list"})
+    mock.start(free_port())
+
+    async def flow() -> tuple[list[Prompt], list[Resource]]:
+        async with Client(mock.url, protocol="2026-07-28", cache=False) as client:
+            return await client.list_prompts(), await client.list_resources()
+
+    try:
+        prompts, resources = run(flow())
+    finally:
+        mock.stop()
+    assert [p.name for p in prompts] == ["p", "q"] and resources == []

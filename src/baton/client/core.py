@@ -358,7 +358,9 @@ class Client:
         cursor = None
         for _ in range(1000):
             result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
-            items.extend(result.get(key) or [])
+            page = result.get(key)
+            if isinstance(page, list):  # an item that is not an object describes nothing: left out
+                items.extend(item for item in page if isinstance(item, dict))
             cursor = result.get("nextCursor")
             if cursor is None:
                 return items
