@@ -14,6 +14,8 @@ them, `show` prints the results.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -44,6 +46,10 @@ def run(command: str, argv: Sequence[str]) -> int:
     except ClientError as exc:
         print(f"baton {command}: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # our reader left (`baton tools URL | head`): stop quietly, as other tools do
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the interpreter flushes it at exit
+        return 141
     except (OSError, ConnectionError) as exc:
         print(f"baton {command}: cannot reach the server: {exc}", file=sys.stderr)
         return 1
