@@ -37,7 +37,7 @@ from ..protocol.constants import (
 from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
 from ..protocol.headers import header_param_specs, header_text
 from ..protocol.messages import request as request_message
-from .errors import ClientError, InvalidReply
+from .errors import ClientError, InvalidReply, result_of
 from .http11 import HttpError
 from .http_transport import HttpTransport
 from .inbound import Inbound
@@ -334,12 +334,7 @@ class Client:
                 if text is not None:
                     headers[name] = text
         reply = await self.transport.request(message, self.protocol_version, progress, headers)
-        if "error" in reply:
-            err = reply["error"] if isinstance(reply["error"], dict) else {}
-            raise McpError(err.get("code", 0), err.get("message", ""), err.get("data"))
-        result = reply.get("result")
-        if not isinstance(result, dict):
-            raise ClientError(f"the server answered {method} without a result object")
+        result = result_of(reply, method)
         info = (result.get("_meta") or {}).get(META_SERVER_INFO)
         if isinstance(info, dict) and isinstance(info.get("name"), str):
             self.server_name = info["name"]

@@ -1,6 +1,11 @@
-"""Errors the client raises itself (never JSON-RPC errors received from a server, which are McpError)."""
+"""Errors the client raises itself (never JSON-RPC errors received from a server, which are McpError),
+and `result_of`, which tells the two apart in a JSON-RPC response."""
 
 from __future__ import annotations
+
+from typing import Any
+
+from ..protocol.errors import McpError
 
 
 class ClientError(Exception):
@@ -13,3 +18,15 @@ class MalformedQuestion(ClientError):
 
 class InvalidReply(ValueError):
     """The host's reply does not satisfy the server's question; the message says why."""
+
+
+def result_of(reply: dict[str, Any], method: str) -> dict[str, Any]:
+    """The result object of a JSON-RPC response to `method`: raises the server's error as `McpError`, and
+    `ClientError` when the response carries neither an error nor a result object."""
+    if "error" in reply:
+        err = reply["error"] if isinstance(reply["error"], dict) else {}
+        raise McpError(err.get("code", 0), err.get("message", ""), err.get("data"))
+    result = reply.get("result")
+    if not isinstance(result, dict):
+        raise ClientError(f"the server answered {method} without a result object")
+    return result

@@ -20,7 +20,7 @@ from ..protocol.constants import LEGACY_VERSION
 from ..protocol.errors import URL_ELICITATION_REQUIRED, McpError
 from ..protocol.messages import notification
 from ..protocol.messages import request as request_message
-from .errors import ClientError
+from .errors import ClientError, result_of
 from .inbound import Inbound
 from .pacing import DEFAULT_URL_BACKOFF_S, UrlPacing
 from .session_http import SessionGone
@@ -105,7 +105,7 @@ class Session:
         params = {"protocolVersion": LEGACY_VERSION, "capabilities": self.capabilities, "clientInfo": self.client_info}
         async with asyncio.timeout(self.deadline_s):
             reply = await self.transport.request(request_message(next(self._ids), "initialize", params), None)
-        result = _result(reply, "initialize")
+        result = result_of(reply, "initialize")
         version = result.get("protocolVersion")
         if version != LEGACY_VERSION:
             await self.transport.end()
@@ -140,7 +140,7 @@ class Session:
                     await self._reopen(generation)
                     continue
                 try:
-                    return _result(reply, method)
+                    return result_of(reply, method)
                 except McpError as exc:
                     if exc.code != URL_ELICITATION_REQUIRED or url_rounds >= self.url_retries:
                         raise
@@ -157,16 +157,6 @@ class Session:
     async def close(self) -> None:
         await self.inbound.close()
         await self.transport.end()
-
-
-def _result(reply: dict[str, Any], method: str) -> dict[str, Any]:
-    if "error" in reply:
-        err = reply["error"] if isinstance(reply["error"], dict) else {}
-        raise McpError(err.get("code", 0), err.get("message", ""), err.get("data"))
-    result = reply.get("result")
-    if not isinstance(result, dict):
-        raise ClientError(f"the server answered {method} without a result object")
-    return result
 
 
 def _copy(params: dict[str, Any] | None) -> dict[str, Any] | None:
