@@ -215,7 +215,9 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="baton", description="MCP servers and clients: stateless 2026-07-28, and 2025-11-25 sessions.")
+    parser = argparse.ArgumentParser(
+        prog="baton", description="MCP servers and clients: stateless 2026-07-28, and 2025-11-25 sessions."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("serve", help="serve a Server over Streamable HTTP or stdio")
     p.add_argument("target", help="path/to/file.py[:attr] or module:attr")
