@@ -68,6 +68,18 @@ def from_object(data: Any) -> Message:
     return Message(method, params, rid if is_request else None, is_request)
 
 
+def is_response(data: Any) -> bool:
+    """Whether a decoded message is a JSON-RPC response (a client's answer to a server request in a
+    2025-11-25 session): an id, exactly one of `result` and `error`, and no method."""
+    return (
+        isinstance(data, dict)
+        and data.get("jsonrpc") == "2.0"
+        and "method" not in data
+        and "id" in data
+        and (("result" in data) != ("error" in data))
+    )
+
+
 def request_id_of(body: bytes | str) -> RequestId | None:
     """The id of a message that failed to parse as a request, when it can still be read."""
     try:

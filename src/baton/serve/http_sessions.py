@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
-from ..protocol.messages import Message, RequestId, error_response, notification, result_response
+from ..protocol.messages import Message, RequestId, error_response, is_response, notification, result_response
 from ..server import Exchange, RequestInfo, Server, Unauthenticated
 from ..server.outbound import Outbound, Stream
 from ..server.sessions import LegacySession
@@ -426,9 +426,7 @@ def response_object(body: bytes) -> dict[str, Any] | None:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0" or "method" in data or "id" not in data:
-        return None
-    return data if ("result" in data) != ("error" in data) else None
+    return data if is_response(data) else None
 
 
 async def _drain(queue: asyncio.Queue[bytes | None]) -> AsyncIterator[bytes]:

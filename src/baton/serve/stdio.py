@@ -35,6 +35,7 @@ from ..protocol.messages import (
     RequestId,
     error_response,
     from_object,
+    is_response,
     notification,
     parse,
     result_response,
@@ -114,7 +115,7 @@ class StdioServer:
             except McpError as exc:
                 self.write(error_response(None, exc))
             return None
-        if isinstance(data, dict) and "method" not in data and ("result" in data or "error" in data):
+        if is_response(data):
             self.outbound.answer(data)  # the client's answer to a server request; others are dropped (P29)
             return None
         try:
