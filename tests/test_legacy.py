@@ -492,3 +492,94 @@ def test_outbound_answers_only_what_it_asked() -> None:
         assert len(outbound) == 0
 
     asyncio.run(go())
+
+
+# -- bounds and withdrawals (from review) ------------------------------------------------------------------
+
+
+def test_a_refused_ask_withdraws_the_others_before_the_answer() -> None:
+    server = make_server()
+
+    @server.tool()
+    async def both(ctx: Context) -> str:
+        with pytest.warns(Warning):
+            await ctx.gather(ctx.sample("hi", max_tokens=5, key="s"), ctx.elicit(Person, "Who?", key="e"))
+        return "unreachable"
+
+    def answer(req: dict[str, Any]) -> dict[str, Any] | None:
+        if req["method"] == "sampling/createMessage":
+            return {"error": {"code": -1, "message": "user rejected"}}
+        return None  # the form stays open
+
+    session = initialize(server, {"sampling": {}, "elicitation": {}})
+    body, client = run(server, session, "tools/call", {"name": "both"}, answer)
+    assert body["result"]["isError"] is True
+    assert "resultType" not in body["result"]  # reshaped for 2025-11-25 like any result
+    form = next(r for r in client.requests() if r["method"] == "elicitation/create")
+    assert client.notifications("notifications/cancelled") == [
+        {"requestId": form["id"], "reason": "the request it served was cancelled"}
+    ]
+
+
+def test_the_last_round_asks_nothing_it_cannot_use() -> None:
+    from baton.server.legacy import MAX_ROUNDS
+
+    server = make_server()
+
+    @server.tool()
+    async def endless(ctx: Context) -> str:
+        n = 0
+        while True:
+            n += 1
+            await ctx.confirm(f"again {n}?", key=f"k{n}")
+
+    session = initialize(server, {"elicitation": {}})
+    body, client = run(server, session, "tools/call", {"name": "endless"}, accept({"confirm": True}))
+    assert body["error"]["code"] == -32603
+    assert len(client.requests()) == MAX_ROUNDS - 1
+
+
+def test_subscriptions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from baton.server import legacy
+
+    monkeypatch.setattr(legacy, "MAX_SUBSCRIPTIONS", 2)
+    server = make_server()
+
+    @server.resource("x://t/{id}")
+    def t(id: str) -> str:
+        return id
+
+    session = initialize(server, {})
+    for n in (1, 2, 2):  # subscribing again to one held is no new subscription
+        assert run(server, session, "resources/subscribe", {"uri": f"x://t/{n}"})[0]["result"] == {}
+    assert run(server, session, "resources/subscribe", {"uri": "x://t/3"})[0]["error"]["code"] == -32602
+    long = "x://t/" + "a" * legacy.MAX_SUBSCRIBED_URI
+    assert run(server, session, "resources/unsubscribe", {"uri": "x://t/1"})[0]["result"] == {}
+    assert run(server, session, "resources/subscribe", {"uri": long})[0]["error"]["code"] == -32602
+    assert session.subscriptions == {"x://t/2"}
+
+
+def test_session_ids_stay_small_whatever_the_client_declares() -> None:
+    server = make_server()
+    caps = {"elicitation": {"form": {}}, "sampling": {"tools": {}}, "experimental": {"x": "y" * 50_000}}
+    info = {"name": "n" * 10_000, "version": "1", "title": "t" * 10_000}
+    params = {"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": info}
+    _, session = server.initialize(Message("initialize", params, 0, True), Exchange(RequestInfo("http")))
+    assert session is not None and session.id is not None
+    assert len(session.id) < 1024
+    opened = server.sessions.open(session.id, "anonymous")
+    assert opened is not None
+    assert (opened.capabilities.form, opened.capabilities.sampling_tools, opened.capabilities.url) == (
+        True,
+        True,
+        False,
+    )
+
+
+def test_rebuilt_tables_never_reuse_an_id() -> None:
+    async def go() -> None:
+        first, _ = Outbound().open()
+        second, _ = Outbound().open()
+        assert first != second and first.startswith("baton-")
+
+    asyncio.run(go())

@@ -46,7 +46,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("baton.server")
 
 MAX_ROUNDS = 16
-"""Rounds one 2025-11-25 request may take (each re-ask of an invalid answer is one)."""
+"""Rounds one 2025-11-25 request may run (each re-ask of an invalid answer is one)."""
+MAX_SUBSCRIPTIONS = 1000
+MAX_SUBSCRIBED_URI = 2048
+"""A session's subscriptions are soft state on the instance that serves it: bounded (protocol.md P31)."""
 _CLIENT_INFO_KEYS = ("name", "version", "title")
 _SESSION_METHODS = frozenset({"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 REMOVED_METHODS = _SESSION_METHODS | {"initialize"}
@@ -145,17 +148,19 @@ class Legacy:
         ex.log_level = session.log_level or LOG_LEVELS[0]  # protocol.md P31: every level until setLevel
         ex.protocol_version = session.version
         ex.url_done = url_done
-        for _ in range(MAX_ROUNDS):
+        for round_no in range(1, MAX_ROUNDS + 1):
             result = await handler(Message(method, params, msg.id, True), ex, session.capabilities)
             if result.get("resultType") != "input_required":
                 return legacy_result(method, result)
+            if round_no == MAX_ROUNDS:  # no question whose answer could not be used
+                break
             requests = result.get("inputRequests") or {}
             try:
                 answers = await self._ask_all(requests, stream, elicitation_ids)
             except _Refused as refused:
-                return _refused(method, refused)
+                return legacy_result(method, _refused(method, refused))
             params = {**params, "inputResponses": answers, "requestState": result["requestState"]}
-        raise McpError(INTERNAL_ERROR, f"{method} asked more than {MAX_ROUNDS} rounds of questions; giving up")
+        raise McpError(INTERNAL_ERROR, f"{method} asked more than {MAX_ROUNDS - 1} rounds of questions; giving up")
 
     def _session_method(self, msg: Message, session: LegacySession) -> dict[str, Any]:
         method, params = msg.method, msg.params
@@ -177,6 +182,13 @@ class Legacy:
         if method == "resources/unsubscribe":
             session.subscriptions.discard(uri)
             return {}
+        if len(uri) > MAX_SUBSCRIBED_URI or (
+            uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS
+        ):
+            raise invalid_params(
+                f"Invalid params: a session may hold {MAX_SUBSCRIPTIONS} subscriptions of URIs up to"
+                f" {MAX_SUBSCRIBED_URI} characters"
+            )
         if uri not in s.resources and not any(t.match(uri) is not None for t in s.templates.values()):
             raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
         session.subscriptions.add(uri)
@@ -216,8 +228,11 @@ class Legacy:
         try:
             return dict(await asyncio.gather(*tasks))
         finally:
+            # One ask refused (or the request cancelled): withdraw the others, and let each tell the client
+            # (notifications/cancelled) before the response goes out (protocol.md P29).
             for task in tasks:
                 task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _cannot_ask(sendable: list[tuple[str, str, dict[str, Any] | None]]) -> McpError:

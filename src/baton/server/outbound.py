@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..protocol.messages import RequestId, notification, request
+from ..state.entropy import random_bytes
 
 log = logging.getLogger("baton.server")
 
@@ -46,7 +47,9 @@ class Outbound:
     """The server's open requests to one client, by the id the server gave them."""
 
     def __init__(self, prefix: str = "baton-") -> None:
-        self._prefix = prefix
+        # A random part per table: a table rebuilt for the same client (soft state lost, another instance)
+        # never reuses an id an old answer could still name (protocol.md P29).
+        self._prefix = f"{prefix}{random_bytes(4).hex()}-"
         self._ids = itertools.count(1)
         self._waiting: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol.capabilities import ClientCapabilities
+from ..protocol.capabilities import ASK_KINDS, ClientCapabilities, capability_for, granted
 from ..state.journal import Journal
 from ..state.keys import KeyRing
 from ..state.seal import FlowState, InvalidState, Sealer
 
 DEFAULT_SESSION_TTL_S = 24 * 3600
+MAX_INFO_CHARS = 128  # of each clientInfo string sealed into the id
 # What a session id is bound to besides audience and principal: a request binding always starts with a
 # method name of at least one byte, so an empty one cannot be a requestState's (no token opens as the other).
 _SESSION_BINDING = b"\0\0\0\0mcp-session"
@@ -46,8 +47,11 @@ class SessionSeal:
         self._sealer = Sealer(ring, audience, ttl_s=ttl_s)
 
     def mint(self, session: LegacySession) -> str:
-        """The session's id; only visible ASCII (base64url, dots)."""
-        journal = Journal(once={"v": session.version, "c": session.capabilities.raw or {}, "i": session.client_info})
+        """The session's id; only visible ASCII (base64url, dots), a few hundred characters: only what the
+        bridge reads of the capabilities is sealed, and the client's name and version are cut short."""
+        caps = capability_for(*(kind for kind in ASK_KINDS if granted(session.capabilities, kind)))
+        info = {k: v[:MAX_INFO_CHARS] for k, v in session.client_info.items()}
+        journal = Journal(once={"v": session.version, "c": caps, "i": info})
         return self._sealer.seal(FlowState(journal=journal), session.principal, _SESSION_BINDING)
 
     def open(self, token: str, principal: str) -> LegacySession | None:
