@@ -367,11 +367,21 @@ def test_h12_a_response_naming_no_request_is_accepted_and_dropped(client: Client
 
 
 def test_h13_get(url: str, client: Client) -> None:
-    with client.get() as (resp, _):
+    with client.get() as (resp, first):
         assert resp.status_code == 200
         assert resp.headers["content-type"].startswith("text/event-stream")
-        with client.get() as (second, _):
-            assert second.status_code == 409
+        # protocol.md P32: a second GET replaces the first (which may be a dead connection), never 409
+        with client.get() as (second, events):
+            assert second.status_code == 200
+            assert rest(first) == []  # the replaced stream ends
+            other = Client(url)
+            other.initialize()
+            other.call("tools/call", {"name": "change_tools", "arguments": {}})
+            assert message_of(next(events)) == {
+                "jsonrpc": "2.0",
+                "method": "notifications/tools/list_changed",
+                "params": {},
+            }
     # protocol.md P32: GET without a session is what a 2026 server always answered, 405 (POST only)
     resp = httpx.get(url, headers={"Accept": "text/event-stream"}, timeout=10)
     assert resp.status_code == 405 and resp.headers["allow"] == "POST"
@@ -522,6 +532,15 @@ def test_bad_or_foreign_last_event_ids_are_400(url: str, client: Client) -> None
     with other.stream(rpc("tools/call", {"name": "change_tools", "arguments": {}})) as (_, events):
         foreign = next(events)["id"]
         rest(events)
+    mine = Client(url)
+    mine.initialize()
+    with mine.stream(rpc("tools/call", {"name": "change_tools", "arguments": {}})) as (_, events):
+        own = next(events)["id"].partition(":")[0]
+        rest(events)
+    # the byte 0xb2 is "²" in Latin-1, which str.isdigit() takes and int() refuses: still 400, not 500
+    hdrs = [(k.encode(), v.encode()) for k, v in mine.headers("text/event-stream").items()]
+    resp = httpx.get(url, headers=[*hdrs, (b"Last-Event-ID", own.encode() + b":\xb2")], timeout=10)
+    assert resp.status_code == 400 and resp.json()["error"]["code"] == -32600
     for value in ("nonsense", "12:ab", foreign):
         with client.get(**{"Last-Event-ID": value}) as (resp, _):
             assert resp.status_code == 400, value
@@ -655,7 +674,8 @@ def test_event_ids() -> None:
     log = store.open()
     assert log.id.startswith(session_tag("abc")) and store.owns(log.id)
     assert parse_event_id(f"{log.id}:7") == (log.id, 7)
-    for bad in ("", "x:1", f"{log.id}", f"{log.id}:-1", f"{log.id}:1e3", f"{log.id.upper()}:1", "g" * 16 + ":1"):
+    bad_ids = ("", "x:1", f"{log.id}", f"{log.id}:-1", f"{log.id}:1e3", f"{log.id.upper()}:1", "g" * 16 + ":1")
+    for bad in (*bad_ids, f"{log.id}:\u00b2", f"{log.id}:\u0663", f"{log.id}:1\u00b9"):
         assert parse_event_id(bad) is None, bad
     assert not EventStore("other", Budget()).owns(log.id)
 
@@ -692,3 +712,119 @@ def test_the_session_table_forgets_idle_sessions_and_expires_deletions(monkeypat
         assert busy.running["r"].cancelled()
 
     asyncio.run(run())
+
+
+def test_over_the_instance_budget_the_largest_store_gives_way() -> None:
+    import asyncio
+
+    from baton.serve import event_store as es
+
+    async def fill() -> None:
+        # protocol.md P32: the session holding the most gives up its older half; another session's
+        # finished stream that its client has not fetched yet stays resumable.
+        budget = es.Budget(max_bytes=200_000)
+        quiet, loud = es.EventStore("quiet", budget), es.EventStore("loud", budget)
+        big = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x" * 1000}}
+        waiting = quiet.open()
+        waiting.append(big)
+        waiting.finish({"jsonrpc": "2.0", "id": 1, "result": {}})
+        running = loud.open()
+        for _ in range(400):
+            running.append(big)
+        assert budget.used <= budget.max_bytes
+        assert quiet.find(waiting.id) is waiting and len(waiting.events) == 2
+        assert running.events[-1][0] == 400 and running.events[0][0] > 1
+        waiting.keep_until = 0.0  # kept long enough: now it may go for room
+        for _ in range(400):
+            running.append(big)
+        assert quiet.find(waiting.id) is None
+        for store in (quiet, loud):
+            store.close()
+
+    asyncio.run(fill())
+
+
+def test_the_standalone_backlog_is_bounded() -> None:
+    import asyncio
+
+    from baton.serve import http_sessions as hs
+
+    async def run() -> None:
+        channel = hs.Channel()
+        for n in range(hs.BACKLOG + 8):
+            channel.put(b"%d" % n)
+            if n >= hs.BACKLOG:
+                channel.put(b"%d" % n)  # identical to a waiting one while full: kept once
+        assert len(channel) == hs.BACKLOG
+        got: list[bytes] = []
+        channel.close()
+        async for data in channel.drain(10):
+            got.append(data)
+        assert got == [b"%d" % n for n in range(8, hs.BACKLOG + 8)]  # the oldest gave way
+
+        idle = hs.Channel()
+        stream = idle.drain(0.01)
+        assert await anext(stream) == hs.KEEPALIVE  # nothing to send: a comment tests the connection
+        idle.put(b"x")
+        assert await anext(stream) == b"x"
+
+    asyncio.run(run())
+
+
+# -- a small instance: few sessions, quick keepalives (protocol.md P30, P32) -----------------------------
+
+SMALL = """
+import importlib.util
+import sys
+
+from baton.serve import http_sessions
+
+http_sessions.MAX_SESSIONS = 2
+http_sessions.KEEPALIVE_S = 0.2
+
+spec = importlib.util.spec_from_file_location("legacy_small", {path!r})
+module = importlib.util.module_from_spec(spec)
+sys.modules["legacy_small"] = module
+spec.loader.exec_module(module)
+http = module.http
+"""
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningServer, Path]]:
+    work = tmp_path_factory.mktemp("http-legacy-small")
+    target = work / "small.py"
+    target.write_text(SMALL.format(path=str(SERVERS / "legacy.py")))
+    env = {"BATON_TEST_DIR": str(work), "BATON_DATA_DIR": str(work / "data")}
+    with start_server(f"{target}:http", log=work / "server.log", env=env) as running:
+        yield running, work
+
+
+def test_a_full_instance_refuses_new_sessions_rather_than_cancel_work(small: tuple[RunningServer, Path]) -> None:
+    server, work = small
+    waiting, listening, *others = clients = [Client(server.url, who=f"p{n}") for n in range(5)]
+    for c in clients:
+        c.initialize()  # initialize keeps nothing on the instance: any number may
+    msg = rpc("tools/call", {"name": "wait_for", "arguments": {"name": "person"}})
+    with waiting.stream(msg) as (_, events), listening.get() as (resp, _):
+        until(events, lambda m: m.get("method") == "notifications/message")
+        assert resp.status_code == 200
+        # both sessions this instance has room for are busy: the next is refused, neither is cancelled
+        full = others[0].post(rpc("tools/list"), "application/json")
+        assert full.status_code == 503 and full.headers["retry-after"]
+        assert full.json()["id"] is None and full.json()["error"]["code"] == -32603
+        release(work, "person")
+        _, final = until(events, lambda m: m.get("id") == msg["id"])
+        assert message_of(final)["result"]["content"][0]["text"] == "released: person"  # type: ignore[index]
+    # nothing runs now: the least recently used gives way
+    assert "result" in others[0].call("tools/list", accept="application/json")
+    assert "result" in others[1].call("tools/list", accept="application/json")
+
+
+def test_an_idle_standalone_stream_sends_keepalives(small: tuple[RunningServer, Path]) -> None:
+    c = Client(small[0].url, who="keepalive")
+    c.initialize()
+    with c.get() as (resp, _):
+        assert resp.status_code == 200
+        lines = resp.iter_lines()
+        assert next(line for line in lines if line) == ": keepalive"

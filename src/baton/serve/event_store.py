@@ -47,7 +47,8 @@ def session_tag(session_id: str) -> str:
 def parse_event_id(value: str) -> tuple[str, int] | None:
     """(stream id, sequence number) of a `Last-Event-ID`, or None when it is not one of ours."""
     sid, sep, seq = value.strip().partition(":")
-    if not sep or len(sid) != _TAG_LEN + _NONCE_LEN or not seq.isdigit() or len(seq) > 12:
+    # ASCII digits only: str.isdigit() also takes "²" and other digits int() refuses (protocol.md P32: 400).
+    if not sep or len(sid) != _TAG_LEN + _NONCE_LEN or not (seq.isascii() and seq.isdigit()) or len(seq) > 12:
         return None
     if any(c not in "0123456789abcdef" for c in sid):
         return None
@@ -142,12 +143,13 @@ class Budget:
         return self.used > self.max_bytes
 
     def relieve(self) -> None:
-        """Over budget: stores forget their finished streams, oldest stores first; if that is not enough,
-        the store holding the most gives up the older half of its events."""
+        """Over budget: stores forget the finished streams kept long enough; if that is not enough, the store
+        holding the most gives up the older half of its events (protocol.md P32). A finished stream another
+        session's client has not fetched yet is not dropped for it early."""
         for store in list(self.stores.values()):
             if not self.over():
                 return
-            store.forget_finished(everything=True)
+            store.forget_finished()
         while self.over():
             largest = max(self.stores.values(), key=lambda store: store.size)
             if not largest.trim_to(largest.size // 2):
@@ -214,12 +216,12 @@ class EventStore:
             pass
         return self._bytes < before
 
-    def forget_finished(self, *, everything: bool = False) -> None:
-        """Drop finished streams kept long enough (all finished ones with `everything`)."""
+    def forget_finished(self) -> None:
+        """Drop finished streams kept long enough (all of them once the store holds `MAX_STREAMS`)."""
         now = time.monotonic()
         crowded = len(self.streams) >= MAX_STREAMS
         for sid, log in list(self.streams.items()):
-            if log.done and (everything or crowded or now > log.keep_until):
+            if log.done and (crowded or now > log.keep_until):
                 self._drop(sid)  # running streams stay: there are only as many as requests in flight
 
     def _shrink(self) -> None:

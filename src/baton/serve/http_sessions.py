@@ -5,8 +5,10 @@ The session id is sealed and opens on any instance (`server.sessions`), for the 
 initialized it only. What a session changes while it lives is soft state kept here, per instance, in a
 bounded map that forgets idle sessions (`SessionState`): the log level and subscriptions, the table of
 server requests it has open, its SSE streams and their events, its standalone `GET` stream and the
-backlog of notifications waiting for one. An instance that has no state for an id that opens rebuilds
-it with defaults. `DELETE` ends the session on this instance and refuses the id from then on.
+backlog of notifications waiting for one. `initialize` makes none: the first request of a session
+that needs it builds it from the id with defaults, on whichever instance serves it. A full table forgets
+only sessions with nothing running and no open GET, and otherwise refuses the new one (503). `DELETE`
+ends the session on this instance and refuses the id from then on.
 
 A request that may emit (`tools/call`, `prompts/get`, `resources/read`, `completion/complete`) is
 answered with SSE when the client accepts it; its messages go through a `StreamLog`, so a client that
@@ -41,11 +43,18 @@ log = logging.getLogger("baton.http")
 IDLE_S = 1800.0
 """A session's soft state is forgotten after this long without traffic (and nothing running)."""
 MAX_SESSIONS = 10_000
-"""Sessions with soft state on one instance; past it the least recently used is forgotten."""
+"""Sessions with soft state on one instance; past it the least recently used one with nothing running and
+no open GET is forgotten, and when every one is busy a new one is refused (503), never cancelled."""
 MAX_DELETED = 100_000
 """Deleted session ids one instance remembers (each until it would have expired)."""
 BACKLOG = 32
-"""Notifications a session keeps for its next standalone `GET` when none is open."""
+"""Notifications a session's standalone stream holds unsent: waiting for the next `GET` when none is open,
+or not yet taken by a slow client (identical ones kept once, then the oldest dropped)."""
+KEEPALIVE_S = 15.0
+"""An idle standalone stream sends an SSE comment this often, so a dead connection is noticed and closed."""
+KEEPALIVE = b": keepalive\n\n"
+RETRY_AFTER_S = 5
+"""The `Retry-After` of a 503 for a session this instance has no room for."""
 SSE_METHODS = frozenset({"tools/call", "prompts/get", "resources/read", "completion/complete"})
 """Requests whose handlers may notify or ask: answered with SSE when the client accepts it."""
 SESSION_HEADER = b"mcp-session-id"
@@ -57,28 +66,31 @@ class SessionState:
 
     __slots__ = ("backlog", "last_used", "outbound", "running", "session", "standalone", "store")
 
+    standalone: Channel | None
+
     def __init__(self, session: LegacySession, budget: Budget) -> None:
         assert session.id is not None
         self.session = session
         self.outbound = Outbound()
         self.store = EventStore(session.id, budget)
         self.running: dict[RequestId, asyncio.Task[Any]] = {}
-        self.standalone: asyncio.Queue[bytes | None] | None = None
-        self.backlog: deque[bytes] = deque(maxlen=BACKLOG)
+        self.standalone = None
+        self.backlog = Channel(merge=True)
         self.last_used = time.monotonic()
 
     def deliver(self, method: str, params: dict[str, Any]) -> None:
         """A list change or resource update: on the standalone stream, else kept for the next one (P31)."""
         if method == RESOURCE_UPDATED and params.get("uri") not in self.session.subscriptions:
             return
-        data = sse_event(None, notification(method, params))
-        if self.standalone is not None:
-            self.standalone.put_nowait(data)
-        elif data not in self.backlog:  # the same change twice tells the client nothing more
-            self.backlog.append(data)
+        channel = self.backlog if self.standalone is None else self.standalone  # (an empty one is falsy)
+        channel.put(sse_event(None, notification(method, params)))
+
+    def busy(self) -> bool:
+        """Something would be lost by forgetting it: a running request or an open standalone stream."""
+        return bool(self.running) or self.standalone is not None
 
     def idle(self, now: float) -> bool:
-        return now - self.last_used > IDLE_S and not self.running and self.standalone is None
+        return now - self.last_used > IDLE_S and not self.busy()
 
     def end(self, reason: str) -> None:
         """The session is over here: cancel its requests, end its streams, fail its server requests."""
@@ -87,7 +99,63 @@ class SessionState:
         self.store.close()
         self.outbound.fail_all(reason)
         if self.standalone is not None:
-            self.standalone.put_nowait(None)
+            self.standalone.close()
+
+
+class Channel:
+    """The notifications of a standalone stream not yet sent, at most `BACKLOG` (protocol.md P32), so a
+    client that never reads costs a bounded amount. When full, one identical to a waiting one is dropped,
+    else the oldest gives way; a backlog (`merge`, no stream open) keeps identical ones once always."""
+
+    __slots__ = ("_items", "_merge", "_wake", "closed")
+
+    def __init__(self, *, merge: bool = False) -> None:
+        self._items: deque[bytes] = deque()
+        self._merge = merge
+        self._wake = asyncio.Event()
+        self.closed = False
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, data: bytes) -> None:
+        if self.closed:
+            return
+        full = len(self._items) >= BACKLOG
+        if (full or self._merge) and data in self._items:  # the same change twice tells nothing more
+            return
+        if full:
+            self._items.popleft()
+        self._items.append(data)
+        self._wake.set()
+
+    def take(self, other: Channel) -> None:
+        """Move what `other` holds (a backlog, or a replaced stream's unsent events) in front of this one's."""
+        for data in other._items:
+            self.put(data)
+        other._items.clear()
+
+    def close(self) -> None:
+        """End the stream that reads this channel once it has sent what is waiting."""
+        self.closed = True
+        self._wake.set()
+
+    async def drain(self, keepalive_s: float) -> AsyncIterator[bytes]:
+        """The notifications as they come, an SSE comment after `keepalive_s` without one, until closed."""
+        while True:
+            while self._items:
+                yield self._items.popleft()
+            if self.closed:
+                return
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), keepalive_s)
+            except TimeoutError:
+                yield KEEPALIVE
+
+
+class Crowded(Exception):
+    """This instance holds `MAX_SESSIONS` sessions and every one of them is busy: no room for another."""
 
 
 class SessionTable:
@@ -115,8 +183,18 @@ class SessionTable:
             return False
         return True
 
+    def find(self, sid: str) -> SessionState | None:
+        """The soft state this instance has for a session, if any (made by no one)."""
+        state = self._live.get(sid)
+        if state is not None:
+            self._live.move_to_end(sid)
+            state.last_used = time.monotonic()
+        return state
+
     def state(self, session: LegacySession) -> SessionState:
-        """The soft state of a session that just opened, made with defaults when this instance has none."""
+        """The soft state of a session that just opened, made with defaults when this instance has none.
+
+        Raises `Crowded` rather than forget a session that has work running (protocol.md P30)."""
         sid = session.id
         assert sid is not None
         now = time.monotonic()
@@ -124,6 +202,8 @@ class SessionTable:
         if state is None:
             if now - self._swept > _SWEEP_S or len(self._live) >= MAX_SESSIONS:
                 self._sweep(now)
+            if len(self._live) >= MAX_SESSIONS:
+                raise Crowded
             state = self._live[sid] = SessionState(session, self._budget)
         else:
             self._live.move_to_end(sid)
@@ -151,10 +231,17 @@ class SessionTable:
             if state.idle(now):
                 del self._live[sid]
                 state.end("the session was idle")
-        while len(self._live) >= MAX_SESSIONS:
-            sid, state = self._live.popitem(last=False)
-            state.end("too many sessions on this instance")
-            log.warning("forgot session state on this instance: more than %d sessions", MAX_SESSIONS)
+        if len(self._live) >= MAX_SESSIONS:
+            # Least recently used first, but only sessions with nothing running and no open GET: whoever
+            # may initialize must not be able to cancel another principal's work (protocol.md P30).
+            for sid, state in list(self._live.items()):
+                if len(self._live) < MAX_SESSIONS:
+                    break
+                if not state.busy():
+                    del self._live[sid]
+                    state.end("too many sessions on this instance")
+            if len(self._live) >= MAX_SESSIONS:
+                log.warning("no room for another session: %d sessions on this instance, all busy", MAX_SESSIONS)
         for sid, until in list(self._deleted.items()):
             if until < now:
                 del self._deleted[sid]
@@ -191,18 +278,19 @@ class SessionHttp:
             return
         ex.principal = principal
         sid = raw.get(SESSION_HEADER)
-        state = self._open(sid, principal) if sid is not None else None
+        session = self._open(sid, principal) if sid is not None else None
         if msg.method == "initialize":
-            if state is not None:
+            if session is not None:
                 error = McpError(INVALID_REQUEST, "Invalid request: this session is already initialized")
                 await self._error(send, 400, msg.id, error)
                 return
             # protocol.md P32: an initialize naming a session that no longer opens simply starts a new one.
-            reply, session = self.server.initialize(msg, ex)
+            reply, new = self.server.initialize(msg, ex)
             head = self._json_head
-            if session is not None and session.id is not None:
-                self.table.state(session)
-                head = [*head, (SESSION_HEADER, session.id.encode())]
+            if new is not None and new.id is not None:
+                # No soft state yet (protocol.md P30): the first request that needs it builds it from the id,
+                # so initializing costs this instance nothing.
+                head = [*head, (SESSION_HEADER, new.id.encode())]
             await send_json(send, 200, head, reply.body)
             return
         if sid is None:
@@ -215,8 +303,11 @@ class SessionHttp:
             )
             await self._error(send, 400, msg.id, error)
             return
-        if state is None:
+        if session is None:
             await self._gone(send)
+            return
+        state = await self._state(session, send)
+        if state is None:
             return
         if msg.id in state.running:
             error = McpError(INVALID_REQUEST, f"Invalid request: id {msg.id!r} is already in use in this session")
@@ -229,10 +320,11 @@ class SessionHttp:
 
     async def notification(self, msg: Message, info: RequestInfo, raw: dict[bytes, bytes], send: Send) -> None:
         """A notification of a session: 202 (a cancellation stops the request it names), 404 for a dead id."""
-        state = await self._session(raw, info, send)
-        if state is None:
+        session = await self._session(raw, info, send)
+        if session is None:
             return
-        if msg.method == "notifications/cancelled":
+        state = self.table.find(session.id or "")  # soft state that does not exist has nothing to cancel
+        if state is not None and msg.method == "notifications/cancelled":
             rid = msg.params.get("requestId")
             task = state.running.get(rid) if isinstance(rid, (str, int)) else None
             if task is not None:
@@ -242,10 +334,12 @@ class SessionHttp:
 
     async def response(self, data: dict[str, Any], info: RequestInfo, raw: dict[bytes, bytes], send: Send) -> None:
         """A client's answer to a server request: 202 whether or not it answers one of this session's."""
-        state = await self._session(raw, info, send)
-        if state is None:
+        session = await self._session(raw, info, send)
+        if session is None:
             return
-        state.outbound.answer(data)
+        state = self.table.find(session.id or "")  # without soft state no server request is open
+        if state is not None:
+            state.outbound.answer(data)
         await send_empty(send, 202, self._tag)
 
     async def _streamed(self, state: SessionState, msg: Message, ex: Exchange, receive: Receive, send: Send) -> None:
@@ -310,27 +404,32 @@ class SessionHttp:
 
     async def get(self, info: RequestInfo, raw: dict[bytes, bytes], receive: Receive, send: Send) -> None:
         """Resume a stream (`Last-Event-ID`) or open the session's one standalone stream."""
-        state = await self._session(raw, info, send)
+        session = await self._session(raw, info, send)
+        if session is None:
+            return
+        state = await self._state(session, send)
         if state is None:
             return
         last = raw.get(b"last-event-id")
         if last is not None:
             await self._resume(state, last.decode("latin-1"), receive, send)
             return
-        if state.standalone is not None:
-            error = McpError(INVALID_REQUEST, "Conflict: this session already has a standalone GET stream open")
-            await self._error(send, 409, None, error)
-            return
-        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-        state.standalone = queue
-        while state.backlog:
-            queue.put_nowait(state.backlog.popleft())
+        # protocol.md P32: a new standalone GET replaces the open one, which may be a dead connection the
+        # client has given up on; what the old one had not sent moves to the new one.
+        channel = Channel()
+        old, state.standalone = state.standalone, channel
+        if old is not None:
+            channel.take(old)
+            old.close()
+            log.info("a new standalone GET replaced the open one")
+        channel.take(state.backlog)
         try:
             await send({"type": "http.response.start", "status": 200, "headers": self._sse_head})
-            await self._pump(_drain(queue), receive, send)
+            await self._pump(channel.drain(KEEPALIVE_S), receive, send)
         finally:
-            if state.standalone is queue:
+            if state.standalone is channel:
                 state.standalone = None
+                state.backlog.take(channel)  # undelivered: kept for the next GET
 
     async def _resume(self, state: SessionState, last: str, receive: Receive, send: Send) -> None:
         parsed = parse_event_id(last)
@@ -352,32 +451,42 @@ class SessionHttp:
 
     async def delete(self, info: RequestInfo, raw: dict[bytes, bytes], send: Send) -> None:
         """End the session (protocol.md P30): its requests, streams and server requests; later use is 404."""
-        state = await self._session(raw, info, send)
-        if state is None:
+        session = await self._session(raw, info, send)
+        if session is None:
             return
-        sid = state.session.id
-        assert sid is not None
-        self.table.delete(sid)
+        assert session.id is not None
+        self.table.delete(session.id)
         await send_empty(send, 200, self._tag)
 
     # -- helpers ------------------------------------------------------------------------------------
 
-    async def _session(self, raw: dict[bytes, bytes], info: RequestInfo, send: Send) -> SessionState | None:
+    async def _session(self, raw: dict[bytes, bytes], info: RequestInfo, send: Send) -> LegacySession | None:
         """The live session the request names, or None once the refusal (401, 404) has been sent."""
         principal = await self._principal(info, None, send)
         if principal is None:
             return None
-        state = self._open(raw[SESSION_HEADER], principal)
-        if state is None:
+        session = self._open(raw[SESSION_HEADER], principal)
+        if session is None:
             await self._gone(send)
-        return state
+        return session
 
-    def _open(self, sid_raw: bytes, principal: str) -> SessionState | None:
+    async def _state(self, session: LegacySession, send: Send) -> SessionState | None:
+        """The session's soft state here, or None once 503 has been sent: no room without cancelling work."""
+        try:
+            return self.table.state(session)
+        except Crowded:
+            error = McpError(
+                INTERNAL_ERROR, "Server busy: this instance has no room for another session's state; retry later"
+            )
+            head = [*self._json_head, (b"retry-after", str(RETRY_AFTER_S).encode())]
+            await send_json(send, 503, head, error_response(None, error))
+            return None
+
+    def _open(self, sid_raw: bytes, principal: str) -> LegacySession | None:
         sid = sid_raw.decode("latin-1").strip()
         if not sid or len(sid) > 8192 or self.table.deleted(sid):
             return None
-        session = self.server.sessions.open(sid, principal)
-        return None if session is None else self.table.state(session)
+        return self.server.sessions.open(sid, principal)
 
     async def _principal(self, info: RequestInfo, rid: RequestId | None, send: Send) -> str | None:
         try:
@@ -427,11 +536,6 @@ def response_object(body: bytes) -> dict[str, Any] | None:
     except orjson.JSONDecodeError:
         return None
     return data if is_response(data) else None
-
-
-async def _drain(queue: asyncio.Queue[bytes | None]) -> AsyncIterator[bytes]:
-    while (item := await queue.get()) is not None:
-        yield item
 
 
 __all__ = ["SESSION_HEADER", "SessionHttp", "response_object"]
