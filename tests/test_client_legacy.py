@@ -927,3 +927,118 @@ def test_a_call_given_up_is_cancelled_by_notification(stub: Stub) -> None:
         "params": {"requestId": call.body["id"]},
     }
     assert note.headers["mcp-session-id"] == "sess-1"
+
+
+# -- review fixes: orphaned asks, resumption 404, a failed handshake, the standalone stream --------------
+
+
+def orphan_flows(target: str | list[str]) -> None:
+    """A call given up (here by `wait_for`) stops the question its stream carried, so the next call's
+    question reaches the host instead of waiting behind it."""
+    shown: list[str] = []
+    stopped: list[str] = []
+
+    async def on_form(question: Question) -> Answer:
+        shown.append(question.message)
+        if question.message == "first?":
+            try:
+                await asyncio.sleep(60)  # a host that never answers
+            except asyncio.CancelledError:
+                stopped.append(question.message)
+                raise
+        return Accepted({"username": "ann", "email": "ann@example.com"})
+
+    async def flow() -> str:
+        async with Client(target, on_form=on_form, protocol=LEGACY, deadline_s=FLOW_TIMEOUT_S) as client:
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(client.call_tool("test_elicitation", {"message": "first?"}), 2)
+            second = client.call_tool("test_elicitation", {"message": "second?"})
+            return text_of(await asyncio.wait_for(second, 10))
+
+    assert "ann" in run(flow())
+    assert shown == ["first?", "second?"]
+    assert stopped == ["first?"]
+
+
+def test_a_call_given_up_stops_its_question_over_http(serve: Callable[..., RunningServer]) -> None:
+    orphan_flows(serve("examples/everything.py").url)
+
+
+def test_a_call_given_up_stops_its_question_over_stdio() -> None:
+    orphan_flows([BATON, "serve", EVERYTHING, "--stdio"])
+
+
+def test_session_gone_while_resuming_is_not_resent(stub: Stub) -> None:
+    """The POST reached the server; a 404 to its resumption leaves the outcome unknown, so nothing is resent."""
+    stub.routes["tools/call"] = lambda hit: sse(event(eid="r1", retry=10))
+
+    def get(hit: Hit) -> Reply:
+        return Reply(404) if "last-event-id" in hit.headers else Reply(405)
+
+    stub.routes["GET"] = get
+
+    async def flow() -> None:
+        async with Client(stub.url, protocol=LEGACY) as client:
+            await client.call_tool("t")
+
+    with pytest.raises(ClientError, match="unknown"):
+        run(flow())
+    assert len(stub.seen("tools/call")) == 1 and len(stub.seen("initialize")) == 1
+
+
+def test_failed_initialized_notification_deletes_the_session(stub: Stub) -> None:
+    stub.routes["note"] = lambda hit: Reply(500, {"content-type": "text/plain"}, [b"broken"])
+
+    async def flow() -> None:
+        async with Client(stub.url, protocol=LEGACY) as client:
+            await client.list_tools()
+
+    with pytest.raises(ConnectionError):
+        run(flow())
+    assert [h.headers["mcp-session-id"] for h in stub.seen("DELETE")] == ["sess-1"]
+
+
+async def until(check: Callable[[], bool], within: float) -> None:
+    for _ in range(int(within / 0.05)):
+        if check():
+            return
+        await asyncio.sleep(0.05)
+
+
+def test_idle_standalone_streams_closed_by_a_proxy_are_reopened(stub: Stub) -> None:
+    """A standalone stream that brings only a keepalive and is closed (no event id) is no failure."""
+    stub.routes["GET"] = lambda hit: sse(b": keepalive\n\n", event(retry=20))
+
+    async def flow() -> None:
+        async with Client(stub.url, protocol=LEGACY) as client:
+            await client.list_tools()
+            await until(lambda: len(stub.seen("GET")) >= 6, 5)
+
+    run(flow())
+    assert len(stub.seen("GET")) >= 6
+
+
+def test_standalone_get_refused_with_409_is_tried_again(stub: Stub) -> None:
+    """409: an older GET of the session still holds the stream; the client tries again and listens."""
+    answers: list[dict[str, Any]] = []
+
+    def get(hit: Hit) -> Reply:
+        if len(stub.seen("GET")) <= 2:
+            return Reply(409)
+        return sse(event({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"}, eid="g1"), stub.closing)
+
+    def answer(hit: Hit) -> Reply:
+        answers.append(hit.body)
+        return Reply(202)
+
+    stub.routes["GET"] = get
+    stub.routes["answer"] = answer
+    host = Host()
+
+    async def flow() -> None:
+        async with host.client(stub.url, protocol=LEGACY) as client:
+            await client.list_tools()
+            await until(lambda: bool(answers), 8)
+
+    run(flow())
+    assert [a["id"] for a in answers] == ["r1"]

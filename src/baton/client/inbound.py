@@ -58,14 +58,27 @@ class Inbound:
 
     # -- requests ------------------------------------------------------------------------------------------
 
-    def take(self, message: dict[str, Any], reply: Reply) -> None:
-        """Answer a server request in a task of its own, so that the stream it came on keeps being read."""
+    def take(self, message: dict[str, Any], reply: Reply) -> asyncio.Task[None] | None:
+        """Answer a server request in a task of its own, so that the stream it came on keeps being read.
+
+        The task is returned so that the client request whose stream carried the ask can `drop` it when
+        that request ends: the server's question belongs to it, and the host must not be left asking.
+        """
         rid = message.get("id")
         if not isinstance(rid, (str, int)):
-            return  # not a JSON-RPC request id: nothing could be answered
+            return None  # not a JSON-RPC request id: nothing could be answered
         task = asyncio.ensure_future(self._answer_and_reply(message, reply))
         self._running[rid] = task
         task.add_done_callback(lambda done: self._forget(rid, done))
+        return task
+
+    @staticmethod
+    def drop(tasks: Collection[asyncio.Task[None]]) -> None:
+        """Stop the handlers of asks that came with a client request that has ended (answered, cancelled,
+        timed out or failed): once it has, nobody reads the server's cancellation of them (protocol.md P34)."""
+        for task in tasks:
+            if not task.done():
+                task.cancel()
 
     def _forget(self, rid: Any, task: asyncio.Task[None]) -> None:
         if self._running.get(rid) is task:

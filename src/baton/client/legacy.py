@@ -1,7 +1,8 @@
 """The client's 2025-11-25 session: the `initialize` handshake, requests in it, and its end (protocol.md P34).
 
 `Session.open` offers `2025-11-25` with the capabilities the client's handlers declare and its name,
-refuses any other answer with a `ClientError`, then sends `notifications/initialized`. Requests carry
+refuses any other answer with a `ClientError`, then sends `notifications/initialized` (if that fails,
+the session is ended with DELETE before the error is raised). Requests carry
 no 2026 envelope (no `io.modelcontextprotocol/*` key in `_meta`, whoever put it there). A request that
 finds the session gone (HTTP 404) initializes again once and is sent again; a -32042 error hands its
 URL elicitations to `on_url` and, once the user accepted them all, sends the request again (bounded,
@@ -117,7 +118,11 @@ class Session:
         info = result.get("serverInfo")
         if isinstance(info, dict) and isinstance(info.get("name"), str):
             self.server_name = self.inbound.server = info["name"]
-        await self.transport.send(notification("notifications/initialized", {}))
+        try:
+            await self.transport.send(notification("notifications/initialized", {}))
+        except BaseException:
+            await self.transport.end()  # the server issued a session: it must not outlive this failure
+            raise
         self._generation += 1
         await self.transport.listen()
 

@@ -9,8 +9,12 @@ A 404 to a request that carried the session id raises `SessionGone` (the caller 
 Once the session is open, `listen()` opens the standalone GET stream and keeps it open, where a
 server may send requests that belong to no client request (the `mcp` 1.x SDK sends `roots/list`
 there), and waits for its head before any request goes out, since a server drops what it would
-send there while it is not open; a server that offers none (405, or any other refusal) is left
-alone. Closing sends DELETE, whatever the server answers.
+send there while it is not open; a server that offers none (405, or any other refusal but 409) is left
+alone, a 409 (an older GET still holds the stream) is tried again with growing pauses, and a stream
+that stayed open a while or brought anything is no failure however it ended. The server's asks that
+came on a request's stream are stopped when that request ends, whyever it ends. A 404 while resuming
+a request's stream is a `ClientError` (the request may have run). Closing sends DELETE, whatever the
+server answers.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 import orjson
 
 from ..protocol.constants import LEGACY_VERSION
+from .errors import ClientError
 from .http11 import Disconnected, HttpError, ProtocolError, Response, encode_headers
 from .http_transport import HttpTransport, SseDecoder, _decode, _excerpt
 from .inbound import Inbound
@@ -36,6 +41,9 @@ IDLE_RESUMES = 5  # resumptions in a row that bring no new event before the requ
 END_S = 5.0  # how long closing waits for the DELETE
 LISTEN_WAIT_S = 2.0  # how long opening the session waits for the standalone stream's head
 LISTEN_FAILURES = 3  # standalone streams in a row that fail or bring nothing before the client stops listening
+LISTEN_STEADY_S = 10.0  # a standalone stream open this long was a good one, however it ended
+LISTEN_BUSY_S = 0.5  # the first wait after a 409 to the standalone GET; doubled each time, up to:
+LISTEN_BUSY_MAX_S = 30.0
 _NO_REQUEST = object()  # the standalone stream answers no request of ours
 _OURS = frozenset(
     {"mcp-protocol-version", "mcp-method", "mcp-name", "mcp-session-id", "last-event-id", "content-length"}
@@ -68,6 +76,7 @@ class SessionHttp:
         self._background: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Task[None] | None = None
         self._listening: asyncio.Event | None = None  # set once the standalone GET was answered, either way
+        self._heard = False  # the standalone stream being read brought some bytes
 
     def reset(self) -> None:
         """Forget the session (before initializing again), and stop listening to its standalone stream."""
@@ -99,6 +108,7 @@ class SessionHttp:
         if notify is not None:
             message.setdefault("params", {}).setdefault("_meta", {})["progressToken"] = f"p{message['id']}"
         with_session = self.session_id is not None and not initialize
+        asked: list[asyncio.Task[None]] = []  # the server's asks that came on this request's streams
         try:
             async with asyncio.timeout(self.timeout):  # the head; a stream may then last the caller's deadline
                 resp = await self.pool.send(self.target, "POST", self._head(initialize), orjson.dumps(message))
@@ -110,7 +120,7 @@ class SessionHttp:
                 if session_id:
                     self._open(session_id)
             if resp.headers.get("content-type", "").lower().startswith("text/event-stream"):
-                return await self._stream(resp, message["id"], notify)
+                return await self._stream(resp, message["id"], notify, asked)
             try:
                 body = await resp.read()
             except BaseException:
@@ -123,14 +133,18 @@ class SessionHttp:
                 note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": message["id"]}}
                 self._later(self.send(note))
             raise
+        finally:
+            self.inbound.drop(asked)
 
-    async def _stream(self, resp: Response, rid: Any, notify: Notify | None) -> dict[str, Any]:
+    async def _stream(
+        self, resp: Response, rid: Any, notify: Notify | None, asked: list[asyncio.Task[None]]
+    ) -> dict[str, Any]:
         decoder = SseDecoder()
         idle = 0
         while True:
             seen = decoder.last_id
             try:
-                reply = await self._read(resp, decoder, rid, notify)
+                reply = await self._read(resp, decoder, rid, notify, asked)
             except Disconnected:
                 resp.close()
                 reply = None
@@ -153,9 +167,18 @@ class SessionHttp:
             decoder = SseDecoder(last, decoder.retry_ms)
 
     async def _read(
-        self, resp: Response, decoder: SseDecoder, rid: Any, notify: Notify | None
+        self,
+        resp: Response,
+        decoder: SseDecoder,
+        rid: Any,
+        notify: Notify | None,
+        asked: list[asyncio.Task[None]] | None = None,
     ) -> dict[str, Any] | None:
+        """Read one SSE stream until the response to `rid` or its end; the server's asks on it go to
+        `Inbound`, and their tasks into `asked`."""
         while chunk := await resp.next_chunk():
+            if rid is _NO_REQUEST:
+                self._heard = True
             for data in decoder.feed(chunk):
                 if not data.strip():
                     continue
@@ -167,7 +190,9 @@ class SessionHttp:
                     continue
                 if "method" in message:
                     if "id" in message:
-                        self.inbound.take(message, self.send)
+                        task = self.inbound.take(message, self.send)
+                        if task is not None and asked is not None:
+                            asked.append(task)
                     elif not self.inbound.notice(message) and notify is not None:
                         await notify(message)
                 elif message.get("id") == rid and ("result" in message or "error" in message):
@@ -183,7 +208,12 @@ class SessionHttp:
             resp = await self.pool.send(self.target, "GET", head, b"")
         if resp.status == 404 and self.session_id is not None:
             resp.release()
-            raise SessionGone("the server ended the session (a stream's resumption answered 404)")
+            # Not SessionGone: the request reached the server, which may have run it; sending it again
+            # in a new session could run it twice (protocol.md P34).
+            raise ClientError(
+                "the server ended the session while the request's stream was being resumed (404); "
+                "whether the request took effect is unknown"
+            )
         if resp.status != 200 or not resp.headers.get("content-type", "").lower().startswith("text/event-stream"):
             resp.close()
             raise HttpError(resp.status, f"HTTP {resp.status}: the server did not resume the SSE stream")
@@ -230,27 +260,40 @@ class SessionHttp:
         last: bytes | None = None
         retry: int | None = None
         failures = 0
+        busy = 0  # 409s in a row: another GET of this session holds the stream (being replaced)
         while self.session_id is not None and failures < LISTEN_FAILURES:
             head = self._get + self._session
             if last is not None:
                 head += encode_headers([("Last-Event-ID", last.decode("latin-1"))])
             decoder = SseDecoder(last, retry)
+            self._heard = False
+            began = None
             try:
                 async with asyncio.timeout(self.timeout):
                     resp = await self.pool.send(self.target, "GET", head, b"")
                 if self._listening is not None:
                     self._listening.set()
+                if resp.status == 409:  # the server holds an older GET of ours: try again, later each time
+                    resp.close()
+                    busy += 1
+                    await asyncio.sleep(min(LISTEN_BUSY_S * 2 ** (busy - 1), LISTEN_BUSY_MAX_S))
+                    continue
+                busy = 0
                 if resp.status != 200 or not resp.headers.get("content-type", "").startswith("text/event-stream"):
                     resp.close()
                     log.debug("no standalone stream: GET answered %s", resp.status)
                     return
+                began = asyncio.get_running_loop().time()
                 try:
                     await self._read(resp, decoder, _NO_REQUEST, None)
                 finally:
                     resp.close()
             except (OSError, TimeoutError, ValueError) as exc:
                 log.debug("the standalone stream failed: %s", exc)
-            failures = 0 if decoder.last_id != last else failures + 1
+            # A stream that was open a while, or brought anything (a keepalive will do), was a good one:
+            # an idle stream a proxy closes is no failure (protocol.md P34).
+            lasted = began is not None and asyncio.get_running_loop().time() - began >= LISTEN_STEADY_S
+            failures = 0 if lasted or self._heard or decoder.last_id != last else failures + 1
             last, retry = decoder.last_id, decoder.retry_ms
             await asyncio.sleep((retry if retry is not None else DEFAULT_RETRY_MS) / 1000)
 

@@ -3,7 +3,9 @@
 Responses are matched to requests by id, so requests may run concurrently; notifications go to the
 callback of the request they name (progress) or are dropped. In a 2025-11-25 session (`inbound` set)
 the server's own requests are answered through it, on stdin, and the notifications it handles
-(elicitation complete, cancelled) reach it (protocol.md P33, P34). Closing sends EOF, then SIGTERM,
+(elicitation complete, cancelled) reach it (protocol.md P33, P34). Stdio does not say which request
+an ask belongs to; one that arrives while a single request is pending is taken as that request's
+and stopped when it ends. Closing sends EOF, then SIGTERM,
 then SIGKILL (MCP stdio transport).
 """
 
@@ -34,6 +36,7 @@ class StdioTransport:
         self.proc: asyncio.subprocess.Process | None = None
         self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._notify: dict[Any, Notify] = {}
+        self._asked: dict[Any, list[asyncio.Task[None]]] = {}  # request id -> the server's asks that are its
         self._reader: asyncio.Task[None] | None = None
         self._tokens = itertools.count(1)
         self.inbound: Inbound | None = None  # set once a 2025-11-25 session is open on this process
@@ -66,7 +69,9 @@ class StdioTransport:
                 inbound = self.inbound
                 if "id" in message:
                     if inbound is not None:
-                        inbound.take(message, self.send)
+                        task = inbound.take(message, self.send)
+                        if task is not None and len(self._asked) == 1:  # only one request it can belong to
+                            next(iter(self._asked.values())).append(task)
                     continue
                 params = message.get("params") or {}
                 token = params.get("progressToken")
@@ -92,6 +97,7 @@ class StdioTransport:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         rid = message["id"]
         self._pending[rid] = future
+        self._asked[rid] = []
         token = None
         if notify is not None:
             token = f"p{next(self._tokens)}"
@@ -109,6 +115,9 @@ class StdioTransport:
             raise
         finally:
             self._pending.pop(rid, None)
+            asked = self._asked.pop(rid, [])
+            if self.inbound is not None:
+                self.inbound.drop(asked)
             if token is not None:
                 self._notify.pop(token, None)
 
