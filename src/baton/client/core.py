@@ -97,6 +97,7 @@ class Client:
         version: str = "0.1.0",
         max_rounds: int = 10,
         deadline_s: float = 300.0,
+        stdio_probe_s: float = STDIO_PROBE_S,
         headers: dict[str, str] | None = None,
         env: dict[str, str] | None = None,
         cache: bool = True,
@@ -149,6 +150,7 @@ class Client:
         self.protocol_version = SUPPORTED_VERSIONS[0]
         self.max_rounds = max_rounds
         self.deadline_s = deadline_s
+        self.stdio_probe_s = stdio_probe_s  # a stdio server that starts slowly needs more (protocol.md P34)
         self.server_name: str | None = None
         self._ids = itertools.count(1)
         self._header_params: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -195,10 +197,10 @@ class Client:
     async def _probe(self) -> str:
         """`server/discover` with the 2026 envelope; the era its answer shows (`probe`)."""
         try:
-            async with asyncio.timeout(None if self.http else STDIO_PROBE_S):
+            async with asyncio.timeout(None if self.http else self.stdio_probe_s):
                 result = await self._leg("server/discover", None, None)
         except TimeoutError:
-            self._probe_answer = f"no answer within {STDIO_PROBE_S:g} s"
+            self._probe_answer = f"no answer within {self.stdio_probe_s:g} s"
             return LEGACY
         except McpError as exc:
             self._probe_answer = f"error {exc.code} ({exc.message})"
