@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Self, TypeAlias
+from typing import Any, Self, TypeAlias, overload
 
 
 class RawView(Mapping[str, Any]):
@@ -61,6 +61,43 @@ class RawView(Mapping[str, Any]):
         return value if isinstance(value, str) else None
 
 
+class _OptText:
+    """A string member of the raw dict, read when asked for: None when absent or not a string."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    @overload
+    def __get__(self, view: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, view: RawView, owner: type) -> str | None: ...
+
+    def __get__(self, view: RawView | None, owner: type) -> Self | str | None:
+        if view is None:
+            return self
+        value = view.raw.get(self.key)
+        return value if isinstance(value, str) else None
+
+
+class _Text(_OptText):
+    """A string member of the raw dict, read when asked for: "" when absent or not a string."""
+
+    __slots__ = ()
+
+    @overload
+    def __get__(self, view: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, view: RawView, owner: type) -> str: ...
+
+    def __get__(self, view: RawView | None, owner: type) -> Self | str:
+        if view is None:
+            return self
+        value = view.raw.get(self.key)
+        return value if isinstance(value, str) else ""
+
+
 def _dict(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
@@ -77,9 +114,7 @@ class Content(RawView):
 
     __slots__ = ()
 
-    @property
-    def type(self) -> str:
-        return self._str("type") or ""
+    type = _Text("type")
 
     @property
     def annotations(self) -> dict[str, Any] | None:
@@ -95,9 +130,7 @@ class TextContent(Content):
     __slots__ = ()
     _shown = ("text",)
 
-    @property
-    def text(self) -> str:
-        return self._str("text") or ""
+    text = _Text("text")
 
 
 class _Media(Content):
@@ -109,9 +142,7 @@ class _Media(Content):
         """The base64 text as sent."""
         return self._str("data") or ""
 
-    @property
-    def mime_type(self) -> str | None:
-        return self._str("mimeType")
+    mime_type = _OptText("mimeType")
 
     @property
     def size(self) -> int:
@@ -138,21 +169,13 @@ class ResourceContents(RawView):
     __slots__ = ()
     _shown = ("uri", "mime_type")
 
-    @property
-    def uri(self) -> str:
-        return self._str("uri") or ""
+    uri = _Text("uri")
 
-    @property
-    def mime_type(self) -> str | None:
-        return self._str("mimeType")
+    mime_type = _OptText("mimeType")
 
-    @property
-    def text(self) -> str | None:
-        return self._str("text")
+    text = _OptText("text")
 
-    @property
-    def blob(self) -> str | None:
-        return self._str("blob")
+    blob = _OptText("blob")
 
     @property
     def data(self) -> bytes:
@@ -179,25 +202,15 @@ class ResourceLink(Content):
     __slots__ = ()
     _shown = ("uri", "name")
 
-    @property
-    def uri(self) -> str:
-        return self._str("uri") or ""
+    uri = _Text("uri")
 
-    @property
-    def name(self) -> str:
-        return self._str("name") or ""
+    name = _Text("name")
 
-    @property
-    def title(self) -> str | None:
-        return self._str("title")
+    title = _OptText("title")
 
-    @property
-    def description(self) -> str | None:
-        return self._str("description")
+    description = _OptText("description")
 
-    @property
-    def mime_type(self) -> str | None:
-        return self._str("mimeType")
+    mime_type = _OptText("mimeType")
 
 
 class UnknownContent(Content):
@@ -294,9 +307,7 @@ class PromptMessage(RawView):
     __slots__ = ()
     _shown = ("role", "content")
 
-    @property
-    def role(self) -> str:
-        return self._str("role") or ""
+    role = _Text("role")
 
     @property
     def content(self) -> ContentBlock:
@@ -317,9 +328,7 @@ class GetPromptResult(RawView):
         super().__init__(raw)
         self._messages: list[PromptMessage] | None = None
 
-    @property
-    def description(self) -> str | None:
-        return self._str("description")
+    description = _OptText("description")
 
     @property
     def messages(self) -> list[PromptMessage]:
@@ -339,17 +348,11 @@ class GetPromptResult(RawView):
 class _Described(RawView):
     __slots__ = ()
 
-    @property
-    def name(self) -> str:
-        return self._str("name") or ""
+    name = _Text("name")
 
-    @property
-    def title(self) -> str | None:
-        return self._str("title")
+    title = _OptText("title")
 
-    @property
-    def description(self) -> str | None:
-        return self._str("description")
+    description = _OptText("description")
 
     @property
     def icons(self) -> list[dict[str, Any]]:
@@ -382,13 +385,9 @@ class PromptArgument(RawView):
     __slots__ = ()
     _shown = ("name", "required")
 
-    @property
-    def name(self) -> str:
-        return self._str("name") or ""
+    name = _Text("name")
 
-    @property
-    def description(self) -> str | None:
-        return self._str("description")
+    description = _OptText("description")
 
     @property
     def required(self) -> bool:
@@ -412,13 +411,9 @@ class Resource(_Described):
     __slots__ = ()
     _shown = ("uri", "name")
 
-    @property
-    def uri(self) -> str:
-        return self._str("uri") or ""
+    uri = _Text("uri")
 
-    @property
-    def mime_type(self) -> str | None:
-        return self._str("mimeType")
+    mime_type = _OptText("mimeType")
 
     @property
     def size(self) -> int | None:
@@ -432,13 +427,9 @@ class ResourceTemplate(_Described):
     __slots__ = ()
     _shown = ("uri_template", "name")
 
-    @property
-    def uri_template(self) -> str:
-        return self._str("uriTemplate") or ""
+    uri_template = _Text("uriTemplate")
 
-    @property
-    def mime_type(self) -> str | None:
-        return self._str("mimeType")
+    mime_type = _OptText("mimeType")
 
 
 __all__ = [
