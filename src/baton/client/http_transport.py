@@ -103,15 +103,33 @@ def _excerpt(body: bytes) -> str:
     return repr(text + "…" if len(body) > 200 else text)
 
 
+def sse_message(data: bytes, status: int) -> dict[str, Any] | None:
+    """The JSON-RPC message one SSE event carries; None when it is not an object, `ProtocolError` when
+    it is not JSON (both eras' readers)."""
+    try:
+        message = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise ProtocolError(f"HTTP {status}: an SSE event is not JSON: {_excerpt(data)}") from None
+    return message if isinstance(message, dict) else None
+
+
+async def read_body(resp: Response) -> bytes:
+    """The whole body; the connection goes back to the pool, or is closed if reading failed."""
+    try:
+        body = await resp.read()
+    except BaseException:
+        resp.close()
+        raise
+    resp.release()
+    return body
+
+
 async def _read_sse(resp: Response, rid: Any, notify: Notify | None) -> dict[str, Any]:
     events = SseDecoder()
     while chunk := await resp.next_chunk():
         for data in events.feed(chunk):
-            try:
-                message = orjson.loads(data)
-            except orjson.JSONDecodeError:
-                raise ProtocolError(f"HTTP {resp.status}: an SSE event is not JSON: {_excerpt(data)}") from None
-            if not isinstance(message, dict):
+            message = sse_message(data, resp.status)
+            if message is None:
                 continue
             if "id" in message:
                 if message["id"] == rid and ("result" in message or "error" in message):

@@ -30,7 +30,7 @@ import orjson
 from ..protocol.constants import LEGACY_VERSION
 from .errors import ClientError
 from .http11 import Disconnected, HttpError, ProtocolError, Response, encode_headers
-from .http_transport import HttpTransport, SseDecoder, _decode, _excerpt
+from .http_transport import HttpTransport, SseDecoder, _decode, _excerpt, read_body, sse_message
 from .inbound import Inbound
 
 log = logging.getLogger("baton.client")
@@ -121,13 +121,7 @@ class SessionHttp:
                     self._open(session_id)
             if resp.headers.get("content-type", "").lower().startswith("text/event-stream"):
                 return await self._stream(resp, message["id"], notify, asked)
-            try:
-                body = await resp.read()
-            except BaseException:
-                resp.close()
-                raise
-            resp.release()
-            return _decode(resp.status, body)
+            return _decode(resp.status, await read_body(resp))
         except (asyncio.CancelledError, TimeoutError):
             if not initialize:  # 2025-11-25: a dropped stream is no cancellation; this is (MCP cancellation)
                 note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": message["id"]}}
@@ -182,11 +176,8 @@ class SessionHttp:
             for data in decoder.feed(chunk):
                 if not data.strip():
                     continue
-                try:
-                    message = orjson.loads(data)
-                except orjson.JSONDecodeError:
-                    raise ProtocolError(f"HTTP {resp.status}: an SSE event is not JSON: {_excerpt(data)}") from None
-                if not isinstance(message, dict):
+                message = sse_message(data, resp.status)
+                if message is None:
                     continue
                 if "method" in message:
                     if "id" in message:
@@ -225,12 +216,7 @@ class SessionHttp:
         """POST a notification or an answer to a server request; the server says 202 (any 2xx will do)."""
         async with asyncio.timeout(self.timeout):
             resp = await self.pool.send(self.target, "POST", self._head(), orjson.dumps(message))
-            try:
-                body = await resp.read()
-            except BaseException:
-                resp.close()
-                raise
-            resp.release()
+            body = await read_body(resp)
         if resp.status == 404 and self.session_id is not None:
             raise SessionGone("the server ended the session")
         if not 200 <= resp.status < 300:
