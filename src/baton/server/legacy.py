@@ -37,7 +37,7 @@ from ..state.entropy import random_bytes
 from .exchange import Exchange
 from .outbound import PeerError, PeerGone, Stream
 from .results import error_result
-from .sessions import LegacySession
+from .sessions import MAX_INFO_CHARS, LegacySession
 
 if TYPE_CHECKING:
     from .core import Server
@@ -85,7 +85,11 @@ class Legacy:
         if not isinstance(caps, dict):
             raise invalid_params('Invalid params: "capabilities" must be an object')
         info = params.get("clientInfo")
-        client_info = {k: info[k] for k in _CLIENT_INFO_KEYS if isinstance(info, dict) and isinstance(info.get(k), str)}
+        client_info = {  # bounded here, for both transports (a sealed session id carries it: P30)
+            k: info[k][:MAX_INFO_CHARS]
+            for k in _CLIENT_INFO_KEYS
+            if isinstance(info, dict) and isinstance(info.get(k), str)
+        }
         if requested != LEGACY_VERSION:
             log.info("a client asked for MCP %r in initialize; offering %s", requested, LEGACY_VERSION)
         session = LegacySession(principal, LEGACY_VERSION, ClientCapabilities.parse(caps), client_info)

@@ -18,7 +18,7 @@ from ..state.keys import KeyRing
 from ..state.seal import FlowState, InvalidState, Sealer
 
 DEFAULT_SESSION_TTL_S = 24 * 3600
-MAX_INFO_CHARS = 128  # of each clientInfo string sealed into the id
+MAX_INFO_CHARS = 128  # of each clientInfo string a session keeps (and its sealed id carries)
 # What a session id is bound to besides audience and principal: a request binding always starts with a
 # method name of at least one byte, so an empty one cannot be a requestState's (no token opens as the other).
 _SESSION_BINDING = b"\0\0\0\0mcp-session"
@@ -48,10 +48,9 @@ class SessionSeal:
 
     def mint(self, session: LegacySession) -> str:
         """The session's id; only visible ASCII (base64url, dots), a few hundred characters: only what the
-        bridge reads of the capabilities is sealed, and the client's name and version are cut short."""
+        bridge reads of the capabilities is sealed, and `initialize` already cut the client's strings short."""
         caps = capability_for(*(kind for kind in ASK_KINDS if granted(session.capabilities, kind)))
-        info = {k: v[:MAX_INFO_CHARS] for k, v in session.client_info.items()}
-        journal = Journal(once={"v": session.version, "c": caps, "i": info})
+        journal = Journal(once={"v": session.version, "c": caps, "i": session.client_info})
         return self._sealer.seal(FlowState(journal=journal), session.principal, _SESSION_BINDING)
 
     def open(self, token: str, principal: str) -> LegacySession | None:
