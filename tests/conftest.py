@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from support.browser import launched_chromium
 from support.processes import free_port
 from support.serve import RunningServer, start_server
 
@@ -24,6 +26,13 @@ def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     """Every test gets its own data directory, so no key file is shared by accident."""
     monkeypatch.setenv("BATON_DATA_DIR", str(tmp_path_factory.mktemp("baton-data")))
     monkeypatch.delenv("BATON_STATE_KEYS", raising=False)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium, one per test module (each test opens its own contexts)."""
+    with launched_chromium() as browser:
+        yield browser
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import sync_playwright
 from support.paths import ROOT, SERVERS
 from support.processes import PortOpen, free_port, start
 from support.serve import RunningServer, start_server
@@ -29,16 +28,6 @@ from baton import KeyRing
 from baton.connect import MemoryTickets, MemoryVaultStore, Sessions, SqliteTickets, SqliteVaultStore, Vault, VaultError
 from baton.connect.tickets import mint, well_formed
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 URL_CAPS = {"elicitation": {"url": {}}}
 ALICE_KEY = "sk-alice-7f3e9c2b1d0a4e5f8a6b"
 BOB_KEY = "sk-bob-0a1b2c3d4e5f60718293"
@@ -106,16 +95,6 @@ def server(tmp_path: Path) -> Iterator[RunningServer]:
 @pytest.fixture
 def mcp(server: RunningServer) -> Mcp:
     return Mcp(server)
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: install it with `apt-get install -y chromium`")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ even when the development login is (wrongly) configured there.
 
 from __future__ import annotations
 
-import os
 import re
 import textwrap
 from collections.abc import Callable, Iterator
@@ -19,7 +18,6 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import sync_playwright
 from support.processes import free_port
 from support.serve import RunningServer, start_server
 from wire import call
@@ -28,8 +26,6 @@ from baton import KeyRing
 from baton.connect import Sessions
 from baton.connect.session import COOKIE_NAME
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 URL_CAPS = {"elicitation": {"url": {}}}
 KEY = "sk-demo-5b8e1c0f9a7d"
 
@@ -79,16 +75,6 @@ def serve_hints(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
     yield start
     for server in started:
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: install it with `apt-get install -y chromium`")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

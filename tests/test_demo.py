@@ -19,13 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import sync_playwright
 from support.paths import ROOT
 from support.terminal import Terminal
 
 DEMO = str(ROOT / "examples" / "demo.py")
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 USER_KEY = "sk-typed-by-the-user-8d2e"
 
 pytestmark = [
@@ -61,16 +58,6 @@ def test_auto_demo_completes_every_step_including_url_mode() -> None:
         "(24 characters; it never passed through this client)."
     ), out
     assert elapsed < 60, f"the demo took {elapsed:.1f} s"
-
-
-@pytest.fixture
-def chromium() -> Iterator[Any]:
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: install it with `apt-get install -y chromium`")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
