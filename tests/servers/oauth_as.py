@@ -27,7 +27,8 @@ What it offers (every endpoint below sits under the issuer's path):
 - `/introspect` (RFC 7662) and `/revoke` (RFC 7009), for confidential clients (basic or post).
 - `/register`: dynamic client registration (RFC 7591), open; public clients (`none`) get no secret.
 - Pre-registered clients: `conf-basic` / `conf-basic-secret` (client_secret_basic), `conf-post` /
-  `conf-post-secret` (client_secret_post), and `public-client` (public, `none`). Their redirect URIs
+  `conf-post-secret` (client_secret_post), `public-client` (public, `none`), and `short-lived` (public,
+  its access tokens expire after 2 s whatever `--token-ttl` says). Their redirect URIs
   may be any `http://127.0.0.1:*` or `http://localhost:*` URI (RFC 8252 loopback), or a `--redirect-uri`.
 - Client ID Metadata Documents: a `client_id` that is an https URL (or, in this test server only, an
   http URL on 127.0.0.1/localhost) is fetched; its `client_id` must be that URL and the redirect URI
@@ -72,7 +73,9 @@ PRE_REGISTERED = {
     "conf-basic": ("conf-basic-secret", "client_secret_basic"),
     "conf-post": ("conf-post-secret", "client_secret_post"),
     "public-client": (None, "none"),
+    "short-lived": (None, "none"),  # public, and its access tokens expire after SHORT_TTL_S (expiry tests)
 }
+SHORT_TTL_S = 2
 
 args = argparse.Namespace()
 PRIVATE_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -303,9 +306,15 @@ class Generator(BearerTokenGenerator):  # type: ignore[misc]
     token only when `offline_access` was granted."""
 
     def __init__(self) -> None:
-        super().__init__(
-            self.access_token, lambda *a, **k: "rt-" + secrets.token_urlsafe(24), lambda c, t: args.token_ttl
-        )
+        super().__init__(self.access_token, self.refresh_token, self.expires_in)
+
+    @staticmethod
+    def refresh_token(*_: Any, **__: Any) -> str:
+        return "rt-" + secrets.token_urlsafe(24)
+
+    @staticmethod
+    def expires_in(client: Client, grant_type: str) -> int:
+        return SHORT_TTL_S if client.get_client_id() == "short-lived" else int(args.token_ttl)
 
     def access_token(self, client: Client, grant_type: str, user: User | None, scope: str) -> str:
         if args.opaque:
@@ -318,7 +327,7 @@ class Generator(BearerTokenGenerator):  # type: ignore[misc]
             "client_id": client.get_client_id(),
             "scope": scope or "",
             "iat": now,
-            "exp": now + args.token_ttl,
+            "exp": now + self.expires_in(client, grant_type),
             "jti": secrets.token_urlsafe(12),
         }
         return jwt.encode(claims, PRIVATE_KEY, algorithm="RS256", headers={"kid": KID, "typ": "at+jwt"})
