@@ -24,7 +24,8 @@ What it offers (every endpoint below sits under the issuer's path):
   `client_id`, `scope`, `iat`, `exp` (`--token-ttl`, default 300 s; short for expiry tests), `jti`;
   with `--opaque` they are random strings that only introspection can read. A refresh token is issued
   only when `offline_access` was granted; refreshing rotates it (the old one is revoked).
-- `/introspect` (RFC 7662) and `/revoke` (RFC 7009), for confidential clients (basic or post).
+- `/introspect` (RFC 7662), for confidential clients (basic or post; any of them may introspect any
+  token), and `/revoke` (RFC 7009), for the client the token was issued to (public ones by `client_id`).
 - `/register`: dynamic client registration (RFC 7591), open; public clients (`none`) get no secret.
 - Pre-registered clients: `conf-basic` / `conf-basic-secret` (client_secret_basic), `conf-post` /
   `conf-post-secret` (client_secret_post), `public-client` (public, `none`), and `short-lived` (public,
@@ -124,7 +125,7 @@ class Client(ClientMixin):  # type: ignore[misc]
         return self.client_secret is not None and secrets.compare_digest(client_secret, self.client_secret)
 
     def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
-        if endpoint in ("introspect", "revoke"):
+        if endpoint == "introspect":
             return self.client_secret is not None and method == self.auth_method
         return method == self.auth_method
 
@@ -401,7 +402,7 @@ class Introspect(IntrospectionEndpoint):  # type: ignore[misc]
 
 
 class Revoke(RevocationEndpoint):  # type: ignore[misc]
-    CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]  # noqa: RUF012
+    CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]  # noqa: RUF012
 
     def query_token(self, token_string: str, token_type_hint: str | None) -> Token | None:
         return TOKENS.get(token_string)
@@ -453,7 +454,7 @@ def metadata() -> dict[str, Any]:
         "grant_types_supported": ["authorization_code", "refresh_token"],
         "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
         "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
-        "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
         "code_challenge_methods_supported": ["S256"],
         "authorization_response_iss_parameter_supported": True,
         "client_id_metadata_document_supported": True,
