@@ -483,7 +483,7 @@ def jwk() -> dict[str, Any]:
 LOGIN_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Test AS: sign in</title></head>
 <body><h1>Sign in to the test authorization server</h1>
 <p>{client} asks for: <code>{scope}</code></p>
-<form method="post">{hidden}
+<form method="post" action="{action}">{hidden}
 <label>Username <input name="username" id="username" autofocus required></label>
 <button type="submit" name="action" value="allow" id="allow">Allow</button>
 <button type="submit" name="action" value="deny" id="deny">Deny</button>
@@ -537,7 +537,10 @@ def build_app() -> Flask:
                 f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in request.args.items()
             )
             page = LOGIN_PAGE.format(
-                client=escape(grant.client.get_client_id()), scope=escape(grant.request.scope or ""), hidden=hidden
+                action=escape(f"{path}/authorize"),
+                client=escape(grant.client.get_client_id()),
+                scope=escape(grant.request.scope or ""),
+                hidden=hidden,
             )
             return page, 200, {"content-type": "text/html; charset=utf-8", "cache-control": "no-store"}
         if request.method == "POST":
