@@ -10,6 +10,9 @@ MCP 2025-11-25: every request that `baton.protocol.era.is_modern` does not claim
 `Mcp-Session-Id` (answers to server requests, notifications, GET, DELETE), goes to
 `baton.serve.http_sessions`; a 2026 request with its envelope pays one dict lookup for that.
 
+With `Server(auth=...)` it also answers GET (and the CORS preflight) at the OAuth Protected Resource
+Metadata path (RFC 9728, protocol.md PAS9); 401 and 403 replies carry the guard's `WWW-Authenticate`.
+
 Every JSON-RPC envelope is built by `baton.protocol.messages`. Every response names the instance that
 produced it in a `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), for deployments of many.
 """
