@@ -7,7 +7,6 @@ real clock back at the end.
 
 from __future__ import annotations
 
-import time
 from types import TracebackType
 
 from ..state import clock
@@ -17,7 +16,7 @@ class FakeClock:
     """A wall clock that starts at `start` (default: the real time now) and moves only by `advance`."""
 
     def __init__(self, start: float | None = None) -> None:
-        self.now = time.time() if start is None else float(start)
+        self.now = clock.now() if start is None else float(start)
         self._previous: list[clock.Source] = []
 
     def __call__(self) -> float:

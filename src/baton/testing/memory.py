@@ -70,7 +70,7 @@ class MemoryTransport:
     ) -> dict[str, Any]:
         """One 2026-07-28 request through `Server.handle`; the JSON-RPC response."""
         if notify is not None:
-            message["params"].setdefault("_meta", {})["progressToken"] = f"p{next(self._tokens)}"
+            message["params"].setdefault("_meta", {})["progressToken"] = self.token()
         self._forge(message.get("params"))
         if self.wire is not None:
             self.wire.failure()  # in 2026 the user's complaint was raised in the client already
@@ -85,6 +85,10 @@ class MemoryTransport:
             self.server.hub.close(reply)
             raise McpError(INVALID_REQUEST, "subscriptions/listen is not served by the in-memory transport")
         return _copy(reply.body)
+
+    def token(self) -> str:
+        """A fresh progress token, for a request whose caller wants its notifications."""
+        return f"p{next(self._tokens)}"
 
     def _forge(self, params: Any) -> None:
         answers = params.get("inputResponses") if isinstance(params, dict) and self.wire is not None else None
@@ -122,6 +126,8 @@ class MemorySession:
 
     async def request(self, message: dict[str, Any], notify: Notify | None) -> dict[str, Any]:
         memory = self.memory
+        if notify is not None:
+            message.setdefault("params", {}).setdefault("_meta", {})["progressToken"] = memory.token()
         msg = parse(orjson.dumps(message))
         if msg.method == "initialize":
             return await self._initialize(msg)

@@ -14,6 +14,7 @@ in-memory transport tells the user which ask key a server request stands for (`a
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -100,6 +101,8 @@ class ScriptedUser:
 
     async def __call__(self, question: Question) -> Answer[Any]:
         key = self.aliases.get(question.key, question.key)
+        if key != question.key:
+            question = dataclasses.replace(question, key=key)  # scripts see the ask key in either era
         script = self._script(key, question)
         reply = script(question) if callable(script) else script
         if inspect.isawaitable(reply):
