@@ -284,11 +284,13 @@ def test_the_entry_point_names_the_plugin_module() -> None:
     assert {"baton_client", "scripted_user", "fake_clock", "baton_era", "baton_server"} <= set(vars(kit_plugin))
 
 
-def _pytest(tmp_path: Path, *extra_path: Path) -> subprocess.CompletedProcess[str]:
+def _pytest(tmp_path: Path, *extra_path: Path, autoload: bool = True) -> subprocess.CompletedProcess[str]:
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "test_probe.py").write_text(PLUGIN_TEST)
     (tmp_path / "pytest.ini").write_text("[pytest]\n")  # not the project's addopts (which pass -p)
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")}
+    if not autoload:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env["PYTHONPATH"] = os.pathsep.join([*map(str, extra_path), str(ROOT / "src")])
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_probe.py")],
@@ -303,7 +305,8 @@ def _pytest(tmp_path: Path, *extra_path: Path) -> subprocess.CompletedProcess[st
 
 def test_pytest_loads_the_plugin_by_its_entry_point(tmp_path: Path) -> None:
     """An installed distribution that declares the entry point (here a bare dist-info) makes pytest load the
-    fixtures with no -p and no conftest; without one, the fixtures are unknown."""
+    fixtures with no -p and no conftest; with entry points off, the fixtures are unknown (so nothing else
+    brought them)."""
     site = tmp_path / "site"
     info = site / "baton_kit_probe-0.dist-info"
     info.mkdir(parents=True)
@@ -314,7 +317,7 @@ def test_pytest_loads_the_plugin_by_its_entry_point(tmp_path: Path) -> None:
     loaded = _pytest(tmp_path / "with", site)
     assert loaded.returncode == 0, loaded.stdout + loaded.stderr
     assert "2 passed" in loaded.stdout
-    bare = _pytest(tmp_path / "without")
+    bare = _pytest(tmp_path / "without", site, autoload=False)
     assert bare.returncode != 0 and "fixture 'baton_client' not found" in bare.stdout
 
 
