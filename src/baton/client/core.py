@@ -66,6 +66,9 @@ STEP_MODE_2026 = (
 
 
 class Transport(Protocol):
+    """How requests reach the server: HTTP, stdio, or an object given as the target (`baton.testing`'s
+    in-memory one). A given one that also speaks 2025-11-25 has `session(inbound)`, its session's transport."""
+
     async def request(
         self, message: dict[str, Any], version: str, notify: Progress | None, param_headers: dict[str, str]
     ) -> dict[str, Any]: ...
@@ -74,7 +77,7 @@ class Transport(Protocol):
 
 
 class Client:
-    """A client of one MCP server: an URL (Streamable HTTP) or a command (stdio subprocess).
+    """A client of one MCP server: an URL (Streamable HTTP), a command (stdio subprocess), or a `Transport`.
 
     Capabilities are declared from the handlers given: `on_form` and `on_url` (elicitation modes,
     separately), and the deprecated `on_sampling` / `on_roots`; `declare=("form", "url")` declares
@@ -86,7 +89,7 @@ class Client:
 
     def __init__(
         self,
-        target: str | Sequence[str],
+        target: str | Sequence[str] | Transport,
         *,
         on_form: ElicitHandler | None = None,
         on_url: ElicitHandler | None = None,
@@ -121,9 +124,11 @@ class Client:
                 raise ValueError(f"a client target is an http(s) URL or a command list, not {target!r}")
             self.transport = HttpTransport(target, headers=headers)
             self.http = True
-        else:
+        elif isinstance(target, Sequence):
             self.transport = StdioTransport(target, env=None if env is None else {**os.environ, **env})
             self.http = False
+        else:
+            self.transport, self.http = target, False
         self.on_form, self.on_url = on_form, on_url
         self.on_sampling, self.on_roots = on_sampling, on_roots
         caps: dict[str, Any] = {}
@@ -228,9 +233,13 @@ class Client:
         transport: SessionTransport
         if isinstance(self.transport, HttpTransport):
             transport = SessionHttp(self.transport, inbound)
-        else:
-            assert isinstance(self.transport, StdioTransport)
+        elif isinstance(self.transport, StdioTransport):
             transport = SessionStdio(self.transport, inbound)
+        else:
+            opener = getattr(self.transport, "session", None)
+            if opener is None:
+                raise ClientError("this transport speaks only 2026-07-28: it has no session(inbound)")
+            transport = opener(inbound)
         session = Session(
             transport,
             inbound,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import struct
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property
@@ -23,6 +22,7 @@ import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
+from ..state import clock
 from ..state.redis_client import pooled_client, redacted
 from ..state.store_url import StoreUnavailable
 from .tickets import Ticket, TicketStore
@@ -126,7 +126,7 @@ class RedisTickets(_RedisStore, TicketStore):
 
     async def put(self, ticket: Ticket) -> None:
         key = self.prefix + ticket.id
-        ttl_ms = int((ticket.expires_at - time.time()) * 1000)  # relative: Redis's own clock does not matter
+        ttl_ms = int((ticket.expires_at - clock.now()) * 1000)  # relative: Redis's own clock does not matter
         with self._use() as redis:
             if ttl_ms > 0:
                 await redis.set(key, _encode(ticket), px=ttl_ms)

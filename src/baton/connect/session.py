@@ -13,11 +13,11 @@ import binascii
 import hashlib
 import hmac
 import secrets
-import time
 from dataclasses import dataclass
 
 import orjson
 
+from ..state import clock
 from ..state.keys import KeyRing
 from .derived import DerivedKeys
 
@@ -57,7 +57,7 @@ class Sessions:
 
     def issue(self, principal: str) -> tuple[Session, str]:
         """A new session for `principal` and its `Set-Cookie` header value."""
-        session = Session(principal, secrets.token_urlsafe(16), int(time.time()) + self.ttl_s)
+        session = Session(principal, secrets.token_urlsafe(16), int(clock.now()) + self.ttl_s)
         payload = _b64(orjson.dumps({"p": session.principal, "s": session.sid, "e": session.expires_at}))
         kid, key = self._keys.current
         signed = f"v1.{kid}.{payload}"
@@ -90,7 +90,7 @@ class Sessions:
             session = Session(str(data["p"]), str(data["s"]), int(data["e"]))
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             return None
-        return session if session.expires_at > time.time() and session.principal else None
+        return session if session.expires_at > clock.now() and session.principal else None
 
     def csrf(self, session: Session, ticket_id: str) -> str:
         """A token for forms on `ticket_id`'s page, valid only with this session."""

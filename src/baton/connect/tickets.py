@@ -12,9 +12,9 @@ import os
 import re
 import secrets
 import sqlite3
-import time
 from dataclasses import dataclass, replace
 
+from ..state import clock
 from ..state.sqlite_file import SqliteFile
 
 TICKET_PATTERN = re.compile(r"[A-Za-z0-9_-]{32}\Z")
@@ -36,7 +36,7 @@ class Ticket:
 
 def mint(principal: str, flow_id: bytes, purpose: str, ttl_s: float = DEFAULT_TICKET_TTL_S) -> Ticket:
     """A fresh ticket (not yet stored)."""
-    return Ticket(secrets.token_urlsafe(24), principal, flow_id, purpose, time.time() + ttl_s)
+    return Ticket(secrets.token_urlsafe(24), principal, flow_id, purpose, clock.now() + ttl_s)
 
 
 def well_formed(ticket_id: str) -> bool:
@@ -66,13 +66,13 @@ class MemoryTickets(TicketStore):
         self._tickets: dict[str, Ticket] = {}
 
     async def put(self, ticket: Ticket) -> None:
-        now = time.time()
+        now = clock.now()
         self._tickets = {k: t for k, t in self._tickets.items() if t.expires_at > now}
         self._tickets[ticket.id] = ticket
 
     async def get(self, ticket_id: str) -> Ticket | None:
         ticket = self._tickets.get(ticket_id)
-        return ticket if ticket is not None and ticket.expires_at > time.time() else None
+        return ticket if ticket is not None and ticket.expires_at > clock.now() else None
 
     async def complete(self, ticket_id: str, principal: str) -> bool:
         ticket = await self.get(ticket_id)  # no await between the check and the update: atomic in one loop
@@ -102,7 +102,7 @@ class SqliteTickets(TicketStore):
 
     async def put(self, ticket: Ticket) -> None:
         def op(db: sqlite3.Connection) -> None:
-            db.execute("DELETE FROM baton_tickets WHERE expires_at <= ?", (time.time(),))
+            db.execute("DELETE FROM baton_tickets WHERE expires_at <= ?", (clock.now(),))
             db.execute(
                 "INSERT INTO baton_tickets VALUES (?, ?, ?, ?, ?, ?)",
                 (ticket.id, ticket.principal, ticket.flow_id, ticket.purpose, ticket.expires_at, int(ticket.done)),
@@ -115,7 +115,7 @@ class SqliteTickets(TicketStore):
             row = db.execute(
                 "SELECT principal, flow_id, purpose, expires_at, done FROM baton_tickets "
                 "WHERE id = ? AND expires_at > ?",
-                (ticket_id, time.time()),
+                (ticket_id, clock.now()),
             ).fetchone()
             if row is None:
                 return None
@@ -127,7 +127,7 @@ class SqliteTickets(TicketStore):
         def op(db: sqlite3.Connection) -> bool:
             cur = db.execute(
                 "UPDATE baton_tickets SET done = 1 WHERE id = ? AND principal = ? AND done = 0 AND expires_at > ?",
-                (ticket_id, principal, time.time()),
+                (ticket_id, principal, clock.now()),
             )
             return cur.rowcount == 1
 

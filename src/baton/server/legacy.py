@@ -218,7 +218,7 @@ class Legacy:
 
         async def one(key: str, method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
             try:
-                return key, await stream.request(method, params, timeout)
+                return key, await stream.request(method, params, timeout, key)
             except (TimeoutError, PeerGone) as exc:
                 why = str(exc) if isinstance(exc, PeerGone) else f"no answer within {timeout:g} s"
                 if method == "elicitation/create":  # the user never answered: as if they dismissed it

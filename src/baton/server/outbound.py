@@ -105,14 +105,20 @@ class Stream:
         self._write = write
         self.outbound = outbound
         self.can_request = can_request
+        self.keys: dict[RequestId, str] = {}  # request id -> the ask key it carries; never sent (protocol.md PKT2)
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         await self._write(notification(method, params))
 
-    async def request(self, method: str, params: dict[str, Any] | None, wait_s: float) -> dict[str, Any]:
+    async def request(
+        self, method: str, params: dict[str, Any] | None, wait_s: float, key: str | None = None
+    ) -> dict[str, Any]:
         """Send a request to the client and await its result; raises `PeerError` when the client answered an
-        error, `TimeoutError` when it did not answer in time (it is then told the request is cancelled)."""
+        error, `TimeoutError` when it did not answer in time (it is then told the request is cancelled).
+        `key` is the handler's ask key, kept in `keys` for an in-process transport to read."""
         rid, future = self.outbound.open()
+        if key is not None:
+            self.keys[rid] = key
         try:
             await self._write(request(rid, method, params))
             return await asyncio.wait_for(future, wait_s)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
+
+from . import clock
 
 log = logging.getLogger("baton.state")
 
@@ -25,12 +26,12 @@ class Retries:
 
     def keep_trying(self, what: str, attempt: Callable[[], Awaitable[bool]], until: float) -> None:
         """Call `attempt` after 0.25 s, then with the pause doubling up to 5 s, until it returns True
-        (done) or `until` (a `time.time()`) passes. `attempt` returns False to be called again and
+        (done) or `until` (a `clock.now()`) passes. `attempt` returns False to be called again and
         handles its own errors."""
 
         async def run() -> None:
             pause = FIRST_PAUSE_S
-            while time.time() < until:
+            while clock.now() < until:
                 await asyncio.sleep(pause)
                 if await attempt():
                     return

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 
+from . import clock
 from .ledger import (
     FOREIGN,
     FRESH,
@@ -37,7 +37,7 @@ class MemoryLedger(Ledger):
         self._entries: dict[bytes, _Entry] = {}
         self._lock = threading.Lock()
         self._purge_every_s = purge_every_s
-        self._next_purge = time.time() + purge_every_s
+        self._next_purge = clock.now() + purge_every_s
         self._closed = False
 
     def _live(self, token_id: bytes, now: float) -> _Entry | None:
@@ -55,7 +55,7 @@ class MemoryLedger(Ledger):
 
     async def _claim(self, token_id: bytes, principal: str, expires_at: float) -> Claim:
         tag = principal_tag(principal)
-        now = time.time()
+        now = clock.now()
         with self._lock:
             entry = self._live(token_id, now)
             if now >= self._next_purge:
@@ -72,7 +72,7 @@ class MemoryLedger(Ledger):
     async def record(self, token_id: bytes, principal: str, result: bytes, expires_at: float) -> None:
         tag = principal_tag(principal)
         with self._lock:
-            entry = self._live(check_token_id(token_id), time.time())
+            entry = self._live(check_token_id(token_id), clock.now())
             if entry is None:
                 raise LedgerConflict("cannot record: the claim expired or was released")
             if entry.principal != tag:
@@ -87,7 +87,7 @@ class MemoryLedger(Ledger):
     async def release(self, token_id: bytes, principal: str) -> None:
         tag = principal_tag(principal)
         with self._lock:
-            entry = self._live(check_token_id(token_id), time.time())
+            entry = self._live(check_token_id(token_id), clock.now())
             if entry is not None and entry.principal == tag and entry.result is None:
                 del self._entries[token_id]
 
@@ -106,7 +106,7 @@ class MemoryLedger(Ledger):
         with self._lock:
             if self._closed:
                 raise LedgerUnavailable("the memory ledger is closed")
-            return self._purge(time.time())
+            return self._purge(clock.now())
 
     async def close(self) -> None:
         with self._lock:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from functools import partial
 
+from . import clock
 from .ledger import (
     FOREIGN,
     FRESH,
@@ -81,7 +81,7 @@ class SqliteLedger(Ledger):
         self._next_purge = 0.0  # read and written on the file's thread only
 
     def _claim_in(self, db: sqlite3.Connection, token_id: bytes, tag: bytes, expires_at: float) -> Claim:
-        now = time.time()
+        now = clock.now()
         if now >= self._next_purge:
             db.execute(_PURGE, (now,))
             self._next_purge = now + self.purge_every_s
@@ -102,7 +102,7 @@ class SqliteLedger(Ledger):
 
     @staticmethod
     def _record_in(db: sqlite3.Connection, token_id: bytes, tag: bytes, result: bytes, expires_at: float) -> str | None:
-        now = time.time()
+        now = clock.now()
         if db.execute(_RECORD, (result, expires_at, token_id, tag, now)).rowcount:
             return None
         row = db.execute(_SELECT, (token_id, now)).fetchone()
@@ -134,7 +134,7 @@ class SqliteLedger(Ledger):
         await self._file.run(lambda db: db.execute(f"SELECT 1 FROM {_TABLE} LIMIT 1").fetchall())
 
     def _purge_in(self, db: sqlite3.Connection) -> int:
-        now = time.time()
+        now = clock.now()
         self._next_purge = now + self.purge_every_s
         return db.execute(_PURGE, (now,)).rowcount
 

@@ -1,0 +1,36 @@
+"""Testing tools that ask, in process: Baton's in-memory client, a scripted user, a fake clock, and checks.
+
+- `memory_client(server, user)`: a `baton.Client` bound to a `Server` without sockets, in either era
+  (`MemoryTransport` is its transport);
+- `ScriptedUser`: answers questions by key or predicate (`Accepted`, `Declined`, `Cancelled`,
+  `Invalid`), records what was asked, fails on a question it has no script for;
+- `FakeClock`: the wall clock every expiry reads, moved by hand;
+- `check_refusals` and `check_tampering`: a flow never acts on a refusal, and never trusts a mutated
+  `requestState`.
+
+The pytest plugin (`baton.testing.plugin`, loaded by entry point) provides them as fixtures. See
+docs/testing.md.
+"""
+
+from ..forms import Accepted, Cancelled, Declined
+from .checks import Outcome, check_refusals, check_tampering
+from .clock import FakeClock
+from .memory import MemorySession, MemoryTransport, memory_client
+from .user import Asked, Invalid, ScriptedUser, UnexpectedQuestion
+
+__all__ = [
+    "Accepted",
+    "Asked",
+    "Cancelled",
+    "Declined",
+    "FakeClock",
+    "Invalid",
+    "MemorySession",
+    "MemoryTransport",
+    "Outcome",
+    "ScriptedUser",
+    "UnexpectedQuestion",
+    "check_refusals",
+    "check_tampering",
+    "memory_client",
+]
