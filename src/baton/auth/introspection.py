@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -25,6 +24,7 @@ from typing import Any, Literal
 import httpx
 
 from ..server.exchange import Unauthenticated
+from ..state import clock
 from .resource_uri import require_https
 
 log = logging.getLogger("baton.auth")
@@ -63,7 +63,7 @@ class Introspector:
     async def claims(self, token: str) -> dict[str, Any]:
         """The introspection answer of an active token, or `Unauthenticated`."""
         key = hashlib.sha256(token.encode()).digest()
-        now = time.time()
+        now = clock.now()
         hit = self._cache.get(key)
         if hit is not None and hit[0] > now:
             self._cache.move_to_end(key)
