@@ -32,6 +32,8 @@ __all__ = [
     "Instruments",
     "Span",
     "attach",
+    "context_with",
+    "current",
     "detach",
     "flow_of",
     "from_meta",
@@ -118,6 +120,11 @@ def flow_of(span: Span) -> str:
 
 def context_with(span: Span) -> Context:
     return trace.set_span_in_context(span)
+
+
+def current() -> Context:
+    """The ambient context (a client span's parent when the caller is inside a span of its own)."""
+    return otel_context.get_current()
 
 
 def attach(span: Span) -> object:
