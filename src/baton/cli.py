@@ -17,6 +17,8 @@ from .protocol.hosts import is_loopback
 from .server.core import Server
 from .server.startup import ConfigurationError, connect_users
 from .state.keys import data_dir
+from .telemetry.logs import FORMATS, LOG_FORMAT_ENV, log_format
+from .telemetry.logs import configure as configure_logs
 
 ENV_TARGET = "BATON_SERVE_TARGET"
 ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
@@ -80,6 +82,7 @@ def _is_windows_path(target: str) -> bool:
 def _worker_app() -> Any:
     """uvicorn factory for `--workers N`: each worker process loads the target itself."""
     server = load_server(os.environ[ENV_TARGET])
+    _telemetry(server)  # each worker its own exporters (they do not survive a fork)
     hosts = os.environ.get(ENV_APP_OPTIONS)
     return server.asgi(allowed_hosts=hosts.split(",") if hosts else None)
 
@@ -102,6 +105,15 @@ def _nodelay_listener() -> None:
         return sock
 
     uvicorn.Config.bind_socket = bind_socket  # type: ignore[method-assign]
+
+
+def _telemetry(server: Server) -> None:
+    """Set up OpenTelemetry export when the standard variables ask for it (protocol.md POT1); the instance
+    is named as in the `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`)."""
+    from .serve.http import ENV_INSTANCE
+    from .telemetry.setup import from_env
+
+    from_env(server.name, os.environ.get(ENV_INSTANCE) or f"{socket.gethostname()}:{os.getpid()}")
 
 
 def _refuse(message: str) -> int:
@@ -153,6 +165,8 @@ def serve(args: argparse.Namespace) -> int:
         server = load_server(args.target)
     except TargetError as exc:
         return _refuse(str(exc))
+    if args.workers <= 1 or args.stdio:
+        _telemetry(server)
     if args.stdio:
         from .serve.stdio import serve_stdio
 
@@ -237,6 +251,11 @@ def main(argv: list[str] | None = None) -> int:
         help="admit this Host header besides loopback names (repeatable; * admits any)",
     )
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--log-format",
+        choices=FORMATS,
+        help=f"stderr log lines as text or JSON objects (default ${LOG_FORMAT_ENV}, else text)",
+    )
     commands.add_parser(
         "keys",
         help="create, list or rotate the state key ring: baton keys init|list|rotate|add|promote|retire|generate",
@@ -254,11 +273,11 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
         return run(words[0], words[1:])
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=args.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    try:
+        fmt = log_format(getattr(args, "log_format", None))
+    except ValueError as exc:
+        parser.error(str(exc))
+    configure_logs(args.log_level.upper(), fmt, "%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
         return serve(args)
     return 2  # pragma: no cover - argparse rejects unknown commands

@@ -48,7 +48,8 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
     own: dict[str, str] = {}
     if str(detected.attributes.get(names.SERVICE_NAME, "")).startswith("unknown_service"):
         own[names.SERVICE_NAME] = service
-    if names.SERVICE_INSTANCE not in detected.attributes:
+    # The SDK makes up a random instance id; Baton's is the one in its `baton-instance` header.
+    if names.SERVICE_INSTANCE + "=" not in environ.get("OTEL_RESOURCE_ATTRIBUTES", ""):
         own[names.SERVICE_INSTANCE] = instance
     resource = detected.merge(Resource(own))
 
