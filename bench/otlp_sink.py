@@ -3,12 +3,13 @@
 It answers `POST /v1/traces` and `POST /v1/metrics` (protobuf, optionally gzip) with an empty
 `Export*ServiceResponse`, keeps every raw body as received (so a test can assert on the exact bytes that
 left the server), and decodes them with opentelemetry-proto. Run alone, it serves until killed and prints
-nothing: ``python bench/otlp_sink.py PORT``.
+its endpoint, then, on SIGTERM, the number of spans it received: ``python bench/otlp_sink.py PORT``.
 """
 
 from __future__ import annotations
 
 import gzip
+import signal
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -180,7 +181,15 @@ def tree(spans: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":
-    with OtlpSink(int(sys.argv[1]) if len(sys.argv) > 1 else 4318, keep=False) as running:
+def _serve(port: int) -> None:
+    """Print the endpoint, receive until SIGTERM, then print how many spans were received."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with OtlpSink(port, keep=False) as running:
         print(running.endpoint, flush=True)
-        threading.Event().wait()
+        stop.wait()
+        print(running.spans_received, flush=True)
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]) if len(sys.argv) > 1 else 4318)

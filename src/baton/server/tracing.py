@@ -111,7 +111,18 @@ class ServerObserver:
 class Served:
     """One request's span in the making: its attributes, then its span once the parent is known."""
 
-    __slots__ = ("_responses", "attributes", "client", "name", "observer", "rounds", "span", "start_ns", "token")
+    __slots__ = (
+        "_responses",
+        "attributes",
+        "client",
+        "name",
+        "observer",
+        "rounds",
+        "span",
+        "start_ns",
+        "started",
+        "token",
+    )
 
     def __init__(self, observer: ServerObserver, msg: Message, exchange: Exchange, session: LegacySession | None):
         self.observer = observer
@@ -209,6 +220,7 @@ class Served:
         """Start the span (at the request's arrival) under its parent; `current`: the handler's spans nest in it."""
         parent, links = otel.parent_of_round(self.client, flow)
         attributes = screen(self.attributes, arguments=self.observer.arguments)
+        self.started = dict(attributes)
         self.span = span = self.observer.instruments.start(
             self.name, otel.SERVER, parent, attributes, self.start_ns, links
         )
@@ -241,7 +253,8 @@ class Served:
                         failed = True
         kept = screen(attributes, arguments=self.observer.arguments)
         span = self.span
-        span.set_attributes(kept)
+        started = self.started
+        span.set_attributes({k: v for k, v in kept.items() if started.get(k) != v})  # each set costs the SDK
         if failed:
             span.set_status(otel.ERROR)
         end_ns = time.time_ns()
