@@ -11,7 +11,7 @@ from support.bench import FIGURES, RESULTS, bench
 
 
 def test_otel_compare_writes_its_report(tmp_path: Path) -> None:
-    args = ["-c", "2", "--pairs", "1", "--pair-n", "40", "--warmup", "5", "--time-limit", "60"]
+    args = ["-c", "2", "--pairs", "1", "--pair-n", "300", "--warmup", "5", "--time-limit", "60"]
     done = bench("otel_compare.py", tmp_path, *args, "--ab-n", "50", "--ab-runs", "1", "--baseline", "HEAD")
     assert done.returncode in (0, 1), done.stderr  # 1: the target missed, as a run this short may
     report = (tmp_path / RESULTS / "otel_compare.md").read_text()
