@@ -29,15 +29,17 @@ def measure(
     n: int,
     drive_one: Callable[[str, int, int, int], dict[str, Any]],
     say: Callable[[str], None],
+    names: tuple[str, str] = NAMES,
 ) -> list[dict[str, Any]]:
-    """``pairs`` runs of Baton and of the floor at each of ``levels``, back to back, who goes first alternating.
+    """``pairs`` runs of Baton and of the floor (or of ``names``) at each of ``levels``, back to back, who goes
+    first alternating.
 
     ``drive_one(name, n, concurrency, warmup)`` is one driver run (a bench/load.py report)."""
     runs: list[dict[str, Any]] = []
     total = len(levels) * pairs * 2
     for concurrency in levels:
         for pair in range(1, pairs + 1):
-            for name in NAMES if pair % 2 else NAMES[::-1]:
+            for name in names if pair % 2 else names[::-1]:
                 report = drive_one(name, n, concurrency, PAIR_WARMUP)
                 report.update({"server": name, "pair": pair, "concurrency": concurrency})
                 runs.append(report)
@@ -53,8 +55,10 @@ def _cpu_ms(run: dict[str, Any]) -> float:
     return float(run["server_cpu_ms_per_flow"]) * (run["flows_ok"] + run["flows_failed"])
 
 
-def summarize(runs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """Per level: each server's pooled CPU per round trip, their ratio, and the spread of the pairs' own ratios."""
+def summarize(runs: list[dict[str, Any]], names: tuple[str, str] = NAMES) -> dict[int, dict[str, Any]]:
+    """Per level: each server's pooled CPU per round trip, their ratio (the first of ``names`` over the second),
+    and the spread of the pairs' own ratios."""
+    top, bottom = names
     summary: dict[int, dict[str, Any]] = {}
     for concurrency in sorted({r["concurrency"] for r in runs}):
         by_pair: dict[int, dict[str, dict[str, Any]]] = {}
@@ -64,22 +68,22 @@ def summarize(runs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
         whole = [
             p
             for p in by_pair.values()
-            if all(name in p and "fatal" not in p[name] and p[name].get("requests") for name in NAMES)
+            if all(name in p and "fatal" not in p[name] and p[name].get("requests") for name in names)
         ]
         row: dict[str, Any] = {"concurrency": concurrency, "pairs": len(by_pair), "pairs_used": len(whole)}
         summary[concurrency] = row
-        floor_ms = sum(_cpu_ms(p["floor"]) for p in whole)
+        floor_ms = sum(_cpu_ms(p[bottom]) for p in whole)
         if not floor_ms:  # no whole pair, or runs too short for one clock tick of the floor's CPU
             continue
-        for name in NAMES:
+        for name in names:
             mine = [p[name] for p in whole]
             row[f"{name}_cpu_ms_per_rt"] = sum(map(_cpu_ms, mine)) / sum(r["requests"] for r in mine)
             row[f"{name}_flows_failed"] = sum(r["flows_failed"] for r in mine)
-        row["ratio"] = row["baton_cpu_ms_per_rt"] / row["floor_cpu_ms_per_rt"]
+        row["ratio"] = row[f"{top}_cpu_ms_per_rt"] / row[f"{bottom}_cpu_ms_per_rt"]
         own = sorted(
-            (_cpu_ms(p["baton"]) / p["baton"]["requests"]) / (_cpu_ms(p["floor"]) / p["floor"]["requests"])
+            (_cpu_ms(p[top]) / p[top]["requests"]) / (_cpu_ms(p[bottom]) / p[bottom]["requests"])
             for p in whole
-            if _cpu_ms(p["floor"])
+            if _cpu_ms(p[bottom])
         )
         row["pair_ratio_quartiles"] = statistics.quantiles(own, n=4, method="inclusive") if len(own) > 1 else own * 3
         row["pair_ratio_min"], row["pair_ratio_max"] = own[0], own[-1]

@@ -19,6 +19,8 @@ from .protocol.hosts import is_loopback
 from .server.core import Server
 from .server.startup import ConfigurationError, connect_users
 from .state.keys import data_dir
+from .telemetry.logs import FORMATS, LOG_FORMAT_ENV, log_format
+from .telemetry.logs import configure as configure_logs
 
 ENV_TARGET = "BATON_SERVE_TARGET"
 ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
@@ -90,6 +92,7 @@ def _worker_app() -> Any:
         problem = _protect(server, json.loads(options))
         if problem:
             raise SystemExit(f"baton serve: {problem}")
+    _telemetry(server)  # each worker its own exporters (they do not survive a fork)
     hosts = os.environ.get(ENV_APP_OPTIONS)
     return server.asgi(allowed_hosts=hosts.split(",") if hosts else None)
 
@@ -152,6 +155,15 @@ def _protect(server: Server, options: dict[str, Any]) -> str | None:
     return None
 
 
+def _telemetry(server: Server) -> None:
+    """Set up OpenTelemetry export when the standard variables ask for it (protocol.md POT1); the instance
+    is named as in the `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`)."""
+    from .serve.http import ENV_INSTANCE
+    from .telemetry.setup import from_env
+
+    from_env(server.name, os.environ.get(ENV_INSTANCE) or f"{socket.gethostname()}:{os.getpid()}")
+
+
 def _refuse(message: str) -> int:
     print(f"baton serve: {message}", file=sys.stderr)
     return 2
@@ -208,6 +220,8 @@ def serve(args: argparse.Namespace) -> int:
         problem = _protect(server, auth_options)
         if problem:
             return _refuse(problem)
+    if args.workers <= 1 or args.stdio:
+        _telemetry(server)
     if args.stdio:
         from .serve.stdio import serve_stdio
 
@@ -294,6 +308,11 @@ def main(argv: list[str] | None = None) -> int:
         help="admit this Host header besides loopback names (repeatable; * admits any)",
     )
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--log-format",
+        choices=FORMATS,
+        help=f"stderr log lines as text or JSON objects (default ${LOG_FORMAT_ENV}, else text)",
+    )
     auth = p.add_argument_group(
         "OAuth (HTTP only)",
         "protect the server as an OAuth 2.1 resource: tokens from --auth-issuer, minted for --auth-audience, are "
@@ -328,11 +347,11 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
         return run(words[0], words[1:])
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=args.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    try:
+        fmt = log_format(getattr(args, "log_format", None))
+    except ValueError as exc:
+        parser.error(str(exc))
+    configure_logs(args.log_level.upper(), fmt, "%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
         return serve(args)
     return 2  # pragma: no cover - argparse rejects unknown commands

@@ -42,6 +42,7 @@ from .http11 import HttpError
 from .http_transport import HttpTransport
 from .inbound import Inbound
 from .legacy import Session, SessionStdio, SessionTransport
+from .observe import observer
 from .pacing import DEFAULT_URL_BACKOFF_S, UrlPacing, check_backoff
 from .probe import AUTO, CHOICES, LEGACY, MODERN, STDIO_PROBE_S, ProtocolChoice, era_of_error, era_of_result
 from .questions import ElicitHandler, Question
@@ -160,6 +161,7 @@ class Client:
         self._ids = itertools.count(1)
         self._header_params: dict[str, dict[str, tuple[str, ...]]] = {}
         self._cache: dict[tuple[str, str | None], tuple[float, dict[str, Any]]] | None = {} if cache else None
+        self._observer = observer(target)  # None unless OpenTelemetry is configured (protocol.md POT1)
 
     async def __aenter__(self) -> Client:
         return self
@@ -334,6 +336,11 @@ class Client:
     async def _leg(self, method: str, params: dict[str, Any] | None, progress: Progress | None) -> dict[str, Any]:
         body = dict(params or {})
         body["_meta"] = {**self._meta(), **body.get("_meta", {})}
+        if self._observer is not None:  # a span per leg, its context in _meta (protocol.md POT4)
+            return await self._observer.leg(method, body, lambda traced: self._send(method, traced, progress))
+        return await self._send(method, body, progress)
+
+    async def _send(self, method: str, body: dict[str, Any], progress: Progress | None) -> dict[str, Any]:
         message = request_message(next(self._ids), method, body)
         headers: dict[str, str] = {}
         if method == "tools/call" and self.http:

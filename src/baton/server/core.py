@@ -32,6 +32,7 @@ from .exchange import Exchange, Grant, PrincipalHook, Reply, RequestInfo
 from .guard import Guard, ResourceAuth
 from .legacy import REMOVED_METHODS, Legacy, legacy_error, removed_method
 from .methods import Methods
+from .observe import instrument
 from .outbound import Stream
 from .parts import ConnectPart
 from .registry import (
@@ -100,7 +101,8 @@ class Server:
 
     `server.asgi()` gives the HTTP app; `baton serve file.py` runs it; `serve_stdio(server)` speaks stdio.
     `session_ttl_s` is how long a 2025-11-25 session id opens; `ask_timeout_s` how long a 2025-11-25
-    request waits for the client's answer to one of its asks.
+    request waits for the client's answer to one of its asks. `trace_arguments` puts tools' arguments on
+    their spans (`gen_ai.tool.call.arguments`, docs/observability.md); off by default.
 
     What can be judged here is refused here (`ConfigurationError`): a `public_url` that is not an
     http(s) URL, a malformed ledger URL. The rest is judged when serving starts (`check_startup`).
@@ -128,6 +130,7 @@ class Server:
         connect: ConnectPart | None = None,
         session_ttl_s: int = DEFAULT_SESSION_TTL_S,
         ask_timeout_s: float = 600.0,
+        trace_arguments: bool = False,
     ) -> None:
         if public_url is not None:
             _check_public_url(public_url)
@@ -169,6 +172,7 @@ class Server:
         self.connect_declared = connect is not None  # the author gave a kit: it is in use (startup.py)
         self.session_ttl_s = session_ttl_s  # how long a 2025-11-25 session id opens (protocol.md P30)
         self.ask_timeout_s = ask_timeout_s  # how long a 2025-11-25 request waits for an answer (P29)
+        self.trace_arguments = trace_arguments  # tool arguments on spans, off by default (protocol.md POT5)
         self._sessions: SessionSeal | None = None
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}
@@ -182,6 +186,7 @@ class Server:
         self._os_user: str | None = None
         self._single_use = SingleUse(lambda: self.ledger)
         engine = ReplayEngine(lambda: self.sealer, self._single_use, lambda: self.connect_kit, lambda: self.single_use)
+        self._engine = engine  # telemetry gives it an observer (observe.py)
         self._methods = Methods(self, engine).table()
         self._legacy = Legacy(self, self._methods)
 
@@ -241,6 +246,7 @@ class Server:
         if transport not in self._checked:  # until a handler is added or removed
             check_startup(self, transport)
             self._checked.add(transport)
+        instrument(self)  # spans and metrics when OpenTelemetry is configured (protocol.md POT1)
 
     @property
     def sealer(self) -> Sealer:

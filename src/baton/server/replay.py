@@ -16,7 +16,7 @@ import inspect
 import logging
 from collections.abc import Callable
 from types import CoroutineType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -32,6 +32,9 @@ from .registry import Flow
 from .results import ToolError, error_result
 from .single_use import INVALID_STATE_MESSAGE, Round, SingleUse
 from .startup import ConfigurationError
+
+if TYPE_CHECKING:
+    from .observe import RoundObserver
 
 log = logging.getLogger("baton.server")
 _EMPTY: dict[str, Any] = {}
@@ -53,6 +56,7 @@ class ReplayEngine:
         self.single_use = single_use
         self._connect = connect
         self._all_single_use = all_single_use
+        self.observer: RoundObserver | None = None  # set when telemetry is on (observe.py, protocol.md POT1)
 
     def run(
         self,
@@ -88,6 +92,8 @@ class ReplayEngine:
                 raise McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE) from None
         else:
             state = FlowState()
+        if self.observer is not None:
+            self.observer.round(flow.method, params, state, arguments)
         ctx = Context(request=msg, exchange=ex, capabilities=caps, state=state, log_level=level, connect=self._connect)
         play = self._play(flow, target, kwargs, ctx, state, digest)
         if solicited and (flow.single_use or self._all_single_use()):
@@ -116,6 +122,8 @@ class ReplayEngine:
             failure = exc
         # Whatever the handler did with a suspension, pending asks win: an ask never fails open.
         asks, error = ctx.outcome()
+        if self.observer is not None:
+            self.observer.played(asks, state)
         if error is not None:
             raise error
         if asks:

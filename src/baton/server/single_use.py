@@ -33,6 +33,7 @@ LEDGER_RECORD_MESSAGE = (
 LEDGER_SKEW_S = 60  # clock skew allowed between instances when a ledger entry expires
 
 Round = Coroutine[Any, Any, dict[str, Any]]
+_OUTCOMES = {ClaimStatus.FOREIGN: "refused", ClaimStatus.IN_PROGRESS: "in_progress", ClaimStatus.DONE: "replayed"}
 
 
 class SingleUse:
@@ -41,6 +42,7 @@ class SingleUse:
     def __init__(self, ledger: Callable[[], Ledger]) -> None:
         self._ledger = ledger
         self._retries = Retries()  # replies still to be recorded in the ledger
+        self.observe: Callable[[str], None] | None = None  # telemetry's ear for outcomes (protocol.md POT3)
 
     async def run(self, token: str, principal: str, expires: int, play: Round) -> dict[str, Any]:
         """Claim `token` for `principal`, then run `play` (or close it unrun) and answer as described above."""
@@ -51,15 +53,18 @@ class SingleUse:
             claim = await ledger.claim(tid, principal, expires_at)
         except LedgerUnavailable as exc:
             play.close()
+            self._note("unavailable")
             log.error("single-use ledger unavailable: %s", exc)
             raise McpError(INTERNAL_ERROR, LEDGER_UNAVAILABLE_MESSAGE) from None
         if claim.status is not ClaimStatus.FRESH:
             play.close()
+            self._note(_OUTCOMES[claim.status])
             if claim.status is ClaimStatus.FOREIGN:
                 raise McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE)
             if claim.status is ClaimStatus.IN_PROGRESS:
                 return {"resultType": "input_required", "requestState": token}  # retry shortly
             return replayed(claim.result or b"{}")
+        self._note("claimed")
         try:
             reply = {"r": await play}
         except McpError as exc:
@@ -78,6 +83,10 @@ class SingleUse:
                 self._record_later(tid, principal, recorded, expires_at)
             raise McpError(INTERNAL_ERROR, LEDGER_RECORD_MESSAGE) from None
         return replayed(recorded)
+
+    def _note(self, outcome: str) -> None:
+        if self.observe is not None:
+            self.observe(outcome)
 
     def _record_later(self, tid: bytes, principal: str, recorded: bytes, expires_at: float) -> None:
         async def attempt() -> bool:

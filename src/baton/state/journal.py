@@ -2,7 +2,9 @@
 
 - `answers`: key -> (question digest, validated answer) for asks already answered;
 - `pending`: key -> question digest for the asks sent in the last round;
-- `once`: key -> JSON result of steps run with `ctx.once`.
+- `once`: key -> JSON result of steps run with `ctx.once`;
+- `trace`: the flow's trace context when telemetry is on, opaque here (`baton.telemetry.flowtrace`,
+  protocol.md POT2): a trace id and a span id, never anything the user gave.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ class Journal:
     answers: dict[str, tuple[str, Any]] = field(default_factory=dict)
     pending: dict[str, str] = field(default_factory=dict)
     once: dict[str, Any] = field(default_factory=dict)
+    trace: str = ""
 
     def dumps(self) -> bytes:
         data: dict[str, Any] = {}
@@ -27,6 +30,8 @@ class Journal:
             data["p"] = self.pending
         if self.once:
             data["o"] = self.once
+        if self.trace:
+            data["t"] = self.trace
         return orjson.dumps(data)
 
     @classmethod
@@ -35,4 +40,4 @@ class Journal:
         data = orjson.loads(raw)
         answered = data.get("a")
         answers = {k: (v[0], v[1]) for k, v in answered.items()} if answered else {}
-        return cls(answers, data.get("p") or {}, data.get("o") or {})
+        return cls(answers, data.get("p") or {}, data.get("o") or {}, data.get("t") or "")

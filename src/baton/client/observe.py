@@ -1,0 +1,23 @@
+"""Telemetry for a client, decided once when the `Client` is made (protocol.md POT1).
+
+`observer(target)` is None unless this process has configured OpenTelemetry; then it is a
+`baton.client.tracing.ClientObserver` (only then is OpenTelemetry imported), which wraps each leg in a
+CLIENT span and injects its context into `params._meta`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..telemetry.switch import configured
+
+if TYPE_CHECKING:
+    from .tracing import ClientObserver
+
+
+def observer(target: object) -> ClientObserver | None:
+    if not configured():
+        return None
+    from .tracing import ClientObserver
+
+    return ClientObserver(target)

@@ -1,0 +1,114 @@
+"""The client span of each leg and the `mcp.client.operation.duration` histogram (docs/observability.md).
+
+Each request the client sends (each round of a flow) is a CLIENT span named `{mcp.method.name} {target}`;
+its context goes into `params._meta` (`traceparent`, `tracestate`, `baggage`; SEP-414). A later round of
+the same flow is the child of the round before it (found by the `requestState` it carries back), so a
+flow is one trace on the client side too (protocol.md POT4). Imported only when telemetry is on.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..protocol.capabilities import ask_kinds
+from ..protocol.constants import META_PROTOCOL_VERSION
+from ..protocol.errors import McpError
+from ..telemetry import names, otel
+from ..telemetry.never import error_type, screen
+
+FLOWS_KEPT = 256
+"""Open flows whose next round's parent the client remembers (the least recently used forgotten first)."""
+
+Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+class ClientObserver:
+    def __init__(self, target: object) -> None:
+        self.instruments = otel.Instruments("client", "0.1.0")
+        network: dict[str, Any] = {}
+        if isinstance(target, str):
+            url = urlsplit(target)
+            network[names.NETWORK_TRANSPORT] = names.TRANSPORT_TCP
+            network[names.NETWORK_PROTOCOL] = "http"
+            network[names.SERVER_ADDRESS] = url.hostname
+            network[names.SERVER_PORT] = url.port or (443 if url.scheme == "https" else 80)
+        elif isinstance(target, (list, tuple)):  # a command: stdio
+            network[names.NETWORK_TRANSPORT] = names.TRANSPORT_PIPE
+        self.network = network
+        self._flows: OrderedDict[str, tuple[otel.Context, int]] = OrderedDict()
+
+    async def leg(self, method: str, body: dict[str, Any], send: Send) -> dict[str, Any]:
+        """Send one request (`send`) inside its span, its context injected into `body["_meta"]`."""
+        start_ns = otel.now_ns()
+        attributes: dict[str, Any] = {names.MCP_METHOD: method, **self.network}
+        attributes[names.MCP_PROTOCOL_VERSION] = body["_meta"].get(META_PROTOCOL_VERSION)
+        target = body.get("name") if method in ("tools/call", "prompts/get") else None
+        target = target if isinstance(target, str) else None
+        if method == "tools/call":
+            attributes[names.GENAI_TOOL] = target
+            attributes[names.GENAI_OPERATION] = names.EXECUTE_TOOL
+        elif method == "prompts/get":
+            attributes[names.GENAI_PROMPT] = target
+        elif method.startswith("resources/") and isinstance(body.get("uri"), str):
+            attributes[names.MCP_RESOURCE_URI] = body["uri"]
+        state = body.get("requestState")
+        flow = self._flows.pop(state, None) if isinstance(state, str) else None
+        parent, number = flow if flow is not None else (otel.current(), 0)
+        if isinstance(state, str):
+            attributes[names.STATE_OUT] = len(state)
+        if method in ("tools/call", "prompts/get", "resources/read"):
+            attributes[names.ROUND] = number + 1
+        span = self.instruments.start(
+            names.span_name(method, target), otel.CLIENT, parent, screen(attributes), start_ns
+        )
+        context = otel.context_with(span)
+        meta = dict(body["_meta"])
+        otel.inject(meta, context)
+        body["_meta"] = meta
+        failed = True
+        try:
+            result = await send(body)
+            failed = False
+        except McpError as exc:
+            attributes[names.ERROR_TYPE] = attributes[names.RPC_STATUS_CODE] = error_type(exc.code)
+            raise
+        except BaseException as exc:
+            attributes[names.ERROR_TYPE] = type(exc).__qualname__
+            raise
+        finally:
+            if not failed:
+                failed = self._read(result, attributes, context, number + 1)
+            kept = screen(attributes)
+            span.set_attributes(kept)
+            if failed:
+                span.set_status(otel.ERROR)
+            end_ns = otel.now_ns()
+            span.end(end_time=end_ns)
+            self.instruments.record((end_ns - start_ns) / 1e9, kept)
+        return result
+
+    def _read(self, result: dict[str, Any], attributes: dict[str, Any], context: otel.Context, number: int) -> bool:
+        """Attributes from a result; remembers a flow's next parent. Whether the result is an error."""
+        kind = result.get("resultType", "complete")
+        attributes[names.RESULT_TYPE] = kind
+        if kind == "input_required":
+            asks = result.get("inputRequests")
+            if isinstance(asks, dict):
+                attributes[names.ASKS] = [
+                    f"{key}:{ask_kinds(ask)[0]}"
+                    for key, ask in asks.items()
+                    if isinstance(ask, dict) and "method" in ask
+                ]
+            state = result.get("requestState")
+            if isinstance(state, str):
+                attributes[names.STATE_IN] = len(state)
+                self._flows[state] = (context, number)
+                while len(self._flows) > FLOWS_KEPT:
+                    self._flows.popitem(last=False)
+        if result.get("isError") is True:
+            attributes[names.ERROR_TYPE] = names.TOOL_ERROR
+            return True
+        return False

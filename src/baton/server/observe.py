@@ -1,0 +1,51 @@
+"""Telemetry for a server, switched on once per server, when serving starts (protocol.md POT1).
+
+`instrument(server)` runs in `Server.check_startup`: when a tracer provider is configured (and only
+then is OpenTelemetry imported, by `baton.server.tracing`), the server's entry points are wrapped and
+the replay engine and single use are given an observer. Otherwise nothing changes: a request pays no
+check on the dispatch path, and a flow's round one `None` check in the replay engine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..telemetry.switch import configured
+
+if TYPE_CHECKING:
+    from ..state.seal import FlowState
+    from .context import Ask
+    from .core import Server
+
+
+class RoundObserver(Protocol):
+    """What the replay engine tells telemetry of a round (`baton.server.tracing.ServerObserver`)."""
+
+    def round(self, method: str, params: dict[str, Any], state: FlowState, arguments: dict[str, Any]) -> None:
+        """A round's state is open (or fresh): before any user code runs."""
+
+    def played(self, asks: dict[str, Ask], state: FlowState) -> None:
+        """The handler ran: its unanswered asks; the state is about to be sealed if there are any."""
+
+    def single_use(self, outcome: str) -> None:
+        """What the single-use ledger did with this round's token."""
+
+
+def instrument(server: Server) -> bool:
+    """Trace `server` when this process has configured OpenTelemetry; whether it is traced. Idempotent."""
+    if "handle" in vars(server):
+        return True
+    if not configured():
+        return False
+    from .tracing import ServerObserver
+
+    observer = ServerObserver(server)
+    # Instance attributes shadow the three entry points: an untraced server keeps its methods untouched.
+    vars(server).update(
+        handle=observer.wrap(server.handle),
+        handle_legacy=observer.wrap_legacy(server.handle_legacy),
+        initialize=observer.wrap_initialize(server.initialize),
+    )
+    server._engine.observer = observer
+    server._single_use.observe = observer.single_use
+    return True

@@ -1,0 +1,57 @@
+"""Structured logs on stderr: `text` (the default) or `json`, one object a line (protocol.md POT6).
+
+`baton serve --log-format json` or `BATON_LOG_FORMAT=json`; the documented replacement for the
+deprecated `logging/setLevel`: operators read the server's own logs, not a client. A JSON line names
+the trace and span it was written in when telemetry is on, so logs join traces.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from typing import Any, Literal
+
+import orjson
+
+LOG_FORMAT_ENV = "BATON_LOG_FORMAT"
+FORMATS = ("text", "json")
+LogFormat = Literal["text", "json"]
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time (RFC 3339, UTC), level, logger, message, exception; trace_id and
+    span_id when a span is current."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        trace = sys.modules.get("opentelemetry.trace")  # never imported here: only if telemetry is on
+        if trace is not None:
+            sc = trace.get_current_span().get_span_context()
+            if sc.is_valid:
+                line["trace_id"] = f"{sc.trace_id:032x}"
+                line["span_id"] = f"{sc.span_id:016x}"
+        return orjson.dumps(line, default=str).decode()
+
+
+def log_format(flag: str | None) -> LogFormat:
+    """The format asked for: the flag, else `$BATON_LOG_FORMAT`, else text (an unknown value is refused)."""
+    chosen = (flag or os.environ.get(LOG_FORMAT_ENV) or "text").strip().lower()
+    if chosen not in FORMATS:
+        raise ValueError(f"{LOG_FORMAT_ENV} / --log-format is text or json, not {chosen!r}")
+    return "json" if chosen == "json" else "text"
+
+
+def configure(level: int | str, fmt: LogFormat, text_format: str) -> None:
+    """Send log records to stderr at `level`, as `text_format` lines or JSON lines."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(text_format))
+    logging.basicConfig(level=level, handlers=[handler])

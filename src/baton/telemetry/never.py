@@ -1,0 +1,52 @@
+"""What may never be on a span, a metric or a log line Baton emits (protocol.md POT5), enforced here.
+
+Never: an answer's content (only its key and outcome), a `requestState` (only its size), a token or a
+secret (a 2025-11-25 session id is a sealed token: only a digest of it), an error's message (only its
+code or class: messages may quote what the user typed), and a tool's arguments unless the server's
+author opted in with `Server(trace_arguments=True)`. Every attribute goes through `screen`, which keeps
+only the names of `names.SPAN_ATTRIBUTES` and only scalar values or lists of strings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from . import names
+
+MAX_TEXT = 256
+"""Longer attribute strings are cut (a tool name, an ask key, a resource URI)."""
+MAX_ARGUMENTS = 4096
+"""Opted-in tool arguments longer than this, as JSON, are cut."""
+
+
+def screen(attributes: Mapping[str, Any], *, arguments: bool = False) -> dict[str, Any]:
+    """The attributes that may be emitted: known names, plain values; the arguments only when opted in."""
+    kept: dict[str, Any] = {}
+    for name, value in attributes.items():
+        if name not in names.SPAN_ATTRIBUTES or value is None:
+            continue
+        if name == names.GENAI_TOOL_ARGUMENTS:
+            if arguments:
+                kept[name] = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()[:MAX_ARGUMENTS]
+            continue
+        if isinstance(value, bool | int | float):
+            kept[name] = value
+        elif isinstance(value, str):
+            kept[name] = value[:MAX_TEXT]
+        elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            kept[name] = [v[:MAX_TEXT] for v in value]
+    return kept
+
+
+def session_digest(session_id: str) -> str:
+    """`mcp.session.id` of a 2025-11-25 session: its sealed id is a credential, so a digest names it."""
+    return hashlib.blake2b(session_id.encode(), digest_size=16).hexdigest()
+
+
+def error_type(code: int) -> str:
+    """`error.type` (and `rpc.response.status_code`) of a JSON-RPC error: its code, never its message."""
+    return str(code)

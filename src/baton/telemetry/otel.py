@@ -1,0 +1,146 @@
+"""The one module of the library that imports the OpenTelemetry API: tracers, meters, W3C propagation
+through `params._meta` (SEP-414) and the parent of a round's span (protocol.md POT2, POT4).
+
+Imported only once telemetry is on (`switch.configured`): with the extra absent or no provider set,
+nothing imports it, so serving costs what it did without it (protocol.md POT1).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from opentelemetry import context as otel_context
+from opentelemetry import metrics, propagate, trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+from . import names
+from .flowtrace import FlowTrace, encode
+
+TRACE_KEYS = ("traceparent", "tracestate", "baggage")
+"""The `_meta` keys that carry W3C trace context and baggage (SEP-414)."""
+SERVER, CLIENT = SpanKind.SERVER, SpanKind.CLIENT
+ERROR = Status(StatusCode.ERROR)
+"""A span's error status carries no description: messages may quote the user (protocol.md POT5)."""
+
+
+
+def now_ns() -> int:
+    """The real time a span starts or ends. Never the test kit's clock (`baton.state.clock`, protocol.md PKT3):
+    that one moves expiries, and a trace should say when things happened."""
+    return time.time_ns()
+
+
+__all__ = [
+    "CLIENT",
+    "ERROR",
+    "SERVER",
+    "Context",
+    "Instruments",
+    "Span",
+    "attach",
+    "context_with",
+    "current",
+    "detach",
+    "flow_of",
+    "from_meta",
+    "inject",
+    "now_ns",
+    "parent_of_round",
+    "provider_configured",
+]
+
+
+def provider_configured() -> bool:
+    """Whether a real tracer provider is set globally (the SDK's, a vendor's), not the API's default proxy."""
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+
+
+class Instruments:
+    """One side's tracer and its `mcp.{side}.operation.duration` histogram, from the global providers."""
+
+    def __init__(self, side: Literal["server", "client"], version: str) -> None:
+        self.tracer = trace.get_tracer(names.INSTRUMENTATION, version)
+        meter = metrics.get_meter(names.INSTRUMENTATION, version)
+        self.duration = meter.create_histogram(
+            names.SERVER_DURATION if side == "server" else names.CLIENT_DURATION,
+            unit=names.DURATION_UNIT,
+            description=f"Duration of MCP requests as the {side} sees them",
+            explicit_bucket_boundaries_advisory=names.DURATION_BUCKETS,
+        )
+
+    def start(
+        self,
+        name: str,
+        kind: SpanKind,
+        parent: Context | None,
+        attributes: dict[str, Any],
+        start_ns: int,
+        links: Sequence[Link] = (),
+    ) -> Span:
+        return self.tracer.start_span(
+            name, parent or Context(), kind, attributes, links, start_time=start_ns, record_exception=False
+        )
+
+    def record(self, seconds: float, attributes: Mapping[str, Any]) -> None:
+        self.duration.record(seconds, {k: v for k, v in attributes.items() if k in names.METRIC_ATTRIBUTES})
+
+
+def from_meta(meta: Any) -> Context | None:
+    """The context a request's `_meta` carries (`traceparent`, `tracestate`, `baggage`), or None when it
+    carries no valid `traceparent`."""
+    if type(meta) is not dict or "traceparent" not in meta:
+        return None
+    carrier = {k: meta[k] for k in TRACE_KEYS if isinstance(meta.get(k), str)}
+    try:
+        ctx = propagate.extract(carrier, context=Context())
+    except (TypeError, ValueError):
+        return None
+    return ctx if trace.get_current_span(ctx).get_span_context().is_valid else None
+
+
+def inject(meta: dict[str, Any], ctx: Context) -> None:
+    """Write `ctx` into an outgoing request's `_meta` (the configured propagators: W3C by default)."""
+    propagate.inject(meta, context=ctx)
+
+
+def parent_of_round(client: Context | None, flow: FlowTrace | None) -> tuple[Context | None, list[Link]]:
+    """The parent and links of a server span (protocol.md POT4). The flow's trace always wins, so every round
+    of a flow is in one trace: without a flow the client's context (or none: a new trace); with one, the
+    client's span when it is in the flow's trace already, linked to the previous round; else the previous
+    round's span, linked to the client's."""
+    if flow is None:
+        return client, []
+    previous = SpanContext(flow.trace_id, flow.span_id, is_remote=True, trace_flags=TraceFlags(flow.flags))
+    theirs = trace.get_current_span(client).get_span_context() if client is not None else None
+    if theirs is not None and theirs.trace_id == flow.trace_id:
+        return client, [Link(previous)]
+    parent = trace.set_span_in_context(NonRecordingSpan(previous), client or Context())
+    return parent, [Link(theirs)] if theirs is not None else []
+
+
+def flow_of(span: Span) -> str:
+    """The span's trace context as sealed into the flow's state (`flowtrace`), or "" when it has none."""
+    sc = span.get_span_context()
+    return encode(sc.trace_id, sc.span_id, int(sc.trace_flags)) if sc.is_valid else ""
+
+
+def context_with(span: Span) -> Context:
+    return trace.set_span_in_context(span)
+
+
+def current() -> Context:
+    """The ambient context (a client span's parent when the caller is inside a span of its own)."""
+    return otel_context.get_current()
+
+
+def attach(span: Span) -> object:
+    """Make `span` current (the handler's own spans become its children); `detach` undoes it."""
+    return otel_context.attach(trace.set_span_in_context(span))
+
+
+def detach(token: object) -> None:
+    otel_context.detach(token)  # type: ignore[arg-type]

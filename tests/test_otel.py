@@ -1,0 +1,287 @@
+"""Telemetry with real components: `baton serve` subprocesses export over OTLP/HTTP to a receiver in the test
+(bench/otlp_sink.py, decoded with opentelemetry-proto); Baton's client is traced in a subprocess of its own.
+
+Checked: the MCP semantic-convention attributes and Baton's `baton.mrtr.*`; one trace for every round of a
+flow served by two instances that share only a key (protocol.md POT2, POT4); no answer, token, argument or
+requestState in any byte exported (POT5); the duration histogram; JSON logs; and that with OpenTelemetry
+not configured nothing is exported and no `opentelemetry` module is imported (POT1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.paths import ROOT
+from support.serve import RunningServer, start_server
+from wire import accept, call, post, request
+
+from baton import KeyRing
+
+sys.path.insert(0, str(ROOT / "bench"))
+from otlp_sink import OtlpSink, tree
+
+SERVER = "tests/servers/otel_server.py"
+CARD = "CARD-SECRET-4111"
+ANSWER = "ANSWER-SECRET-7f3a"
+BEARER = "TOKEN-SECRET-91b2"
+SERVER_KIND, CLIENT_KIND = 2, 3
+
+
+@pytest.fixture
+def sink() -> Iterator[OtlpSink]:
+    with OtlpSink() as running:
+        yield running
+
+
+def otel_env(sink: OtlpSink, instance: str, keys: str, **extra: str) -> dict[str, str]:
+    return {
+        "BATON_STATE_KEYS": keys,
+        "BATON_INSTANCE": instance,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": sink.endpoint,
+        "OTEL_SERVICE_NAME": "otel-tests",
+        "OTEL_BSP_SCHEDULE_DELAY": "50",
+        "OTEL_METRIC_EXPORT_INTERVAL": "200",
+        **extra,
+    }
+
+
+@pytest.fixture
+def pair(sink: OtlpSink, tmp_path: Path) -> Iterator[tuple[RunningServer, RunningServer]]:
+    """Two instances, `alpha` and `beta`, sharing only the state key; both export to the sink."""
+    keys = ",".join(k.encode() for k in KeyRing.ephemeral_key().keys)
+    alpha = start_server(SERVER, log=tmp_path / "alpha.log", env=otel_env(sink, "alpha", keys))
+    try:
+        beta = start_server(SERVER, log=tmp_path / "beta.log", env=otel_env(sink, "beta", keys))
+        try:
+            yield alpha, beta
+        finally:
+            beta.stop()
+    finally:
+        alpha.stop()
+
+
+def wait_for(sink: OtlpSink, check: Any, timeout: float = 15.0) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        spans = sink.spans()
+        if check(spans) or time.monotonic() > deadline:
+            return spans
+        time.sleep(0.05)
+
+
+def round_trip(alpha: RunningServer, beta: RunningServer) -> list[str]:
+    """One flow over three rounds, alpha → beta → alpha, without any traceparent: the note is answered
+    badly in round 2 (asked again as invalid), then well. Returns the requestState tokens seen."""
+    auth = {"Authorization": f"Bearer {BEARER}"}
+    args = {"city": "Oslo", "card": CARD}
+    first = call(alpha.url, "book", args, **auth).json()["result"]
+    assert first["resultType"] == "input_required", first
+    bad = {"confirm": accept(confirm=True), "note": {"action": "accept", "content": {"nope": ANSWER}}}
+    second = call(beta.url, "book", args, responses=bad, state=first["requestState"], **auth).json()["result"]
+    assert list(second["inputRequests"]) == ["note"], second
+    third = call(
+        alpha.url, "book", args, responses={"note": accept(note=ANSWER)}, state=second["requestState"], **auth
+    ).json()["result"]
+    assert third["content"][0]["text"] == "booked Oslo for card ending 4111", third
+    return [first["requestState"], second["requestState"]]
+
+
+def test_a_flow_over_two_instances_is_one_trace(pair: tuple[RunningServer, RunningServer], sink: OtlpSink) -> None:
+    alpha, beta = pair
+    states = round_trip(alpha, beta)
+    post(alpha.url, request("tools/list"))
+    post(beta.url, request("tools/call", {"name": "no_such_tool", "arguments": {}}))
+
+    def complete(spans: list[dict[str, Any]]) -> bool:
+        names = [s["name"] for s in spans]
+        return (
+            names.count("tools/call book") == 3
+            and "reserve seat" in names
+            and "tools/list" in names
+            and ("tools/call no_such_tool" in names)
+        )
+
+    spans = wait_for(sink, complete)
+    rounds = sorted(
+        (s for s in spans if s["name"] == "tools/call book"), key=lambda s: s["attributes"]["baton.mrtr.round"]
+    )
+    print("\n" + tree([s for s in spans if s["trace_id"] == rounds[0]["trace_id"]]))
+    assert [s["attributes"]["baton.mrtr.round"] for s in rounds] == [1, 2, 3]
+    assert len({s["trace_id"] for s in rounds}) == 1, "every round of the flow in one trace"
+    assert [s["resource"]["service.instance.id"] for s in rounds] == ["alpha", "beta", "alpha"]
+    assert {s["resource"]["service.name"] for s in rounds} == {"otel-tests"}
+    assert rounds[0]["parent"] == "" and rounds[1]["parent"] == rounds[0]["span_id"]
+    assert rounds[2]["parent"] == rounds[1]["span_id"]
+    assert all(s["kind"] == SERVER_KIND for s in rounds)
+    (seat,) = [s for s in spans if s["name"] == "reserve seat"]
+    assert seat["parent"] == rounds[2]["span_id"] and seat["trace_id"] == rounds[2]["trace_id"]
+
+    one, two, three = (s["attributes"] for s in rounds)
+    for a in (one, two, three):
+        assert a["mcp.method.name"] == "tools/call"
+        assert a["mcp.protocol.version"] == "2026-07-28"
+        assert a["gen_ai.tool.name"] == "book"
+        assert a["gen_ai.operation.name"] == "execute_tool"
+        assert a["network.transport"] == "tcp" and a["network.protocol.name"] == "http"
+        assert a["server.address"] == "127.0.0.1" and isinstance(a["server.port"], int)
+        assert a["client.address"] == "127.0.0.1" and isinstance(a["client.port"], int)
+        assert a["jsonrpc.request.id"].isdigit()
+        assert "gen_ai.tool.call.arguments" not in a  # the author did not opt in
+    assert one["baton.mrtr.asks"] == ["confirm:form", "note:form"]
+    assert one["baton.result_type"] == "input_required"
+    assert one["baton.mrtr.request_state.sent_bytes"] == len(states[0])
+    assert two["baton.mrtr.request_state.received_bytes"] == len(states[0])
+    assert two["baton.mrtr.answers"] == ["confirm:accepted", "note:invalid"]
+    assert two["baton.mrtr.asks"] == ["note:form"]
+    assert three["baton.mrtr.answers"] == ["note:accepted"]
+    assert three["baton.result_type"] == "complete" and "error.type" not in three
+
+    (listed,) = [s for s in spans if s["name"] == "tools/list"]
+    assert (
+        listed["attributes"]["mcp.method.name"] == "tools/list" and listed["resource"]["service.instance.id"] == "alpha"
+    )
+    (failed,) = [s for s in spans if s["name"] == "tools/call no_such_tool"]
+    assert failed["attributes"]["error.type"] == failed["attributes"]["rpc.response.status_code"] == "-32602"
+    assert failed["status"] == 2  # STATUS_CODE_ERROR
+
+    deadline = time.monotonic() + 10
+    while "mcp.server.operation.duration" not in sink.metric_names() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    points = sink.histogram_points("mcp.server.operation.duration")
+    booked = [p for p in points if p["attributes"].get("gen_ai.tool.name") == "book"]
+    assert booked and booked[0]["unit"] == "s" and booked[0]["sum"] < 60
+    assert booked[0]["attributes"]["mcp.method.name"] == "tools/call"
+
+    alpha.stop()
+    beta.stop()  # exporters flush at exit
+    raw = sink.raw()
+    for secret in (CARD, ANSWER, BEARER, *states, *(s.rsplit(".", 1)[1][:40] for s in states)):
+        assert secret.encode() not in raw, f"{secret[:20]}... left the server in telemetry"
+
+
+def test_the_client_traces_each_round_and_its_context_reaches_the_servers(
+    pair: tuple[RunningServer, RunningServer], sink: OtlpSink, tmp_path: Path
+) -> None:
+    alpha, beta = pair
+    env = {
+        **os.environ,
+        "OTEL_TEST_A": alpha.url,
+        "OTEL_TEST_B": beta.url,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": sink.endpoint,
+        "OTEL_BSP_SCHEDULE_DELAY": "50",
+        "OTEL_SERVICE_NAME": "otel-tests",
+        "OTEL_METRICS_EXPORTER": "none",
+    }
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tests/support/otel_client.py")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    trace_id = done.stdout.strip()
+
+    def complete(spans: list[dict[str, Any]]) -> bool:
+        mine = [s for s in spans if s["trace_id"] == trace_id]
+        return len([s for s in mine if s["name"] == "tools/call book"]) == 4 and any(
+            s["name"] == "reserve seat" for s in mine
+        )
+
+    spans = wait_for(sink, complete)
+    mine = [s for s in spans if s["trace_id"] == trace_id]
+    print("\n" + tree(mine))
+    by_id = {s["span_id"]: s for s in mine}
+    clients = sorted((s for s in mine if s["kind"] == CLIENT_KIND), key=lambda s: s["start"])
+    servers = sorted(
+        (s for s in mine if s["kind"] == SERVER_KIND and s["name"] == "tools/call book"), key=lambda s: s["start"]
+    )
+    assert [s["name"] for s in clients] == ["tools/call book", "tools/call book"]
+    assert [c["attributes"]["baton.mrtr.round"] for c in clients] == [1, 1]  # two Client objects: each its first
+    assert clients[0]["attributes"]["baton.mrtr.asks"] == ["confirm:form", "note:form"]
+    assert (
+        clients[0]["attributes"]["server.port"] == alpha.port and clients[1]["attributes"]["server.port"] == beta.port
+    )
+    # Each server span is the child of the client span that sent it; round 2 also links to round 1.
+    assert [by_id[s["parent"]]["span_id"] for s in servers] == [c["span_id"] for c in clients]
+    assert [s["resource"]["service.instance.id"] for s in servers] == ["alpha", "beta"]
+    assert servers[1]["links"] == [(trace_id, servers[0]["span_id"])]
+    assert by_id[clients[0]["parent"]]["name"] == "plan a trip"
+    # The stdio server: network.transport is pipe.
+    listed = wait_for(sink, lambda spans: any(s["name"] == "tools/list" and s["kind"] == SERVER_KIND for s in spans))
+    (piped,) = [s for s in listed if s["name"] == "tools/list" and s["kind"] == SERVER_KIND]
+    assert piped["attributes"]["network.transport"] == "pipe"
+    raw = sink.raw()
+    assert CARD.encode() not in raw and ANSWER.encode() not in raw
+
+
+def test_tool_arguments_are_on_spans_only_when_the_author_opts_in(sink: OtlpSink, tmp_path: Path) -> None:
+    keys = ",".join(k.encode() for k in KeyRing.ephemeral_key().keys)
+    env = otel_env(sink, "gamma", keys, BATON_TEST_TRACE_ARGUMENTS="1")
+    with start_server(SERVER, log=tmp_path / "gamma.log", env=env) as gamma:
+        call(gamma.url, "book", {"city": "Oslo", "card": CARD})
+        spans = wait_for(sink, lambda spans: any(s["name"] == "tools/call book" for s in spans))
+    (span,) = [s for s in spans if s["name"] == "tools/call book"]
+    assert json.loads(span["attributes"]["gen_ai.tool.call.arguments"]) == {"card": CARD, "city": "Oslo"}
+
+
+@pytest.mark.parametrize("variables", [{}, {"OTEL_SDK_DISABLED": "true"}], ids=["unconfigured", "disabled"])
+def test_without_configuration_nothing_is_imported_or_exported(
+    variables: dict[str, str], sink: OtlpSink, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    if variables:
+        env.update(variables, OTEL_EXPORTER_OTLP_ENDPOINT=sink.endpoint)
+    with start_server(SERVER, log=tmp_path / "plain.log", env=env) as plain:
+        first = call(plain.url, "book", {"city": "Oslo", "card": CARD}).json()["result"]
+        call(
+            plain.url,
+            "book",
+            {"city": "Oslo", "card": CARD},
+            responses={"confirm": accept(confirm=True), "note": accept(note="x")},
+            state=first["requestState"],
+        )
+        loaded = call(plain.url, "otel_modules").json()["result"]["content"][0]["text"]
+    assert loaded == ""
+    time.sleep(0.3)
+    assert sink.raw() == b""
+    # In a process of its own: `import baton`, a Server answering a request in-process.
+    script = (
+        "import asyncio, sys\n"
+        "import baton\n"
+        "from baton.protocol.messages import Message\n"
+        "from baton.server import Exchange, RequestInfo\n"
+        "s = baton.Server('x', state_keys=baton.KeyRing.ephemeral_key())\n"
+        "s.tool(name='ok')(lambda: 'ok')\n"
+        "s.check_startup('stdio')\n"
+        "from wire import meta\n"
+        "msg = Message('tools/call', {'name': 'ok', 'arguments': {}, '_meta': meta()}, 1, True)\n"
+        "r = asyncio.run(s.handle(msg, Exchange(RequestInfo('stdio'))))\n"
+        "assert 'result' in r.body, r.body\n"
+        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_json_logs(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    with start_server(
+        SERVER, "--log-level", "info", log=tmp_path / "json.log", env={**env, "BATON_LOG_FORMAT": "json"}
+    ) as s:
+        call(s.url, "book", {"city": "Oslo"})  # a missing argument: logged? at least startup lines are
+    lines = [json.loads(line) for line in s.log.read_text().splitlines() if line.startswith("{")]
+    assert lines and all({"time", "level", "logger", "message"} <= set(line) for line in lines)
