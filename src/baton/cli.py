@@ -1,4 +1,5 @@
-"""The `baton` command: `baton serve TARGET [--http HOST:PORT | --stdio] [--workers N]`, `baton keys`, and the
+"""The `baton` command: `baton serve TARGET [--http HOST:PORT | --stdio] [--workers N] [--auth-issuer URL
+--auth-audience URL]`, `baton keys`, and the
 client subcommands `baton tools|call|resources|read|prompts|prompt` (`baton.cli_client`)."""
 
 from __future__ import annotations
@@ -6,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import json
 import logging
 import os
 import socket
@@ -20,6 +22,9 @@ from .state.keys import data_dir
 
 ENV_TARGET = "BATON_SERVE_TARGET"
 ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
+ENV_AUTH = "BATON_SERVE_AUTH"  # --auth-* for the worker processes, as JSON
+ENV_AUTH_CLIENT_ID = "BATON_AUTH_CLIENT_ID"
+ENV_AUTH_CLIENT_SECRET = "BATON_AUTH_CLIENT_SECRET"  # never a flag: argv is visible to every local user
 CLIENT_COMMANDS = {
     "tools": "list a server's tools: baton tools URL | baton tools -- COMMAND...",
     "call": "call a tool: baton call URL TOOL [key=value ...] | baton call TOOL ... -- COMMAND...",
@@ -80,6 +85,11 @@ def _is_windows_path(target: str) -> bool:
 def _worker_app() -> Any:
     """uvicorn factory for `--workers N`: each worker process loads the target itself."""
     server = load_server(os.environ[ENV_TARGET])
+    options = os.environ.get(ENV_AUTH)
+    if options:
+        problem = _protect(server, json.loads(options))
+        if problem:
+            raise SystemExit(f"baton serve: {problem}")
     hosts = os.environ.get(ENV_APP_OPTIONS)
     return server.asgi(allowed_hosts=hosts.split(",") if hosts else None)
 
@@ -102,6 +112,44 @@ def _nodelay_listener() -> None:
         return sock
 
     uvicorn.Config.bind_socket = bind_socket  # type: ignore[method-assign]
+
+
+def _auth_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The --auth-* options as one dict (for this process and the workers), or None without --auth-issuer."""
+    if not args.auth_issuer:
+        return None
+    return {
+        "issuer": args.auth_issuer,
+        "audience": args.auth_audience,
+        "scopes": args.auth_scopes or "",
+        "introspection": bool(args.auth_introspection),
+    }
+
+
+def _protect(server: Server, options: dict[str, Any]) -> str | None:
+    """Protect `server` with OAuth as --auth-issuer/--auth-audience say (discovering the issuer): why not, or None."""
+    from .auth import DiscoveryError, OAuthResource
+
+    if not options.get("audience"):
+        return "--auth-issuer needs --auth-audience URL: this server's MCP endpoint, the audience of its tokens"
+    client = None
+    if options.get("introspection"):
+        client_id, secret = os.environ.get(ENV_AUTH_CLIENT_ID), os.environ.get(ENV_AUTH_CLIENT_SECRET)
+        if not client_id or not secret:
+            who = f"${ENV_AUTH_CLIENT_ID} and ${ENV_AUTH_CLIENT_SECRET}"
+            return f"--auth-introspection needs {who} (Baton's client at the issuer)"
+        client = (client_id, secret)
+    try:
+        auth = OAuthResource.from_issuer(
+            options["issuer"],
+            resource=options["audience"],
+            scopes=options.get("scopes") or None,
+            introspection_client=client,
+        )
+        server.use_auth(auth)
+    except (DiscoveryError, ValueError, ConfigurationError) as exc:
+        return str(exc)
+    return None
 
 
 def _refuse(message: str) -> int:
@@ -153,6 +201,13 @@ def serve(args: argparse.Namespace) -> int:
         server = load_server(args.target)
     except TargetError as exc:
         return _refuse(str(exc))
+    auth_options = _auth_options(args)
+    if auth_options is None and (args.auth_audience or args.auth_scopes or args.auth_introspection):
+        return _refuse("--auth-audience, --auth-scopes and --auth-introspection need --auth-issuer URL")
+    if auth_options is not None and not args.stdio:  # stdio keeps the OS user (protocol.md PAS1)
+        problem = _protect(server, auth_options)
+        if problem:
+            return _refuse(problem)
     if args.stdio:
         from .serve.stdio import serve_stdio
 
@@ -192,6 +247,8 @@ def serve(args: argparse.Namespace) -> int:
         os.environ[ENV_TARGET] = args.target
         if allowed:
             os.environ[ENV_APP_OPTIONS] = ",".join(allowed)
+        if auth_options is not None:
+            os.environ[ENV_AUTH] = json.dumps(auth_options)
         uvicorn.run(
             "baton.cli:_worker_app",
             factory=True,
@@ -237,6 +294,23 @@ def main(argv: list[str] | None = None) -> int:
         help="admit this Host header besides loopback names (repeatable; * admits any)",
     )
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    auth = p.add_argument_group(
+        "OAuth (HTTP only)",
+        "protect the server as an OAuth 2.1 resource: tokens from --auth-issuer, minted for --auth-audience, are "
+        "required; the issuer's metadata (RFC 8414, else OpenID Connect Discovery) gives its jwks_uri; clients "
+        "find the issuer at /.well-known/oauth-protected-resource/<path>. See docs/security.md.",
+    )
+    auth.add_argument("--auth-issuer", metavar="URL", help="the authorization server's issuer identifier")
+    auth.add_argument(
+        "--auth-audience", metavar="URL", help="this server's MCP endpoint URL, e.g. https://mcp.example.com/mcp"
+    )
+    auth.add_argument("--auth-scopes", metavar='"A B"', help="scopes every request needs (space-separated)")
+    auth.add_argument(
+        "--auth-introspection",
+        action="store_true",
+        help=f"check opaque tokens at the issuer's introspection endpoint as ${ENV_AUTH_CLIENT_ID} / "
+        f"${ENV_AUTH_CLIENT_SECRET}",
+    )
     commands.add_parser(
         "keys",
         help="create, list or rotate the state key ring: baton keys init|list|rotate|add|promote|retire|generate",

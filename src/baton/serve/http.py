@@ -10,6 +10,9 @@ MCP 2025-11-25: every request that `baton.protocol.era.is_modern` does not claim
 `Mcp-Session-Id` (answers to server requests, notifications, GET, DELETE), goes to
 `baton.serve.http_sessions`; a 2026 request with its envelope pays one dict lookup for that.
 
+With `Server(auth=...)` it also answers GET (and the CORS preflight) at the OAuth Protected Resource
+Metadata path (RFC 9728, protocol.md PAS9); 401 and 403 replies carry the guard's `WWW-Authenticate`.
+
 Every JSON-RPC envelope is built by `baton.protocol.messages`. Every response names the instance that
 produced it in a `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), for deployments of many.
 """
@@ -34,8 +37,9 @@ from ..protocol.headers import Headers
 from ..protocol.hosts import host_without_port, is_loopback
 from ..protocol.messages import Message, RequestId, error_response, notification, parse, request_id_of, result_response
 from ..server import Exchange, Reply, RequestInfo, Server
+from ..server.scopes import declared_scopes
 from ..server.subscriptions import Subscription
-from .asgi import Receive, Scope, Send, disconnected
+from .asgi import Receive, Scope, Send, disconnected, send_empty, send_json
 from .http_sessions import SESSION_HEADER, SessionHttp, response_object
 
 log = logging.getLogger("baton.http")
@@ -94,6 +98,8 @@ class HttpApp:
         if path != self.path:
             if path.startswith(CONNECT_PREFIX):
                 await self._connect(scope, receive, send)
+            elif self.server.auth is not None and path == self.server.auth.metadata_path:
+                await self._resource_metadata(scope, send)
             else:
                 await _plain(send, 404, b"Not found: the MCP endpoint is " + self.path.encode(), self._tag)
             return
@@ -203,6 +209,24 @@ class HttpApp:
             await send(message)
 
         await self.server.connect_kit.app(scope, receive, tagged)
+
+    async def _resource_metadata(self, scope: Scope, send: Send) -> None:
+        """The OAuth Protected Resource Metadata (RFC 9728): public, so any origin may read it (CORS)."""
+        refusal = self._refuse_host(Headers(dict(scope["headers"])))
+        if refusal:
+            await _plain(send, 403, refusal.encode(), self._tag)
+            return
+        cors = [(b"access-control-allow-origin", b"*"), *self._tag]
+        if scope["method"] == "OPTIONS":
+            head = [*cors, (b"access-control-allow-methods", b"GET, OPTIONS"), (b"access-control-max-age", b"86400")]
+            await send_empty(send, 204, head)
+            return
+        if scope["method"] not in ("GET", "HEAD"):
+            await send_empty(send, 405, [(b"allow", b"GET, OPTIONS"), *cors])
+            return
+        assert self.server.auth is not None
+        document = self.server.auth.metadata(declared_scopes(self.server))
+        await send_json(send, 200, [_JSON, (b"cache-control", b"public, max-age=300"), *cors], document)
 
     def _refuse_origin(self, headers: Headers) -> str | None:
         refusal = self._refuse_host(headers)
@@ -330,7 +354,7 @@ class HttpApp:
         head = [*self._json_head, (b"content-length", str(len(body)).encode())]
         if reply.www_authenticate is not None:
             head.append((b"www-authenticate", reply.www_authenticate.encode()))
-            status = 401
+            status = reply.status or 401
         else:
             status = 200 if reply.code is None else http_status(reply.code)
         await send({"type": "http.response.start", "status": status, "headers": head})

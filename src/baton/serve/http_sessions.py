@@ -31,7 +31,7 @@ import orjson
 
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from ..protocol.messages import Message, RequestId, error_response, is_response, notification, result_response
-from ..server import Exchange, RequestInfo, Server, Unauthenticated
+from ..server import Exchange, RequestInfo, Server
 from ..server.outbound import Outbound, Stream
 from ..server.sessions import LegacySession
 from ..server.subscriptions import RESOURCE_UPDATED
@@ -273,10 +273,10 @@ class SessionHttp:
     ) -> None:
         """A handshake-era request (`is_modern` said so): `initialize`, `ping` before a session, or a session's."""
         ex = Exchange(info)
-        principal = await self._principal(info, msg.id, send)
-        if principal is None:
+        # protocol.md PAS2: a 401 or 403 (scopes) is the POST's HTTP status; the session is unaffected.
+        if not await self._admit(msg, ex, send):
             return
-        ex.principal = principal
+        principal = ex.principal
         sid = raw.get(SESSION_HEADER)
         session = self._open(sid, principal) if sid is not None else None
         if msg.method == "initialize":
@@ -461,11 +461,11 @@ class SessionHttp:
     # -- helpers ------------------------------------------------------------------------------------
 
     async def _session(self, raw: dict[bytes, bytes], info: RequestInfo, send: Send) -> LegacySession | None:
-        """The live session the request names, or None once the refusal (401, 404) has been sent."""
-        principal = await self._principal(info, None, send)
-        if principal is None:
+        """The live session the request names, or None once the refusal (401, 403, 404) has been sent."""
+        ex = Exchange(info)
+        if not await self._admit(None, ex, send):
             return None
-        session = self._open(raw[SESSION_HEADER], principal)
+        session = self._open(raw[SESSION_HEADER], ex.principal)
         if session is None:
             await self._gone(send)
         return session
@@ -488,14 +488,14 @@ class SessionHttp:
             return None
         return self.server.sessions.open(sid, principal)
 
-    async def _principal(self, info: RequestInfo, rid: RequestId | None, send: Send) -> str | None:
-        try:
-            return await self.server.principal_of(info)
-        except Unauthenticated as exc:
-            error = McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")
-            head = [*self._json_head, (b"www-authenticate", exc.www_authenticate.encode())]
-            await send_json(send, 401, head, error_response(rid, error))
-            return None
+    async def _admit(self, msg: Message | None, ex: Exchange, send: Send) -> bool:
+        """Authenticate (and check the scopes of) a request of a session; False once the 401/403 is sent."""
+        refusal = await self.server.admit(msg, ex)
+        if refusal is None:
+            return True
+        head = [*self._json_head, (b"www-authenticate", (refusal.www_authenticate or "Bearer").encode())]
+        await send_json(send, refusal.status or 401, head, refusal.body)
+        return False
 
     async def _gone(self, send: Send) -> None:
         error = McpError(

@@ -3,7 +3,8 @@
 from ..protocol.errors import CapabilityMissing, ResourceNotFound, UsageError
 from .context import BatonDeprecationWarning, Context
 from .core import Server, ToolOptions
-from .exchange import Exchange, Reply, RequestInfo, Unauthenticated
+from .exchange import Exchange, Grant, Reply, RequestInfo, Unauthenticated
+from .guard import ResourceAuth
 from .parts import ConnectPart, Credential
 from .results import ToolError, ToolResult
 from .signature import Param
@@ -17,9 +18,11 @@ __all__ = [
     "Context",
     "Credential",
     "Exchange",
+    "Grant",
     "Param",
     "Reply",
     "RequestInfo",
+    "ResourceAuth",
     "ResourceNotFound",
     "Server",
     "ToolError",

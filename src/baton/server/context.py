@@ -99,6 +99,7 @@ class Context:
         "principal",
         "protocol_version",
         "request_id",
+        "scopes",
     )
 
     def __init__(
@@ -117,6 +118,7 @@ class Context:
         self.method = request.method
         self.request_id = request.id
         self.principal = exchange.principal
+        self.scopes = exchange.scopes  # the caller's OAuth scopes (None when its credentials carry none)
         self.client_capabilities = capabilities
         self.meta = params["_meta"]
         self._journal = state.journal

@@ -21,14 +21,15 @@ from urllib.parse import urlsplit
 from ..protocol import headers as hdr
 from ..protocol.capabilities import ClientCapabilities
 from ..protocol.constants import META_SERVER_INFO, SUPPORTED_VERSIONS
-from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, method_not_found
+from ..protocol.errors import INTERNAL_ERROR, McpError, method_not_found
 from ..protocol.messages import Message, check_meta, check_version, error_response, result_response
 from ..state.keys import KeyRing
 from ..state.ledger import Ledger, LedgerError, ledger_from_url
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, Sealer
 from ..state.store_url import parse_store_url
 from .context import Context
-from .exchange import Exchange, PrincipalHook, Reply, RequestInfo, Unauthenticated
+from .exchange import Exchange, Grant, PrincipalHook, Reply, RequestInfo
+from .guard import Guard, ResourceAuth
 from .legacy import REMOVED_METHODS, Legacy, legacy_error, removed_method
 from .methods import Methods
 from .outbound import Stream
@@ -47,10 +48,11 @@ from .registry import (
 )
 from .replay import ReplayEngine
 from .results import prompt_result, structured_tool_result, tool_result
+from .scopes import scope_list
 from .sessions import DEFAULT_SESSION_TTL_S, LegacySession, SessionSeal
 from .signature import inspect_handler
 from .single_use import SingleUse
-from .startup import LEDGER_SETTING, ConfigurationError, check_startup, load_key_ring
+from .startup import AUTH_SETTING, LEDGER_SETTING, ConfigurationError, check_startup, load_key_ring
 from .subscriptions import ListenHub, Subscription
 
 log = logging.getLogger("baton.server")
@@ -76,6 +78,8 @@ class ToolOptions(TypedDict, total=False):
     """`_meta` of the tool's description."""
     single_use: bool
     """Each round of its flows runs at most once (a ledger claims every round token before user code runs)."""
+    scopes: list[str] | str
+    """OAuth scopes a call needs besides the server-wide ones (HTTP with `Server(auth=...)`; 403 without)."""
 
 
 _TOOL_OPTIONS = frozenset(ToolOptions.__annotations__)
@@ -114,6 +118,7 @@ class Server:
         state_ttl_s: int = DEFAULT_TTL_S,
         state_max_bytes: int = DEFAULT_MAX_BYTES,
         principal: PrincipalHook | None = None,
+        auth: ResourceAuth | None = None,
         list_ttl_ms: int = 60_000,
         cache_scope: Literal["public", "private"] | None = None,
         page_size: int = 100,
@@ -144,10 +149,18 @@ class Server:
         self.state_ttl_s = state_ttl_s
         self.state_max_bytes = state_max_bytes
         self._sealer: Sealer | None = None
-        self._principal = principal
+        if auth is not None and principal is not None:
+            raise ConfigurationError(
+                "give Server(auth=...) or Server(principal=...), not both: auth= already names the caller "
+                "(<issuer>|<sub> of a verified token); for another identity, return a baton.server.exchange.Grant "
+                "from your own principal hook instead",
+                setting=AUTH_SETTING,
+            )
+        self.auth = auth  # the OAuth protected resource (HTTP only), see guard.py
+        self._guard = Guard(self, auth.authenticate if auth is not None else principal)
         self.list_ttl_ms = list_ttl_ms
         # Lists that may differ per caller must not be shared by caches (protocol.md P18).
-        self.cache_scope = cache_scope or ("private" if principal else "public")
+        self.cache_scope = cache_scope or ("private" if principal or auth else "public")
         self.page_size = page_size
         self._ledger = ledger
         self.single_use = single_use
@@ -200,7 +213,22 @@ class Server:
 
     @property
     def has_principal_hook(self) -> bool:
-        return self._principal is not None
+        return self._guard.active
+
+    def use_auth(self, auth: ResourceAuth) -> None:
+        """Protect this server with `auth` after it was made (what `baton serve --auth-issuer` does); refused
+        when it already has a principal hook or auth (`ConfigurationError`)."""
+        if self._guard.active:
+            raise ConfigurationError(
+                "this server already names its callers (Server(principal=...) or Server(auth=...)); "
+                "configure OAuth in one place only",
+                setting=AUTH_SETTING,
+            )
+        self.auth = auth
+        self._guard = Guard(self, auth.authenticate)
+        if self.cache_scope == "public":
+            self.cache_scope = "private"
+        self._checked.clear()
 
     def check_startup(self, transport: Literal["http", "stdio"] = "http") -> None:
         """Refuse, with a `ConfigurationError` that says what to set, configuration that could only fail on
@@ -290,6 +318,7 @@ class Server:
         """Register a tool now (options as for `@server.tool`); open listen streams are told the list changed."""
         _check_options(dict(options), "add_tool")
         single_use = options.pop("single_use", False)
+        scopes = scope_list(options.pop("scopes", None), "@server.tool(scopes=...)")
         tool = make_tool(
             fn,
             Context,
@@ -304,6 +333,7 @@ class Server:
         finish = structured_tool_result if tool.output_schema is not None else tool_result
         context_param = tool.signature.context_param
         tool.flow = Flow("tools/call", fn, context_param, finish, tool_errors=True, single_use=single_use)
+        tool.scopes = scopes
         return self._add(self.tools, "tools", "tool named", tool.name, tool)
 
     def resource_updated(self, uri: str) -> None:
@@ -323,21 +353,24 @@ class Server:
         description: str | None = None,
         mime_type: str | None = None,
         ttl_ms: int | None = None,
+        scopes: list[str] | str | None = None,
     ) -> Callable[[F], F]:
-        """Register a resource, or a resource template when `uri` holds `{variables}`."""
+        """Register a resource, or a resource template when `uri` holds `{variables}`; `scopes` are the
+        OAuth scopes a read needs besides the server-wide ones."""
         if not isinstance(uri, str):
             raise TypeError("@server.resource needs the resource's URI: @server.resource('scheme://...')")
+        needed = scope_list(scopes, "@server.resource(scopes=...)")
 
         def register(fn: F) -> F:
             desc = description if description is not None else (inspect.getdoc(fn) or None)
             sig = inspect_handler(fn, Context)
             if is_template(uri):
                 self.templates[uri] = ResourceTemplate(
-                    uri, name or fn.__name__, fn, sig, template_pattern(uri), title, desc, mime_type, ttl_ms
+                    uri, name or fn.__name__, fn, sig, template_pattern(uri), title, desc, mime_type, ttl_ms, needed
                 )
                 self._changed("resources")
             else:
-                resource = Resource(uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms)
+                resource = Resource(uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms, needed)
                 self._add(self.resources, "resources", "resource", uri, resource)
             return fn
 
@@ -347,16 +380,30 @@ class Server:
     def prompt(self, fn: F, /) -> F: ...
     @overload
     def prompt(
-        self, name: str | None = None, /, *, title: str | None = None, description: str | None = None
+        self,
+        name: str | None = None,
+        /,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        scopes: list[str] | str | None = None,
     ) -> Callable[[F], F]: ...
 
-    def prompt(self, name: Any = None, /, *, title: str | None = None, description: str | None = None) -> Any:
+    def prompt(
+        self,
+        name: Any = None,
+        /,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        scopes: list[str] | str | None = None,
+    ) -> Any:
         """Register a prompt, as `@server.prompt`, `@server.prompt()` or `@server.prompt("name", ...)`.
 
         Its string parameters become its arguments.
         """
         if callable(name):
-            if title is not None or description is not None:
+            if title is not None or description is not None or scopes is not None:
                 raise TypeError("@server.prompt: give options in the call, @server.prompt(title=...)")
             self.add_prompt(name)
             return name
@@ -364,7 +411,7 @@ class Server:
             raise TypeError(f"@server.prompt: the name must be a string, not {type(name).__name__}")
 
         def register(fn: F) -> F:
-            self.add_prompt(fn, name=name, title=title, description=description)
+            self.add_prompt(fn, name=name, title=title, description=description, scopes=scopes)
             return fn
 
         return register
@@ -377,11 +424,14 @@ class Server:
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
+        scopes: list[str] | str | None = None,
     ) -> Prompt:
+        needed = scope_list(scopes, "@server.prompt(scopes=...)")
         sig = inspect_handler(fn, Context)
         desc = description if description is not None else (inspect.getdoc(fn) or None)
         prompt = Prompt(name or fn.__name__, fn, sig, prompt_arguments(sig), title, desc)
         prompt.flow = Flow("prompts/get", fn, sig.context_param, lambda value: prompt_result(value, desc))
+        prompt.scopes = needed
         return self._add(self.prompts, "prompts", "prompt named", prompt.name, prompt)
 
     def remove_prompt(self, name: str) -> None:
@@ -403,6 +453,17 @@ class Server:
         self.completion_handler = fn
         self._capabilities = None
         return fn
+
+    def find_resource(self, uri: str) -> tuple[Resource | ResourceTemplate, dict[str, Any]] | None:
+        """The resource `uri` names, or the first template it matches with its variables; None if neither."""
+        resource = self.resources.get(uri)
+        if resource is not None:
+            return resource, {}
+        for template in self.templates.values():
+            variables = template.match(uri)
+            if variables is not None:
+                return template, dict(variables)
+        return None
 
     def _add(self, registry: dict[str, R], kind: str, what: str, key: str, item: R) -> R:
         """Put `item` in a registry under a key not yet taken; open listen streams are told the list changed."""
@@ -473,12 +534,10 @@ class Server:
     async def handle(self, msg: Message, exchange: Exchange) -> Reply | Subscription:
         """Answer one request. Notifications are the transport's business and never reach here."""
         rid = msg.id
-        if self._principal is not None or exchange.info.transport != "http":  # else "anonymous", the default
-            try:
-                exchange.principal = await self.principal_of(exchange.info)
-            except Unauthenticated as exc:
-                error = McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")
-                return Reply(error_response(rid, error), INVALID_REQUEST, exc.www_authenticate)
+        if self._guard.active or exchange.info.transport != "http":  # else "anonymous", the default
+            refusal = await self._guard.admit(msg, exchange)  # 401 / 403 (guard.py)
+            if refusal is not None:
+                return refusal
         try:
             params = msg.params
             version, raw_caps = check_meta(params)
@@ -549,18 +608,21 @@ class Server:
 
         The hook may raise `Unauthenticated` to refuse the request (HTTP 401).
         """
-        if self._principal is not None:
-            who = self._principal(info)
-            if inspect.isawaitable(who):
-                who = await who
-            if who:
-                return who
-            return "anonymous"
-        if info.transport == "stdio":
-            if self._os_user is None:
-                self._os_user = "os:" + getpass.getuser()
-            return self._os_user
-        return "anonymous"
+        return (await self._guard.grant(info)).principal
+
+    async def grant_of(self, info: RequestInfo) -> Grant:
+        """Who is calling and the OAuth scopes its credentials carry (see `principal_of`)."""
+        return await self._guard.grant(info)
+
+    async def admit(self, msg: Message | None, exchange: Exchange) -> Reply | None:
+        """Authenticate the request and check its scopes: None to go on, else the 401/403 reply (guard.py)."""
+        return await self._guard.admit(msg, exchange)
+
+    def os_principal(self) -> str:
+        """`os:<user>`, the principal of a stdio caller."""
+        if self._os_user is None:
+            self._os_user = "os:" + getpass.getuser()
+        return self._os_user
 
 
 def _internal(method: str, exc: Exception) -> McpError:

@@ -1,5 +1,5 @@
-"""What passes between a transport and the server for one request: who sent it, how to notify on its
-stream (`Exchange`), and the JSON-RPC reply that comes back (`Reply`)."""
+"""What passes between a transport and the server for one request: who sent it, what it may do (`Grant`),
+how to notify on its stream (`Exchange`), and the JSON-RPC reply that comes back (`Reply`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from ..protocol import headers as hdr
 from ..protocol.constants import PROTOCOL_VERSION
+from .challenge import bearer_challenge
 
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 """Send a notification (method, params) on the request's own stream."""
@@ -25,14 +26,31 @@ class RequestInfo:
     client: tuple[str, int] | None = None
 
 
-class Unauthenticated(Exception):
-    """Raised by a principal hook: no acceptable credentials. HTTP answers 401 with `www_authenticate`."""
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """Who the caller is and, when its credentials say, which OAuth scopes it holds.
 
-    def __init__(self, message: str, *, error: str = "invalid_token") -> None:
+    A principal hook may return a `Grant` instead of a plain principal string. `scopes=None` means the
+    credentials carry no scopes (a hook that returns a str): over HTTP such a caller may not run an
+    operation that requires scopes (protocol.md PAS5).
+    """
+
+    principal: str
+    scopes: frozenset[str] | None = None
+
+
+class Unauthenticated(Exception):
+    """Raised by a principal hook: no acceptable credentials. HTTP answers 401 with `www_authenticate`.
+
+    `error=None` is for a request that presented no credentials at all (RFC 6750 section 3.1: no error
+    code then); otherwise the token was refused (`invalid_token`, `invalid_request`).
+    """
+
+    def __init__(self, message: str, *, error: str | None = "invalid_token") -> None:
         super().__init__(message)
         self.message = message
-        safe = message.replace('"', "'")
-        self.www_authenticate = f'Bearer error="{error}", error_description="{safe}"'
+        self.error = error
+        self.www_authenticate = bearer_challenge(error=error, description=message if error else None)
 
 
 @dataclass(slots=True)
@@ -46,6 +64,7 @@ class Exchange:
     info: RequestInfo
     emit: Emit | None = None
     principal: str = "anonymous"
+    scopes: frozenset[str] | None = None  # the caller's OAuth scopes, when its credentials carry them
     log_level: str | None = None
     protocol_version: str = PROTOCOL_VERSION
     url_done: UrlDone | None = None
@@ -55,13 +74,16 @@ class Exchange:
 class Reply:
     """A JSON-RPC response to one request, as a dict, with the JSON-RPC error code if it is an error.
 
-    `www_authenticate` is set when the request was refused for want of credentials (HTTP 401).
+    `www_authenticate` is set when the request was refused for want of credentials (HTTP 401) or of
+    scopes (HTTP 403); `status` is then that HTTP status (401 when unset).
     """
 
     body: dict[str, Any]
     code: int | None = None
     www_authenticate: str | None = None
+    status: int | None = None
 
 
-PrincipalHook = Callable[[RequestInfo], "str | Awaitable[str | None] | None"]
-"""The server's hook that names the caller from what the transport saw (never from what the client says)."""
+PrincipalHook = Callable[[RequestInfo], "str | Grant | Awaitable[str | Grant | None] | None"]
+"""The server's hook that names the caller from what the transport saw (never from what the client says):
+a principal string, or a `Grant` with the caller's scopes."""

@@ -20,7 +20,7 @@ from ..protocol.constants import ADVERTISED_VERSIONS
 from ..protocol.errors import ResourceNotFound, invalid_params, method_not_found
 from ..protocol.messages import Message
 from .exchange import Exchange
-from .registry import Flow, Resource, ResourceTemplate
+from .registry import Flow
 from .replay import ReplayEngine
 from .results import error_result, resource_contents
 from .signature import ArgumentError
@@ -132,16 +132,10 @@ class Methods:
         uri = msg.params.get("uri")
         if not isinstance(uri, str):
             raise invalid_params('Invalid params: resources/read needs "uri" (a string)')
-        resource: Resource | ResourceTemplate | None = self.server.resources.get(uri)
-        kwargs: dict[str, Any] = {}
-        if resource is None:
-            for template in self.server.templates.values():
-                variables = template.match(uri)
-                if variables is not None:
-                    resource, kwargs = template, variables
-                    break
-        if resource is None:
+        found_target = self.server.find_resource(uri)
+        if found_target is None:
             raise ResourceNotFound(uri)
+        resource, kwargs = found_target
         if resource.signature.checks:
             try:
                 kwargs = resource.signature.bind(kwargs)

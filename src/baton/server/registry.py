@@ -48,6 +48,7 @@ class Tool:
     header_params: dict[str, tuple[str, ...]] = field(default_factory=dict)
     meta: dict[str, Any] | None = None
     flow: Flow | None = None  # set when the server registers it
+    scopes: tuple[str, ...] = ()  # OAuth scopes a call needs besides the server-wide ones (guard.py)
 
     @property
     def single_use(self) -> bool:
@@ -135,6 +136,7 @@ class Resource:
     description: str | None = None
     mime_type: str | None = None
     ttl_ms: int | None = None
+    scopes: tuple[str, ...] = ()  # OAuth scopes a read needs besides the server-wide ones (guard.py)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"uri": self.uri, "name": self.name}
@@ -156,6 +158,7 @@ class ResourceTemplate:
     description: str | None = None
     mime_type: str | None = None
     ttl_ms: int | None = None
+    scopes: tuple[str, ...] = ()  # OAuth scopes a read needs besides the server-wide ones (guard.py)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"uriTemplate": self.uri_template, "name": self.name}
@@ -191,6 +194,7 @@ class Prompt:
     title: str | None = None
     description: str | None = None
     flow: Flow | None = None  # set when the server registers it
+    scopes: tuple[str, ...] = ()  # OAuth scopes a get needs besides the server-wide ones (guard.py)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}

@@ -9,7 +9,10 @@ serving layer has mounted the connect kit. Each refusal is a `ConfigurationError
   does not answer now (a ledger given as a URL, `Server(ledger=...)` or `$BATON_LEDGER`, is probed
   with a connection of its own; a `Ledger` object is the author's to check);
 - the connect kit is in use and has no public URL, or, over HTTP, it needs an authenticated caller
-  (its public URL is not plain http on loopback) and the server has no principal hook.
+  (its public URL is not plain http on loopback) and the server has no principal hook;
+- over HTTP, a tool, resource or prompt requires OAuth scopes and nothing authenticates callers
+  (no `Server(auth=...)`, no principal hook): every call would be refused, or, worse, meant to be
+  protected and not (protocol.md PAS5).
 
 When is the connect kit in use? When the server was given one (`Server(connect=ConnectKit(...))`: that
 is the explicit declaration), or when a handler's own source code calls `ctx.secret` or `ctx.connect`
@@ -41,6 +44,7 @@ CONNECT_METHODS = ("secret", "connect")
 PUBLIC_URL_SETTING = "Server(public_url=...) or $BATON_PUBLIC_URL"
 PRINCIPAL_SETTING = "Server(principal=...)"
 LEDGER_SETTING = "Server(ledger=...) or $BATON_LEDGER"
+AUTH_SETTING = "Server(auth=baton.auth.OAuthResource(...)) or baton serve --auth-issuer"
 LEDGER_PROBE_S = 10.0  # a bound on the probe as a whole; the Redis client gives up after 1 s to connect
 
 
@@ -152,6 +156,15 @@ def check_startup(server: Server, transport: Literal["http", "stdio"]) -> None:
                     f"{problem}; start it, or point {LEDGER_SETTING} at one that answers",
                     setting=LEDGER_SETTING,
                 )
+    if transport == "http" and not server.has_principal_hook:
+        scoped = next(scoped_handlers(server), None)
+        if scoped is not None:
+            raise ConfigurationError(
+                f"{scoped} requires OAuth scopes, but nothing authenticates HTTP callers: protect the server "
+                "with Server(auth=baton.auth.OAuthResource(...)) (or baton serve --auth-issuer URL --auth-audience "
+                "URL), or drop the scopes",
+                setting=AUTH_SETTING,
+            )
     users = list(connect_users(server))
     if server.connect_declared:
         users.append("the connect kit given to Server(connect=...)")
@@ -175,3 +188,14 @@ def connect_users(server: Server) -> Iterator[str]:
         calls = connect_calls(fn, context_param)
         if calls:
             yield f"{what} ({', '.join(calls)})"
+
+
+def scoped_handlers(server: Server) -> Iterator[str]:
+    """Each handler that requires OAuth scopes, as "tool deploy (scopes admin)"."""
+    items: list[tuple[str, tuple[str, ...]]] = [(f"tool {t.name}", t.scopes) for t in server.tools.values()]
+    items += [(f"resource {r.uri}", r.scopes) for r in server.resources.values()]
+    items += [(f"resource {t.uri_template}", t.scopes) for t in server.templates.values()]
+    items += [(f"prompt {p.name}", p.scopes) for p in server.prompts.values()]
+    for what, scopes in items:
+        if scopes:
+            yield f"{what} (scopes {' '.join(scopes)})"

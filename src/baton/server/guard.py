@@ -1,0 +1,141 @@
+"""Who may run a request: the caller's grant from the principal hook (or `Server(auth=...)`), and the
+scope gate, answering 401 or 403 with a `WWW-Authenticate` challenge before anything else is checked.
+
+`Guard.admit` runs for every request of both eras over HTTP (and names the OS user on stdio):
+
+- no acceptable credentials → HTTP 401, `Bearer resource_metadata="...", scope="<what this request
+  needs>"`, plus `error`/`error_description` when a token was presented and refused;
+- a grant that lacks scopes this request needs → HTTP 403, `Bearer error="insufficient_scope",
+  scope="<every scope it needs, in one challenge>", resource_metadata="..."` (protocol.md PAS3).
+
+Each MRTR round is its own request and is admitted again (protocol.md PAS6). On stdio scopes are not
+enforced: the caller is the OS user who started the process (protocol.md PAS1).
+
+`ResourceAuth` is what the server needs of `Server(auth=...)` (`baton.auth.OAuthResource` is the one
+Baton ships); the guard knows it only through this protocol, as the server knows the connect kit.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..protocol.errors import INVALID_REQUEST, McpError
+from ..protocol.messages import Message, error_response
+from .challenge import bearer_challenge
+from .exchange import Exchange, Grant, PrincipalHook, Reply, RequestInfo, Unauthenticated
+from .scopes import Implications, required_for
+
+if TYPE_CHECKING:
+    from .core import Server
+
+FORBIDDEN = 403
+UNAUTHORIZED = 401
+
+
+class ResourceAuth(Protocol):
+    """What the server needs of an OAuth protected-resource configuration (`Server(auth=...)`)."""
+
+    @property
+    def resource(self) -> str:
+        """The resource identifier (RFC 8707), the canonical URI of the MCP endpoint."""
+        ...
+
+    @property
+    def metadata_url(self) -> str:
+        """The absolute URL of the Protected Resource Metadata document (RFC 9728)."""
+        ...
+
+    @property
+    def metadata_path(self) -> str:
+        """Its path, which the HTTP app answers."""
+        ...
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes every request needs."""
+        ...
+
+    @property
+    def implications(self) -> Implications:
+        """The scope hierarchy."""
+        ...
+
+    async def authenticate(self, info: RequestInfo) -> Grant:
+        """The caller's grant from a verified token, or `Unauthenticated`."""
+        ...
+
+    def metadata(self, declared: Iterable[str]) -> dict[str, Any]:
+        """The metadata document, given every scope the server declares."""
+        ...
+
+
+class Guard:
+    """One server's authentication and scope gate."""
+
+    def __init__(self, server: Server, hook: PrincipalHook | None) -> None:
+        self.server = server
+        self.hook = hook
+        self._plain = Implications()
+
+    @property
+    def active(self) -> bool:
+        """Whether HTTP requests are authenticated at all (else every HTTP caller is `anonymous`)."""
+        return self.hook is not None
+
+    async def grant(self, info: RequestInfo) -> Grant:
+        """The caller's grant: the hook's answer, the OS user on stdio, else `anonymous` (no scopes).
+
+        OAuth (`Server(auth=...)`) is for HTTP only: a stdio caller is the OS user (protocol.md PAS1)."""
+        if self.hook is not None and (info.transport == "http" or self.server.auth is None):
+            who = self.hook(info)
+            if inspect.isawaitable(who):
+                who = await who
+            if isinstance(who, Grant):
+                return who
+            return Grant(who or "anonymous")
+        if info.transport == "stdio":
+            return Grant(self.server.os_principal())
+        return Grant("anonymous")
+
+    async def admit(self, msg: Message | None, exchange: Exchange) -> Reply | None:
+        """Set the exchange's principal and scopes; None to go on, or the 401/403 refusal to send.
+
+        `msg` is None for what names no operation (a session's GET, DELETE, notifications, answers)."""
+        info = exchange.info
+        method, params = (msg.method, msg.params) if msg is not None else (None, None)
+        rid = msg.id if msg is not None else None
+        try:
+            grant = await self.grant(info)
+        except Unauthenticated as exc:
+            if info.transport != "http":
+                error = McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")
+                return Reply(error_response(rid, error), INVALID_REQUEST, exc.www_authenticate, UNAUTHORIZED)
+            return self._refusal(rid, UNAUTHORIZED, exc.error, exc.message, required_for(self.server, method, params))
+        exchange.principal = grant.principal
+        exchange.scopes = grant.scopes
+        if info.transport != "http":
+            return None
+        required = required_for(self.server, method, params)
+        if not required:
+            return None
+        implications = self.server.auth.implications if self.server.auth is not None else self._plain
+        if implications.missing(grant.scopes, required):
+            what = f"{method} {params.get('name') or params.get('uri') or ''}".strip() if params else "this request"
+            return self._refusal(
+                rid, FORBIDDEN, "insufficient_scope", f"{what} needs the scopes: {' '.join(required)}", required
+            )
+        return None
+
+    def _refusal(self, rid: Any, status: int, error: str | None, description: str, required: tuple[str, ...]) -> Reply:
+        auth = self.server.auth
+        header = bearer_challenge(
+            error=error,
+            description=description,
+            scope=required,
+            resource_metadata=auth.metadata_url if auth is not None else None,
+        )
+        word = "Forbidden" if status == FORBIDDEN else "Unauthorized"
+        body = error_response(rid, McpError(INVALID_REQUEST, f"{word}: {description}"))
+        return Reply(body, INVALID_REQUEST, header, status)

@@ -1,0 +1,103 @@
+"""OAuth scopes: how they are written, which scopes an operation needs, and when granted scopes suffice.
+
+- `scope_list` checks what an author wrote (`@server.tool(scopes=[...])`, `OAuthResource(scopes=...)`):
+  RFC 6749 scope tokens, no `offline_access` (refresh tokens are not a resource requirement).
+- `required_for` is the one place that says what a request needs: the server-wide scopes, plus the
+  scopes of the tool, resource (or template) or prompt it names (protocol.md PAS3).
+- `Implications.missing` decides: exact string match, widened only by the author's `implies` mapping
+  (`{"files:admin": ["files:read", "files:write"]}`), followed transitively (protocol.md PAS4).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .core import Server
+
+_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]{1,200}\Z")  # RFC 6749 section 3.3
+OFFLINE_ACCESS = "offline_access"
+
+
+def scope_list(scopes: Iterable[str] | str | None, where: str) -> tuple[str, ...]:
+    """The scopes as a tuple without duplicates (a string is split on spaces); ValueError naming `where`."""
+    if scopes is None:
+        return ()
+    items = scopes.split() if isinstance(scopes, str) else list(scopes)
+    out: list[str] = []
+    for item in items:
+        if not isinstance(item, str) or not _SCOPE_TOKEN.match(item):
+            raise ValueError(f"{where}: {item!r} is not an OAuth scope (printable ASCII without spaces, quotes or \\)")
+        if item == OFFLINE_ACCESS:
+            raise ValueError(f"{where}: offline_access asks for refresh tokens; it is not a scope to require")
+        if item not in out:
+            out.append(item)
+    return tuple(out)
+
+
+class Implications:
+    """The author's scope hierarchy: which scopes each broader scope implies (transitively)."""
+
+    def __init__(self, implies: Mapping[str, Iterable[str]] | None = None) -> None:
+        table = {broad: scope_list(narrow, f"implies[{broad!r}]") for broad, narrow in (implies or {}).items()}
+        for broad in table:
+            scope_list([broad], "implies")
+        self._closure: dict[str, frozenset[str]] = {}
+        for broad in table:
+            seen: set[str] = set()
+            todo = [broad]
+            while todo:
+                scope = todo.pop()
+                if scope not in seen:
+                    seen.add(scope)
+                    todo.extend(table.get(scope, ()))
+            self._closure[broad] = frozenset(seen)
+
+    def expand(self, granted: Iterable[str]) -> frozenset[str]:
+        """The granted scopes with everything they imply."""
+        out: set[str] = set()
+        for scope in granted:
+            out |= self._closure.get(scope, frozenset((scope,)))
+        return frozenset(out)
+
+    def missing(self, granted: frozenset[str] | None, required: Iterable[str]) -> list[str]:
+        """The required scopes the grant does not cover (all of them when it carries no scopes)."""
+        have = self.expand(granted or ())
+        return [scope for scope in required if scope not in have]
+
+
+def required_for(server: Server, method: str | None, params: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """Every scope this request needs, server-wide first, in one list (the one challenge, protocol.md PAS3)."""
+    base = server.auth.scopes if server.auth is not None else ()
+    if method is None or params is None:
+        return base
+    extra: tuple[str, ...] = ()
+    target = params.get("uri" if method == "resources/read" else "name")
+    if not isinstance(target, str):
+        return base  # the method handler refuses the request (-32602)
+    if method == "tools/call":
+        tool = server.tools.get(target)
+        extra = tool.scopes if tool is not None else ()
+    elif method == "prompts/get":
+        prompt = server.prompts.get(target)
+        extra = prompt.scopes if prompt is not None else ()
+    elif method == "resources/read":
+        found = server.find_resource(target)
+        extra = found[0].scopes if found is not None else ()
+    if not extra:
+        return base
+    return base + tuple(s for s in extra if s not in base)
+
+
+def declared_scopes(server: Server) -> list[str]:
+    """Every scope the server's configuration and handlers name, in order of first mention."""
+    out: list[str] = list(server.auth.scopes) if server.auth is not None else []
+    items: list[Any] = [*server.tools.values(), *server.resources.values(), *server.templates.values()]
+    items += list(server.prompts.values())
+    for item in items:
+        for scope in item.scopes:
+            if scope not in out:
+                out.append(scope)
+    return out

@@ -1,0 +1,135 @@
+"""Opaque access tokens checked by RFC 7662 introspection at the real test authorization server
+(`oauth_as.py --opaque`), as Baton's confidential client: scopes and audience from the answer, the brief
+bounded cache (one round trip for many requests, never past the token's `exp`), revoked and unknown tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from support.oauth import AuthServer, log_in, start_as
+from support.paths import SERVERS
+from support.processes import free_port
+from support.serve import RunningServer, start_server
+from wire import call, post, request
+
+from baton.auth.introspection import Introspection, Introspector
+from baton.server.exchange import Unauthenticated
+
+CACHE_S = 2.0
+
+
+@pytest.fixture(scope="module")
+def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
+    with start_as(tmp_path_factory.mktemp("as") / "as.log", "--opaque") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    port = free_port()
+    env = {
+        "BATON_TEST_ISSUER": auth_server.issuer,
+        "BATON_TEST_RESOURCE": f"http://127.0.0.1:{port}/mcp",
+        "BATON_TEST_INTROSPECT": "conf-basic:conf-basic-secret",
+        "BATON_TEST_CACHE_S": str(CACHE_S),
+    }
+    log = tmp_path_factory.mktemp("baton") / "baton.log"
+    with start_server(str(SERVERS / "oauth_protected.py"), port=port, log=log, env=env) as running:
+        yield running
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def opaque(auth_server: AuthServer, server: RunningServer, scope: str, resource: str | None = None) -> str:
+    token = str(log_in(auth_server.issuer, scope=scope, resource=resource or server.url)["access_token"])
+    assert token.startswith("at-")  # not a JWT: only introspection can read it
+    return token
+
+
+def text(resp: httpx.Response) -> str:
+    assert resp.status_code == 200, resp.text
+    return str(resp.json()["result"]["content"][0]["text"])
+
+
+def test_an_opaque_token_is_introspected_once_and_cached(auth_server: AuthServer, server: RunningServer) -> None:
+    token = opaque(auth_server, server, "mcp:read")
+    before = auth_server.stats()["introspections"]
+    for _ in range(5):
+        assert text(call(server.url, "whoami", **bearer(token))) == f"{auth_server.issuer}|alice scopes=mcp:read"
+    assert auth_server.stats()["introspections"] == before + 1
+    time.sleep(CACHE_S + 0.5)  # the cache entry expires: the next request asks again
+    text(call(server.url, "whoami", **bearer(token)))
+    assert auth_server.stats()["introspections"] == before + 2
+
+
+def test_scopes_come_from_the_introspection_answer(auth_server: AuthServer, server: RunningServer) -> None:
+    read_only = opaque(auth_server, server, "mcp:read")
+    denied = call(server.url, "write_file", {"name": "a"}, **bearer(read_only))
+    assert denied.status_code == 403
+    assert 'scope="mcp:read files:write"' in denied.headers["www-authenticate"]
+    writer = opaque(auth_server, server, "mcp:read files:write")
+    assert text(call(server.url, "write_file", {"name": "a"}, **bearer(writer))) == "wrote a"
+
+
+def test_a_revoked_token_is_refused_once_its_cache_entry_expires(
+    auth_server: AuthServer, server: RunningServer
+) -> None:
+    token = opaque(auth_server, server, "mcp:read")
+    text(call(server.url, "whoami", **bearer(token)))
+    revoked = httpx.post(f"{auth_server.issuer}/revoke", data={"token": token, "client_id": "public-client"})
+    assert revoked.status_code == 200
+    time.sleep(CACHE_S + 0.5)  # at most the cache's lifetime after revocation (protocol.md PAS8)
+    resp = call(server.url, "whoami", **bearer(token))
+    assert resp.status_code == 401
+    assert 'error="invalid_token"' in resp.headers["www-authenticate"]
+
+
+def test_an_unknown_token_is_refused_and_the_refusal_is_cached_briefly(
+    auth_server: AuthServer, server: RunningServer
+) -> None:
+    before = auth_server.stats()["introspections"]
+    for _ in range(3):
+        assert post(server.url, request("tools/list"), **bearer("at-made-up")).status_code == 401
+    assert auth_server.stats()["introspections"] == before + 1
+
+
+def test_an_opaque_token_for_another_resource_is_refused(auth_server: AuthServer, server: RunningServer) -> None:
+    token = opaque(auth_server, server, "mcp:read", resource="http://127.0.0.1:1/other")
+    resp = call(server.url, "whoami", **bearer(token))
+    assert resp.status_code == 401
+    assert "another audience" in resp.headers["www-authenticate"]
+
+
+def test_wrong_client_credentials_fail_closed(auth_server: AuthServer, server: RunningServer) -> None:
+    token = opaque(auth_server, server, "mcp:read")
+    bad = Introspector(Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "wrong-secret"))
+    with pytest.raises(Unauthenticated, match="cannot be checked"):
+        asyncio.run(bad.claims(token))
+    post_client = Introspector(
+        Introspection(
+            f"{auth_server.issuer}/introspect", "conf-post", "conf-post-secret", auth_method="client_secret_post"
+        )
+    )
+    claims = asyncio.run(post_client.claims(token))
+    assert claims["sub"] == "alice" and claims["aud"] == server.url
+
+
+def test_the_cache_is_bounded(auth_server: AuthServer, server: RunningServer) -> None:
+    introspector = Introspector(
+        Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "conf-basic-secret", cache_size=2)
+    )
+    tokens = [opaque(auth_server, server, "mcp:read") for _ in range(3)]
+    for token in tokens:
+        asyncio.run(introspector.claims(token))
+    assert introspector.calls == 3
+    asyncio.run(introspector.claims(tokens[0]))  # evicted (least recently used): asked again
+    assert introspector.calls == 4
+    asyncio.run(introspector.claims(tokens[2]))  # still cached
+    assert introspector.calls == 4
