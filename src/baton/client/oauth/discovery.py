@@ -19,13 +19,14 @@ http to a loopback host (`check_endpoint`, protocol.md PAC5).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
-
-import httpx
 
 from ...protocol.hosts import is_loopback
 from ..errors import AuthError
+
+if TYPE_CHECKING:
+    import httpx  # imported when first used: a client that never logs in does not load it
 
 PRM_SUFFIX = "/.well-known/oauth-protected-resource"
 OAUTH_SUFFIX = "/.well-known/oauth-authorization-server"
@@ -91,6 +92,8 @@ def check_endpoint(url: str, what: str) -> str:
 
 async def _get_json(http: httpx.AsyncClient, url: str) -> tuple[int, dict[str, Any] | None]:
     """GET a JSON document: (status, the object) or (status, None); never follows redirects."""
+    import httpx
+
     try:
         resp = await http.get(url, headers={"Accept": "application/json"}, follow_redirects=False)
     except httpx.HTTPError:

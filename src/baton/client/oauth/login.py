@@ -19,8 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from ..errors import AuthError
 from ..http11 import encode_headers
@@ -32,6 +31,9 @@ from .flow import Grant
 from .registration import ClientInfo, metadata_document, pre_registered, register, stored_registration
 from .response import authorization_code
 from .scopes import first_scopes, step_up, with_offline_access
+
+if TYPE_CHECKING:
+    import httpx  # imported when first used: a client that never logs in does not load it
 
 log = logging.getLogger("baton.client.oauth")
 MAX_STEP_UPS = 2  # re-authorizations for insufficient_scope in one request (3 logins at most, with the first)
@@ -111,6 +113,8 @@ class Login:
 
         Raises AuthError when the login cannot succeed (the message says why).
         """
+        import httpx
+
         async with self._lock:
             if self.header != sent and self.header:
                 return self.header  # another request renewed the token meanwhile

@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
-
-import httpx
 
 from ...protocol.hosts import is_loopback
 from ..errors import AuthError
 from .discovery import ServerMetadata
 from .store import TokenStore
+
+if TYPE_CHECKING:
+    import httpx  # imported when first used: a client that never logs in does not load it
 
 METHODS = ("client_secret_basic", "client_secret_post", "none")
 Kind = Literal["pre-registered", "metadata-document", "dynamic"]
@@ -140,6 +141,8 @@ async def register(
     http: httpx.AsyncClient, store: TokenStore, meta: ServerMetadata, redirect_uri: str, client_name: str
 ) -> ClientInfo:
     """Dynamic Client Registration (RFC 7591) at the issuer's registration endpoint; stored per issuer."""
+    import httpx
+
     endpoint = meta.registration_endpoint
     if endpoint is None:
         raise AuthError(f"the authorization server {meta.issuer} offers no registration endpoint")
