@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from ...protocol.hosts import is_loopback
 from ..http11 import Pool
-from .registration import check_metadata_url
+from .registration import METHODS, check_metadata_url
 from .store import MemoryStore, TokenStore
 
 OpenBrowser = Callable[[str], Awaitable[str]]
@@ -30,7 +30,9 @@ class OAuth:
     authorization server. `open_browser(url) -> redirected_url`: the browser part. `store`: where
     tokens and dynamic registrations are kept (`MemoryStore()` by default, `FileStore()` for a file
     only the user can read). `client_id` / `client_secret` / `issuer`: a pre-registered client and the
-    authorization server it belongs to (`issuer` None: the first one it is used with).
+    authorization server it belongs to (`issuer` None: the first one it is used with);
+    `client_auth_method` says how it authenticates at the token endpoint (`client_secret_basic`,
+    `client_secret_post` or `none`; by default chosen from the server's metadata).
     `client_metadata_url`: the https URL of this client's Client ID Metadata Document, used as its
     client_id where the authorization server supports that. `client_name`: shown on consent pages
     (dynamic registration). `scopes`: added to what the server asks for. `login_timeout_s`: how long
@@ -45,6 +47,7 @@ class OAuth:
         store: TokenStore | None = None,
         client_id: str | None = None,
         client_secret: str | None = None,
+        client_auth_method: str | None = None,
         issuer: str | None = None,
         client_metadata_url: str | None = None,
         client_name: str = "Baton",
@@ -55,13 +58,16 @@ class OAuth:
         secure = parts.scheme == "https" or (parts.scheme == "http" and is_loopback(parts.hostname or ""))
         if not parts.hostname or not secure or parts.fragment:
             raise ValueError(f"redirect_uri must be https, or http to this computer (127.0.0.1), not {redirect_uri!r}")
-        if client_secret is not None and client_id is None:
-            raise ValueError("client_secret needs the client_id it belongs to")
+        if (client_secret is not None or client_auth_method is not None) and client_id is None:
+            raise ValueError("client_secret and client_auth_method belong to a pre-registered client_id")
+        if client_auth_method not in (None, *METHODS):
+            raise ValueError(f"client_auth_method is one of {', '.join(METHODS)}, not {client_auth_method!r}")
         self.redirect_uri = redirect_uri
         self.open_browser = open_browser
         self.store: TokenStore = store if store is not None else MemoryStore()
         self.client_id = client_id
         self.client_secret = client_secret
+        self.client_auth_method = client_auth_method
         self.issuer = issuer
         self.client_metadata_url = check_metadata_url(client_metadata_url) if client_metadata_url else None
         self.client_name = client_name

@@ -68,6 +68,9 @@ class Attempt:
 
 
 def _oauth_client(client: ClientInfo, redirect_uri: str | None = None) -> Any:
+    # authlib.deprecate sets its own "always" filter when imported: import it first, so ours below wins
+    import authlib.deprecate  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: F401
+
     with warnings.catch_warnings():  # Authlib 1.9 warns on import that httpx will become httpx2
         warnings.simplefilter("ignore", DeprecationWarning)
         from authlib.integrations.httpx_client import AsyncOAuth2Client  # type: ignore[import-untyped,import-not-found,unused-ignore]

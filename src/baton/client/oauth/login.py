@@ -178,7 +178,9 @@ class Login:
         if config.client_id is not None:
             if self._bound_issuer is None:
                 self._bound_issuer = meta.issuer
-            return pre_registered(config.client_id, config.client_secret, self._bound_issuer, meta)
+            return pre_registered(
+                config.client_id, config.client_secret, self._bound_issuer, meta, config.client_auth_method
+            )
         if config.client_metadata_url is not None and meta.flag("client_id_metadata_document_supported"):
             return metadata_document(config.client_metadata_url)
         stored = await stored_registration(config.store, meta, config.redirect_uri)

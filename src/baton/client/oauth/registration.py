@@ -105,7 +105,7 @@ def requested_method(supported: tuple[str, ...] | None) -> str:
 
 
 def pre_registered(
-    client_id: str, client_secret: str | None, bound_issuer: str | None, meta: ServerMetadata
+    client_id: str, client_secret: str | None, bound_issuer: str | None, meta: ServerMetadata, method: str | None = None
 ) -> ClientInfo:
     """The host's own client, for the server it belongs to only (protocol.md PAC6)."""
     if bound_issuer is not None and bound_issuer != meta.issuer:
@@ -113,8 +113,8 @@ def pre_registered(
             f"the pre-registered client {client_id!r} belongs to the authorization server {bound_issuer}, "
             f"but the server now names {meta.issuer}: register a client there and give its client_id"
         )
-    method = auth_method(None, meta.strings("token_endpoint_auth_methods_supported"), client_secret is not None)
-    return ClientInfo(client_id, client_secret, method, "pre-registered", meta.issuer)
+    chosen = auth_method(method, meta.strings("token_endpoint_auth_methods_supported"), client_secret is not None)
+    return ClientInfo(client_id, client_secret, chosen, "pre-registered", meta.issuer)
 
 
 def metadata_document(url: str) -> ClientInfo:
