@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -356,3 +357,22 @@ def test_baton_call_logs_in_through_the_browser_and_keeps_the_token_for_the_next
     memory_only = baton("call", "--no-token-store", server.url, "whoami")
     assert memory_only.returncode == 0, memory_only.stderr
     assert opened.read_text().count("opened") == 2
+
+
+def test_the_login_snippet_of_client_md_runs_as_printed(
+    auth_server: AuthServer, server: RunningServer, tmp_path: Path
+) -> None:
+    section = (Path(__file__).parent.parent / "docs" / "client.md").read_text().split("## Logging in (OAuth)", 1)[1]
+    (snippet,) = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.S)
+    program = tmp_path / "snippet.py"
+    program.write_text(snippet.replace("https://mcp.example.com/mcp", server.url))
+    script, opened = tmp_path / "browser.py", tmp_path / "opened.txt"
+    script.write_text(BROWSER_SCRIPT)
+    env = {**os.environ, "BATON_DATA_DIR": str(tmp_path / "data"), "BROWSER": f"{sys.executable} {script} %s {opened}"}
+    done = subprocess.run(
+        [sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Signing in at http://127.0.0.1:" in done.stdout
+    assert f"{auth_server.issuer}|gina" in done.stdout
+    assert (tmp_path / "data" / "client" / "oauth.json").exists()

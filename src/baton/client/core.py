@@ -220,7 +220,7 @@ class Client:
                 raise
             self._probe_answer = str(exc)
             return LEGACY
-        except AuthError:  # the login failed: the handshake would ask again
+        except AuthError:  # the login failed: the handshake would only ask again (protocol.md PAC1)
             raise
         except ClientError as exc:  # a reply without a result object
             self._probe_answer = str(exc)

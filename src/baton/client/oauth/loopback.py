@@ -6,7 +6,7 @@ login waits for it. That request gets a small page ("you can close this tab", no
 the request echoed back, `no-store`) and its URL goes back to the login, which checks it
 (`response`). Anything else gets 404. Calling it (it is an `open_browser` for `OAuth`) first calls
 `show(url)`, so the person sees the full address before anything opens, then `opener(url)` (the
-system browser by default), and waits.
+system browser by default), and waits (protocol.md PAC11).
 """
 
 from __future__ import annotations

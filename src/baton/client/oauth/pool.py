@@ -8,7 +8,7 @@ renews the token (possibly through the browser), and the same request bytes are 
 
 The transports bound a request with `pool.limit(seconds)`. Here the limit is paused while a login
 runs, since a person's time in the browser is not the server's (the login has its own limit,
-`OAuth(login_timeout_s=...)`), and resumes with the time that was left.
+`OAuth(login_timeout_s=...)`), and resumes with the time that was left (protocol.md PAC2).
 """
 
 from __future__ import annotations

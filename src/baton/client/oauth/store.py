@@ -6,7 +6,7 @@ mode 0700), rewritten whole through a temporary file and `os.replace`, so a read
 file. Its default place is `<data dir>/client/oauth.json` (`BATON_DATA_DIR`, else
 `$XDG_DATA_HOME/baton`, else `~/.local/share/baton`). A file that others can read is refused rather
 than used. Two processes writing at once: the last write wins (a login may have to be done again).
-Nothing here logs a value.
+Nothing here logs a value (protocol.md PAC11).
 """
 
 from __future__ import annotations
