@@ -221,7 +221,7 @@ class HttpApp:
             head = [*cors, (b"access-control-allow-methods", b"GET, OPTIONS"), (b"access-control-max-age", b"86400")]
             await send_empty(send, 204, head)
             return
-        if scope["method"] not in ("GET", "HEAD"):
+        if scope["method"] != "GET":
             await send_empty(send, 405, [(b"allow", b"GET, OPTIONS"), *cors])
             return
         assert self.server.auth is not None
