@@ -4,7 +4,11 @@ The suite starts a mock server per scenario and runs `python examples/conformanc
 with the scenario's name in `MCP_CONFORMANCE_SCENARIO` (and, for some, a JSON context in
 `MCP_CONFORMANCE_CONTEXT`). The client probes which era the mock speaks (`protocol="auto"`,
 protocol.md P34): the 2026-07-28 mocks answer `server/discover`, the 2025-11-25 ones do not, and get
-the `initialize` handshake. Run the client scenarios with:
+the `initialize` handshake. In the `auth/` scenarios the mock server answers 401 and the client logs
+in (`baton.client.oauth`): its "browser" follows the mock authorization server's redirect with one
+GET, without following it to the redirect URI, and hands back where it pointed; a pre-registered
+client comes from the context, and the CIMD URL is the one the suite expects. Run the client
+scenarios with:
 
     .venv/bin/python tools/conformance.py client tools_call request-metadata ... -- \\
         .venv/bin/python examples/conformance_client.py
@@ -21,10 +25,38 @@ import os
 import sys
 from typing import Any
 
+import httpx
+
 from baton import McpError
 from baton.client import Accepted, Answer, Client, Declined, Question
+from baton.client.oauth import AuthError, MemoryStore, OAuth
 
 log = logging.getLogger("conformance-client")
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # the suite's CIMD scenario expects it
+REDIRECT_URI = "http://127.0.0.1:3000/callback"
+
+
+async def follow_authorization(url: str) -> str:
+    """The browser part of a login against the suite's mock authorization server, which redirects at once."""
+    async with httpx.AsyncClient() as http:
+        resp = await http.get(url, follow_redirects=False)
+    location = resp.headers.get("location")
+    if resp.status_code not in (302, 303) or not location:
+        raise AuthError(f"the mock authorization server answered {resp.status_code} without a redirect")
+    return str(location)
+
+
+def oauth(context: dict[str, Any]) -> OAuth:
+    return OAuth(
+        redirect_uri=REDIRECT_URI,
+        open_browser=follow_authorization,
+        store=MemoryStore(),
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        issuer=context.get("issuer"),
+        client_metadata_url=CLIENT_METADATA_URL,
+        client_name="baton-conformance-client",
+    )
 
 
 def sample_value(schema: dict[str, Any]) -> Any:
@@ -96,8 +128,14 @@ async def exercise_everything(client: Client) -> None:
 
 
 async def run(url: str, scenario: str) -> None:
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     async with Client(
-        url, on_form=answer_form, on_url=decline_url, name="baton-conformance-client", protocol="auto"
+        url,
+        on_form=answer_form,
+        on_url=decline_url,
+        name="baton-conformance-client",
+        protocol="auto",
+        auth=oauth(context) if scenario.startswith("auth/") else None,
     ) as client:
         if scenario == "initialize":
             await client.list_tools()
@@ -113,7 +151,6 @@ async def run(url: str, scenario: str) -> None:
             log.info("no resultType -> %s", result.content)
         elif scenario == "http-custom-headers":
             await client.list_tools()
-            context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
             for call in context.get("toolCalls", []):
                 await call_quietly(client, call["name"], call.get("arguments") or {})
         elif scenario == "elicitation-sep1034-client-defaults":
@@ -136,7 +173,11 @@ def main() -> int:
         print("usage: conformance_client.py SERVER_URL", file=sys.stderr)
         return 2
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    asyncio.run(run(sys.argv[-1], scenario))
+    try:
+        asyncio.run(run(sys.argv[-1], scenario))
+    except AuthError as exc:  # the scenarios that test a refusal end here
+        log.error("login refused: %s", exc)
+        return 1
     return 0
 
 

@@ -1,6 +1,7 @@
 """The official MCP conformance suite, client side: `examples/conformance_client.py` must pass every client
-scenario outside `auth/`, each run on its own, with no failed and no warning checks: the 8 of 2026-07-28,
-and the 5 of 2025-11-25, where the mock servers speak the `initialize` era (protocol.md P34)."""
+scenario, each run on its own, with no failed and no warning checks: the 8 of 2026-07-28 outside `auth/`,
+and the 5 of 2025-11-25, where the mock servers speak the `initialize` era (protocol.md P34); and the
+`auth/` ones, where the client logs in with OAuth (`baton.client.oauth`): 25 at 2026-07-28, 14 at 2025-11-25."""
 
 from __future__ import annotations
 
@@ -32,12 +33,66 @@ SCENARIOS = {
     ],
 }
 
+AUTH = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+]
+AUTH_SCENARIOS = {
+    "2026-07-28": [
+        *AUTH,
+        *[
+            "auth/resource-mismatch",
+            "auth/offline-access-scope",
+            "auth/offline-access-not-supported",
+            "auth/authorization-server-migration",
+            "auth/iss-supported",
+            "auth/iss-not-advertised",
+            "auth/iss-supported-missing",
+            "auth/iss-wrong-issuer",
+            "auth/iss-unexpected",
+            "auth/iss-normalized",
+            "auth/metadata-issuer-mismatch",
+        ],
+    ],
+    "2025-11-25": AUTH,
+}
+
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(600)]
 
 
 @pytest.mark.parametrize("spec_version", list(SCENARIOS))
 def test_client_scenarios_pass_without_warnings(spec_version: str) -> None:
-    scenarios = SCENARIOS[spec_version]
+    run_scenarios(spec_version, SCENARIOS[spec_version])
+
+
+@pytest.mark.parametrize("spec_version", list(AUTH_SCENARIOS))
+def test_auth_scenarios_pass_without_warnings(spec_version: str) -> None:
+    """Every `auth/` scenario the suite has for the version (a new one fails the count check below)."""
+    listed = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "conformance.py"), "list", "client", "--spec-version", spec_version],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()
+    assert sorted(name for name in listed if name.startswith("auth/")) == sorted(AUTH_SCENARIOS[spec_version])
+    run_scenarios(spec_version, AUTH_SCENARIOS[spec_version])
+
+
+def run_scenarios(spec_version: str, scenarios: list[str]) -> None:
     command = [sys.executable, str(ROOT / "tools" / "conformance.py"), "client", *scenarios]
     command += ["--spec-version", spec_version, "--json", "--", sys.executable, "examples/conformance_client.py"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=540, check=False)

@@ -64,6 +64,7 @@ class Invocation:
     target: str | list[str]
     words: list[str]
     json: bool
+    token_store: bool = True
 
 
 def parser(command: Command) -> argparse.ArgumentParser:
@@ -76,6 +77,12 @@ def parser(command: Command) -> argparse.ArgumentParser:
     )
     p.add_argument("words", nargs="*", metavar="URL " + " ".join(command.needs), help=argparse.SUPPRESS)
     p.add_argument("--json", action="store_true", help="print the MCP result as JSON (lists: every page merged)")
+    p.add_argument(
+        "--no-token-store",
+        action="store_true",
+        help="keep login tokens in memory only (by default a server that asks for a login gets its tokens kept in "
+        "a file only you can read, in Baton's data directory)",
+    )
     return p
 
 
@@ -107,7 +114,7 @@ def parse(command: Command, argv: Sequence[str]) -> Invocation:
         raise UsageError(f"missing {missing}: {command.usage().splitlines()[0]}")
     if not command.pairs and len(rest) > len(command.needs):
         raise UsageError(f"unexpected words: {' '.join(rest[len(command.needs) :])}")
-    return Invocation(target, rest, args.json)
+    return Invocation(target, rest, args.json, not args.no_token_store)
 
 
 def split_pairs(pairs: Sequence[str]) -> list[tuple[str, str]]:

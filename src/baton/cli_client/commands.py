@@ -10,13 +10,14 @@ exit 0; a request for something it does not offer is a usage error.
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from ..client import Client, Prompt, Resource, ResourceTemplate, Tool
 from ..protocol.errors import METHOD_NOT_FOUND, McpError
 from ..render import TerminalRenderer
-from . import show
+from . import login, show
 from .args import Invocation, UsageError, parse_arguments, split_pairs
 
 Item = TypeVar("Item")
@@ -27,12 +28,24 @@ class NotOffered(Exception):
     """The server answered -32601 to a request: it does not offer that feature at all."""
 
 
-def client(run: Invocation, *, asks: bool) -> Client:
-    """The client for one subcommand; with `asks`, questions are answered at the terminal."""
-    if not asks:
-        return Client(run.target, name=CLIENT_NAME, protocol="auto")
-    renderer = TerminalRenderer(stdout=sys.stderr if run.json else None)
-    return Client(run.target, on_form=renderer, on_url=renderer, name=CLIENT_NAME, protocol="auto")
+@asynccontextmanager
+async def client(run: Invocation, *, asks: bool) -> AsyncIterator[Client]:
+    """The client for one subcommand; with `asks`, questions are answered at the terminal. An HTTP server
+    that answers 401 gets a login through the browser (`login`)."""
+    handlers: dict[str, Any] = {}
+    if asks:
+        renderer = TerminalRenderer(stdout=sys.stderr if run.json else None)
+        handlers = {"on_form": renderer, "on_url": renderer}
+    if not isinstance(run.target, str):
+        async with Client(run.target, name=CLIENT_NAME, protocol="auto", **handlers) as c:
+            yield c
+        return
+    auth, browser = login.oauth(store=run.token_store)
+    try:
+        async with Client(run.target, name=CLIENT_NAME, protocol="auto", auth=auth, **handlers) as c:
+            yield c
+    finally:
+        await browser.aclose()
 
 
 async def listed(fetch: Callable[[], Awaitable[list[Item]]]) -> list[Item] | None:

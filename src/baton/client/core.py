@@ -24,7 +24,7 @@ import os
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..forms import Accepted, Cancelled, Declined
 from ..protocol.constants import (
@@ -37,7 +37,7 @@ from ..protocol.constants import (
 from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
 from ..protocol.headers import header_param_specs, header_text
 from ..protocol.messages import request as request_message
-from .errors import ClientError, InvalidReply, result_of
+from .errors import AuthError, ClientError, InvalidReply, result_of
 from .http11 import HttpError
 from .http_transport import HttpTransport
 from .inbound import Inbound
@@ -50,6 +50,9 @@ from .results import CallToolResult, GetPromptResult, Prompt, ReadResourceResult
 from .rounds import Round
 from .session_http import SessionHttp
 from .stdio_transport import StdioTransport
+
+if TYPE_CHECKING:
+    from .oauth import OAuth
 
 log = logging.getLogger("baton.client")
 RawHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -85,7 +88,8 @@ class Client:
     modes without a handler, for step mode, where the host answers each `Round` itself. `protocol` is
     the era: `"auto"` (probe once, the default), `"2026-07-28"` (stateless), or `"2025-11-25"` (an
     `initialize` session). `url_backoff_s` is `(first_s, max_s)`, the pause before a URL the host
-    accepted is asked again in the same request (`baton.client.pacing`).
+    accepted is asked again in the same request (`baton.client.pacing`). `auth=OAuth(...)`
+    (`baton.client.oauth`) logs in when an HTTP server answers 401, and sends the token with every request.
     """
 
     def __init__(
@@ -107,6 +111,7 @@ class Client:
         cache: bool = True,
         protocol: ProtocolChoice = AUTO,
         url_backoff_s: tuple[float, float] = DEFAULT_URL_BACKOFF_S,
+        auth: OAuth | None = None,
     ) -> None:
         if protocol not in CHOICES:
             raise ValueError(f"protocol is one of {', '.join(map(repr, CHOICES))}, not {protocol!r}")
@@ -123,9 +128,11 @@ class Client:
         if isinstance(target, str):
             if not target.startswith(("http://", "https://")):
                 raise ValueError(f"a client target is an http(s) URL or a command list, not {target!r}")
-            self.transport = HttpTransport(target, headers=headers)
+            self.transport = HttpTransport(target, headers=headers, auth=auth)
             self.http = True
         elif isinstance(target, Sequence):
+            if auth is not None:  # MCP: a stdio server takes its credentials from the environment
+                raise ValueError("auth= is for HTTP servers; a stdio server takes credentials from its environment")
             self.transport = StdioTransport(target, env=None if env is None else {**os.environ, **env})
             self.http = False
         else:
@@ -220,6 +227,8 @@ class Client:
                 raise
             self._probe_answer = str(exc)
             return LEGACY
+        except AuthError:  # the login failed: the handshake would only ask again (protocol.md PAC1)
+            raise
         except ClientError as exc:  # a reply without a result object
             self._probe_answer = str(exc)
             return LEGACY

@@ -12,6 +12,11 @@ class ClientError(Exception):
     """A failure detected by the client itself: a malformed answer from the server, too many rounds."""
 
 
+class AuthError(ClientError):
+    """Logging in to the server failed or was refused (OAuth, `baton.client.oauth`); the message says why
+    and never carries a token or a secret."""
+
+
 class MalformedQuestion(ClientError):
     """The server asked something the client cannot read (no message, a schema that is not a form)."""
 

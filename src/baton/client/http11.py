@@ -311,6 +311,8 @@ class Connection(asyncio.Protocol):
 class Pool:
     """Connections per origin: idle keep-alive ones reused (at most `max_idle` kept), new ones made as needed."""
 
+    limit = staticmethod(asyncio.timeout)  # what a transport bounds a request with (an OAuth pool pauses it)
+
     def __init__(self, *, max_idle: int = MAX_IDLE, ssl_context: ssl.SSLContext | None = None) -> None:
         self.max_idle = max_idle
         self._ssl = ssl_context

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..protocol.constants import NAME_PARAM
 from ..protocol.headers import encode_value
 from .http11 import Disconnected, HttpError, Pool, ProtocolError, Response, Url, encode_headers
+
+if TYPE_CHECKING:
+    from .oauth import OAuth
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -22,19 +24,24 @@ _STANDARD = (("Content-Type", "application/json"), ("Accept", "application/json,
 class HttpTransport:
     """One MCP endpoint URL and a pool of keep-alive connections to it."""
 
-    def __init__(self, url: str, *, timeout: float = 60.0, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, url: str, *, timeout: float = 60.0, headers: dict[str, str] | None = None, auth: OAuth | None = None
+    ) -> None:
         self.url = url
         self.timeout = timeout
         self.extra_headers = dict(headers or {})
         self.target = Url.parse(url)
-        self.pool = Pool()
+        given_auth = self.target.authorization or any(k.lower() == "authorization" for k in self.extra_headers)
+        if auth is not None and given_auth:
+            raise ValueError("auth= logs in with OAuth: give no Authorization header and no credentials in the URL")
+        self.pool = Pool() if auth is None else auth.pool(url)  # with auth, the pool adds the token (oauth.pool)
         # Extra headers replace the standard ones of the same name, except Mcp-Name and Mcp-Param-*.
         extra = [(k, v) for k, v in self.extra_headers.items() if not _per_message(k)]
         given = {k.lower() for k, _ in extra}
-        auth = self.target.authorization
+        basic = self.target.authorization
         fixed = [(k, v) for k, v in _STANDARD if k.lower() not in given]
-        if auth is not None and "authorization" not in given:
-            fixed.append(("Authorization", auth))
+        if basic is not None and "authorization" not in given:
+            fixed.append(("Authorization", basic))
         self._fixed = encode_headers(fixed + extra)
         self._send_version = "mcp-protocol-version" not in given
         self._send_method = "mcp-method" not in given
@@ -61,7 +68,7 @@ class HttpTransport:
             headers.append((f"Mcp-Param-{name}", encode_value(value)))
         head = self._fixed + encode_headers(headers)
         body = orjson.dumps(message)
-        async with asyncio.timeout(self.timeout):
+        async with self.pool.limit(self.timeout):
             resp = await self.pool.send(self.target, "POST", head, body)
             try:
                 if resp.headers.get("content-type", "").lower().startswith("text/event-stream"):

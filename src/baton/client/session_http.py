@@ -110,7 +110,7 @@ class SessionHttp:
         with_session = self.session_id is not None and not initialize
         asked: list[asyncio.Task[None]] = []  # the server's asks that came on this request's streams
         try:
-            async with asyncio.timeout(self.timeout):  # the head; a stream may then last the caller's deadline
+            async with self.pool.limit(self.timeout):  # the head; a stream may then last the caller's deadline
                 resp = await self.pool.send(self.target, "POST", self._head(initialize), orjson.dumps(message))
             if resp.status == 404 and with_session:
                 resp.release()
@@ -195,7 +195,7 @@ class SessionHttp:
             head = self._get + self._session + encode_headers([("Last-Event-ID", last_id.decode("latin-1"))])
         except ValueError:
             raise ProtocolError(f"the server's event id cannot be sent back: {last_id!r}") from None
-        async with asyncio.timeout(self.timeout):
+        async with self.pool.limit(self.timeout):
             resp = await self.pool.send(self.target, "GET", head, b"")
         if resp.status == 404 and self.session_id is not None:
             resp.release()
@@ -214,7 +214,7 @@ class SessionHttp:
 
     async def send(self, message: dict[str, Any]) -> None:
         """POST a notification or an answer to a server request; the server says 202 (any 2xx will do)."""
-        async with asyncio.timeout(self.timeout):
+        async with self.pool.limit(self.timeout):
             resp = await self.pool.send(self.target, "POST", self._head(), orjson.dumps(message))
             body = await read_body(resp)
         if resp.status == 404 and self.session_id is not None:
@@ -255,7 +255,7 @@ class SessionHttp:
             self._heard = False
             began = None
             try:
-                async with asyncio.timeout(self.timeout):
+                async with self.pool.limit(self.timeout):
                     resp = await self.pool.send(self.target, "GET", head, b"")
                 if self._listening is not None:
                     self._listening.set()

@@ -1,0 +1,26 @@
+"""Logging in to protected MCP servers: OAuth 2.1 with PKCE, as MCP's authorization spec describes (both eras).
+
+`Client(url, auth=OAuth(redirect_uri=..., open_browser=...))` sends no token until the server answers
+401; then it discovers who issues tokens (`discovery`), registers or picks a client (`registration`),
+sends the person's browser to the authorization server and checks what comes back (`flow`,
+`response`), and retries the request with the token, which every later request carries (`pool`,
+`login`). Scopes follow `scopes`; tokens are kept in a `store`. `LoopbackRedirect` is the browser part
+for a program on the user's computer. The decisions are protocol.md PAC1-PAC12. Needs Authlib
+(`pip install 'mcp-baton[oauth]'`).
+"""
+
+from ..errors import AuthError
+from .config import OAuth, OpenBrowser
+from .loopback import LoopbackRedirect
+from .store import FileStore, MemoryStore, TokenStore, default_path
+
+__all__ = [
+    "AuthError",
+    "FileStore",
+    "LoopbackRedirect",
+    "MemoryStore",
+    "OAuth",
+    "OpenBrowser",
+    "TokenStore",
+    "default_path",
+]

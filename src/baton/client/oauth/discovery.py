@@ -1,0 +1,212 @@
+"""Finding who issues tokens for a server: its Protected Resource Metadata (RFC 9728) and its
+authorization server's metadata (RFC 8414, OpenID Connect Discovery 1.0).
+
+Protected Resource Metadata (PRM) is read from the `resource_metadata` URL of the server's challenge,
+then from the well-known URL with the server's path (`/.well-known/oauth-protected-resource/mcp`),
+then from the root one; the first JSON object with a `resource` and a non-empty
+`authorization_servers` wins. Its `resource` must name this server (`resource_matches`,
+protocol.md PAC3), and is then used exactly as published.
+
+Authorization server metadata is read, for an issuer with a path, from the RFC 8414 URL with the path
+inserted, then the OpenID one with the path inserted, then the OpenID one with the path appended;
+for an issuer without one, from the RFC 8414 URL, then the OpenID one. A document whose `issuer` is
+not exactly the issuer the URL was built from is not used (no normalisation, protocol.md PAC4), nor
+one without S256 in `code_challenge_methods_supported` (the client must refuse an authorization
+server that does not say it supports PKCE). Every URL fetched or handed to a browser is https, or
+http to a loopback host (`check_endpoint`, protocol.md PAC5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ...protocol.hosts import is_loopback
+from ..errors import AuthError
+
+if TYPE_CHECKING:
+    import httpx  # imported when first used: a client that never logs in does not load it
+
+PRM_SUFFIX = "/.well-known/oauth-protected-resource"
+OAUTH_SUFFIX = "/.well-known/oauth-authorization-server"
+OPENID_SUFFIX = "/.well-known/openid-configuration"
+MAX_METADATA_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceMetadata:
+    """A server's Protected Resource Metadata: its resource identifier, authorization servers and scopes."""
+
+    resource: str
+    authorization_servers: tuple[str, ...]
+    scopes_supported: tuple[str, ...] | None
+    url: str  # where it was read
+
+
+@dataclass(frozen=True, slots=True)
+class ServerMetadata:
+    """An authorization server's validated metadata; `raw` is the document as sent."""
+
+    issuer: str
+    raw: dict[str, Any]
+    url: str
+
+    @property
+    def authorization_endpoint(self) -> str:
+        return str(self.raw["authorization_endpoint"])
+
+    @property
+    def token_endpoint(self) -> str:
+        return str(self.raw["token_endpoint"])
+
+    @property
+    def registration_endpoint(self) -> str | None:
+        value = self.raw.get("registration_endpoint")
+        return value if isinstance(value, str) and value else None
+
+    def strings(self, name: str) -> tuple[str, ...] | None:
+        """A list-of-strings member (`scopes_supported`, `token_endpoint_auth_methods_supported`), or None."""
+        value = self.raw.get(name)
+        if not isinstance(value, list):
+            return None
+        return tuple(item for item in value if isinstance(item, str))
+
+    def flag(self, name: str) -> bool:
+        return self.raw.get(name) is True
+
+
+def check_endpoint(url: str, what: str) -> str:
+    """`url` if it is https, or http to a loopback host; AuthError otherwise (protocol.md PAC5)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError:
+        raise AuthError(f"the {what} {url!r} is not a URL") from None
+    if parts.scheme == "https" and host:
+        return url
+    if parts.scheme == "http" and host and is_loopback(host):
+        return url
+    raise AuthError(f"the {what} {url!r} is not https (plain http is accepted only to this computer)")
+
+
+async def _get_json(http: httpx.AsyncClient, url: str) -> tuple[int, dict[str, Any] | None]:
+    """GET a JSON document: (status, the object) or (status, None); never follows redirects."""
+    import httpx
+
+    try:
+        resp = await http.get(url, headers={"Accept": "application/json"}, follow_redirects=False)
+    except httpx.HTTPError:
+        return 0, None
+    if resp.status_code != 200 or len(resp.content) > MAX_METADATA_BYTES:
+        return resp.status_code, None
+    try:
+        data = resp.json()
+    except ValueError:
+        return resp.status_code, None
+    return resp.status_code, data if isinstance(data, dict) else None
+
+
+# -- Protected Resource Metadata -------------------------------------------------------------------------
+
+
+def prm_urls(server_url: str, from_challenge: str | None) -> list[str]:
+    """Where to look for the server's PRM, in order: the challenge's URL, then path-aware, then root."""
+    parts = urlsplit(server_url)
+    path = parts.path.rstrip("/")
+    urls = [from_challenge] if from_challenge else []
+    if path:
+        urls.append(urlunsplit((parts.scheme, parts.netloc, PRM_SUFFIX + path, "", "")))
+    urls.append(urlunsplit((parts.scheme, parts.netloc, PRM_SUFFIX, "", "")))
+    return list(dict.fromkeys(urls))
+
+
+def resource_matches(resource: str, server_url: str) -> bool:
+    """Whether a PRM `resource` names this server (protocol.md PAC3): same scheme, host (letter case
+    aside) and port, no fragment, and a path that is the server's path or a parent of it at a `/`."""
+    try:
+        given, ours = urlsplit(resource), urlsplit(server_url)
+        given_port, our_port = given.port, ours.port
+    except ValueError:
+        return False
+    if given.fragment or given.scheme.lower() != ours.scheme.lower() or given.scheme.lower() not in ("http", "https"):
+        return False
+    default = 443 if ours.scheme.lower() == "https" else 80
+    if (given.hostname or "") != (ours.hostname or "") or (given_port or default) != (our_port or default):
+        return False
+    path, mine = given.path.rstrip("/"), ours.path.rstrip("/")
+    return mine == path or mine.startswith(path + "/")
+
+
+async def protected_resource(http: httpx.AsyncClient, server_url: str, from_challenge: str | None) -> ResourceMetadata:
+    """The server's PRM, checked: it names this server and at least one authorization server."""
+    tried = []
+    for url in prm_urls(server_url, from_challenge):
+        check_endpoint(url, "protected resource metadata URL")
+        status, doc = await _get_json(http, url)
+        tried.append(f"{url} ({status or 'no answer'})")
+        if doc is None:
+            continue
+        resource = doc.get("resource")
+        servers = doc.get("authorization_servers")
+        if not isinstance(resource, str) or not isinstance(servers, list):
+            tried[-1] = f"{url} (not protected resource metadata)"
+            continue
+        servers = [s for s in servers if isinstance(s, str) and s]
+        if not servers:
+            raise AuthError(f"the protected resource metadata at {url} names no authorization server")
+        if not resource_matches(resource, server_url):
+            raise AuthError(
+                f"the protected resource metadata at {url} is for {resource!r}, not for this server "
+                f"({server_url}): refusing to log in (RFC 9728 §3.3)"
+            )
+        scopes = doc.get("scopes_supported")
+        supported = tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else None
+        return ResourceMetadata(resource, tuple(servers), supported, url)
+    raise AuthError(
+        "the server asks for a login but publishes no protected resource metadata: tried " + ", ".join(tried)
+    )
+
+
+# -- authorization server metadata -----------------------------------------------------------------------
+
+
+def metadata_urls(issuer: str) -> list[str]:
+    """The well-known URLs of an issuer's metadata, in the order MCP gives (RFC 8414 §3.1, §5)."""
+    parts = urlsplit(issuer)
+    path = parts.path.rstrip("/")
+
+    def at(path_: str) -> str:
+        return urlunsplit((parts.scheme, parts.netloc, path_, "", ""))
+
+    if path:
+        return [at(OAUTH_SUFFIX + path), at(OPENID_SUFFIX + path), at(path + OPENID_SUFFIX)]
+    return [at(OAUTH_SUFFIX), at(OPENID_SUFFIX)]
+
+
+async def authorization_server(http: httpx.AsyncClient, issuer: str) -> ServerMetadata:
+    """The issuer's metadata, validated: the same `issuer`, PKCE with S256, endpoints https or loopback."""
+    check_endpoint(issuer, "authorization server")
+    tried = []
+    for url in metadata_urls(issuer):
+        status, doc = await _get_json(http, url)
+        if doc is None:
+            tried.append(f"{url} ({status or 'no answer'})")
+            continue
+        if doc.get("issuer") != issuer:  # simple string comparison, no normalisation (protocol.md PAC4)
+            tried.append(f"{url} (its issuer is {doc.get('issuer')!r}, not {issuer!r}: not used)")
+            continue
+        meta = ServerMetadata(issuer, doc, url)
+        for name in ("authorization_endpoint", "token_endpoint"):
+            if not isinstance(doc.get(name), str):
+                raise AuthError(f"the metadata of {issuer} has no {name}")
+            check_endpoint(doc[name], f"{name} of {issuer}")
+        if meta.registration_endpoint is not None:
+            check_endpoint(meta.registration_endpoint, f"registration_endpoint of {issuer}")
+        if "S256" not in (meta.strings("code_challenge_methods_supported") or ()):
+            raise AuthError(
+                f"the authorization server {issuer} does not list S256 in code_challenge_methods_supported: "
+                "without PKCE the client refuses to log in"
+            )
+        return meta
+    raise AuthError(f"no usable metadata for the authorization server {issuer}: tried " + ", ".join(tried))

@@ -1,0 +1,223 @@
+"""One server's login: the token sent now, and what a 401 or a 403 `insufficient_scope` leads to.
+
+A 401 (whatever the request: either era's POST, a session's GET or DELETE) leads to discovery from
+the challenge (`discovery`): the server's PRM, then its authorization server's metadata, fresh each
+time, so a server that names a new authorization server is followed there: the old grant is dropped
+and a client registered with the old server is never shown to the new one (protocol.md PAC10). With
+the same server, a refresh token is tried first; then a login through the browser, once per request.
+A 403 whose challenge says `insufficient_scope` leads to a new login for the union of the scopes
+asked before and those challenged, at most `MAX_STEP_UPS` times per request, and only while the
+union grows (`scopes`); otherwise `AuthError`. Any other 403 is the server's answer.
+
+Requests waiting on one login share it: a request whose 401 came for a token already replaced
+retries with the new one. A DELETE (closing a session) may refresh but never opens a browser.
+Tokens live in the host's store under `token <server URL>`; nothing here logs a token or a secret.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import AuthError
+from ..http11 import encode_headers
+from . import flow
+from .challenge import Challenge, bearer_challenge
+from .config import OAuth
+from .discovery import ResourceMetadata, ServerMetadata, authorization_server, protected_resource
+from .flow import Grant
+from .registration import ClientInfo, metadata_document, pre_registered, register, stored_registration
+from .response import authorization_code
+from .scopes import first_scopes, step_up, with_offline_access
+
+if TYPE_CHECKING:
+    import httpx  # imported when first used: a client that never logs in does not load it
+
+log = logging.getLogger("baton.client.oauth")
+MAX_STEP_UPS = 2  # re-authorizations for insufficient_scope in one request (3 logins at most, with the first)
+HTTP_TIMEOUT_S = 30.0
+
+
+@dataclass(slots=True)
+class Attempts:
+    """What one request has tried so far."""
+
+    logins: int = 0
+    refreshed: bool = False
+    step_ups: int = 0
+
+
+def wants_login(status: int, www_authenticate: str | None) -> Challenge | None:
+    """The challenge of a response the login handles (a 401, or a 403 `insufficient_scope`), else None."""
+    challenge = bearer_challenge(www_authenticate)
+    if status == 401:
+        return challenge or Challenge()
+    if status == 403 and challenge is not None and challenge.error == "insufficient_scope":
+        return challenge
+    return None
+
+
+class Login:
+    """The login state of one client to one server."""
+
+    def __init__(self, config: OAuth, server_url: str) -> None:
+        self.config = config
+        self.server_url = server_url
+        self.header = b""  # the Authorization line sent with every request, once there is a token
+        self._grant: Grant | None = None
+        self._loaded = False
+        self._lock = asyncio.Lock()
+        self._bound_issuer = config.issuer  # of a pre-registered client (protocol.md PAC6)
+
+    @property
+    def _key(self) -> str:
+        return f"token {self.server_url}"
+
+    async def current(self) -> bytes:
+        """The Authorization line to send (b"" before any login); the store is read once."""
+        if not self._loaded:
+            async with self._lock:
+                if not self._loaded:
+                    data = await self.config.store.get(self._key)
+                    grant = Grant.from_json(data) if data else None
+                    if grant is not None:
+                        self._use(grant)
+                    self._loaded = True
+        return self.header
+
+    def _use(self, grant: Grant) -> None:
+        try:
+            header = encode_headers([("Authorization", f"Bearer {grant.access_token}")])
+        except ValueError:
+            raise AuthError("the authorization server issued an access token that cannot be sent in a header") from None
+        self._grant = grant
+        self.header = header
+
+    async def _save(self, grant: Grant) -> None:
+        self._use(grant)
+        await self.config.store.set(self._key, grant.to_json())
+
+    async def _forget(self) -> None:
+        self._grant = None
+        self.header = b""
+        await self.config.store.delete(self._key)
+
+    # -- after a 401 or a 403 ----------------------------------------------------------------------------
+
+    async def recover(
+        self, status: int, challenge: Challenge, sent: bytes, attempts: Attempts, *, interactive: bool = True
+    ) -> bytes | None:
+        """A new Authorization line to send the request again with; None: give the response back as it is.
+
+        Raises AuthError when the login cannot succeed (the message says why).
+        """
+        import httpx
+
+        async with self._lock:
+            if self.header != sent and self.header:
+                return self.header  # another request renewed the token meanwhile
+            async with httpx.AsyncClient(timeout=HTTP_TIMEOUT_S) as http:
+                prm = await protected_resource(http, self.server_url, challenge.resource_metadata)
+                meta = await self._authorization_server(http, prm)
+                grant = self._grant
+                if grant is not None and grant.issuer != meta.issuer:
+                    log.info(
+                        "the server %s now names the authorization server %s: logging in there",
+                        self.server_url,
+                        meta.issuer,
+                    )
+                    await self._forget()
+                    grant = None
+                if status == 401:
+                    if grant is not None and grant.refresh_token and not attempts.refreshed:
+                        attempts.refreshed = True
+                        try:
+                            await self._save(await flow.refresh(meta, grant))
+                            return self.header
+                        except AuthError as exc:
+                            log.info("refreshing the token failed (%s): logging in again", exc)
+                    if not interactive:
+                        return None
+                    if attempts.logins:
+                        raise AuthError(
+                            f"the server refused the token {meta.issuer} just issued for it (HTTP 401): "
+                            "the login cannot succeed"
+                        )
+                    scopes = first_scopes(challenge.scopes, prm.scopes_supported, self.config.scopes)
+                    if grant is not None and grant.scopes and scopes is not None:
+                        scopes = tuple(dict.fromkeys([*grant.scopes, *scopes]))  # keep what was granted before
+                else:
+                    scopes = step_up(grant.scopes if grant is not None else None, challenge.scopes)
+                    if scopes is None or attempts.step_ups >= MAX_STEP_UPS or not interactive:
+                        wanted = " ".join(challenge.scopes or ()) or "(none named)"
+                        raise AuthError(
+                            f"the server needs scope {wanted}, which the token from {meta.issuer} does not carry, "
+                            f"and asking again cannot get it (after {attempts.logins} login(s) for this request)"
+                        )
+                    attempts.step_ups += 1
+                attempts.logins += 1
+                await self._login(http, prm, meta, scopes)
+                return self.header
+
+    async def _authorization_server(self, http: httpx.AsyncClient, prm: ResourceMetadata) -> ServerMetadata:
+        """The first authorization server of the PRM whose metadata checks out."""
+        failure: AuthError | None = None
+        for issuer in prm.authorization_servers:
+            try:
+                return await authorization_server(http, issuer)
+            except AuthError as exc:
+                failure = failure or exc
+        assert failure is not None
+        raise failure
+
+    async def _client(self, http: httpx.AsyncClient, meta: ServerMetadata) -> ClientInfo:
+        """The OAuth client to log in with at this authorization server (protocol.md PAC6)."""
+        config = self.config
+        if config.client_id is not None:
+            if self._bound_issuer is None:
+                self._bound_issuer = meta.issuer
+            return pre_registered(
+                config.client_id, config.client_secret, self._bound_issuer, meta, config.client_auth_method
+            )
+        if config.client_metadata_url is not None and meta.flag("client_id_metadata_document_supported"):
+            return metadata_document(config.client_metadata_url)
+        stored = await stored_registration(config.store, meta, config.redirect_uri)
+        if stored is not None:
+            return stored
+        if meta.registration_endpoint is not None:
+            return await register(http, config.store, meta, config.redirect_uri, config.client_name)
+        cimd = "" if config.client_metadata_url else " (and no client_metadata_url was given)"
+        raise AuthError(
+            f"the authorization server {meta.issuer} supports neither Client ID Metadata Documents{cimd} nor dynamic "
+            "client registration: register a client there and give its client_id"
+        )
+
+    async def _login(
+        self, http: httpx.AsyncClient, prm: ResourceMetadata, meta: ServerMetadata, scopes: tuple[str, ...] | None
+    ) -> None:
+        config = self.config
+        scopes = with_offline_access(scopes, meta.strings("scopes_supported"))
+        client = await self._client(http, meta)
+        attempt = flow.start(meta, client, config.redirect_uri, scopes, prm.resource)
+        log.info("logging in to %s at %s", self.server_url, meta.issuer)
+        try:
+            async with asyncio.timeout(config.login_timeout_s):
+                redirected = await config.open_browser(attempt.url)
+        except TimeoutError:
+            raise AuthError(f"the login at {meta.issuer} did not finish within {config.login_timeout_s:g} s") from None
+        except AuthError:
+            raise
+        except Exception as exc:
+            raise AuthError(f"the login at {meta.issuer} was not completed: {exc}") from exc
+        if not isinstance(redirected, str):
+            raise AuthError("open_browser must return the URL the browser was redirected to")
+        code = authorization_code(
+            redirected,
+            redirect_uri=attempt.redirect_uri,
+            state=attempt.state,
+            issuer=meta.issuer,
+            iss_supported=meta.flag("authorization_response_iss_parameter_supported"),
+        )
+        await self._save(await flow.exchange(meta, client, attempt, code, prm.resource))

@@ -1,0 +1,82 @@
+"""`AuthPool`: the HTTP/1.1 connection pool of a client that logs in, so every request of both eras carries the token.
+
+Both eras' transports send every request through their pool (a 2026 POST; a 2025-11-25 session's
+POSTs, its GET streams and their resumption, its DELETE), so the `Authorization` line is added here,
+once, and a 401 or 403 `insufficient_scope` is handled here: the response is released, `Login`
+renews the token (possibly through the browser), and the same request bytes are sent again. A plain
+`Pool` (no `auth`) is untouched: the hot path without auth is the same code as before.
+
+The transports bound a request with `pool.limit(seconds)`. Here the limit is paused while a login
+runs, since a person's time in the browser is not the server's (the login has its own limit,
+`OAuth(login_timeout_s=...)`), and resumes with the time that was left (protocol.md PAC2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+
+from ..http11 import Pool, Response, Url
+from .login import Attempts, Login, wants_login
+
+_LIMIT: contextvars.ContextVar[tuple[asyncio.Task[object] | None, asyncio.Timeout] | None] = contextvars.ContextVar(
+    "baton_oauth_limit", default=None
+)
+
+
+class AuthPool(Pool):
+    """A `Pool` that sends the login's token and renews it when the server asks."""
+
+    def __init__(self, login: Login) -> None:
+        super().__init__()
+        self.login = login
+
+    def limit(self, seconds: float | None) -> asyncio.Timeout:
+        """`asyncio.timeout(seconds)`, which a login in this task may pause."""
+        timeout = asyncio.timeout(seconds)
+        _LIMIT.set((asyncio.current_task(), timeout))
+        return timeout
+
+    async def send(self, url: Url, method: str, headers: bytes, body: bytes) -> Response:
+        login = self.login
+        sent = await login.current()
+        resp = await super().send(url, method, headers + sent, body)
+        attempts: Attempts | None = None
+        while resp.status in (401, 403):
+            challenge = wants_login(resp.status, resp.headers.get("www-authenticate"))
+            if challenge is None:
+                return resp
+            if attempts is None:
+                attempts = Attempts()
+            resp.release()
+            with _paused():
+                renewed = await login.recover(resp.status, challenge, sent, attempts, interactive=method != "DELETE")
+            if renewed is None:  # nothing more to try: the server's refusal again, to be read by the caller
+                return await super().send(url, method, headers + sent, body)
+            sent = renewed
+            resp = await super().send(url, method, headers + sent, body)
+        return resp
+
+
+class _paused:
+    """Stops the enclosing `limit` of this task while a login runs; restores the time that was left."""
+
+    def __enter__(self) -> None:
+        limit = _LIMIT.get()
+        # A task started inside another's limit inherits the variable; only the task's own limit counts.
+        self.timeout = limit[1] if limit is not None and limit[0] is asyncio.current_task() else None
+        self.left: float | None = None
+        if self.timeout is not None:
+            try:
+                when = self.timeout.when()
+                if when is not None:
+                    self.left = max(0.0, when - asyncio.get_running_loop().time())
+                    self.timeout.reschedule(None)
+            except RuntimeError:  # not the task's active limit any more
+                self.timeout = None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.timeout is not None and self.left is not None:
+            with contextlib.suppress(RuntimeError):
+                self.timeout.reschedule(asyncio.get_running_loop().time() + self.left)

@@ -1,0 +1,190 @@
+"""Which OAuth client the login uses at an authorization server, and how it authenticates at the token endpoint.
+
+In the order MCP prefers (protocol.md PAC6): the host's pre-registered client (`OAuth(client_id=...)`),
+bound to one authorization server (`issuer=`, else the first one it is used with) and refused for
+another; a Client ID Metadata Document (`OAuth(client_metadata_url=...)`, an https URL with a path)
+when the server's metadata says `client_id_metadata_document_supported`; Dynamic Client Registration
+(RFC 7591) when it has a `registration_endpoint`, stored per issuer and reused while the redirect URI
+is among those registered and the secret has not expired. Registration sends `application_type`
+(`native` for a loopback redirect URI, else `web`, SEP-837) and asks for the `refresh_token` grant.
+Otherwise the login fails, saying what the host can give.
+
+The token endpoint authentication (`client_secret_basic`, `client_secret_post` or `none`) is what
+the registration answered; else, with a secret, Basic if the server supports it (or says nothing,
+RFC 8414's default), then POST; without a secret, `none`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
+
+from ...protocol.hosts import is_loopback
+from ..errors import AuthError
+from .discovery import ServerMetadata
+from .store import TokenStore
+
+if TYPE_CHECKING:
+    import httpx  # imported when first used: a client that never logs in does not load it
+
+METHODS = ("client_secret_basic", "client_secret_post", "none")
+Kind = Literal["pre-registered", "metadata-document", "dynamic"]
+
+
+@dataclass(frozen=True, slots=True)
+class ClientInfo:
+    """One OAuth client at one authorization server (`issuer` None: a metadata document, portable)."""
+
+    client_id: str
+    client_secret: str | None
+    auth_method: str
+    kind: Kind
+    issuer: str | None = None
+    redirect_uris: tuple[str, ...] = ()
+    secret_expires_at: int = 0
+
+    def __repr__(self) -> str:  # never the secret
+        return f"ClientInfo({self.kind}, client_id={self.client_id!r}, auth_method={self.auth_method!r})"
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["redirect_uris"] = list(self.redirect_uris)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ClientInfo | None:
+        try:
+            return cls(
+                client_id=str(data["client_id"]),
+                client_secret=data.get("client_secret"),
+                auth_method=str(data["auth_method"]),
+                kind=data["kind"],
+                issuer=data.get("issuer"),
+                redirect_uris=tuple(data.get("redirect_uris") or ()),
+                secret_expires_at=int(data.get("secret_expires_at") or 0),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def check_metadata_url(url: str) -> str:
+    """A Client ID Metadata Document URL must be https with a path (draft-ietf-oauth-client-id-metadata-document)."""
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/") or parts.fragment:
+        raise ValueError(f"client_metadata_url must be an https URL with a path, not {url!r}")
+    return url
+
+
+def application_type(redirect_uri: str) -> str:
+    """SEP-837: `native` for a redirect to this computer (CLI, desktop), `web` otherwise."""
+    return "native" if is_loopback(urlsplit(redirect_uri).hostname or "") else "web"
+
+
+def auth_method(answered: Any, supported: tuple[str, ...] | None, has_secret: bool) -> str:
+    """The token endpoint authentication method to use."""
+    if answered in METHODS and (answered == "none" or has_secret):
+        return str(answered)
+    if not has_secret:
+        return "none"
+    offered = supported if supported is not None else ("client_secret_basic",)  # RFC 8414's default
+    for method in ("client_secret_basic", "client_secret_post", "none"):
+        if method in offered:
+            return method
+    raise AuthError(f"the authorization server supports none of {', '.join(METHODS)} at its token endpoint")
+
+
+def requested_method(supported: tuple[str, ...] | None) -> str:
+    """What Dynamic Client Registration asks for: a public client if the server allows one."""
+    offered = supported if supported is not None else ("client_secret_basic",)
+    for method in ("none", "client_secret_basic", "client_secret_post"):
+        if method in offered:
+            return method
+    raise AuthError(f"the authorization server supports none of {', '.join(METHODS)} at its token endpoint")
+
+
+def pre_registered(
+    client_id: str, client_secret: str | None, bound_issuer: str | None, meta: ServerMetadata, method: str | None = None
+) -> ClientInfo:
+    """The host's own client, for the server it belongs to only (protocol.md PAC6)."""
+    if bound_issuer is not None and bound_issuer != meta.issuer:
+        raise AuthError(
+            f"the pre-registered client {client_id!r} belongs to the authorization server {bound_issuer}, "
+            f"but the server now names {meta.issuer}: register a client there and give its client_id"
+        )
+    chosen = auth_method(method, meta.strings("token_endpoint_auth_methods_supported"), client_secret is not None)
+    return ClientInfo(client_id, client_secret, chosen, "pre-registered", meta.issuer)
+
+
+def metadata_document(url: str) -> ClientInfo:
+    """A Client ID Metadata Document: its URL is the client_id; a public client."""
+    return ClientInfo(url, None, "none", "metadata-document")
+
+
+def _key(issuer: str) -> str:
+    return f"client {issuer}"
+
+
+async def stored_registration(store: TokenStore, meta: ServerMetadata, redirect_uri: str) -> ClientInfo | None:
+    """A dynamic registration made before with this issuer, if it still fits."""
+    data = await store.get(_key(meta.issuer))
+    info = ClientInfo.from_json(data) if data else None
+    if info is None or info.issuer != meta.issuer or redirect_uri not in info.redirect_uris:
+        return None
+    if info.secret_expires_at and info.secret_expires_at <= time.time() + 60:
+        return None
+    return info
+
+
+async def register(
+    http: httpx.AsyncClient, store: TokenStore, meta: ServerMetadata, redirect_uri: str, client_name: str
+) -> ClientInfo:
+    """Dynamic Client Registration (RFC 7591) at the issuer's registration endpoint; stored per issuer."""
+    import httpx
+
+    endpoint = meta.registration_endpoint
+    if endpoint is None:
+        raise AuthError(f"the authorization server {meta.issuer} offers no registration endpoint")
+    supported = meta.strings("token_endpoint_auth_methods_supported")
+    body = {
+        "client_name": client_name,
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": requested_method(supported),
+        "application_type": application_type(redirect_uri),
+    }
+    try:
+        resp = await http.post(endpoint, json=body, headers={"Accept": "application/json"}, follow_redirects=False)
+    except httpx.HTTPError as exc:
+        raise AuthError(f"registration at {endpoint} failed: {exc}") from None
+    try:
+        data = resp.json()
+    except ValueError:
+        data = None
+    if resp.status_code not in (200, 201) or not isinstance(data, dict) or not isinstance(data.get("client_id"), str):
+        why = ""
+        if isinstance(data, dict) and isinstance(data.get("error"), str):
+            why = f": {data['error']}" + (f" ({data['error_description']})" if data.get("error_description") else "")
+        raise AuthError(
+            f"the authorization server {meta.issuer} refused to register this client (HTTP {resp.status_code}{why}); "
+            f"it asked for redirect URI {redirect_uri} as a {body['application_type']} application"
+        )
+    secret = data.get("client_secret") if isinstance(data.get("client_secret"), str) else None
+    expires = data.get("client_secret_expires_at")
+    info = ClientInfo(
+        client_id=data["client_id"],
+        client_secret=secret,
+        auth_method=auth_method(data.get("token_endpoint_auth_method"), supported, secret is not None),
+        kind="dynamic",
+        issuer=meta.issuer,
+        redirect_uris=(redirect_uri,),
+        secret_expires_at=expires if isinstance(expires, int) else 0,
+    )
+    await store.set(_key(meta.issuer), info.to_json())
+    return info
+
+
+async def forget_registration(store: TokenStore, issuer: str) -> None:
+    await store.delete(_key(issuer))
