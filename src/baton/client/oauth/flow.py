@@ -10,11 +10,11 @@ The client authenticates at the token endpoint as its registration says (`client
 from __future__ import annotations
 
 import secrets
-import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ...state import clock
 from ..errors import AuthError
 from .discovery import ServerMetadata
 from .registration import ClientInfo
@@ -117,7 +117,7 @@ def _grant(
     if not isinstance(kind, str) or kind.lower() != "bearer":
         raise AuthError(f"the token endpoint of {meta.issuer} issued a {kind!r} token; this client uses Bearer tokens")
     expires_in = data.get("expires_in")
-    expires_at = time.time() + float(expires_in) if isinstance(expires_in, int | float) and expires_in > 0 else None
+    expires_at = clock.now() + float(expires_in) if isinstance(expires_in, int | float) and expires_in > 0 else None
     refresh = data.get("refresh_token") if isinstance(data.get("refresh_token"), str) else old_refresh
     return Grant(access, meta.issuer, resource, client.to_json(), scopes, refresh, expires_at)
 

@@ -16,12 +16,12 @@ RFC 8414's default), then POST; without a secret, `none`.
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from ...protocol.hosts import is_loopback
+from ...state import clock
 from ..errors import AuthError
 from .discovery import ServerMetadata
 from .store import TokenStore
@@ -132,7 +132,7 @@ async def stored_registration(store: TokenStore, meta: ServerMetadata, redirect_
     info = ClientInfo.from_json(data) if data else None
     if info is None or info.issuer != meta.issuer or redirect_uri not in info.redirect_uris:
         return None
-    if info.secret_expires_at and info.secret_expires_at <= time.time() + 60:
+    if info.secret_expires_at and info.secret_expires_at <= clock.now() + 60:
         return None
     return info
 
