@@ -7,6 +7,7 @@ scopes with a scope hierarchy, the 2025-11-25 session path, MRTR rounds, and `ba
 from __future__ import annotations
 
 import base64
+import json
 import re
 import subprocess
 import time
@@ -160,6 +161,18 @@ def test_a_token_with_a_bad_signature_is_refused(auth_server: AuthServer, server
     payload = base64.urlsafe_b64decode(body + "==").replace(b'"mcp:read"', b'"mcp:admin mcp:read"')
     forged = base64.urlsafe_b64encode(payload).rstrip(b"=").decode()
     refused(call(server.url, "write_file", {"name": "x"}, **bearer(f"{head}.{forged}.{sig}")))
+
+
+def test_an_algorithm_that_does_not_fit_the_jwks_key_is_401_in_both_eras(server: RunningServer) -> None:
+    def b64(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+    # The JWKS key test-key-1 is RSA; an ES256 header naming it made PyJWT raise TypeError (a 500).
+    forged = b64({"alg": "ES256", "kid": "test-key-1", "typ": "JWT"}) + "." + b64({"sub": "x"}) + ".AAAA"
+    refused(call(server.url, "whoami", **bearer(forged)))
+    init = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    resp = legacy(server.url, "initialize", init, 1, None, forged)
+    assert resp.status_code == 401 and 'error="invalid_token"' in resp.headers["www-authenticate"]
 
 
 @pytest.mark.parametrize("header", ["Bearer not-a-jwt", "Basic YWxpY2U6c2VjcmV0", "Bearer a b"])

@@ -21,11 +21,12 @@ class Jwks:
         self.url = url
         self.ttl_s = ttl_s
         self.min_refresh_s = min_refresh_s
-        self._keys: dict[str | None, Any] = {}
+        self._keys: dict[str | None, tuple[Any, str | None]] = {}
         self._fetched = 0.0
         self._lock = asyncio.Lock()
 
-    async def key(self, kid: str | None) -> Any:
+    async def key(self, kid: str | None) -> tuple[Any, str | None]:
+        """The public key `kid` names, with the `alg` its JWK publishes (None when it names none)."""
         now = time.monotonic()
         if kid in self._keys and now - self._fetched < self.ttl_s:
             return self._keys[kid]
@@ -48,8 +49,15 @@ class Jwks:
                 jwks = jwt.PyJWKSet.from_dict(resp.json())
         except (httpx.HTTPError, ValueError, jwt.PyJWKSetError) as exc:
             raise Unauthenticated(f"cannot load the issuer's key set ({type(exc).__name__})") from None
-        keys: dict[str | None, Any] = {k.key_id: k.key for k in jwks.keys if k.key_id is not None}
+        published = {k.key_id: (k.key, _alg(k)) for k in jwks.keys}
+        keys: dict[str | None, tuple[Any, str | None]] = {k: v for k, v in published.items() if k is not None}
         if not keys and jwks.keys:
-            keys = {None: jwks.keys[0].key}
+            keys = {None: (jwks.keys[0].key, _alg(jwks.keys[0]))}
         self._keys = keys
         self._fetched = time.monotonic()
+
+
+def _alg(jwk: jwt.PyJWK) -> str | None:
+    """The `alg` a JWK itself publishes (PyJWT fills in a default for keys without one: not that)."""
+    alg = jwk._jwk_data.get("alg")
+    return alg if isinstance(alg, str) else None

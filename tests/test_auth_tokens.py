@@ -1,0 +1,114 @@
+"""A Baton server as an OAuth protected resource, in process (its ASGI app through httpx), with tokens
+minted here by a key of the test's own: what the real authorization server of `test_auth_server.py`
+cannot be made to do (a right signature on a wrong issuer, an algorithm that does not fit its key, a
+JWKS that rotates or goes down), and the server-side rules that need no login at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import re
+import time
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from wire import headers_for, request
+
+from baton import Server
+from baton.auth import OAuthResource
+from baton.server.exchange import Grant, RequestInfo
+from baton.state.keys import KeyRing
+
+RESOURCE = "http://127.0.0.1/mcp"
+ISSUER = "http://127.0.0.1:9/issuer"  # never contacted: the key is configured
+PRIVATE = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def b64(data: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+
+def mint(key: Any = PRIVATE, alg: str = "RS256", kid: str | None = None, **claims: Any) -> str:
+    """A token signed by `key`, for this resource and issuer unless `claims` say otherwise (None drops one)."""
+    body = {"iss": ISSUER, "aud": RESOURCE, "sub": "alice", "exp": int(time.time()) + 300, "scope": "mcp:read"}
+    body |= claims
+    headers = {"kid": kid} if kid is not None else None
+    return jwt.encode({k: v for k, v in body.items() if v is not None}, key, algorithm=alg, headers=headers)
+
+
+def protected(**options: Any) -> Server:
+    settings: dict[str, Any] = {"key": PRIVATE.public_key(), "scopes": ["mcp:read"], "leeway_s": 0} | options
+    server = Server(
+        "tokens", state_keys=KeyRing.ephemeral_key(), auth=OAuthResource(resource=RESOURCE, issuer=ISSUER, **settings)
+    )
+
+    @server.tool()
+    def whoami(ctx: Any) -> str:
+        return str(ctx.principal)
+
+    return server
+
+
+def send(app: Any, message: dict[str, Any], *, token: str | None = None, **headers: str) -> httpx.Response:
+    """POST one 2026-07-28 message to the app (a bearer token if given) and return the response."""
+    head = headers_for(message, **headers) if "method" in message else {"Content-Type": "application/json"}
+    if token is not None:
+        head["Authorization"] = f"Bearer {token}"
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            return await http.post("/mcp", json=message, headers=head)
+
+    return asyncio.run(go())
+
+
+def challenge(resp: httpx.Response) -> dict[str, str]:
+    return dict(re.findall(r'(\w+)="([^"]*)"', resp.headers["www-authenticate"]))
+
+
+def whoami() -> dict[str, Any]:
+    return request("tools/call", {"name": "whoami", "arguments": {}})
+
+
+def test_a_valid_token_is_accepted() -> None:
+    resp = send(protected().asgi(), whoami(), token=mint())
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["result"]["content"][0]["text"] == f"{ISSUER}|alice"
+
+
+def test_an_algorithm_that_does_not_fit_the_key_is_401_not_500() -> None:
+    app = protected().asgi()
+    # An ES256 header over the RSA key: PyJWT would raise TypeError; it is an invalid token.
+    forged = b64({"alg": "ES256", "typ": "JWT"}) + "." + b64({"sub": "x"}) + ".AAAA"
+    resp = send(app, whoami(), token=forged)
+    assert resp.status_code == 401, resp.text
+    assert challenge(resp)["error"] == "invalid_token"
+    # A real ES256 signature by an EC key is refused the same way (the configured key is RSA).
+    ec_token = mint(ec.generate_private_key(ec.SECP256R1()), alg="ES256")
+    assert send(app, whoami(), token=ec_token).status_code == 401
+    # An algorithm not configured is refused before any key is looked at.
+    assert send(protected(algorithms=["ES256"]).asgi(), whoami(), token=mint()).status_code == 401
+
+
+def test_an_unexpected_error_while_authenticating_is_a_logged_401(caplog: pytest.LogCaptureFixture) -> None:
+    def hook(info: RequestInfo) -> Grant:
+        raise RuntimeError(f"broken hook, token {info.headers.get('authorization') if info.headers else ''}")
+
+    server = Server("hooked", state_keys=KeyRing.ephemeral_key(), principal=hook)
+
+    @server.tool()
+    def ping_me() -> str:
+        return "pong"
+
+    with caplog.at_level(logging.ERROR, logger="baton.auth"):
+        resp = send(server.asgi(), request("tools/call", {"name": "ping_me", "arguments": {}}), token="secret-token-1")
+    assert resp.status_code == 401, resp.text
+    assert "RuntimeError" in caplog.text and "secret-token-1" not in caplog.text
+    assert "secret-token-1" not in resp.text
