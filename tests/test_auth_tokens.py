@@ -112,3 +112,33 @@ def test_an_unexpected_error_while_authenticating_is_a_logged_401(caplog: pytest
     assert resp.status_code == 401, resp.text
     assert "RuntimeError" in caplog.text and "secret-token-1" not in caplog.text
     assert "secret-token-1" not in resp.text
+
+
+@pytest.mark.parametrize(
+    ("claims", "key", "words"),
+    [
+        ({"exp": int(time.time()) - 60}, None, "the token has expired"),
+        ({"nbf": int(time.time()) + 3600}, None, "the token is not yet valid"),
+        ({}, rsa.generate_private_key(public_exponent=65537, key_size=2048), "the token's signature does not verify"),
+        ({"iss": "http://127.0.0.1:9/other"}, None, "the token was issued by another authorization server"),
+        ({"sub": None}, None, "the token has no 'sub' claim"),
+        ({"aud": "http://127.0.0.1/other"}, None, "the token was issued for another audience"),
+    ],
+)
+def test_refusals_are_told_in_fixed_words(claims: dict[str, Any], key: Any, words: str) -> None:
+    resp = send(protected().asgi(), whoami(), token=mint(key or PRIVATE, **claims))
+    assert resp.status_code == 401, resp.text
+    assert challenge(resp) | {"resource_metadata": ""} == {
+        "error": "invalid_token",
+        "error_description": words,
+        "scope": "mcp:read",
+        "resource_metadata": "",
+    }
+
+
+@pytest.mark.parametrize("token", ["not-a-jwt", "a.b.c", b64({"alg": "RS256"}) + ".e30.AAAA", "e30.e30."])
+def test_a_malformed_token_is_told_so_without_the_library_text(token: str) -> None:
+    resp = send(protected().asgi(), whoami(), token=token)
+    assert resp.status_code == 401
+    fixed = ("the token is malformed", "the token's signature algorithm is not accepted")
+    assert challenge(resp)["error_description"] in (*fixed, "the token's signature does not verify")
