@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from support.oauth import AuthServer, log_in, start_as
 from support.paths import BATON, ROOT, SERVERS
 from support.processes import free_port
@@ -43,14 +45,24 @@ def bearer(token: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
-    with start_as(tmp_path_factory.mktemp("as") / "as.log") as running:
+def signing_key(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One RSA key for both test issuers, so a token of the other issuer has a valid signature here."""
+    path = tmp_path_factory.mktemp("key") / "signing.pem"
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    encoding, pkcs8 = serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8
+    path.write_bytes(key.private_bytes(encoding, pkcs8, serialization.NoEncryption()))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def auth_server(tmp_path_factory: pytest.TempPathFactory, signing_key: str) -> Iterator[AuthServer]:
+    with start_as(tmp_path_factory.mktemp("as") / "as.log", "--key-file", signing_key) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
-def other_issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
-    with start_as(tmp_path_factory.mktemp("as2") / "as.log") as running:
+def other_issuer(tmp_path_factory: pytest.TempPathFactory, signing_key: str) -> Iterator[AuthServer]:
+    with start_as(tmp_path_factory.mktemp("as2") / "as.log", "--key-file", signing_key) as running:
         yield running
 
 
@@ -148,8 +160,10 @@ def test_an_expired_token_is_refused(auth_server: AuthServer, server: RunningSer
 
 
 def test_a_token_from_another_issuer_is_refused(other_issuer: AuthServer, server: RunningServer) -> None:
+    # The other issuer signs with the same key (and kid): only the `iss` check can refuse its token.
     token = str(log_in(other_issuer.issuer, scope="mcp:read", resource=server.url)["access_token"])
-    refused(call(server.url, "whoami", **bearer(token)))
+    description = refused(call(server.url, "whoami", **bearer(token)))["error_description"]
+    assert description == "the token was issued by another authorization server"
 
 
 def test_a_token_with_a_bad_signature_is_refused(auth_server: AuthServer, server: RunningServer) -> None:
