@@ -10,8 +10,8 @@ debug level only, with the token cut out."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import jwt
