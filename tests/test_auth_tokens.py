@@ -142,3 +142,43 @@ def test_a_malformed_token_is_told_so_without_the_library_text(token: str) -> No
     assert resp.status_code == 401
     fixed = ("the token is malformed", "the token's signature algorithm is not accepted")
     assert challenge(resp)["error_description"] in (*fixed, "the token's signature does not verify")
+
+
+def legacy_post(app: Any, body: dict[str, Any], session: str | None = None) -> httpx.Response:
+    """POST one 2025-11-25 message (in a session when `session` is given), without credentials."""
+    head = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if session is not None:
+        head |= {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+
+    async def go() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as http:
+            return await http.post("/mcp", json=body, headers=head)
+
+    return asyncio.run(go())
+
+
+def test_scopes_added_at_run_time_to_a_server_without_auth_are_refused_in_both_eras() -> None:
+    server = Server("dyn", state_keys=KeyRing.ephemeral_key())  # nothing authenticates: start-up passes
+
+    def drop_tables() -> str:
+        return "tables dropped"
+
+    @server.tool()
+    def enable_admin() -> str:
+        server.add_tool(drop_tables, scopes=["db:admin"])
+        return "admin tools enabled"
+
+    app = server.asgi()
+    assert send(app, request("tools/call", {"name": "enable_admin", "arguments": {}})).status_code == 200
+    resp = send(app, request("tools/call", {"name": "drop_tables", "arguments": {}}))
+    assert resp.status_code == 403, resp.text
+    assert challenge(resp) | {"error_description": ""} == {
+        "error": "insufficient_scope",
+        "error_description": "",
+        "scope": "db:admin",
+    }
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    opened = legacy_post(app, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+    sid = opened.headers["mcp-session-id"]
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "drop_tables", "arguments": {}}}
+    assert legacy_post(app, call, sid).status_code == 403
