@@ -249,6 +249,21 @@ def test_resource_and_prompt_scopes(auth_server: AuthServer, server: RunningServ
     assert post(server.url, get, **bearer(reader)).json()["result"]["messages"]
 
 
+def test_resource_template_and_completion_scopes(auth_server: AuthServer, server: RunningServer) -> None:
+    read_only = token_for(auth_server, server, "mcp:read")
+    reader = token_for(auth_server, server, "mcp:read files:read")
+    template_read = request("resources/read", {"uri": "files://docs/plan"})
+    forbidden(post(server.url, template_read, **bearer(read_only)), "mcp:read files:read")
+    assert post(server.url, template_read, **bearer(reader)).json()["result"]["contents"][0]["text"] == "the doc plan"
+    # Completing a scoped prompt's or template's arguments needs their scopes (protocol.md PAS3).
+    argument = {"name": "path", "value": "s"}
+    for ref in ({"type": "ref/prompt", "name": "review"}, {"type": "ref/resource", "uri": "files://docs/{name}"}):
+        complete = request("completion/complete", {"ref": ref, "argument": argument})
+        forbidden(post(server.url, complete, **bearer(read_only)), "mcp:read files:read")
+        values = post(server.url, complete, **bearer(reader)).json()["result"]["completion"]["values"]
+        assert values == ["secret-a.txt", "secret-b.txt"]
+
+
 # -- MRTR rounds: each is its own request ------------------------------------------------------------------
 
 
@@ -301,6 +316,15 @@ def test_a_session_gets_403_on_the_post_and_goes_on(auth_server: AuthServer, ser
     writer = token_for(auth_server, server, "mcp:read files:write")
     done = legacy(server.url, "tools/call", {"name": "write_file", "arguments": {"name": "a"}}, 5, sid, writer)
     assert done.json()["result"]["content"][0]["text"] == "wrote a"
+    # Subscribing to (or unsubscribing from) a scoped resource needs its scopes too (protocol.md PAS3).
+    forbidden(
+        legacy(server.url, "resources/subscribe", {"uri": "files://secret"}, 7, sid, read_only), "mcp:read files:read"
+    )
+    forbidden(
+        legacy(server.url, "resources/unsubscribe", {"uri": "files://docs/a"}, 8, sid, read_only), "mcp:read files:read"
+    )
+    reader = token_for(auth_server, server, "mcp:read files:read")
+    assert "result" in legacy(server.url, "resources/subscribe", {"uri": "files://secret"}, 9, sid, reader).json()
     no_token = httpx.post(
         server.url,
         json={"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": {}},
