@@ -182,3 +182,20 @@ def test_scopes_added_at_run_time_to_a_server_without_auth_are_refused_in_both_e
     sid = opened.headers["mcp-session-id"]
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "drop_tables", "arguments": {}}}
     assert legacy_post(app, call, sid).status_code == 403
+
+
+def test_a_notification_to_a_protected_server_is_authenticated() -> None:
+    app = protected().asgi()
+    note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    extra = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "notifications/cancelled"}
+    resp = send(app, note, **extra)
+    assert resp.status_code == 401, resp.text
+    assert challenge(resp) == {
+        "scope": "mcp:read",
+        "resource_metadata": "http://127.0.0.1/.well-known/oauth-protected-resource/mcp",
+    }
+    assert challenge(send(app, note, token="garbage", **extra))["error"] == "invalid_token"
+    assert send(app, note, token=mint(scope="other"), **extra).status_code == 403  # lacks the server-wide scope
+    assert send(app, note, token=mint(), **extra).status_code == 202
+    # Without auth, a notification is accepted as before.
+    assert send(Server("open", state_keys=KeyRing.ephemeral_key()).asgi(), note, **extra).status_code == 202

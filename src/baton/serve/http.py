@@ -151,7 +151,7 @@ class HttpApp:
             if SESSION_HEADER in raw and _handshake_header(raw):
                 await self.sessions.notification(msg, _info(scope, headers), raw, send)
             else:
-                await self._notification(msg, headers, send)
+                await self._notification(msg, scope, headers, send)
             return
         client = scope.get("client")
         info = RequestInfo("http", headers, (client[0], client[1]) if client else None)
@@ -274,9 +274,15 @@ class HttpApp:
             return None
         return b"".join(chunks)
 
-    async def _notification(self, msg: Message, headers: Headers, send: Send) -> None:
+    async def _notification(self, msg: Message, scope: Scope, headers: Headers, send: Send) -> None:
         # protocol.md P4: accept any well-formed notification with 202; refuse only a present header
-        # that disagrees with the body.
+        # that disagrees with the body. A protected server authenticates it first, as every request
+        # (401, or 403 without the server-wide scopes; protocol.md PAS2).
+        if self.server.has_principal_hook:
+            refusal = await self.server.admit(None, Exchange(_info(scope, headers)))
+            if refusal is not None:
+                await self._send_reply(send, refusal)
+                return
         declared = headers.get("mcp-method")
         if declared is not None and declared.strip() != msg.method:
             error = McpError(
