@@ -333,6 +333,33 @@ def test_a_session_gets_403_on_the_post_and_goes_on(auth_server: AuthServer, ser
     assert no_token.status_code == 401 and "resource_metadata" in no_token.headers["www-authenticate"]
 
 
+def test_a_sessions_get_delete_notifications_and_answers_need_the_token(
+    auth_server: AuthServer, server: RunningServer
+) -> None:
+    alice = token_for(auth_server, server, "mcp:read")
+    init = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    sid = legacy(server.url, "initialize", init, 1, None, alice).headers["mcp-session-id"]
+    session = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY}
+    posted = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **session}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    answer = {"jsonrpc": "2.0", "id": 7, "result": {}}
+    without = [
+        httpx.get(server.url, headers=session, timeout=10),
+        httpx.delete(server.url, headers=session, timeout=10),
+        httpx.post(server.url, json=note, headers=posted, timeout=10),
+        httpx.post(server.url, json=answer, headers=posted, timeout=10),
+        httpx.post(server.url, json=note, headers={**posted, **bearer("garbage")}, timeout=10),
+    ]
+    for resp in without:
+        assert resp.status_code == 401, (resp.request.method, resp.text)
+        assert "resource_metadata" in resp.headers["www-authenticate"]
+    # Another user's valid token does not open alice's session (404); alice's own still does.
+    bob = token_for(auth_server, server, "mcp:read", user="bob")
+    assert httpx.delete(server.url, headers={**session, **bearer(bob)}, timeout=10).status_code == 404
+    assert httpx.post(server.url, json=note, headers={**posted, **bearer(alice)}, timeout=10).status_code == 202
+    assert httpx.delete(server.url, headers={**session, **bearer(alice)}, timeout=10).status_code == 200
+
+
 # -- baton serve --auth-issuer -------------------------------------------------------------------------------
 
 
