@@ -22,6 +22,7 @@ from wire import headers_for, request
 
 from baton import Server
 from baton.auth import OAuthResource
+from baton.auth.claims import scopes_of
 from baton.server.exchange import Grant, RequestInfo
 from baton.state.keys import KeyRing
 
@@ -199,3 +200,24 @@ def test_a_notification_to_a_protected_server_is_authenticated() -> None:
     assert send(app, note, token=mint(), **extra).status_code == 202
     # Without auth, a notification is accepted as before.
     assert send(Server("open", state_keys=KeyRing.ephemeral_key()).asgi(), note, **extra).status_code == 202
+
+
+@pytest.mark.parametrize("separator", ["\x1f", "\u00a0", "\u3000", "\t", "\n"])
+def test_token_scopes_are_split_on_spaces_only(separator: str) -> None:
+    server = protected(scopes=[])
+
+    @server.tool(scopes=["files:write"])
+    def write_file() -> str:
+        return "written"
+
+    app = server.asgi()
+    joined = mint(scope=f"mcp:read{separator}files:write")  # RFC 6749 3.3: one item, and not a scope-token
+    assert send(app, request("tools/call", {"name": "write_file", "arguments": {}}), token=joined).status_code == 403
+    spaced = mint(scope="mcp:read  files:write")
+    assert send(app, request("tools/call", {"name": "write_file", "arguments": {}}), token=spaced).status_code == 200
+
+
+def test_invalid_scope_items_are_dropped() -> None:
+    assert scopes_of({"scope": 'mcp:read bad"quote caf\u00e9'}) == {"mcp:read"}
+    assert scopes_of({"scp": ["mcp:read", "bad\\slash", "", 5, "a b"]}) == {"mcp:read"}
+    assert scopes_of({"scp": "mcp:read files:write"}) == {"mcp:read", "files:write"}

@@ -18,8 +18,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .core import Server
 
-_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]{1,200}\Z")  # RFC 6749 section 3.3
+_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]+\Z")  # RFC 6749 section 3.3: scope-token
+_MAX_WRITTEN = 200  # what an author may write; a token's scopes are the issuer's business
 OFFLINE_ACCESS = "offline_access"
+
+
+def is_scope_token(value: object) -> bool:
+    """Whether `value` is an RFC 6749 scope-token: printable ASCII without space, `"` or `\\`."""
+    return isinstance(value, str) and _SCOPE_TOKEN.match(value) is not None
 
 
 def scope_list(scopes: Iterable[str] | str | None, where: str) -> tuple[str, ...]:
@@ -29,7 +35,7 @@ def scope_list(scopes: Iterable[str] | str | None, where: str) -> tuple[str, ...
     items = scopes.split() if isinstance(scopes, str) else list(scopes)
     out: list[str] = []
     for item in items:
-        if not isinstance(item, str) or not _SCOPE_TOKEN.match(item):
+        if not is_scope_token(item) or len(item) > _MAX_WRITTEN:
             raise ValueError(f"{where}: {item!r} is not an OAuth scope (printable ASCII without spaces, quotes or \\)")
         if item == OFFLINE_ACCESS:
             raise ValueError(f"{where}: offline_access asks for refresh tokens; it is not a scope to require")
