@@ -121,6 +121,12 @@ def test_wrong_client_credentials_fail_closed(auth_server: AuthServer, server: R
     assert claims["sub"] == "alice" and claims["aud"] == server.url
 
 
+def test_basic_credentials_are_form_encoded_first(auth_server: AuthServer, server: RunningServer) -> None:
+    token = opaque(auth_server, server, "mcp:read")
+    odd = Introspector(Introspection(f"{auth_server.issuer}/introspect", "conf:odd%id", "s3cr%41t+/= :x"))
+    assert asyncio.run(odd.claims(token))["sub"] == "alice"
+
+
 def test_the_cache_is_bounded(auth_server: AuthServer, server: RunningServer) -> None:
     introspector = Introspector(
         Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "conf-basic-secret", cache_size=2)

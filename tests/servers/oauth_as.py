@@ -29,7 +29,8 @@ What it offers (every endpoint below sits under the issuer's path):
   token), and `/revoke` (RFC 7009), for the client the token was issued to (public ones by `client_id`).
 - `/register`: dynamic client registration (RFC 7591), open; public clients (`none`) get no secret.
 - Pre-registered clients: `conf-basic` / `conf-basic-secret` (client_secret_basic), `conf-post` /
-  `conf-post-secret` (client_secret_post), `public-client` (public, `none`), and `short-lived` (public,
+  `conf-post-secret` (client_secret_post), `conf:odd%id` / `s3cr%41t+/= :x` (client_secret_basic, with
+  characters that must be form-encoded before Base64), `public-client` (public, `none`), and `short-lived` (public,
   its access tokens expire after 2 s whatever `--token-ttl` says). Their redirect URIs
   may be any `http://127.0.0.1:*` or `http://localhost:*` URI (RFC 8252 loopback), or a `--redirect-uri`.
 - Client ID Metadata Documents: a `client_id` that is an https URL (or, in this test server only, an
@@ -75,6 +76,7 @@ KID = "test-key-1"
 PRE_REGISTERED = {
     "conf-basic": ("conf-basic-secret", "client_secret_basic"),
     "conf-post": ("conf-post-secret", "client_secret_post"),
+    "conf:odd%id": ("s3cr%41t+/= :x", "client_secret_basic"),  # RFC 6749 2.3.1: form-encoded before Base64
     "public-client": (None, "none"),
     "short-lived": (None, "none"),  # public, and its access tokens expire after SHORT_TTL_S (expiry tests)
 }

@@ -20,6 +20,7 @@ import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import quote
 
 import httpx
 
@@ -83,7 +84,8 @@ class Introspector:
         data = {"token": token, "token_type_hint": "access_token"}
         auth: httpx.BasicAuth | None = None
         if cfg.auth_method == "client_secret_basic":
-            auth = httpx.BasicAuth(cfg.client_id, cfg.client_secret)
+            # RFC 6749 section 2.3.1: the id and secret are form-urlencoded before they are Base64-encoded.
+            auth = httpx.BasicAuth(quote(cfg.client_id, safe=""), quote(cfg.client_secret, safe=""))
         else:
             data |= {"client_id": cfg.client_id, "client_secret": cfg.client_secret}
         self.calls += 1
