@@ -420,9 +420,14 @@ def test_canonical_resource() -> None:
             canonical_resource(bad)
 
 
-def test_resource_and_issuer_must_be_https_off_loopback() -> None:
+def test_resource_issuer_and_jwks_must_be_https_off_loopback() -> None:
     with pytest.raises(ValueError, match="https"):
         OAuthResource(resource="http://mcp.example.com/mcp", issuer="https://as.example", key="k")
+    with pytest.raises(ValueError, match=r"the JWKS URL .* must use https"):
+        OAuthResource(
+            resource="https://mcp.example.com/mcp", issuer="https://as.example", jwks_url="http://as.example/k"
+        )
+    OAuthResource(resource="https://mcp.example.com/mcp", issuer="https://as.example", jwks_url="http://127.0.0.1:9/k")
     with pytest.raises(ValueError, match="exactly one"):
         OAuthResource(resource="https://mcp.example.com/mcp", issuer="https://as.example")
     auth = OAuthResource(resource="https://MCP.example.com/mcp", issuer="https://as.example", key="k")

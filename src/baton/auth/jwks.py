@@ -12,12 +12,14 @@ import httpx
 import jwt
 
 from ..server.exchange import Unauthenticated
+from .resource_uri import require_https
 
 
 class Jwks:
     """The key set at `url`, cached for `ttl_s`."""
 
     def __init__(self, url: str, ttl_s: float, min_refresh_s: float = 30.0) -> None:
+        require_https(url, "the JWKS URL")  # configured or discovered: keys over plain http could be forged
         self.url = url
         self.ttl_s = ttl_s
         self.min_refresh_s = min_refresh_s
