@@ -11,19 +11,24 @@ import base64
 import json
 import logging
 import re
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from support.processes import free_port
 from wire import headers_for, request
 
 from baton import Server
-from baton.auth import OAuthResource
+from baton.auth import Introspection, OAuthResource
 from baton.auth.claims import scopes_of
-from baton.server.exchange import Grant, RequestInfo
+from baton.auth.jwks import Jwks
+from baton.server.exchange import AuthUnavailable, Grant, RequestInfo, Unauthenticated
 from baton.state.keys import KeyRing
 
 RESOURCE = "http://127.0.0.1/mcp"
@@ -221,3 +226,130 @@ def test_invalid_scope_items_are_dropped() -> None:
     assert scopes_of({"scope": 'mcp:read bad"quote caf\u00e9'}) == {"mcp:read"}
     assert scopes_of({"scp": ["mcp:read", "bad\\slash", "", 5, "a b"]}) == {"mcp:read"}
     assert scopes_of({"scp": "mcp:read files:write"}) == {"mcp:read", "files:write"}
+
+
+# -- the issuer's JWKS: rotation, outages (protocol.md PAS10) ---------------------------------------------
+
+
+class JwksServer:
+    """A loopback JWKS endpoint whose keys, status and delay a test changes as it goes."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, Any] = {}
+        self.status = 200
+        self.delay_s = 0.0
+        self.hits = 0
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                owner.hits += 1
+                time.sleep(owner.delay_s)
+                body = json.dumps({"keys": [public_jwk(key, kid) for kid, key in owner.keys.items()]}).encode()
+                self.send_response(owner.status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/jwks.json"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+def public_jwk(key: Any, kid: str) -> dict[str, Any]:
+    jwk: dict[str, Any] = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    return jwk | {"kid": kid, "use": "sig"}
+
+
+@pytest.fixture
+def jwks_server() -> Iterator[JwksServer]:
+    server = JwksServer()
+    server.keys = {"k1": PRIVATE}
+    yield server
+    server.httpd.shutdown()
+    server.httpd.server_close()
+
+
+def test_an_unknown_key_id_refreshes_the_set_at_most_every_min_refresh(jwks_server: JwksServer) -> None:
+    async def go() -> None:
+        jwks = Jwks(jwks_server.url, ttl_s=600)
+        assert (await jwks.key("k1"))[0] is not None and jwks.fetches == 1
+        jwks_server.keys["k2"] = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        with pytest.raises(Unauthenticated, match="not in the issuer's key set"):
+            await jwks.key("k2")  # just loaded: a made-up kid does not make it ask again
+        assert jwks.fetches == 1
+        jwks.min_refresh_s = 0  # (as min_refresh_s later) the rotation is picked up
+        assert (await jwks.key("k2"))[0] is not None and jwks.fetches == 2
+        with pytest.raises(Unauthenticated, match="not in the issuer's key set"):
+            await jwks.key("k3")
+
+    asyncio.run(go())
+
+
+def test_a_failed_refresh_keeps_the_cached_keys_and_backs_off(jwks_server: JwksServer) -> None:
+    async def go() -> None:
+        jwks = Jwks(jwks_server.url, ttl_s=0.2, min_refresh_s=0, retry_s=60)
+        await jwks.key("k1")
+        await asyncio.sleep(0.3)  # stale now, and the issuer is slow and failing
+        jwks_server.status, jwks_server.delay_s = 503, 0.5
+        started = time.monotonic()
+        found = await asyncio.gather(*(jwks.key("k1") for _ in range(4)))
+        assert time.monotonic() - started < 0.3  # the cached key answers at once, nobody waits on the issuer
+        assert all(entry[0] is not None for entry in found)
+        assert jwks._refresh is not None
+        await jwks._refresh  # the one background refresh fails
+        assert jwks.fetches == 2 and jwks_server.hits == 2
+        assert (await jwks.key("k1"))[0] is not None  # still served from the cache
+        with pytest.raises(AuthUnavailable):
+            await jwks.key("k9")  # not cached, and the issuer is down: not the token's fault
+        assert jwks.fetches == 2  # backing off: no new attempt within retry_s
+
+    asyncio.run(go())
+
+
+def test_concurrent_requests_share_one_refresh(jwks_server: JwksServer) -> None:
+    async def go() -> None:
+        jwks = Jwks(jwks_server.url, ttl_s=600)
+        jwks_server.delay_s = 0.4
+        started = time.monotonic()
+        await asyncio.gather(*(jwks.key("k1") for _ in range(5)))
+        assert jwks_server.hits == 1 and time.monotonic() - started < 1.5
+
+    asyncio.run(go())
+
+
+def test_an_unreachable_jwks_is_503_not_401_in_both_eras(jwks_server: JwksServer) -> None:
+    jwks_server.status = 500
+    app = protected(key=None, jwks_url=jwks_server.url).asgi()
+    resp = send(app, whoami(), token=mint(kid="k1"))
+    assert resp.status_code == 503, resp.text
+    assert "www-authenticate" not in resp.headers and resp.headers["retry-after"] == "5"
+    assert "cannot be loaded now" in resp.json()["error"]["message"]
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+    head = {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "Authorization": f"Bearer {mint(kid='k1')}",
+    }
+
+    async def legacy_init() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as http:
+            return await http.post("/mcp", json=body, headers=head)
+
+    resp = asyncio.run(legacy_init())
+    assert resp.status_code == 503 and "www-authenticate" not in resp.headers  # (backing off: no new attempt)
+    jwks_server.status = 200
+    assert jwks_server.hits == 1
+
+
+def test_an_unreachable_introspection_endpoint_is_503_not_401() -> None:
+    dead = Introspection(f"http://127.0.0.1:{free_port()}/introspect", "rs", "secret", timeout_s=2)
+    resp = send(protected(key=None, introspection=dead).asgi(), whoami(), token="at-opaque")
+    assert resp.status_code == 503, resp.text
+    assert "www-authenticate" not in resp.headers and resp.headers["retry-after"] == "5"
+    assert "introspection failed" in resp.json()["error"]["message"]

@@ -10,7 +10,8 @@ per request:
 - at most `cache_size` answers, the least recently used evicted first.
 
 A revoked token is therefore refused at the latest `cache_ttl_s` after revocation (protocol.md PAS8).
-If the endpoint cannot be reached the request is refused (401): Baton fails closed.
+If the endpoint cannot be reached, or refuses Baton's credentials, the request is refused with 503
+(`AuthUnavailable`, protocol.md PAS10): Baton fails closed, and does not call the client's token bad.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from urllib.parse import quote
 
 import httpx
 
-from ..server.exchange import Unauthenticated
+from ..server.exchange import AuthUnavailable, Unauthenticated
 from ..state import clock
 from .resource_uri import require_https
 
@@ -95,10 +96,13 @@ class Introspector:
                 resp.raise_for_status()
                 body = resp.json()
         except (httpx.HTTPError, ValueError) as exc:
-            log.warning("token introspection at %s failed: %s", cfg.url, type(exc).__name__)
-            raise Unauthenticated("the token cannot be checked now (introspection failed)") from None
+            # protocol.md PAS10: the token was not judged: 503, not 401 (a refusal of Baton's own
+            # credentials too: that is the operator's to fix, not the client's).
+            log.warning("token introspection at %s failed: %s", cfg.url, _why(exc))
+            raise AuthUnavailable("the token cannot be checked now (introspection failed)") from None
         if not isinstance(body, dict):
-            raise Unauthenticated("the token cannot be checked now (introspection answered no object)")
+            log.warning("token introspection at %s answered no JSON object", cfg.url)
+            raise AuthUnavailable("the token cannot be checked now (introspection answered no object)")
         if body.get("active") is not True:
             return None
         if body.get("token_type") not in (None, "access_token", "Bearer", "bearer"):
@@ -118,3 +122,10 @@ class Introspector:
         self._cache.move_to_end(key)
         while len(self._cache) > cfg.cache_size:
             self._cache.popitem(last=False)
+
+
+def _why(exc: Exception) -> str:
+    """What went wrong, for the log: the exception's type, and the status when the endpoint answered."""
+    if isinstance(exc, httpx.HTTPStatusError):
+        return f"HTTP {exc.response.status_code}"
+    return type(exc).__name__

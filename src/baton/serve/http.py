@@ -355,14 +355,18 @@ class HttpApp:
             await event(result_response(sub.listen_id, sub.result()), more=False)
 
     async def _send_reply(self, send: Send, reply: Reply) -> None:
-        """A JSON response: 200 for results, the error's status for errors, 401 when credentials are missing."""
+        """A JSON response: 200 for results, the error's status for errors, 401 when credentials are missing
+        (the guard's status and headers when it refused: 401, 403, or 503 when they cannot be checked)."""
         body = orjson.dumps(reply.body)
         head = [*self._json_head, (b"content-length", str(len(body)).encode())]
-        if reply.www_authenticate is not None:
-            head.append((b"www-authenticate", reply.www_authenticate.encode()))
-            status = reply.status or 401
-        else:
+        if reply.status is None and reply.www_authenticate is None:
             status = 200 if reply.code is None else http_status(reply.code)
+        else:
+            status = reply.status or 401
+            if reply.www_authenticate is not None:
+                head.append((b"www-authenticate", reply.www_authenticate.encode()))
+            if reply.retry_after_s is not None:
+                head.append((b"retry-after", str(reply.retry_after_s).encode()))
         await send({"type": "http.response.start", "status": status, "headers": head})
         await send({"type": "http.response.body", "body": body})
 

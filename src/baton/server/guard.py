@@ -8,6 +8,10 @@ scope gate, answering 401 or 403 with a `WWW-Authenticate` challenge before anyt
 - a grant that lacks scopes this request needs → HTTP 403, `Bearer error="insufficient_scope",
   scope="<every scope it needs, in one challenge>", resource_metadata="..."` (protocol.md PAS3).
 
+When the credentials cannot be checked now (`AuthUnavailable`: the issuer's keys or introspection
+endpoint are unreachable) the answer is 503 with `Retry-After` and no challenge: the token was not
+judged, so the client should retry, not log in again (protocol.md PAS10).
+
 Authentication that fails unexpectedly (a bug in a hook, a library error on a strange token) is a
 logged 401, never a 500 with a traceback: the log names the exception and where it was raised, not
 its message, which might quote the token.
@@ -27,10 +31,10 @@ import traceback
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..protocol.errors import INVALID_REQUEST, McpError
+from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from ..protocol.messages import Message, error_response
 from .challenge import bearer_challenge
-from .exchange import Exchange, Grant, PrincipalHook, Reply, RequestInfo, Unauthenticated
+from .exchange import AuthUnavailable, Exchange, Grant, PrincipalHook, Reply, RequestInfo, Unauthenticated
 from .scopes import Implications, required_for
 
 if TYPE_CHECKING:
@@ -40,6 +44,7 @@ log = logging.getLogger("baton.auth")
 
 FORBIDDEN = 403
 UNAUTHORIZED = 401
+UNAVAILABLE = 503
 
 
 class ResourceAuth(Protocol):
@@ -118,6 +123,9 @@ class Guard:
             grant = await self.grant(info)
         except Unauthenticated as exc:
             return self._unauthenticated(info, rid, exc, method, params)
+        except AuthUnavailable as exc:
+            error = McpError(INTERNAL_ERROR, f"Service unavailable: {exc.message}; retry later")
+            return Reply(error_response(rid, error), INTERNAL_ERROR, None, UNAVAILABLE, exc.retry_after_s)
         except Exception as exc:
             _log_failure(exc)
             refused = Unauthenticated("the credentials could not be checked")
