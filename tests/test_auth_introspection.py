@@ -17,8 +17,10 @@ from support.processes import free_port
 from support.serve import RunningServer, start_server
 from wire import call, post, request
 
+from baton import Server
+from baton.auth import OAuthResource
 from baton.auth.introspection import Introspection, Introspector
-from baton.server.exchange import AuthUnavailable
+from baton.server.exchange import AuthUnavailable, Unauthenticated
 
 CACHE_S = 2.0
 
@@ -139,3 +141,56 @@ def test_the_cache_is_bounded(auth_server: AuthServer, server: RunningServer) ->
     assert introspector.calls == 4
     asyncio.run(introspector.claims(tokens[2]))  # still cached
     assert introspector.calls == 4
+
+
+def test_concurrent_requests_with_one_token_share_one_round_trip(
+    auth_server: AuthServer, server: RunningServer
+) -> None:
+    token = opaque(auth_server, server, "mcp:read")
+    introspector = Introspector(Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "conf-basic-secret"))
+
+    async def many() -> None:
+        answers = await asyncio.gather(*(introspector.claims(token) for _ in range(20)))
+        assert {answer["sub"] for answer in answers} == {"alice"}
+
+    asyncio.run(many())
+    assert introspector.calls == 1
+
+
+def test_bad_tokens_cannot_evict_good_answers(auth_server: AuthServer, server: RunningServer) -> None:
+    token = opaque(auth_server, server, "mcp:read")
+    config = Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "conf-basic-secret", cache_size=8)
+    introspector = Introspector(config)
+
+    async def flood() -> None:
+        await introspector.claims(token)
+        for i in range(50):
+            with pytest.raises(Unauthenticated, match="not active"):
+                await introspector.claims(f"at-bogus-{i}")
+        calls = introspector.calls
+        await introspector.claims(token)  # still cached: the inactive answers have their own cache
+        assert introspector.calls == calls == 51
+
+    asyncio.run(flood())
+
+
+def test_one_http_client_is_kept_and_closed_with_the_server(auth_server: AuthServer, server: RunningServer) -> None:
+    tokens = [opaque(auth_server, server, "mcp:read") for _ in range(2)]
+    resource = OAuthResource(
+        resource=server.url,
+        issuer=auth_server.issuer,
+        introspection=Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "conf-basic-secret"),
+    )
+    protected = Server("closing", auth=resource)
+
+    async def run() -> None:
+        introspector = resource.introspector
+        assert introspector is not None
+        await introspector.claims(tokens[0])
+        client = introspector._http
+        await introspector.claims(tokens[1])
+        assert client is not None and introspector._http is client and introspector.calls == 2
+        await protected.aclose()
+        assert client.is_closed
+
+    asyncio.run(run())

@@ -286,8 +286,12 @@ class Server:
         return self._connect
 
     async def aclose(self) -> None:
-        """Release what the server holds open (the ledger, the connect kit); transports call it at shutdown."""
+        """Release what the server holds open (the ledger, the connect kit, the auth's HTTP client);
+        transports call it at shutdown."""
         self.hub.shutdown()
+        closer = getattr(self.auth, "aclose", None)  # optional on a ResourceAuth (OAuthResource has one)
+        if closer is not None:
+            await closer()
         self._single_use.cancel()
         if self._connect is not None:
             await self._connect.aclose()

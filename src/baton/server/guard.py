@@ -48,7 +48,8 @@ UNAVAILABLE = 503
 
 
 class ResourceAuth(Protocol):
-    """What the server needs of an OAuth protected-resource configuration (`Server(auth=...)`)."""
+    """What the server needs of an OAuth protected-resource configuration (`Server(auth=...)`); an
+    `async def aclose()` too, if it has one, is awaited when the server shuts down."""
 
     @property
     def resource(self) -> str:
