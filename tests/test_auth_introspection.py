@@ -20,7 +20,8 @@ from wire import call, post, request
 from baton import Server
 from baton.auth import OAuthResource
 from baton.auth.introspection import Introspection, Introspector
-from baton.server.exchange import AuthUnavailable, Unauthenticated
+from baton.protocol.headers import Headers
+from baton.server.exchange import AuthUnavailable, RequestInfo, Unauthenticated
 
 CACHE_S = 2.0
 
@@ -194,3 +195,27 @@ def test_one_http_client_is_kept_and_closed_with_the_server(auth_server: AuthSer
         assert client.is_closed
 
     asyncio.run(run())
+
+
+def test_an_answer_is_cached_no_longer_than_the_tokens_exp(auth_server: AuthServer, server: RunningServer) -> None:
+    short = str(
+        log_in(auth_server.issuer, scope="mcp:read", resource=server.url, client_id="short-lived")["access_token"]
+    )
+    config = Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "conf-basic-secret", cache_ttl_s=60)
+    introspector = Introspector(config)
+    asyncio.run(introspector.claims(short))
+    time.sleep(2.5)  # past its exp (2 s), well within cache_ttl_s: the entry is gone, the AS is asked again
+    with pytest.raises(Unauthenticated):
+        asyncio.run(introspector.claims(short))
+    assert introspector.calls == 2
+
+
+def test_an_answer_naming_another_issuer_is_refused(auth_server: AuthServer, server: RunningServer) -> None:
+    token = opaque(auth_server, server, "mcp:read")
+    introspection = Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "conf-basic-secret")
+    mine = OAuthResource(resource=server.url, issuer=auth_server.issuer, introspection=introspection)
+    info = RequestInfo("http", Headers.of({"authorization": f"Bearer {token}"}))
+    assert asyncio.run(mine.authenticate(info)).principal == f"{auth_server.issuer}|alice"
+    other = OAuthResource(resource=server.url, issuer="http://127.0.0.1:1/other", introspection=introspection)
+    with pytest.raises(Unauthenticated, match="another authorization server"):
+        asyncio.run(other.authenticate(info))
