@@ -404,6 +404,16 @@ def test_baton_serve_refuses_an_issuer_it_cannot_discover() -> None:
     assert missing.returncode == 2 and "--auth-audience" in missing.stderr
 
 
+def test_baton_serve_stdio_notes_that_auth_options_are_for_http() -> None:
+    done = subprocess.run(
+        [BATON, "serve", str(SERVERS / "oauth_plain.py"), "--stdio",
+         "--auth-issuer", f"http://127.0.0.1:{free_port()}", "--auth-audience", "http://127.0.0.1:1/mcp"],
+        capture_output=True, text=True, timeout=60, cwd=ROOT, check=False, input="",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "--auth-* options apply to HTTP only; on stdio the caller is the OS user" in done.stderr
+
+
 def test_a_scoped_tool_without_auth_is_refused_at_start_up(tmp_path: Path) -> None:
     done = subprocess.run(
         [BATON, "serve", str(SERVERS / "oauth_plain.py"), "--http", f"127.0.0.1:{free_port()}"],
