@@ -17,8 +17,11 @@ from support.processes import free_port
 from support.serve import RunningServer, start_server
 from wire import call, post, request
 
+from baton import Server
+from baton.auth import OAuthResource
 from baton.auth.introspection import Introspection, Introspector
-from baton.server.exchange import Unauthenticated
+from baton.protocol.headers import Headers
+from baton.server.exchange import AuthUnavailable, RequestInfo, Unauthenticated
 
 CACHE_S = 2.0
 
@@ -110,7 +113,7 @@ def test_an_opaque_token_for_another_resource_is_refused(auth_server: AuthServer
 def test_wrong_client_credentials_fail_closed(auth_server: AuthServer, server: RunningServer) -> None:
     token = opaque(auth_server, server, "mcp:read")
     bad = Introspector(Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "wrong-secret"))
-    with pytest.raises(Unauthenticated, match="cannot be checked"):
+    with pytest.raises(AuthUnavailable, match="cannot be checked"):  # 503: not the client's bad token (PAS10)
         asyncio.run(bad.claims(token))
     post_client = Introspector(
         Introspection(
@@ -119,6 +122,12 @@ def test_wrong_client_credentials_fail_closed(auth_server: AuthServer, server: R
     )
     claims = asyncio.run(post_client.claims(token))
     assert claims["sub"] == "alice" and claims["aud"] == server.url
+
+
+def test_basic_credentials_are_form_encoded_first(auth_server: AuthServer, server: RunningServer) -> None:
+    token = opaque(auth_server, server, "mcp:read")
+    odd = Introspector(Introspection(f"{auth_server.issuer}/introspect", "conf:odd%id", "s3cr%41t+/= :x"))
+    assert asyncio.run(odd.claims(token))["sub"] == "alice"
 
 
 def test_the_cache_is_bounded(auth_server: AuthServer, server: RunningServer) -> None:
@@ -133,3 +142,80 @@ def test_the_cache_is_bounded(auth_server: AuthServer, server: RunningServer) ->
     assert introspector.calls == 4
     asyncio.run(introspector.claims(tokens[2]))  # still cached
     assert introspector.calls == 4
+
+
+def test_concurrent_requests_with_one_token_share_one_round_trip(
+    auth_server: AuthServer, server: RunningServer
+) -> None:
+    token = opaque(auth_server, server, "mcp:read")
+    introspector = Introspector(Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "conf-basic-secret"))
+
+    async def many() -> None:
+        answers = await asyncio.gather(*(introspector.claims(token) for _ in range(20)))
+        assert {answer["sub"] for answer in answers} == {"alice"}
+
+    asyncio.run(many())
+    assert introspector.calls == 1
+
+
+def test_bad_tokens_cannot_evict_good_answers(auth_server: AuthServer, server: RunningServer) -> None:
+    token = opaque(auth_server, server, "mcp:read")
+    config = Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "conf-basic-secret", cache_size=8)
+    introspector = Introspector(config)
+
+    async def flood() -> None:
+        await introspector.claims(token)
+        for i in range(50):
+            with pytest.raises(Unauthenticated, match="not active"):
+                await introspector.claims(f"at-bogus-{i}")
+        calls = introspector.calls
+        await introspector.claims(token)  # still cached: the inactive answers have their own cache
+        assert introspector.calls == calls == 51
+
+    asyncio.run(flood())
+
+
+def test_one_http_client_is_kept_and_closed_with_the_server(auth_server: AuthServer, server: RunningServer) -> None:
+    tokens = [opaque(auth_server, server, "mcp:read") for _ in range(2)]
+    resource = OAuthResource(
+        resource=server.url,
+        issuer=auth_server.issuer,
+        introspection=Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "conf-basic-secret"),
+    )
+    protected = Server("closing", auth=resource)
+
+    async def run() -> None:
+        introspector = resource.introspector
+        assert introspector is not None
+        await introspector.claims(tokens[0])
+        client = introspector._http
+        await introspector.claims(tokens[1])
+        assert client is not None and introspector._http is client and introspector.calls == 2
+        await protected.aclose()
+        assert client.is_closed
+
+    asyncio.run(run())
+
+
+def test_an_answer_is_cached_no_longer_than_the_tokens_exp(auth_server: AuthServer, server: RunningServer) -> None:
+    short = str(
+        log_in(auth_server.issuer, scope="mcp:read", resource=server.url, client_id="short-lived")["access_token"]
+    )
+    config = Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "conf-basic-secret", cache_ttl_s=60)
+    introspector = Introspector(config)
+    asyncio.run(introspector.claims(short))
+    time.sleep(2.5)  # past its exp (2 s), well within cache_ttl_s: the entry is gone, the AS is asked again
+    with pytest.raises(Unauthenticated):
+        asyncio.run(introspector.claims(short))
+    assert introspector.calls == 2
+
+
+def test_an_answer_naming_another_issuer_is_refused(auth_server: AuthServer, server: RunningServer) -> None:
+    token = opaque(auth_server, server, "mcp:read")
+    introspection = Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "conf-basic-secret")
+    mine = OAuthResource(resource=server.url, issuer=auth_server.issuer, introspection=introspection)
+    info = RequestInfo("http", Headers.of({"authorization": f"Bearer {token}"}))
+    assert asyncio.run(mine.authenticate(info)).principal == f"{auth_server.issuer}|alice"
+    other = OAuthResource(resource=server.url, issuer="http://127.0.0.1:1/other", introspection=introspection)
+    with pytest.raises(Unauthenticated, match="another authorization server"):
+        asyncio.run(other.authenticate(info))

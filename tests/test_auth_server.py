@@ -7,6 +7,7 @@ scopes with a scope hierarchy, the 2025-11-25 session path, MRTR rounds, and `ba
 from __future__ import annotations
 
 import base64
+import json
 import re
 import subprocess
 import time
@@ -16,6 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from support.oauth import AuthServer, log_in, start_as
 from support.paths import BATON, ROOT, SERVERS
 from support.processes import free_port
@@ -42,14 +45,24 @@ def bearer(token: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
-    with start_as(tmp_path_factory.mktemp("as") / "as.log") as running:
+def signing_key(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One RSA key for both test issuers, so a token of the other issuer has a valid signature here."""
+    path = tmp_path_factory.mktemp("key") / "signing.pem"
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    encoding, pkcs8 = serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8
+    path.write_bytes(key.private_bytes(encoding, pkcs8, serialization.NoEncryption()))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def auth_server(tmp_path_factory: pytest.TempPathFactory, signing_key: str) -> Iterator[AuthServer]:
+    with start_as(tmp_path_factory.mktemp("as") / "as.log", "--key-file", signing_key) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
-def other_issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
-    with start_as(tmp_path_factory.mktemp("as2") / "as.log") as running:
+def other_issuer(tmp_path_factory: pytest.TempPathFactory, signing_key: str) -> Iterator[AuthServer]:
+    with start_as(tmp_path_factory.mktemp("as2") / "as.log", "--key-file", signing_key) as running:
         yield running
 
 
@@ -147,8 +160,10 @@ def test_an_expired_token_is_refused(auth_server: AuthServer, server: RunningSer
 
 
 def test_a_token_from_another_issuer_is_refused(other_issuer: AuthServer, server: RunningServer) -> None:
+    # The other issuer signs with the same key (and kid): only the `iss` check can refuse its token.
     token = str(log_in(other_issuer.issuer, scope="mcp:read", resource=server.url)["access_token"])
-    refused(call(server.url, "whoami", **bearer(token)))
+    description = refused(call(server.url, "whoami", **bearer(token)))["error_description"]
+    assert description == "the token was issued by another authorization server"
 
 
 def test_a_token_with_a_bad_signature_is_refused(auth_server: AuthServer, server: RunningServer) -> None:
@@ -162,11 +177,29 @@ def test_a_token_with_a_bad_signature_is_refused(auth_server: AuthServer, server
     refused(call(server.url, "write_file", {"name": "x"}, **bearer(f"{head}.{forged}.{sig}")))
 
 
-@pytest.mark.parametrize("header", ["Bearer not-a-jwt", "Basic YWxpY2U6c2VjcmV0", "Bearer a b"])
-def test_malformed_credentials_are_refused_and_the_server_keeps_serving(server: RunningServer, header: str) -> None:
+def test_an_algorithm_that_does_not_fit_the_jwks_key_is_401_in_both_eras(server: RunningServer) -> None:
+    def b64(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+    # The JWKS key test-key-1 is RSA; an ES256 header naming it made PyJWT raise TypeError (a 500).
+    forged = b64({"alg": "ES256", "kid": "test-key-1", "typ": "JWT"}) + "." + b64({"sub": "x"}) + ".AAAA"
+    refused(call(server.url, "whoami", **bearer(forged)))
+    init = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    resp = legacy(server.url, "initialize", init, 1, None, forged)
+    assert resp.status_code == 401 and 'error="invalid_token"' in resp.headers["www-authenticate"]
+
+
+@pytest.mark.parametrize(
+    ("header", "error"),
+    [("Bearer not-a-jwt", "invalid_token"), ("Basic YWxpY2U6c2VjcmV0", None), ("Bearer a b", "invalid_request")],
+)
+def test_malformed_credentials_are_refused_and_the_server_keeps_serving(
+    server: RunningServer, header: str, error: str | None
+) -> None:
     resp = call(server.url, "whoami", Authorization=header)
     assert resp.status_code == 401
-    assert challenge(resp.headers["www-authenticate"])["error"] in ("invalid_token", "invalid_request")
+    # Another scheme is no bearer credential at all: no error code (RFC 6750 3.1, protocol.md PAS11).
+    assert challenge(resp.headers["www-authenticate"]).get("error") == error
     assert httpx.get(f"http://127.0.0.1:{server.port}/.well-known/oauth-protected-resource/mcp").status_code == 200
 
 
@@ -222,6 +255,21 @@ def test_resource_and_prompt_scopes(auth_server: AuthServer, server: RunningServ
     assert post(server.url, get, **bearer(reader)).json()["result"]["messages"]
 
 
+def test_resource_template_and_completion_scopes(auth_server: AuthServer, server: RunningServer) -> None:
+    read_only = token_for(auth_server, server, "mcp:read")
+    reader = token_for(auth_server, server, "mcp:read files:read")
+    template_read = request("resources/read", {"uri": "files://docs/plan"})
+    forbidden(post(server.url, template_read, **bearer(read_only)), "mcp:read files:read")
+    assert post(server.url, template_read, **bearer(reader)).json()["result"]["contents"][0]["text"] == "the doc plan"
+    # Completing a scoped prompt's or template's arguments needs their scopes (protocol.md PAS3).
+    argument = {"name": "path", "value": "s"}
+    for ref in ({"type": "ref/prompt", "name": "review"}, {"type": "ref/resource", "uri": "files://docs/{name}"}):
+        complete = request("completion/complete", {"ref": ref, "argument": argument})
+        forbidden(post(server.url, complete, **bearer(read_only)), "mcp:read files:read")
+        values = post(server.url, complete, **bearer(reader)).json()["result"]["completion"]["values"]
+        assert values == ["secret-a.txt", "secret-b.txt"]
+
+
 # -- MRTR rounds: each is its own request ------------------------------------------------------------------
 
 
@@ -274,12 +322,48 @@ def test_a_session_gets_403_on_the_post_and_goes_on(auth_server: AuthServer, ser
     writer = token_for(auth_server, server, "mcp:read files:write")
     done = legacy(server.url, "tools/call", {"name": "write_file", "arguments": {"name": "a"}}, 5, sid, writer)
     assert done.json()["result"]["content"][0]["text"] == "wrote a"
+    # Subscribing to (or unsubscribing from) a scoped resource needs its scopes too (protocol.md PAS3).
+    forbidden(
+        legacy(server.url, "resources/subscribe", {"uri": "files://secret"}, 7, sid, read_only), "mcp:read files:read"
+    )
+    forbidden(
+        legacy(server.url, "resources/unsubscribe", {"uri": "files://docs/a"}, 8, sid, read_only), "mcp:read files:read"
+    )
+    reader = token_for(auth_server, server, "mcp:read files:read")
+    assert "result" in legacy(server.url, "resources/subscribe", {"uri": "files://secret"}, 9, sid, reader).json()
     no_token = httpx.post(
         server.url,
         json={"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": {}},
         headers={"Content-Type": "application/json", "Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY},
     )
     assert no_token.status_code == 401 and "resource_metadata" in no_token.headers["www-authenticate"]
+
+
+def test_a_sessions_get_delete_notifications_and_answers_need_the_token(
+    auth_server: AuthServer, server: RunningServer
+) -> None:
+    alice = token_for(auth_server, server, "mcp:read")
+    init = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    sid = legacy(server.url, "initialize", init, 1, None, alice).headers["mcp-session-id"]
+    session = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY}
+    posted = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **session}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    answer = {"jsonrpc": "2.0", "id": 7, "result": {}}
+    without = [
+        httpx.get(server.url, headers=session, timeout=10),
+        httpx.delete(server.url, headers=session, timeout=10),
+        httpx.post(server.url, json=note, headers=posted, timeout=10),
+        httpx.post(server.url, json=answer, headers=posted, timeout=10),
+        httpx.post(server.url, json=note, headers={**posted, **bearer("garbage")}, timeout=10),
+    ]
+    for resp in without:
+        assert resp.status_code == 401, (resp.request.method, resp.text)
+        assert "resource_metadata" in resp.headers["www-authenticate"]
+    # Another user's valid token does not open alice's session (404); alice's own still does.
+    bob = token_for(auth_server, server, "mcp:read", user="bob")
+    assert httpx.delete(server.url, headers={**session, **bearer(bob)}, timeout=10).status_code == 404
+    assert httpx.post(server.url, json=note, headers={**posted, **bearer(alice)}, timeout=10).status_code == 202
+    assert httpx.delete(server.url, headers={**session, **bearer(alice)}, timeout=10).status_code == 200
 
 
 # -- baton serve --auth-issuer -------------------------------------------------------------------------------
@@ -320,6 +404,16 @@ def test_baton_serve_refuses_an_issuer_it_cannot_discover() -> None:
     assert missing.returncode == 2 and "--auth-audience" in missing.stderr
 
 
+def test_baton_serve_stdio_notes_that_auth_options_are_for_http() -> None:
+    done = subprocess.run(
+        [BATON, "serve", str(SERVERS / "oauth_plain.py"), "--stdio",
+         "--auth-issuer", f"http://127.0.0.1:{free_port()}", "--auth-audience", "http://127.0.0.1:1/mcp"],
+        capture_output=True, text=True, timeout=60, cwd=ROOT, check=False, input="",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "--auth-* options apply to HTTP only; on stdio the caller is the OS user" in done.stderr
+
+
 def test_a_scoped_tool_without_auth_is_refused_at_start_up(tmp_path: Path) -> None:
     done = subprocess.run(
         [BATON, "serve", str(SERVERS / "oauth_plain.py"), "--http", f"127.0.0.1:{free_port()}"],
@@ -342,9 +436,14 @@ def test_canonical_resource() -> None:
             canonical_resource(bad)
 
 
-def test_resource_and_issuer_must_be_https_off_loopback() -> None:
+def test_resource_issuer_and_jwks_must_be_https_off_loopback() -> None:
     with pytest.raises(ValueError, match="https"):
         OAuthResource(resource="http://mcp.example.com/mcp", issuer="https://as.example", key="k")
+    with pytest.raises(ValueError, match=r"the JWKS URL .* must use https"):
+        OAuthResource(
+            resource="https://mcp.example.com/mcp", issuer="https://as.example", jwks_url="http://as.example/k"
+        )
+    OAuthResource(resource="https://mcp.example.com/mcp", issuer="https://as.example", jwks_url="http://127.0.0.1:9/k")
     with pytest.raises(ValueError, match="exactly one"):
         OAuthResource(resource="https://mcp.example.com/mcp", issuer="https://as.example")
     auth = OAuthResource(resource="https://MCP.example.com/mcp", issuer="https://as.example", key="k")

@@ -216,7 +216,12 @@ def serve(args: argparse.Namespace) -> int:
     auth_options = _auth_options(args)
     if auth_options is None and (args.auth_audience or args.auth_scopes or args.auth_introspection):
         return _refuse("--auth-audience, --auth-scopes and --auth-introspection need --auth-issuer URL")
-    if auth_options is not None and not args.stdio:  # stdio keeps the OS user (protocol.md PAS1)
+    if auth_options is not None and args.stdio:  # stdio keeps the OS user (protocol.md PAS1)
+        print(
+            "baton serve: note: --auth-* options apply to HTTP only; on stdio the caller is the OS user",
+            file=sys.stderr,
+        )
+    elif auth_options is not None:
         problem = _protect(server, auth_options)
         if problem:
             return _refuse(problem)

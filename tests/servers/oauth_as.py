@@ -20,7 +20,8 @@ What it offers (every endpoint below sits under the issuer's path):
   `resource` parameter (RFC 8707, required) becomes the access token's `aud`. Redirects carry `iss`
   (RFC 9207). Requested scopes outside `scopes_supported` are refused (`invalid_scope`).
 - `/token`: `authorization_code` and `refresh_token` grants. Access tokens are RS256 JWTs (`kid`
-  `test-key-1`, published at `/jwks.json`) with `iss`, `sub` (the user name), `aud` (the resource),
+  `test-key-1`, published at `/jwks.json`; `--key-file PEM` signs with that RSA private key instead of a
+  fresh one, so two issuers can share a key) with `iss`, `sub` (the user name), `aud` (the resource),
   `client_id`, `scope`, `iat`, `exp` (`--token-ttl`, default 300 s; short for expiry tests), `jti`;
   with `--opaque` they are random strings that only introspection can read. A refresh token is issued
   only when `offline_access` was granted; refreshing rotates it (the old one is revoked).
@@ -28,7 +29,8 @@ What it offers (every endpoint below sits under the issuer's path):
   token), and `/revoke` (RFC 7009), for the client the token was issued to (public ones by `client_id`).
 - `/register`: dynamic client registration (RFC 7591), open; public clients (`none`) get no secret.
 - Pre-registered clients: `conf-basic` / `conf-basic-secret` (client_secret_basic), `conf-post` /
-  `conf-post-secret` (client_secret_post), `public-client` (public, `none`), and `short-lived` (public,
+  `conf-post-secret` (client_secret_post), `conf:odd%id` / `s3cr%41t+/= :x` (client_secret_basic, with
+  characters that must be form-encoded before Base64), `public-client` (public, `none`), and `short-lived` (public,
   its access tokens expire after 2 s whatever `--token-ttl` says). Their redirect URIs
   may be any `http://127.0.0.1:*` or `http://localhost:*` URI (RFC 8252 loopback), or a `--redirect-uri`.
 - Client ID Metadata Documents: a `client_id` that is an https URL (or, in this test server only, an
@@ -64,6 +66,7 @@ from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 from authlib.oauth2.rfc9207 import IssuerParameter
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Flask, g, jsonify, request
 from werkzeug.serving import make_server
@@ -73,13 +76,14 @@ KID = "test-key-1"
 PRE_REGISTERED = {
     "conf-basic": ("conf-basic-secret", "client_secret_basic"),
     "conf-post": ("conf-post-secret", "client_secret_post"),
+    "conf:odd%id": ("s3cr%41t+/= :x", "client_secret_basic"),  # RFC 6749 2.3.1: form-encoded before Base64
     "public-client": (None, "none"),
     "short-lived": (None, "none"),  # public, and its access tokens expire after SHORT_TTL_S (expiry tests)
 }
 SHORT_TTL_S = 2
 
 args = argparse.Namespace()
-PRIVATE_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+SIGNING = {"key": rsa.generate_private_key(public_exponent=65537, key_size=2048)}  # or --key-file
 LOCK = threading.Lock()
 STATS = {"introspections": 0, "tokens": 0}
 
@@ -331,7 +335,7 @@ class Generator(BearerTokenGenerator):  # type: ignore[misc]
             "exp": now + self.expires_in(client, grant_type),
             "jti": secrets.token_urlsafe(12),
         }
-        return jwt.encode(claims, PRIVATE_KEY, algorithm="RS256", headers={"kid": KID, "typ": "at+jwt"})
+        return jwt.encode(claims, SIGNING["key"], algorithm="RS256", headers={"kid": KID, "typ": "at+jwt"})
 
     def generate(
         self,
@@ -472,7 +476,7 @@ class Issuer(IssuerParameter):  # type: ignore[misc]
 
 
 def jwk() -> dict[str, Any]:
-    numbers = PRIVATE_KEY.public_key().public_numbers()
+    numbers = SIGNING["key"].public_key().public_numbers()
 
     def b64(n: int) -> str:
         return base64.urlsafe_b64encode(n.to_bytes((n.bit_length() + 7) // 8, "big")).rstrip(b"=").decode()
@@ -583,7 +587,13 @@ def main() -> None:
     parser.add_argument("--scopes", default=DEFAULT_SCOPES)
     parser.add_argument("--discovery", choices=["both", "oauth", "openid"], default="both")
     parser.add_argument("--redirect-uri", action="append", default=[])
+    parser.add_argument("--key-file", default=None)
     parser.parse_args(namespace=args)
+    if args.key_file:
+        with open(args.key_file, "rb") as pem:
+            loaded = serialization.load_pem_private_key(pem.read(), password=None)
+        assert isinstance(loaded, rsa.RSAPrivateKey)
+        SIGNING["key"] = loaded
     args.issuer = f"http://127.0.0.1:{args.port}{args.issuer_path.rstrip('/')}"
     httpd = make_server("127.0.0.1", args.port, build_app(), threaded=True)
     print(f"oauth_as ready {args.issuer}", flush=True)

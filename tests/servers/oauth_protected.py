@@ -70,3 +70,14 @@ def public() -> str:
 def review(path: str) -> str:
     """A prompt that reads files."""
     return f"Review {path}"
+
+
+@server.resource("files://docs/{name}", scopes=["files:read"])
+def doc(name: str) -> str:
+    return f"the doc {name}"
+
+
+@server.completion
+def complete(ref: dict[str, str], argument: dict[str, str], context: object) -> list[str]:
+    """Completes file names, for the scoped `review` prompt and the scoped docs template alike."""
+    return ["secret-a.txt", "secret-b.txt"]

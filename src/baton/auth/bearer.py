@@ -1,7 +1,11 @@
 """The access token of a request: `Authorization: Bearer <token>` only (RFC 6750 section 2.1).
 
-Tokens in a query string or a form body are never read (the MCP spec forbids them in the URI); a
-request without the header presented no credentials (a challenge without an error code follows).
+Tokens in a query string or a form body are never read (the MCP spec forbids them in the URI). A
+request without the header, or with another scheme (`Basic ...`), presented no bearer credentials:
+a 401 challenge without an error code follows (RFC 6750 section 3.1: "attempted using an unsupported
+authentication method"). A malformed bearer credential (`Bearer`, `Bearer a b`) is `invalid_request`,
+still with 401, not the 400 RFC 6750 suggests, so an MCP client starts its authorization flow
+(protocol.md PAS11).
 """
 
 from __future__ import annotations
@@ -12,14 +16,16 @@ MAX_TOKEN_CHARS = 16_384
 
 
 def bearer_token(info: RequestInfo, *, missing_error: str | None = None) -> str:
-    """The bearer token, or `Unauthenticated` (error `missing_error` when there is no header at all,
-    `invalid_request` when the header is not a bearer credential)."""
+    """The bearer token, or `Unauthenticated` (error `missing_error` when there is no bearer credential
+    at all, `invalid_request` when the bearer credential is malformed)."""
     header = info.headers.get("authorization") if info.headers is not None else None
     if header is None or not header.strip():
         raise Unauthenticated("a bearer token is required", error=missing_error)
     scheme, _, token = header.strip().partition(" ")
     token = token.strip()
-    if scheme.lower() != "bearer" or not token or " " in token:
+    if scheme.lower() != "bearer":
+        raise Unauthenticated("a bearer token is required (Authorization: Bearer <token>)", error=missing_error)
+    if not token or " " in token:
         raise Unauthenticated("a bearer token is required (Authorization: Bearer <token>)", error="invalid_request")
     if len(token) > MAX_TOKEN_CHARS:
         raise Unauthenticated("the bearer token is too long")

@@ -8,19 +8,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..server.exchange import Unauthenticated
+from ..server.scopes import is_scope_token
 from .resource_uri import same_resource
 
 
 def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
-    """The token's scopes: `scope` (RFC 8693 / RFC 9068, space-separated) else `scp` (a list or a string)."""
+    """The token's scopes: `scope` (RFC 8693 / RFC 9068, space-separated) else `scp` (a list or a string).
+
+    The separator is the space character only (RFC 6749 section 3.3), not any Unicode whitespace, and
+    an item that is not a valid scope-token is dropped: `"a\u00a0b"` is no scope, never `a` and `b`."""
     raw = claims.get("scope")
     if raw is None:
         raw = claims.get("scp")
-    if isinstance(raw, str):
-        return frozenset(raw.split())
-    if isinstance(raw, list):
-        return frozenset(s for s in raw if isinstance(s, str) and s)
-    return frozenset()
+    items = raw.split(" ") if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    return frozenset(item for item in items if is_scope_token(item))
 
 
 def check_audience(claims: Mapping[str, Any], audiences: Sequence[str]) -> None:

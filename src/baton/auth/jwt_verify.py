@@ -1,25 +1,48 @@
 """Verifying a JWT access token with PyJWT: signature (a configured public key or the issuer's JWKS),
 `iss`, `exp` (required), `nbf`, with a small leeway, and `aud` compared as resource URIs
-(`claims.check_audience`). Only asymmetric algorithms: `none` and HMAC are refused when configured."""
+(`claims.check_audience`). Which algorithms, and which key fits which, is `algorithms.py`: a header
+whose `alg` does not fit the key is refused before PyJWT sees it, and any error PyJWT raises on a
+malformed token (`TypeError` and `ValueError` included) is an invalid token, never a server error.
+
+The client is told why in fixed words (`refusal`): expired, not yet valid, bad signature, another
+issuer, a missing claim, malformed. PyJWT's own text (which can quote object reprs) is logged at
+debug level only, with the token cut out."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 import jwt
 
 from ..server.exchange import Unauthenticated
+from .algorithms import DEFAULT_ALGORITHMS, check_algorithms, fits
 from .claims import check_audience
 from .jwks import Jwks
 
-DEFAULT_ALGORITHMS = ("RS256", "PS256", "ES256", "EdDSA")
+__all__ = ["DEFAULT_ALGORITHMS", "JwtVerifier", "refusal"]
+
+log = logging.getLogger("baton.auth")
+
+_REFUSALS: tuple[tuple[type[Exception], str], ...] = (
+    (jwt.ExpiredSignatureError, "the token has expired"),
+    (jwt.ImmatureSignatureError, "the token is not yet valid"),
+    (jwt.InvalidSignatureError, "the token's signature does not verify"),
+    (jwt.InvalidIssuerError, "the token was issued by another authorization server"),
+    (jwt.InvalidAudienceError, "the token was issued for another audience"),
+    (jwt.InvalidAlgorithmError, "the token's signature algorithm is not accepted"),
+)
 
 
-def check_algorithms(algorithms: Sequence[str]) -> None:
-    bad = [a for a in algorithms if a.lower() == "none" or a.upper().startswith("HS")]
-    if bad:
-        raise ValueError(f"refusing algorithms {bad}: use asymmetric signatures")
+def refusal(exc: Exception) -> str:
+    """What the client is told about a token PyJWT refused: fixed words, never the library's text."""
+    if isinstance(exc, jwt.MissingRequiredClaimError):
+        return f"the token has no {exc.claim!r} claim"
+    for kind, words in _REFUSALS:
+        if isinstance(exc, kind):
+            return words
+    return "the token is malformed"
 
 
 class JwtVerifier:
@@ -50,19 +73,33 @@ class JwtVerifier:
 
     async def claims(self, token: str) -> dict[str, Any]:
         try:
-            kid = jwt.get_unverified_header(token).get("kid")
-            if kid is not None and not isinstance(kid, str):
-                raise Unauthenticated("the bearer token was refused: its key id is not a string")
-            verify_key = self.key if self.jwks is None else await self.jwks.key(kid)
+            header = jwt.get_unverified_header(token)
+        except (jwt.PyJWTError, TypeError, ValueError) as exc:
+            raise _refused(exc, token) from None
+        kid, alg = header.get("kid"), header.get("alg")
+        if kid is not None and not isinstance(kid, str):
+            raise Unauthenticated("the token's key id is not a string")
+        if not isinstance(alg, str) or alg not in self.algorithms:
+            raise Unauthenticated("the token's signature algorithm is not accepted")
+        verify_key, jwk_alg = (self.key, None) if self.jwks is None else await self.jwks.key(kid)
+        if not fits(alg, verify_key, jwk_alg):
+            raise Unauthenticated("the token's algorithm does not fit its signing key")
+        try:
             claims: dict[str, Any] = jwt.decode(
                 token,
                 verify_key,
-                algorithms=self.algorithms,
+                algorithms=[alg],
                 issuer=self.issuer,
                 leeway=self.leeway_s,
                 options={"require": self.required, "verify_aud": False},
             )
-        except jwt.PyJWTError as exc:
-            raise Unauthenticated(f"the bearer token was refused: {exc}") from None
+        except (jwt.PyJWTError, TypeError, ValueError) as exc:
+            raise _refused(exc, token) from None
         check_audience(claims, self.audiences)
         return claims
+
+
+def _refused(exc: Exception, token: str) -> Unauthenticated:
+    words = refusal(exc)
+    log.debug("JWT refused (%s): %s: %s", words, type(exc).__name__, str(exc).replace(token, "<token>"))
+    return Unauthenticated(words)

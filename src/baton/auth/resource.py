@@ -155,6 +155,11 @@ class OAuthResource:
             claims = await self._verifier.claims(token)
         return Grant(identity(self.issuer, claims), scopes_of(claims))
 
+    async def aclose(self) -> None:
+        """Close the introspection client, if any (`Server.aclose` calls this at shutdown)."""
+        if self._introspector is not None:
+            await self._introspector.aclose()
+
     def metadata(self, declared: Iterable[str]) -> dict[str, Any]:
         """The Protected Resource Metadata document (RFC 9728 section 2)."""
         supported = list(self._supported if self._supported is not None else declared)

@@ -151,7 +151,7 @@ class HttpApp:
             if SESSION_HEADER in raw and _handshake_header(raw):
                 await self.sessions.notification(msg, _info(scope, headers), raw, send)
             else:
-                await self._notification(msg, headers, send)
+                await self._notification(msg, scope, headers, send)
             return
         client = scope.get("client")
         info = RequestInfo("http", headers, (client[0], client[1]) if client else None)
@@ -274,9 +274,15 @@ class HttpApp:
             return None
         return b"".join(chunks)
 
-    async def _notification(self, msg: Message, headers: Headers, send: Send) -> None:
+    async def _notification(self, msg: Message, scope: Scope, headers: Headers, send: Send) -> None:
         # protocol.md P4: accept any well-formed notification with 202; refuse only a present header
-        # that disagrees with the body.
+        # that disagrees with the body. A protected server authenticates it first, as every request
+        # (401, or 403 without the server-wide scopes; protocol.md PAS2).
+        if self.server.has_principal_hook:
+            refusal = await self.server.admit(None, Exchange(_info(scope, headers)))
+            if refusal is not None:
+                await self._send_reply(send, refusal)
+                return
         declared = headers.get("mcp-method")
         if declared is not None and declared.strip() != msg.method:
             error = McpError(
@@ -349,14 +355,18 @@ class HttpApp:
             await event(result_response(sub.listen_id, sub.result()), more=False)
 
     async def _send_reply(self, send: Send, reply: Reply) -> None:
-        """A JSON response: 200 for results, the error's status for errors, 401 when credentials are missing."""
+        """A JSON response: 200 for results, the error's status for errors, 401 when credentials are missing
+        (the guard's status and headers when it refused: 401, 403, or 503 when they cannot be checked)."""
         body = orjson.dumps(reply.body)
         head = [*self._json_head, (b"content-length", str(len(body)).encode())]
-        if reply.www_authenticate is not None:
-            head.append((b"www-authenticate", reply.www_authenticate.encode()))
-            status = reply.status or 401
-        else:
+        if reply.status is None and reply.www_authenticate is None:
             status = 200 if reply.code is None else http_status(reply.code)
+        else:
+            status = reply.status or 401
+            if reply.www_authenticate is not None:
+                head.append((b"www-authenticate", reply.www_authenticate.encode()))
+            if reply.retry_after_s is not None:
+                head.append((b"retry-after", str(reply.retry_after_s).encode()))
         await send({"type": "http.response.start", "status": status, "headers": head})
         await send({"type": "http.response.body", "body": body})
 

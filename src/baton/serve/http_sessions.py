@@ -493,7 +493,11 @@ class SessionHttp:
         refusal = await self.server.admit(msg, ex)
         if refusal is None:
             return True
-        head = [*self._json_head, (b"www-authenticate", (refusal.www_authenticate or "Bearer").encode())]
+        head = list(self._json_head)
+        if refusal.www_authenticate is not None or refusal.status in (None, 401):
+            head.append((b"www-authenticate", (refusal.www_authenticate or "Bearer").encode()))
+        if refusal.retry_after_s is not None:  # 503: the credentials cannot be checked now (protocol.md PAS10)
+            head.append((b"retry-after", str(refusal.retry_after_s).encode()))
         await send_json(send, refusal.status or 401, head, refusal.body)
         return False
 

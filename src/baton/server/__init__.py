@@ -3,7 +3,7 @@
 from ..protocol.errors import CapabilityMissing, ResourceNotFound, UsageError
 from .context import BatonDeprecationWarning, Context
 from .core import Server, ToolOptions
-from .exchange import Exchange, Grant, Reply, RequestInfo, Unauthenticated
+from .exchange import AuthUnavailable, Exchange, Grant, Reply, RequestInfo, Unauthenticated
 from .guard import ResourceAuth
 from .parts import ConnectPart, Credential
 from .results import ToolError, ToolResult
@@ -11,6 +11,7 @@ from .signature import Param
 from .startup import ConfigurationError
 
 __all__ = [
+    "AuthUnavailable",
     "BatonDeprecationWarning",
     "CapabilityMissing",
     "ConfigurationError",

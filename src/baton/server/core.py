@@ -49,7 +49,7 @@ from .registry import (
 )
 from .replay import ReplayEngine
 from .results import prompt_result, structured_tool_result, tool_result
-from .scopes import scope_list
+from .scopes import required_for, scope_list
 from .sessions import DEFAULT_SESSION_TTL_S, LegacySession, SessionSeal
 from .signature import inspect_handler
 from .single_use import SingleUse
@@ -286,8 +286,12 @@ class Server:
         return self._connect
 
     async def aclose(self) -> None:
-        """Release what the server holds open (the ledger, the connect kit); transports call it at shutdown."""
+        """Release what the server holds open (the ledger, the connect kit, the auth's HTTP client);
+        transports call it at shutdown."""
         self.hub.shutdown()
+        closer = getattr(self.auth, "aclose", None)  # optional on a ResourceAuth (OAuthResource has one)
+        if closer is not None:
+            await closer()
         self._single_use.cancel()
         if self._connect is not None:
             await self._connect.aclose()
@@ -540,7 +544,9 @@ class Server:
     async def handle(self, msg: Message, exchange: Exchange) -> Reply | Subscription:
         """Answer one request. Notifications are the transport's business and never reach here."""
         rid = msg.id
-        if self._guard.active or exchange.info.transport != "http":  # else "anonymous", the default
+        # Unauthenticated HTTP is "anonymous", the default, unless the request needs scopes: a handler
+        # given scopes at run time is then refused (403) as in a session, never silently open (protocol.md PAS5).
+        if self._guard.active or exchange.info.transport != "http" or required_for(self, msg.method, msg.params):
             refusal = await self._guard.admit(msg, exchange)  # 401 / 403 (guard.py)
             if refusal is not None:
                 return refusal

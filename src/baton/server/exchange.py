@@ -53,6 +53,17 @@ class Unauthenticated(Exception):
         self.www_authenticate = bearer_challenge(error=error, description=message if error else None)
 
 
+class AuthUnavailable(Exception):
+    """Raised by a principal hook when credentials cannot be checked now (the authorization server's
+    keys or introspection endpoint are unreachable): HTTP answers 503 with `Retry-After`, not 401, since
+    the client's token was not judged (protocol.md PAS10)."""
+
+    def __init__(self, message: str, *, retry_after_s: int = 5) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after_s = retry_after_s
+
+
 @dataclass(slots=True)
 class Exchange:
     """One request's link to its transport: where it came from and how to notify on its stream.
@@ -75,13 +86,15 @@ class Reply:
     """A JSON-RPC response to one request, as a dict, with the JSON-RPC error code if it is an error.
 
     `www_authenticate` is set when the request was refused for want of credentials (HTTP 401) or of
-    scopes (HTTP 403); `status` is then that HTTP status (401 when unset).
+    scopes (HTTP 403); `status` is then that HTTP status (401 when unset). A request refused because
+    its credentials cannot be checked now has `status` 503 and `retry_after_s`, without a challenge.
     """
 
     body: dict[str, Any]
     code: int | None = None
     www_authenticate: str | None = None
     status: int | None = None
+    retry_after_s: int | None = None
 
 
 PrincipalHook = Callable[[RequestInfo], "str | Grant | Awaitable[str | Grant | None] | None"]

@@ -8,6 +8,14 @@ scope gate, answering 401 or 403 with a `WWW-Authenticate` challenge before anyt
 - a grant that lacks scopes this request needs → HTTP 403, `Bearer error="insufficient_scope",
   scope="<every scope it needs, in one challenge>", resource_metadata="..."` (protocol.md PAS3).
 
+When the credentials cannot be checked now (`AuthUnavailable`: the issuer's keys or introspection
+endpoint are unreachable) the answer is 503 with `Retry-After` and no challenge: the token was not
+judged, so the client should retry, not log in again (protocol.md PAS10).
+
+Authentication that fails unexpectedly (a bug in a hook, a library error on a strange token) is a
+logged 401, never a 500 with a traceback: the log names the exception and where it was raised, not
+its message, which might quote the token.
+
 Each MRTR round is its own request and is admitted again (protocol.md PAS6). On stdio scopes are not
 enforced: the caller is the OS user who started the process (protocol.md PAS1).
 
@@ -18,24 +26,30 @@ Baton ships); the guard knows it only through this protocol, as the server knows
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
+import logging
+import traceback
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..protocol.errors import INVALID_REQUEST, McpError
+from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from ..protocol.messages import Message, error_response
 from .challenge import bearer_challenge
-from .exchange import Exchange, Grant, PrincipalHook, Reply, RequestInfo, Unauthenticated
+from .exchange import AuthUnavailable, Exchange, Grant, PrincipalHook, Reply, RequestInfo, Unauthenticated
 from .scopes import Implications, required_for
 
 if TYPE_CHECKING:
     from .core import Server
 
+log = logging.getLogger("baton.auth")
+
 FORBIDDEN = 403
 UNAUTHORIZED = 401
+UNAVAILABLE = 503
 
 
 class ResourceAuth(Protocol):
-    """What the server needs of an OAuth protected-resource configuration (`Server(auth=...)`)."""
+    """What the server needs of an OAuth protected-resource configuration (`Server(auth=...)`); an
+    `async def aclose()` too, if it has one, is awaited when the server shuts down."""
 
     @property
     def resource(self) -> str:
@@ -109,10 +123,14 @@ class Guard:
         try:
             grant = await self.grant(info)
         except Unauthenticated as exc:
-            if info.transport != "http":
-                error = McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")
-                return Reply(error_response(rid, error), INVALID_REQUEST, exc.www_authenticate, UNAUTHORIZED)
-            return self._refusal(rid, UNAUTHORIZED, exc.error, exc.message, required_for(self.server, method, params))
+            return self._unauthenticated(info, rid, exc, method, params)
+        except AuthUnavailable as exc:
+            error = McpError(INTERNAL_ERROR, f"Service unavailable: {exc.message}; retry later")
+            return Reply(error_response(rid, error), INTERNAL_ERROR, None, UNAVAILABLE, exc.retry_after_s)
+        except Exception as exc:
+            _log_failure(exc)
+            refused = Unauthenticated("the credentials could not be checked")
+            return self._unauthenticated(info, rid, refused, method, params)
         exchange.principal = grant.principal
         exchange.scopes = grant.scopes
         if info.transport != "http":
@@ -128,6 +146,15 @@ class Guard:
             )
         return None
 
+    def _unauthenticated(
+        self, info: RequestInfo, rid: Any, exc: Unauthenticated, method: str | None, params: Mapping[str, Any] | None
+    ) -> Reply:
+        """The 401 for a refused or unreadable credential (on stdio, the hook's refusal as an error)."""
+        if info.transport != "http":
+            error = McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")
+            return Reply(error_response(rid, error), INVALID_REQUEST, exc.www_authenticate, UNAUTHORIZED)
+        return self._refusal(rid, UNAUTHORIZED, exc.error, exc.message, required_for(self.server, method, params))
+
     def _refusal(self, rid: Any, status: int, error: str | None, description: str, required: tuple[str, ...]) -> Reply:
         auth = self.server.auth
         header = bearer_challenge(
@@ -139,3 +166,10 @@ class Guard:
         word = "Forbidden" if status == FORBIDDEN else "Unauthorized"
         body = error_response(rid, McpError(INVALID_REQUEST, f"{word}: {description}"))
         return Reply(body, INVALID_REQUEST, header, status)
+
+
+def _log_failure(exc: Exception) -> None:
+    """Log an unexpected authentication failure by its type and place only (its text may hold the token)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
+    log.error("authenticating a request failed unexpectedly: %s at %s; refused with 401", type(exc).__name__, where)

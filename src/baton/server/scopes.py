@@ -3,7 +3,8 @@
 - `scope_list` checks what an author wrote (`@server.tool(scopes=[...])`, `OAuthResource(scopes=...)`):
   RFC 6749 scope tokens, no `offline_access` (refresh tokens are not a resource requirement).
 - `required_for` is the one place that says what a request needs: the server-wide scopes, plus the
-  scopes of the tool, resource (or template) or prompt it names (protocol.md PAS3).
+  scopes of the tool, resource (or template) or prompt it names, completes (`completion/complete`)
+  or subscribes to (2025-11-25 `resources/subscribe`, `resources/unsubscribe`) (protocol.md PAS3).
 - `Implications.missing` decides: exact string match, widened only by the author's `implies` mapping
   (`{"files:admin": ["files:read", "files:write"]}`), followed transitively (protocol.md PAS4).
 """
@@ -17,8 +18,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .core import Server
 
-_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]{1,200}\Z")  # RFC 6749 section 3.3
+_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]+\Z")  # RFC 6749 section 3.3: scope-token
+_MAX_WRITTEN = 200  # what an author may write; a token's scopes are the issuer's business
 OFFLINE_ACCESS = "offline_access"
+
+
+def is_scope_token(value: object) -> bool:
+    """Whether `value` is an RFC 6749 scope-token: printable ASCII without space, `"` or `\\`."""
+    return isinstance(value, str) and _SCOPE_TOKEN.match(value) is not None
 
 
 def scope_list(scopes: Iterable[str] | str | None, where: str) -> tuple[str, ...]:
@@ -28,7 +35,7 @@ def scope_list(scopes: Iterable[str] | str | None, where: str) -> tuple[str, ...
     items = scopes.split() if isinstance(scopes, str) else list(scopes)
     out: list[str] = []
     for item in items:
-        if not isinstance(item, str) or not _SCOPE_TOKEN.match(item):
+        if not is_scope_token(item) or len(item) > _MAX_WRITTEN:
             raise ValueError(f"{where}: {item!r} is not an OAuth scope (printable ASCII without spaces, quotes or \\)")
         if item == OFFLINE_ACCESS:
             raise ValueError(f"{where}: offline_access asks for refresh tokens; it is not a scope to require")
@@ -73,22 +80,43 @@ def required_for(server: Server, method: str | None, params: Mapping[str, Any] |
     base = server.auth.scopes if server.auth is not None else ()
     if method is None or params is None:
         return base
-    extra: tuple[str, ...] = ()
-    target = params.get("uri" if method == "resources/read" else "name")
-    if not isinstance(target, str):
-        return base  # the method handler refuses the request (-32602)
-    if method == "tools/call":
-        tool = server.tools.get(target)
-        extra = tool.scopes if tool is not None else ()
-    elif method == "prompts/get":
-        prompt = server.prompts.get(target)
-        extra = prompt.scopes if prompt is not None else ()
-    elif method == "resources/read":
-        found = server.find_resource(target)
-        extra = found[0].scopes if found is not None else ()
+    extra = _handler_scopes(server, method, params)
     if not extra:
         return base
     return base + tuple(s for s in extra if s not in base)
+
+
+def _handler_scopes(server: Server, method: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The scopes of the tool, prompt, resource or template the request names (or completes, or
+    subscribes to); none when it names nothing known (the method handler then refuses it as usual)."""
+    if method == "completion/complete":
+        ref = params.get("ref")
+        if not isinstance(ref, Mapping):
+            return ()
+        if ref.get("type") == "ref/prompt":
+            method, target = "prompts/get", ref.get("name")
+        elif ref.get("type") == "ref/resource":
+            target = ref.get("uri")
+            template = server.templates.get(target) if isinstance(target, str) else None
+            if template is not None:  # the template's own text, as completion names it
+                return template.scopes
+            method = "resources/read"
+        else:
+            return ()
+    else:
+        target = params.get("name" if method in ("tools/call", "prompts/get") else "uri")
+    if not isinstance(target, str):
+        return ()
+    if method == "tools/call":
+        tool = server.tools.get(target)
+        return tool.scopes if tool is not None else ()
+    if method == "prompts/get":
+        prompt = server.prompts.get(target)
+        return prompt.scopes if prompt is not None else ()
+    if method in ("resources/read", "resources/subscribe", "resources/unsubscribe"):
+        found = server.find_resource(target)
+        return found[0].scopes if found is not None else ()
+    return ()
 
 
 def declared_scopes(server: Server) -> list[str]:
