@@ -170,7 +170,7 @@ def test_a_flow_over_two_instances_is_one_trace(pair: tuple[RunningServer, Runni
 def test_head_sampling_keeps_every_round_of_a_flow_in_or_out(sink: OtlpSink, tmp_path: Path) -> None:
     """`parentbased_traceidratio` (the SDK reads the standard variables): round 1 decides, and the flow's trace
     context sealed in requestState, sampled flag included, makes round 2 on the other instance follow it
-    (protocol.md POT2, POT7). A flow sampled out stays out on beta; one sampled in stays in, in one trace;
+    (protocol.md POT2, POT8). A flow sampled out stays out on beta; one sampled in stays in, in one trace;
     the handler's own span follows its round."""
     keys = ",".join(k.encode() for k in KeyRing.ephemeral_key().keys)
     sampled = {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.5"}

@@ -211,8 +211,8 @@ class Served:
                 extra[names.GENAI_TOOL_ARGUMENTS] = arguments
 
     def played(self, asks: dict[str, Ask], state: FlowState) -> None:
-        """The round's answers by key and outcome, its asks by key and mode; the flow's trace (sampled or not)
-        goes into the state about to be sealed."""
+        """The round's answers by key and outcome, its asks by key and mode; the flow's trace, sampled or not, goes
+        into the state about to be sealed, so later rounds keep round 1's sampling decision (protocol.md POT8)."""
         if asks and self.span is not None:
             state.journal.trace = otel.flow_of(self.span)
         extra = self.extra
