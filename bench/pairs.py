@@ -29,14 +29,14 @@ def measure(
     n: int,
     drive_one: Callable[[str, int, int, int], dict[str, Any]],
     say: Callable[[str], None],
-    names: tuple[str, str] = NAMES,
+    names: tuple[str, ...] = NAMES,
 ) -> list[dict[str, Any]]:
-    """``pairs`` runs of Baton and of the floor (or of ``names``) at each of ``levels``, back to back, who goes
-    first alternating.
+    """``pairs`` runs of Baton and of the floor (or of each of ``names``: a set of three is run in order, then
+    reversed) at each of ``levels``, back to back, who goes first alternating.
 
     ``drive_one(name, n, concurrency, warmup)`` is one driver run (a bench/load.py report)."""
     runs: list[dict[str, Any]] = []
-    total = len(levels) * pairs * 2
+    total = len(levels) * pairs * len(names)
     for concurrency in levels:
         for pair in range(1, pairs + 1):
             for name in names if pair % 2 else names[::-1]:

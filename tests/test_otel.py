@@ -167,6 +167,40 @@ def test_a_flow_over_two_instances_is_one_trace(pair: tuple[RunningServer, Runni
         assert secret.encode() not in raw, f"{secret[:20]}... left the server in telemetry"
 
 
+def test_head_sampling_keeps_every_round_of_a_flow_in_or_out(sink: OtlpSink, tmp_path: Path) -> None:
+    """`parentbased_traceidratio` (the SDK reads the standard variables): round 1 decides, and the flow's trace
+    context sealed in requestState, sampled flag included, makes round 2 on the other instance follow it
+    (protocol.md POT2, POT8). A flow sampled out stays out on beta; one sampled in stays in, in one trace;
+    the handler's own span follows its round."""
+    keys = ",".join(k.encode() for k in KeyRing.ephemeral_key().keys)
+    sampled = {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.5"}
+    alpha = start_server(SERVER, log=tmp_path / "alpha.log", env=otel_env(sink, "alpha", keys, **sampled))
+    try:
+        with start_server(SERVER, log=tmp_path / "beta.log", env=otel_env(sink, "beta", keys, **sampled)) as beta:
+            flows = 24  # each in with probability 1/2: all in or all out once in 8 million runs
+            answers = {"confirm": accept(confirm=True), "note": accept(note="fine")}
+            for i in range(flows):
+                args = {"city": f"Oslo-{i}", "card": CARD}
+                first = call(alpha.url, "book", args).json()["result"]
+                assert first["resultType"] == "input_required", first
+                done = call(beta.url, "book", args, responses=answers, state=first["requestState"]).json()["result"]
+                assert done["content"][0]["text"].startswith("booked"), done
+    finally:
+        alpha.stop()  # exporters flush at exit: every span that will ever come is in the sink now
+    spans = sink.spans()
+    books = [s for s in spans if s["name"] == "tools/call book"]
+    ones = {s["trace_id"]: s for s in books if s["attributes"]["baton.mrtr.round"] == 1}
+    twos = {s["trace_id"]: s for s in books if s["attributes"]["baton.mrtr.round"] == 2}
+    assert 0 < len(ones) < flows, f"{len(ones)} of {flows} flows sampled in: the ratio was not applied"
+    assert len(books) == len(ones) + len(twos)
+    assert {s["resource"]["service.instance.id"] for s in ones.values()} == {"alpha"}
+    assert {s["resource"]["service.instance.id"] for s in twos.values()} == {"beta"}
+    assert set(twos) == set(ones), "round 2 on beta took round 1's decision, in round 1's trace"
+    assert all(twos[t]["parent"] == ones[t]["span_id"] for t in ones)
+    seats = [s for s in spans if s["name"] == "reserve seat"]
+    assert sorted(s["parent"] for s in seats) == sorted(s["span_id"] for s in twos.values())
+
+
 def test_the_client_traces_each_round_and_its_context_reaches_the_servers(
     pair: tuple[RunningServer, RunningServer], sink: OtlpSink, tmp_path: Path
 ) -> None:

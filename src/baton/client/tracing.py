@@ -61,9 +61,8 @@ class ClientObserver:
             attributes[names.STATE_OUT] = len(state)
         if method in ("tools/call", "prompts/get", "resources/read"):
             attributes[names.ROUND] = number + 1
-        span = self.instruments.start(
-            names.span_name(method, target), otel.CLIENT, parent, screen(attributes), start_ns
-        )
+        started = screen(attributes)
+        span = self.instruments.start(names.span_name(method, target), otel.CLIENT, parent, started, start_ns)
         context = otel.context_with(span)
         meta = dict(body["_meta"])
         otel.inject(meta, context)
@@ -82,12 +81,14 @@ class ClientObserver:
             if not failed:
                 failed = self._read(result, attributes, context, number + 1)
             kept = screen(attributes)
-            span.set_attributes(kept)
+            span.set_attributes({k: v for k, v in kept.items() if started.get(k) != v})  # the SDK cleans each again
             if failed:
                 span.set_status(otel.ERROR)
             end_ns = otel.now_ns()
             span.end(end_time=end_ns)
-            self.instruments.record((end_ns - start_ns) / 1e9, kept)
+            self.instruments.record(
+                (end_ns - start_ns) / 1e9, {k: v for k, v in kept.items() if k in names.METRIC_ATTRIBUTES}
+            )
         return result
 
     def _read(self, result: dict[str, Any], attributes: dict[str, Any], context: otel.Context, number: int) -> bool:

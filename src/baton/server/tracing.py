@@ -17,6 +17,7 @@ from ..protocol.constants import META_PROTOCOL_VERSION
 from ..protocol.hosts import host_without_port
 from ..protocol.messages import Message
 from ..telemetry import flowtrace, names, otel
+from ..telemetry.common import CommonAttributes, failed
 from ..telemetry.never import error_type, screen, session_digest
 from .exchange import Exchange, Reply
 from .outbound import Stream
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from .core import Server
 
 _SERVED: ContextVar[Served | None] = ContextVar("baton_served", default=None)
+_NAMED = frozenset({"tools/call", "prompts/get"})
+"""The methods whose `name` is the span's target."""
 _OUTCOMES = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
 
 Handle = Callable[[Message, Exchange], Coroutine[Any, Any, "Reply | Subscription"]]
@@ -41,6 +44,7 @@ class ServerObserver:
 
     def __init__(self, server: Server) -> None:
         self.instruments = otel.Instruments("server", server.version)
+        self.common = CommonAttributes()
         self.arguments = server.trace_arguments  # tool arguments on spans: the author's opt-in (POT5)
 
     def wrap(self, handle: Handle) -> Handle:
@@ -83,7 +87,7 @@ class ServerObserver:
             except BaseException as exc:
                 served.end(None, exc)
                 raise
-            served.session(session)
+            served.legacy_session(session)
             served.end(reply, None)
             return reply, session
 
@@ -104,102 +108,119 @@ class ServerObserver:
     def single_use(self, outcome: str) -> None:
         served = _SERVED.get()
         if served is not None:
-            served.attributes[names.SINGLE_USE] = outcome
+            served.single_use = outcome
 
 
 class Served:
-    """One request's span in the making: its attributes, then its span once the parent is known."""
+    """One request's span in the making: its common attributes at once, its span once the parent is known, and
+    the rest of its attributes only if that span is recording (a sampled-out request builds none,
+    protocol.md POT7)."""
 
     __slots__ = (
         "_responses",
-        "attributes",
         "client",
-        "name",
+        "common",
+        "extra",
+        "msg",
         "observer",
         "rounds",
+        "session",
+        "single_use",
         "span",
         "start_ns",
-        "started",
         "token",
+        "transport",
     )
 
     def __init__(self, observer: ServerObserver, msg: Message, exchange: Exchange, session: LegacySession | None):
-        self.observer = observer
         self.start_ns = otel.now_ns()
+        self.observer = observer
+        self.msg = msg
+        self.transport = exchange.info
+        self.session = session
         self.span: otel.Span | None = None
+        self.extra: dict[str, Any] | None = None  # the span's other attributes, when it records
         self.token: object = None
         self.rounds = 0
+        self.single_use: str | None = None
         self._responses: list[str] = []
         params = msg.params
         meta = params.get("_meta")
         method = msg.method
-        attributes: dict[str, Any] = {names.MCP_METHOD: method}
-        if msg.id is not None:
-            attributes[names.JSONRPC_REQUEST_ID] = str(msg.id)
         version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None
         if session is not None:
             version = session.version
         elif not isinstance(version, str):
             version = params.get("protocolVersion") if method == "initialize" else None
-        attributes[names.MCP_PROTOCOL_VERSION] = version
-        target = None
-        if method == "tools/call":
-            target = params.get("name") if isinstance(params.get("name"), str) else None
-            attributes[names.GENAI_TOOL] = target
-            attributes[names.GENAI_OPERATION] = names.EXECUTE_TOOL
-        elif method == "prompts/get":
-            target = params.get("name") if isinstance(params.get("name"), str) else None
-            attributes[names.GENAI_PROMPT] = target
-        elif method.startswith("resources/"):
-            attributes[names.MCP_RESOURCE_URI] = params.get("uri") if isinstance(params.get("uri"), str) else None
-        self.name = names.span_name(method, target)
-        info = exchange.info
+            version = version if isinstance(version, str) else None
+        target = params.get("name") if method in _NAMED else None
+        transport = names.TRANSPORT_TCP if exchange.info.transport == "http" else names.TRANSPORT_PIPE
+        self.common = observer.common.get(method, target if isinstance(target, str) else None, version, transport)
+        self.client = otel.from_meta(meta)  # None at once when `_meta` has no traceparent
+
+    def _request(self) -> dict[str, Any]:
+        """The attributes of this request alone (its id, URI, peers), built only for a recording span."""
+        msg = self.msg
+        extra: dict[str, Any] = {}
+        if msg.id is not None:
+            extra[names.JSONRPC_REQUEST_ID] = str(msg.id)
+        if msg.method.startswith("resources/"):
+            uri = msg.params.get("uri")
+            extra[names.MCP_RESOURCE_URI] = uri if isinstance(uri, str) else None
+        info = self.transport
         if info.transport == "http":
-            attributes[names.NETWORK_TRANSPORT] = names.TRANSPORT_TCP
-            attributes[names.NETWORK_PROTOCOL] = "http"
+            extra[names.NETWORK_PROTOCOL] = "http"
             host = info.headers.get("host") if info.headers is not None else None
             if host:
                 address = host_without_port(host)
-                attributes[names.SERVER_ADDRESS] = address.strip("[]")
+                extra[names.SERVER_ADDRESS] = address.strip("[]")
                 port = host[len(address) + 1 :]
                 if port.isdigit():
-                    attributes[names.SERVER_PORT] = int(port)
+                    extra[names.SERVER_PORT] = int(port)
             if info.client is not None:
-                attributes[names.CLIENT_ADDRESS], attributes[names.CLIENT_PORT] = info.client
-        else:
-            attributes[names.NETWORK_TRANSPORT] = names.TRANSPORT_PIPE
-        self.attributes = attributes
-        if session is not None:
-            self.session(session)
-        self.client = otel.from_meta(meta)
-
-    def session(self, session: LegacySession | None) -> None:
+                extra[names.CLIENT_ADDRESS], extra[names.CLIENT_PORT] = info.client
+        session = self.session
         if session is not None and session.id:
-            self.attributes[names.MCP_SESSION_ID] = session_digest(session.id)
+            extra[names.MCP_SESSION_ID] = session_digest(session.id)
+        return extra
+
+    def legacy_session(self, session: LegacySession | None) -> None:
+        """`initialize` made a 2025-11-25 session: its digest names the span."""
+        self.session = session
+        if session is not None and session.id and self.extra is not None:
+            self.extra[names.MCP_SESSION_ID] = session_digest(session.id)
 
     def round(self, method: str, params: dict[str, Any], state: FlowState, arguments: dict[str, Any]) -> None:
-        """A round's state is open: its number, the answers it carries; the span starts now, under the flow."""
+        """A round's state is open: the span starts now, under the flow; its number, the answers it carries."""
         self.rounds += 1
-        responses = params.get("inputResponses")
-        self._responses = list(responses) if isinstance(responses, dict) else []
-        if self.span is not None:  # a 2025-11-25 request runs its rounds itself, in this one span
-            self.attributes[names.ROUNDS] = self.rounds
+        if self.span is None:
+            self.start(flowtrace.decode(state.journal.trace) if state.journal.trace else None)
+        elif self.extra is not None:  # a 2025-11-25 request runs its rounds itself, in this one span
+            self.extra[names.ROUNDS] = self.rounds
+        extra = self.extra
+        if extra is None:  # sampled out: nothing more to know
             return
-        attributes = self.attributes
-        attributes[names.ROUND] = state.round + 1
-        token = params.get("requestState")
-        if isinstance(token, str):
-            attributes[names.STATE_IN] = len(token)
-        if method == "tools/call" and self.observer.arguments:
-            attributes[names.GENAI_TOOL_ARGUMENTS] = arguments
-        self.start(flowtrace.decode(state.journal.trace) if state.journal.trace else None)
+        responses = params.get("inputResponses")
+        self._responses = list(responses) if isinstance(responses, dict) and responses else []
+        if self.rounds == 1:
+            extra[names.ROUND] = state.round + 1
+            token = params.get("requestState")
+            if isinstance(token, str):
+                extra[names.STATE_IN] = len(token)
+            if method == "tools/call" and self.observer.arguments:
+                extra[names.GENAI_TOOL_ARGUMENTS] = arguments
 
     def played(self, asks: dict[str, Ask], state: FlowState) -> None:
-        """The round's answers by key and outcome, its asks by key and mode; the flow's trace goes into the
-        state about to be sealed."""
+        """The round's answers by key and outcome, its asks by key and mode; the flow's trace, sampled or not, goes
+        into the state about to be sealed, so later rounds keep round 1's sampling decision (protocol.md POT8)."""
+        if asks and self.span is not None:
+            state.journal.trace = otel.flow_of(self.span)
+        extra = self.extra
+        if extra is None:
+            return
         if self._responses:
             recorded = state.journal.answers
-            answers = self.attributes.setdefault(names.ANSWERS, [])
+            answers = extra.setdefault(names.ANSWERS, [])
             for key in self._responses:
                 if key in asks:
                     outcome = "invalid"
@@ -211,54 +232,58 @@ class Served:
                     outcome = "unsolicited"
                 answers.append(f"{key}:{outcome}")
         if asks:
-            self.attributes[names.ASKS] = [f"{key}:{ask_kinds(ask.request)[0]}" for key, ask in asks.items()]
-            if self.span is not None:
-                state.journal.trace = otel.flow_of(self.span)
+            extra[names.ASKS] = [f"{key}:{ask_kinds(ask.request)[0]}" for key, ask in asks.items()]
 
     def start(self, flow: flowtrace.FlowTrace | None, *, current: bool = True) -> None:
         """Start the span (at the request's arrival) under its parent; `current`: the handler's spans nest in it."""
         parent, links = otel.parent_of_round(self.client, flow)
-        attributes = screen(self.attributes, arguments=self.observer.arguments)
-        self.started = dict(attributes)
+        common = self.common
         self.span = span = self.observer.instruments.start(
-            self.name, otel.SERVER, parent, attributes, self.start_ns, links
+            common.name, otel.SERVER, parent, common.start, self.start_ns, links
         )
+        if span.is_recording():
+            self.extra = self._request()
         if current:
             self.token = otel.attach(span)
 
     def end(self, reply: Reply | Subscription | tuple[Reply, Any] | None, exc: BaseException | None) -> None:
         if self.span is None:  # no round ran: a list, an error before the state opened, ...
             self.start(None, current=False)
-        assert self.span is not None
-        attributes = self.attributes
-        failed = False
+        span = self.span
+        assert span is not None
+        extra = self.extra
+        error: str | None = None
         if exc is not None:
-            attributes[names.ERROR_TYPE] = type(exc).__qualname__
-            failed = True
+            error = type(exc).__qualname__
         elif isinstance(reply, Reply):
             if reply.code is not None:
-                code = error_type(reply.code)
-                attributes[names.ERROR_TYPE] = attributes[names.RPC_STATUS_CODE] = code
-                failed = True
+                error = error_type(reply.code)
+                if extra is not None:
+                    extra[names.RPC_STATUS_CODE] = error
             else:
                 result = reply.body.get("result")
                 if isinstance(result, dict):
-                    attributes[names.RESULT_TYPE] = result.get("resultType", "complete")
-                    state = result.get("requestState")
-                    if isinstance(state, str):
-                        attributes[names.STATE_OUT] = len(state)
                     if result.get("isError") is True:
-                        attributes[names.ERROR_TYPE] = names.TOOL_ERROR
-                        failed = True
-        kept = screen(attributes, arguments=self.observer.arguments)
-        span = self.span
-        started = self.started
-        span.set_attributes({k: v for k, v in kept.items() if started.get(k) != v})  # each set costs the SDK
-        if failed:
-            span.set_status(otel.ERROR)
+                        error = names.TOOL_ERROR
+                    if extra is not None:
+                        extra[names.RESULT_TYPE] = result.get("resultType", "complete")
+                        state = result.get("requestState")
+                        if isinstance(state, str):
+                            extra[names.STATE_OUT] = len(state)
+        if extra is not None:
+            if error is not None:
+                extra[names.ERROR_TYPE] = error
+            if self.single_use is not None:
+                extra[names.SINGLE_USE] = self.single_use
+            span.set_attributes(screen(extra, arguments=self.observer.arguments))
+            if error is not None:
+                span.set_status(otel.ERROR)
         end_ns = otel.now_ns()
         span.end(end_time=end_ns)
         if self.token is not None:
             otel.detach(self.token)
             self.token = None
-        self.observer.instruments.record((end_ns - self.start_ns) / 1e9, kept)
+        metric = self.common.metric
+        self.observer.instruments.record(
+            (end_ns - self.start_ns) / 1e9, metric if error is None else failed(metric, error)
+        )

@@ -66,19 +66,10 @@ DURATION_UNIT: Final = "s"
 DURATION_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 """The explicit bucket boundaries the conventions advise for the MCP operation durations."""
 METRIC_ATTRIBUTES: Final = frozenset(
-    {
-        MCP_METHOD,
-        MCP_PROTOCOL_VERSION,
-        GENAI_TOOL,
-        GENAI_PROMPT,
-        GENAI_OPERATION,
-        ERROR_TYPE,
-        RPC_STATUS_CODE,
-        NETWORK_TRANSPORT,
-        NETWORK_PROTOCOL,
-    }
+    {MCP_METHOD, MCP_PROTOCOL_VERSION, GENAI_TOOL, GENAI_PROMPT, ERROR_TYPE, NETWORK_TRANSPORT}
 )
-"""The low-cardinality span attributes the duration histograms carry too."""
+"""The duration histograms' attributes: the few the conventions require or recommend, no more, since the SDK
+hashes every one on every record (protocol.md POT7). `rpc.response.status_code` would repeat `error.type`."""
 
 SPAN_ATTRIBUTES: Final = frozenset(
     {

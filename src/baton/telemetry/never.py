@@ -26,14 +26,17 @@ MAX_ARGUMENTS = 4096
 def screen(attributes: Mapping[str, Any], *, arguments: bool = False) -> dict[str, Any]:
     """The attributes that may be emitted: known names, plain values; the arguments only when opted in."""
     kept: dict[str, Any] = {}
+    known = names.SPAN_ATTRIBUTES
     for name, value in attributes.items():
-        if name not in names.SPAN_ATTRIBUTES or value is None:
+        if name not in known or value is None:
             continue
         if name == names.GENAI_TOOL_ARGUMENTS:
             if arguments:
                 kept[name] = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()[:MAX_ARGUMENTS]
             continue
-        if isinstance(value, bool | int | float):
+        if type(value) is str:  # the common case first
+            kept[name] = value if len(value) <= MAX_TEXT else value[:MAX_TEXT]
+        elif isinstance(value, bool | int | float):
             kept[name] = value
         elif isinstance(value, str):
             kept[name] = value[:MAX_TEXT]

@@ -26,7 +26,6 @@ ERROR = Status(StatusCode.ERROR)
 """A span's error status carries no description: messages may quote the user (protocol.md POT5)."""
 
 
-
 def now_ns() -> int:
     """The real time a span starts or ends. Never the test kit's clock (`baton.state.clock`, protocol.md PKT3):
     that one moves expiries, and a trace should say when things happened."""
@@ -77,7 +76,7 @@ class Instruments:
         name: str,
         kind: SpanKind,
         parent: Context | None,
-        attributes: dict[str, Any],
+        attributes: Mapping[str, Any],
         start_ns: int,
         links: Sequence[Link] = (),
     ) -> Span:
@@ -86,7 +85,8 @@ class Instruments:
         )
 
     def record(self, seconds: float, attributes: Mapping[str, Any]) -> None:
-        self.duration.record(seconds, {k: v for k, v in attributes.items() if k in names.METRIC_ATTRIBUTES})
+        """One histogram point; `attributes` are `common.Common.metric` (or `common.failed` of them)."""
+        self.duration.record(seconds, attributes)
 
 
 def from_meta(meta: Any) -> Context | None:

@@ -1,0 +1,60 @@
+"""The attributes a request shares with every other request of the same method, target, protocol version and
+transport, built and screened once per such key and reused (protocol.md POT7).
+
+Per key: the span's name, the attributes a span starts with (the ones a sampler may look at), and the
+duration histogram's attributes (`names.METRIC_ATTRIBUTES`: few, as the conventions ask, since each one
+costs the SDK on every record). The dicts are shared: nothing may change them; `failed` makes a new one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from . import names
+from .never import screen
+
+KEPT = 512
+"""Distinct keys remembered; past that (a client making up tool names), each request builds its own."""
+
+
+class Common(NamedTuple):
+    name: str
+    """`{mcp.method.name} {target}` (`names.span_name`)."""
+    start: dict[str, Any]
+    """A span's attributes at its start, screened: method, version, tool or prompt, operation, transport."""
+    metric: dict[str, Any]
+    """The histogram's attributes without `error.type`: those of `start` in `names.METRIC_ATTRIBUTES`."""
+
+
+class CommonAttributes:
+    """`get` the `Common` of a request's key, from a bounded cache."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, str | None, str | None, str], Common] = {}
+
+    def get(self, method: str, target: str | None, version: str | None, transport: str) -> Common:
+        key = (method, target, version, transport)
+        found = self._known.get(key)
+        if found is None:
+            found = _build(method, target, version, transport)
+            if len(self._known) < KEPT:
+                self._known[key] = found
+        return found
+
+
+def _build(method: str, target: str | None, version: str | None, transport: str) -> Common:
+    attributes: dict[str, Any] = {names.MCP_METHOD: method, names.MCP_PROTOCOL_VERSION: version}
+    if method == "tools/call":
+        attributes[names.GENAI_TOOL] = target
+        attributes[names.GENAI_OPERATION] = names.EXECUTE_TOOL
+    elif method == "prompts/get":
+        attributes[names.GENAI_PROMPT] = target
+    attributes[names.NETWORK_TRANSPORT] = transport
+    start = screen(attributes)
+    metric = {k: v for k, v in start.items() if k in names.METRIC_ATTRIBUTES}
+    return Common(names.span_name(method, target), start, metric)
+
+
+def failed(metric: dict[str, Any], error: str) -> dict[str, Any]:
+    """The histogram's attributes of a failed request: `error.type` added (to a copy)."""
+    return screen({**metric, names.ERROR_TYPE: error})
