@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from ...protocol.hosts import is_loopback
 from ..http11 import Pool
+from .limits import HTTP_TIMEOUT_S
 from .registration import METHODS, check_metadata_url
 from .store import MemoryStore, TokenStore
 
@@ -36,7 +37,8 @@ class OAuth:
     `client_metadata_url`: the https URL of this client's Client ID Metadata Document, used as its
     client_id where the authorization server supports that. `client_name`: shown on consent pages
     (dynamic registration). `scopes`: added to what the server asks for. `login_timeout_s`: how long
-    one login may take, the person's time included.
+    the person may take at the browser. `http_timeout_s`: how long the rest of one login may take in
+    all (discovery, registration, refresh, code exchange; protocol.md PAC2).
     """
 
     def __init__(
@@ -53,6 +55,7 @@ class OAuth:
         client_name: str = "Baton",
         scopes: Iterable[str] = (),
         login_timeout_s: float = LOGIN_TIMEOUT_S,
+        http_timeout_s: float = HTTP_TIMEOUT_S,
     ) -> None:
         parts = urlsplit(redirect_uri)
         secure = parts.scheme == "https" or (parts.scheme == "http" and is_loopback(parts.hostname or ""))
@@ -73,6 +76,7 @@ class OAuth:
         self.client_name = client_name
         self.scopes = tuple(dict.fromkeys(scopes if not isinstance(scopes, str) else scopes.split()))
         self.login_timeout_s = login_timeout_s
+        self.http_timeout_s = http_timeout_s
 
     def __repr__(self) -> str:  # never the secret
         client = f", client_id={self.client_id!r}" if self.client_id else ""

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 PRM_SUFFIX = "/.well-known/oauth-protected-resource"
 OAUTH_SUFFIX = "/.well-known/oauth-authorization-server"
 OPENID_SUFFIX = "/.well-known/openid-configuration"
-MAX_METADATA_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,14 +90,17 @@ def check_endpoint(url: str, what: str) -> str:
 
 
 async def _get_json(http: httpx.AsyncClient, url: str) -> tuple[int, dict[str, Any] | None]:
-    """GET a JSON document: (status, the object) or (status, None); never follows redirects."""
+    """GET a JSON document: (status, the object) or (status, None); never follows redirects.
+
+    `http` is a `limits.capped_client()`: a body over its cap is an AuthError, not read further.
+    """
     import httpx
 
     try:
         resp = await http.get(url, headers={"Accept": "application/json"}, follow_redirects=False)
     except httpx.HTTPError:
         return 0, None
-    if resp.status_code != 200 or len(resp.content) > MAX_METADATA_BYTES:
+    if resp.status_code != 200:
         return resp.status_code, None
     try:
         data = resp.json()

@@ -17,9 +17,8 @@ from typing import Any
 from ...state import clock
 from ..errors import AuthError
 from .discovery import ServerMetadata
+from .limits import client_options
 from .registration import ClientInfo
-
-TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +80,7 @@ def _oauth_client(client: ClientInfo, redirect_uri: str | None = None) -> Any:
         token_endpoint_auth_method=client.auth_method,
         redirect_uri=redirect_uri,
         code_challenge_method="S256",
-        timeout=TIMEOUT_S,
-        follow_redirects=False,
+        **client_options(),  # a capped body, per-read timeouts, no redirects (limits)
     )
 
 

@@ -1,0 +1,121 @@
+"""The client login's guards, each checked directly against stub hosts on 127.0.0.1 (`support.stub_http`)
+that say exactly what a hostile or broken server would: bodies too large or never ending, metadata that
+points elsewhere, tokens of the wrong kind, grants and clients bound to another authorization server,
+the bounds on logins per request, and the token store and the loopback listener under concurrent use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import pytest
+from support.stub_http import Reply, Seen, Stub, consent, oauth_as, prm
+
+from baton.client.oauth import AuthError, MemoryStore, OAuth
+from baton.client.oauth.challenge import Challenge
+from baton.client.oauth.login import Attempts, Login
+
+REDIRECT = "http://127.0.0.1:9/callback"
+T = TypeVar("T")
+
+
+def run(coro: Awaitable[T], limit: float = 30.0) -> T:
+    async def bounded() -> T:
+        async with asyncio.timeout(limit):  # a guard that does not hold fails here instead of hanging
+            return await coro
+
+    return asyncio.run(bounded())
+
+
+def config(browser: Callable[[str], Awaitable[str]] = consent, **kw: Any) -> OAuth:
+    return OAuth(redirect_uri=REDIRECT, open_browser=browser, store=kw.pop("store", None) or MemoryStore(), **kw)
+
+
+async def login_at(server: Stub, auth: OAuth, challenge: Challenge | None = None) -> bytes | None:
+    """One recovery from a 401 of the server at `server.url/mcp`, its challenge pointing at `/prm`."""
+    login = Login(auth, f"{server.url}/mcp")
+    return await login.recover(401, challenge or Challenge({"resource_metadata": f"{server.url}/prm"}), b"", Attempts())
+
+
+# -- size and time bounds (protocol.md PAC2) ---------------------------------------------------------------
+
+
+async def _drip() -> AsyncIterator[bytes]:
+    yield b"{"
+    while True:
+        await asyncio.sleep(0.3)
+        yield b" "
+
+
+async def _endless() -> AsyncIterator[bytes]:
+    while True:
+        yield b" " * 65536
+
+
+def test_a_metadata_host_that_drips_its_answer_is_cut_off_by_the_overall_bound() -> None:
+    async def main() -> float:
+        async with Stub({"GET /prm": lambda seen: Reply(chunks=_drip())}) as stub:
+            started = time.monotonic()
+            with pytest.raises(AuthError, match="longer than 2 s"):
+                await login_at(stub, config(http_timeout_s=2))
+            return time.monotonic() - started
+
+    assert run(main()) < 5
+
+
+@pytest.mark.parametrize("with_length", [True, False])
+def test_a_metadata_body_over_the_cap_is_refused_without_reading_it_all(with_length: bool) -> None:
+    def huge(seen: Seen) -> Reply:
+        if with_length:  # a length far beyond the cap, and then the bytes (never read)
+            return Reply(headers={"Content-Length": str(600 * 1024 * 1024)}, chunks=None, body=b"")
+        return Reply(chunks=_endless())
+
+    async def main() -> None:
+        async with Stub({"GET /prm": huge}) as stub:
+            with pytest.raises(AuthError, match="larger than 256 KiB"):
+                await login_at(stub, config())
+
+    run(main(), 20)
+
+
+def test_a_token_response_over_the_cap_is_refused() -> None:
+    async def main() -> None:
+        async with Stub() as stub:
+            oauth_as(stub)
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            stub.routes["POST /token"] = lambda seen: Reply(chunks=_endless())
+            with pytest.raises(AuthError, match="larger than 256 KiB"):
+                await login_at(stub, config())
+
+    run(main(), 20)
+
+
+def test_at_most_three_authorization_servers_are_tried() -> None:
+    async def main() -> list[str]:
+        async with Stub() as stub:
+            issuers = [f"{stub.url}/as{i}" for i in range(6)]
+            prm(stub, f"{stub.url}/mcp", issuers)
+            with pytest.raises(AuthError, match="no usable metadata"):
+                await login_at(stub, config())
+            return stub.paths("GET")
+
+    fetched = run(main())
+    assert any(p.endswith("/as2") for p in fetched)
+    assert not any(p.endswith(("/as3", "/as4", "/as5")) for p in fetched)
+
+
+def test_the_person_at_the_browser_is_not_counted_against_the_exchange_bound() -> None:
+    async def slow_person(url: str) -> str:
+        await asyncio.sleep(2.5)
+        return await consent(url)
+
+    async def main() -> bytes | None:
+        async with Stub() as stub:
+            oauth_as(stub)
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            return await login_at(stub, config(slow_person, http_timeout_s=2))
+
+    assert run(main()) == b"Authorization: Bearer AT-1\r\n"
