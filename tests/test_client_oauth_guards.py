@@ -119,3 +119,21 @@ def test_the_person_at_the_browser_is_not_counted_against_the_exchange_bound() -
             return await login_at(stub, config(slow_person, http_timeout_s=2))
 
     assert run(main()) == b"Authorization: Bearer AT-1\r\n"
+
+
+# -- where tokens and logins may go (protocol.md PAC5) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["http://mcp.example.com/mcp", "http://192.0.2.7:8080/mcp", "http://[2001:db8::1]/mcp"])
+def test_auth_is_refused_for_a_server_a_token_would_reach_in_clear_text(url: str) -> None:
+    from baton.client import Client
+
+    with pytest.raises(ValueError, match="clear text"):
+        Client(url, auth=config())
+
+
+@pytest.mark.parametrize("url", ["https://mcp.example.com/mcp", "http://127.0.0.1:9/mcp", "http://localhost:9/mcp"])
+def test_auth_is_accepted_for_https_and_for_this_computer(url: str) -> None:
+    from baton.client import Client
+
+    Client(url, auth=config())

@@ -83,8 +83,18 @@ class OAuth:
         return f"OAuth(redirect_uri={self.redirect_uri!r}, store={self.store!r}{client})"
 
     def pool(self, server_url: str) -> Pool:
-        """The connection pool of an HTTP transport to `server_url`, logging in when the server asks."""
+        """The connection pool of an HTTP transport to `server_url`, logging in when the server asks.
+
+        ValueError for a server a token would reach in clear text: plain http to another computer.
+        """
+        from .discovery import may_carry_tokens
         from .login import Login
+
+        if not may_carry_tokens(server_url):
+            raise ValueError(
+                f"auth= sends bearer tokens, which must not cross the network in clear text: {server_url!r} "
+                "is neither https nor http to this computer"
+            )
         from .pool import AuthPool
 
         return AuthPool(Login(self, server_url))

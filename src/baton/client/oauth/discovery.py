@@ -89,6 +89,17 @@ def check_endpoint(url: str, what: str) -> str:
     raise AuthError(f"the {what} {url!r} is not https (plain http is accepted only to this computer)")
 
 
+def may_carry_tokens(server_url: str) -> bool:
+    """Whether a bearer token may be sent to `server_url`: https, or http to a loopback host (protocol.md PAC5)."""
+    try:
+        parts = urlsplit(server_url)
+        host = parts.hostname or ""
+    except ValueError:
+        return False
+    scheme = parts.scheme.lower()
+    return bool(host) and (scheme == "https" or (scheme == "http" and is_loopback(host)))
+
+
 async def _get_json(http: httpx.AsyncClient, url: str) -> tuple[int, dict[str, Any] | None]:
     """GET a JSON document: (status, the object) or (status, None); never follows redirects.
 
