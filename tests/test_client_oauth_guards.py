@@ -137,3 +137,51 @@ def test_auth_is_accepted_for_https_and_for_this_computer(url: str) -> None:
     from baton.client import Client
 
     Client(url, auth=config())
+
+
+def test_a_remote_server_cannot_point_the_login_at_this_computer() -> None:
+    opened: list[str] = []
+
+    async def browser(url: str) -> str:
+        opened.append(url)
+        return await consent(url)
+
+    async def main() -> None:
+        async with Stub() as stub:  # metadata and an authorization server on 127.0.0.1
+            oauth_as(stub)
+            prm(stub, "https://mcp.example.com/mcp", [stub.url])
+            login = Login(config(browser), "https://mcp.example.com/mcp")
+            challenge = Challenge({"resource_metadata": f"{stub.url}/prm"})
+            with pytest.raises(AuthError, match=r"on this computer, but the server https://mcp\.example\.com/mcp"):
+                await login.recover(401, challenge, b"", Attempts())
+            assert stub.seen == []  # not even the metadata was fetched
+
+    run(main())
+    assert opened == []
+
+
+@pytest.mark.parametrize(
+    ("url", "server", "ok"),
+    [
+        ("https://as.example.com/authorize", "https://mcp.example.com/mcp", True),
+        ("https://as.example.com/authorize", "http://127.0.0.1:3000/mcp", True),
+        ("http://127.0.0.1:8080/authorize", "http://127.0.0.1:3000/mcp", True),
+        ("http://localhost:8080/authorize", "http://localhost:3000/mcp", True),
+        ("http://[::1]:8080/authorize", "http://127.0.0.1:3000/mcp", True),
+        ("http://as.example.com/authorize", "https://mcp.example.com/mcp", False),  # plain http elsewhere
+        ("http://as.example.com/authorize", "http://127.0.0.1:3000/mcp", False),
+        ("http://127.0.0.1:8080/authorize", "https://mcp.example.com/mcp", False),  # local, for a remote server
+        ("https://localhost:8443/authorize", "https://mcp.example.com/mcp", False),
+        ("javascript:alert(1)", "http://127.0.0.1:3000/mcp", False),
+        ("ftp://as.example.com/x", "https://mcp.example.com/mcp", False),
+        ("https:///nohost", "https://mcp.example.com/mcp", False),
+    ],
+)
+def test_check_endpoint(url: str, server: str, ok: bool) -> None:
+    from baton.client.oauth.discovery import check_endpoint
+
+    if ok:
+        assert check_endpoint(url, "endpoint", server) == url
+    else:
+        with pytest.raises(AuthError):
+            check_endpoint(url, "endpoint", server)

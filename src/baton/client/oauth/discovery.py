@@ -13,7 +13,8 @@ for an issuer without one, from the RFC 8414 URL, then the OpenID one. A documen
 not exactly the issuer the URL was built from is not used (no normalisation, protocol.md PAC4), nor
 one without S256 in `code_challenge_methods_supported` (the client must refuse an authorization
 server that does not say it supports PKCE). Every URL fetched or handed to a browser is https, or
-http to a loopback host (`check_endpoint`, protocol.md PAC5).
+http to a loopback host, and on a loopback host only for an MCP server on this computer
+(`check_endpoint`, protocol.md PAC5).
 """
 
 from __future__ import annotations
@@ -75,16 +76,27 @@ class ServerMetadata:
         return self.raw.get(name) is True
 
 
-def check_endpoint(url: str, what: str) -> str:
-    """`url` if it is https, or http to a loopback host; AuthError otherwise (protocol.md PAC5)."""
+def check_endpoint(url: str, what: str, server_url: str) -> str:
+    """`url` if the login may fetch it or open it in the browser; AuthError otherwise (protocol.md PAC5).
+
+    https, or http to a loopback host; and a loopback host (whatever the scheme) only for a server that
+    is itself on this computer: a server elsewhere cannot send the login to local services.
+    """
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
+        server_host = urlsplit(server_url).hostname or ""
     except ValueError:
         raise AuthError(f"the {what} {url!r} is not a URL") from None
-    if parts.scheme == "https" and host:
-        return url
-    if parts.scheme == "http" and host and is_loopback(host):
+    scheme = parts.scheme.lower()
+    if not host or scheme not in ("http", "https"):
+        raise AuthError(f"the {what} {url!r} is not an https URL")
+    if is_loopback(host) and not is_loopback(server_host):
+        raise AuthError(
+            f"the {what} {url!r} is on this computer, but the server {server_url} is not: refused "
+            "(a remote server cannot point the login at local services)"
+        )
+    if scheme == "https" or is_loopback(host):
         return url
     raise AuthError(f"the {what} {url!r} is not https (plain http is accepted only to this computer)")
 
@@ -155,7 +167,7 @@ async def protected_resource(http: httpx.AsyncClient, server_url: str, from_chal
     """The server's PRM, checked: it names this server and at least one authorization server."""
     tried = []
     for url in prm_urls(server_url, from_challenge):
-        check_endpoint(url, "protected resource metadata URL")
+        check_endpoint(url, "protected resource metadata URL", server_url)
         status, doc = await _get_json(http, url)
         tried.append(f"{url} ({status or 'no answer'})")
         if doc is None:
@@ -197,9 +209,10 @@ def metadata_urls(issuer: str) -> list[str]:
     return [at(OAUTH_SUFFIX), at(OPENID_SUFFIX)]
 
 
-async def authorization_server(http: httpx.AsyncClient, issuer: str) -> ServerMetadata:
-    """The issuer's metadata, validated: the same `issuer`, PKCE with S256, endpoints https or loopback."""
-    check_endpoint(issuer, "authorization server")
+async def authorization_server(http: httpx.AsyncClient, issuer: str, server_url: str) -> ServerMetadata:
+    """The issuer's metadata, validated: the same `issuer`, PKCE with S256, endpoints as `check_endpoint` allows
+    for the MCP server at `server_url`."""
+    check_endpoint(issuer, "authorization server", server_url)
     tried = []
     for url in metadata_urls(issuer):
         status, doc = await _get_json(http, url)
@@ -213,9 +226,9 @@ async def authorization_server(http: httpx.AsyncClient, issuer: str) -> ServerMe
         for name in ("authorization_endpoint", "token_endpoint"):
             if not isinstance(doc.get(name), str):
                 raise AuthError(f"the metadata of {issuer} has no {name}")
-            check_endpoint(doc[name], f"{name} of {issuer}")
+            check_endpoint(doc[name], f"{name} of {issuer}", server_url)
         if meta.registration_endpoint is not None:
-            check_endpoint(meta.registration_endpoint, f"registration_endpoint of {issuer}")
+            check_endpoint(meta.registration_endpoint, f"registration_endpoint of {issuer}", server_url)
         if "S256" not in (meta.strings("code_challenge_methods_supported") or ()):
             raise AuthError(
                 f"the authorization server {issuer} does not list S256 in code_challenge_methods_supported: "

@@ -184,7 +184,7 @@ class Login:
         failure: AuthError | None = None
         for issuer in prm.authorization_servers[:MAX_AUTHORIZATION_SERVERS]:
             try:
-                return await authorization_server(http, issuer)
+                return await authorization_server(http, issuer, self.server_url)
             except AuthError as exc:
                 failure = failure or exc
         assert failure is not None
