@@ -185,3 +185,37 @@ def test_check_endpoint(url: str, server: str, ok: bool) -> None:
     else:
         with pytest.raises(AuthError):
             check_endpoint(url, "endpoint", server)
+
+
+# -- which client, bound to which authorization server (protocol.md PAC6, PAC10) ------------------------------
+
+
+def test_a_pre_registered_secret_needs_its_issuer() -> None:
+    with pytest.raises(ValueError, match="client_secret belongs to one authorization server: give its issuer="):
+        config(client_id="app", client_secret="s3cret")
+
+
+def test_a_public_pre_registered_client_stays_with_the_first_authorization_server_across_servers_and_objects() -> None:
+    store = MemoryStore()
+    opened: list[str] = []
+
+    async def browser(url: str) -> str:
+        opened.append(url)
+        return await consent(url)
+
+    async def main() -> None:
+        async with Stub() as one, Stub() as two:
+            for stub in (one, two):
+                oauth_as(stub, token_endpoint_auth_methods_supported=["none"])
+                prm(stub, f"{stub.url}/mcp", [stub.url])
+            auth = config(browser, client_id="desktop-app", store=store)
+            assert await login_at(one, auth) == b"Authorization: Bearer AT-1\r\n"
+            with pytest.raises(AuthError, match=f"belongs to the authorization server {one.url}"):
+                await login_at(two, auth)  # the same OAuth object, another server
+            later = config(browser, client_id="desktop-app", store=store)  # a new process, the same store
+            with pytest.raises(AuthError, match=f"belongs to the authorization server {one.url}"):
+                await login_at(two, later)
+            assert two.paths("POST") == []  # the second authorization server never saw the client
+
+    run(main())
+    assert len(opened) == 1

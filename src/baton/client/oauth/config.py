@@ -31,7 +31,8 @@ class OAuth:
     authorization server. `open_browser(url) -> redirected_url`: the browser part. `store`: where
     tokens and dynamic registrations are kept (`MemoryStore()` by default, `FileStore()` for a file
     only the user can read). `client_id` / `client_secret` / `issuer`: a pre-registered client and the
-    authorization server it belongs to (`issuer` None: the first one it is used with);
+    authorization server it belongs to (required with a secret; for a public client without one,
+    the first server this object is used with, remembered in the store);
     `client_auth_method` says how it authenticates at the token endpoint (`client_secret_basic`,
     `client_secret_post` or `none`; by default chosen from the server's metadata).
     `client_metadata_url`: the https URL of this client's Client ID Metadata Document, used as its
@@ -63,6 +64,11 @@ class OAuth:
             raise ValueError(f"redirect_uri must be https, or http to this computer (127.0.0.1), not {redirect_uri!r}")
         if (client_secret is not None or client_auth_method is not None) and client_id is None:
             raise ValueError("client_secret and client_auth_method belong to a pre-registered client_id")
+        if client_secret is not None and issuer is None:  # protocol.md PAC6
+            raise ValueError(
+                "a pre-registered client_secret belongs to one authorization server: give its issuer= "
+                "(the secret is then never sent to any other)"
+            )
         if client_auth_method not in (None, *METHODS):
             raise ValueError(f"client_auth_method is one of {', '.join(METHODS)}, not {client_auth_method!r}")
         self.redirect_uri = redirect_uri
@@ -72,6 +78,7 @@ class OAuth:
         self.client_secret = client_secret
         self.client_auth_method = client_auth_method
         self.issuer = issuer
+        self.bound_issuer = issuer  # a public pre-registered client without issuer=: set on first use (PAC6)
         self.client_metadata_url = check_metadata_url(client_metadata_url) if client_metadata_url else None
         self.client_name = client_name
         self.scopes = tuple(dict.fromkeys(scopes if not isinstance(scopes, str) else scopes.split()))

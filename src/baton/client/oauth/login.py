@@ -29,7 +29,14 @@ from .config import OAuth
 from .discovery import ResourceMetadata, ServerMetadata, authorization_server, protected_resource
 from .flow import Grant
 from .limits import MAX_AUTHORIZATION_SERVERS, capped_client, paused
-from .registration import ClientInfo, metadata_document, pre_registered, register, stored_registration
+from .registration import (
+    ClientInfo,
+    first_use_issuer,
+    metadata_document,
+    pre_registered,
+    register,
+    stored_registration,
+)
 from .response import authorization_code
 from .scopes import first_scopes, step_up, with_offline_access
 
@@ -69,7 +76,6 @@ class Login:
         self._grant: Grant | None = None
         self._loaded = False
         self._lock = asyncio.Lock()
-        self._bound_issuer = config.issuer  # of a pre-registered client (protocol.md PAC6)
 
     @property
     def _key(self) -> str:
@@ -194,10 +200,11 @@ class Login:
         """The OAuth client to log in with at this authorization server (protocol.md PAC6)."""
         config = self.config
         if config.client_id is not None:
-            if self._bound_issuer is None:
-                self._bound_issuer = meta.issuer
+            if config.bound_issuer is None:  # a public client without issuer= (protocol.md PAC6)
+                bound = await first_use_issuer(config.store, config.client_id, meta)
+                config.bound_issuer = config.bound_issuer or bound  # shared by every server of this OAuth
             return pre_registered(
-                config.client_id, config.client_secret, self._bound_issuer, meta, config.client_auth_method
+                config.client_id, config.client_secret, config.bound_issuer, meta, config.client_auth_method
             )
         if config.client_metadata_url is not None and meta.flag("client_id_metadata_document_supported"):
             return metadata_document(config.client_metadata_url)

@@ -1,9 +1,10 @@
 """Which OAuth client the login uses at an authorization server, and how it authenticates at the token endpoint.
 
 In the order MCP prefers (protocol.md PAC6): the host's pre-registered client (`OAuth(client_id=...)`),
-bound to one authorization server (`issuer=`, else the first one it is used with) and refused for
-another; a Client ID Metadata Document (`OAuth(client_metadata_url=...)`, an https URL with a path)
-when the server's metadata says `client_id_metadata_document_supported`; Dynamic Client Registration
+bound to one authorization server (`issuer=`, required with a secret; a public client without it is
+bound to the first one its `OAuth` object is used with, kept in the store) and refused for another;
+a Client ID Metadata Document (`OAuth(client_metadata_url=...)`, an https URL with a path) when the
+server's metadata says `client_id_metadata_document_supported`; Dynamic Client Registration
 (RFC 7591) when it has a `registration_endpoint`, stored per issuer and reused while the redirect URI
 is among those registered and the secret has not expired. Registration sends `application_type`
 (`native` for a loopback redirect URI, else `web`, SEP-837) and asks for the `refresh_token` grant.
@@ -115,6 +116,18 @@ def pre_registered(
         )
     chosen = auth_method(method, meta.strings("token_endpoint_auth_methods_supported"), client_secret is not None)
     return ClientInfo(client_id, client_secret, chosen, "pre-registered", meta.issuer)
+
+
+async def first_use_issuer(store: TokenStore, client_id: str, meta: ServerMetadata) -> str:
+    """The issuer a public pre-registered client given without `issuer=` is bound to: the one it was first
+    used with through this store (so a new process with the same `FileStore` keeps the binding)."""
+    key = f"pre-registered {client_id}"
+    data = await store.get(key)
+    issuer = data.get("issuer") if data else None
+    if isinstance(issuer, str) and issuer:
+        return issuer
+    await store.set(key, {"issuer": meta.issuer})
+    return meta.issuer
 
 
 def metadata_document(url: str) -> ClientInfo:
