@@ -7,14 +7,20 @@ the bounds on logins per request, and the token store and the loopback listener 
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 from support.stub_http import Reply, Seen, Stub, consent, oauth_as, prm
 
-from baton.client.oauth import AuthError, MemoryStore, OAuth
+from baton.client.oauth import AuthError, FileStore, MemoryStore, OAuth
 from baton.client.oauth.challenge import Challenge
 from baton.client.oauth.login import Attempts, Login
 
@@ -219,3 +225,90 @@ def test_a_public_pre_registered_client_stays_with_the_first_authorization_serve
 
     run(main())
     assert len(opened) == 1
+
+
+# -- the file store (protocol.md PAC11) -----------------------------------------------------------------------
+
+
+def test_two_file_stores_on_one_path_in_one_process_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "client" / "oauth.json"
+    one, two = FileStore(path), FileStore(path)
+
+    async def writer(store: FileStore, name: str) -> None:
+        for i in range(60):
+            await store.set(f"token {name}", {"access_token": "x" * 2000, "i": i})
+
+    async def main() -> tuple[Any, Any]:
+        await asyncio.gather(writer(one, "A"), writer(two, "B"), writer(one, "C"))
+        return await one.get("token A"), await two.get("token B")
+
+    a, b = run(main())
+    assert a is not None and a["i"] == 59 and b is not None and b["i"] == 59
+    assert set(json.loads(path.read_text())) == {"token A", "token B", "token C"}
+    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+WRITER = """\
+import asyncio, sys
+from baton.client.oauth import FileStore
+async def main():
+    store = FileStore(sys.argv[1])
+    for i in range(40):
+        await store.set(f"token {sys.argv[2]} {i}", {"i": i})
+asyncio.run(main())
+"""
+
+
+def test_two_processes_writing_one_file_store_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "client" / "oauth.json"
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    procs = [subprocess.Popen([sys.executable, str(script), str(path), name], env=env) for name in ("P", "Q")]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0]
+    assert len(json.loads(path.read_text())) == 80
+
+
+def test_a_store_directory_others_may_write_to_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o777)
+    with pytest.raises(AuthError, match="may be written by other users"):
+        run(FileStore(folder / "oauth.json").set("k", {"v": 1}))
+    assert list(folder.iterdir()) == []
+
+
+def test_a_store_that_cannot_be_read_or_written_is_an_auth_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    (tmp_path / "folder.json").mkdir()
+    with pytest.raises(AuthError, match="token store"):
+        run(FileStore(tmp_path / "file" / "oauth.json").set("k", {"v": 1}))
+    with pytest.raises(AuthError, match="token store"):
+        run(FileStore(tmp_path / "folder.json").set("k", {"v": 1}))
+
+
+def test_a_pre_registered_secret_is_never_stored_and_still_refreshes(tmp_path: Path) -> None:
+    path = tmp_path / "oauth.json"
+
+    async def main() -> Stub:
+        async with Stub() as stub:
+            oauth_as(stub, token_endpoint_auth_methods_supported=["client_secret_basic"])
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            stub.token = {"access_token": "AT-1", "token_type": "Bearer", "refresh_token": "RT-1"}  # type: ignore[attr-defined]
+            auth = config(client_id="app", client_secret="THE-SECRET", issuer=stub.url, store=FileStore(path))
+            login = Login(auth, f"{stub.url}/mcp")
+            challenge = Challenge({"resource_metadata": f"{stub.url}/prm"})
+            sent = await login.recover(401, challenge, b"", Attempts())
+            assert "THE-SECRET" not in path.read_text()
+            stub.token = {"access_token": "AT-2", "token_type": "Bearer"}  # type: ignore[attr-defined]
+            again = Login(auth, f"{stub.url}/mcp")  # a later client: the grant comes from the file
+            assert await again.current() == sent
+            assert await again.recover(401, challenge, sent or b"", Attempts()) == b"Authorization: Bearer AT-2\r\n"
+            return stub
+
+    stub = run(main())
+    tokens = [s for s in stub.seen if s.path == "/token"]
+    assert [t.form()["grant_type"] for t in tokens] == ["authorization_code", "refresh_token"]
+    basic = "Basic " + base64.b64encode(b"app:THE-SECRET").decode()
+    assert all(t.headers.get("authorization") == basic for t in tokens)
+    assert "THE-SECRET" not in path.read_text()

@@ -149,12 +149,11 @@ async def exchange(meta: ServerMetadata, client: ClientInfo, attempt: Attempt, c
     return _grant(token, meta, client, resource, attempt.scopes)
 
 
-async def refresh(meta: ServerMetadata, grant: Grant) -> Grant:
-    """A new access token from the grant's refresh token, by the client it was issued to."""
+async def refresh(meta: ServerMetadata, grant: Grant, client: ClientInfo | None) -> Grant:
+    """A new access token from the grant's refresh token, by `client`, the one it was issued to."""
     import httpx
     from authlib.common.errors import AuthlibBaseError  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    client = ClientInfo.from_json(grant.client)
     if client is None or grant.refresh_token is None:
         raise AuthError("nothing to refresh")
     try:

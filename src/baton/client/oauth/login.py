@@ -32,6 +32,7 @@ from .limits import MAX_AUTHORIZATION_SERVERS, capped_client, paused
 from .registration import (
     ClientInfo,
     first_use_issuer,
+    grant_client,
     metadata_document,
     pre_registered,
     register,
@@ -158,7 +159,9 @@ class Login:
             if grant is not None and grant.refresh_token and not attempts.refreshed:
                 attempts.refreshed = True
                 try:
-                    await self._save(await flow.refresh(meta, grant))
+                    config = self.config
+                    client = grant_client(grant.client, config.client_id, config.client_secret, meta)
+                    await self._save(await flow.refresh(meta, grant, client))
                     return self.header
                 except AuthError as exc:
                     log.info("refreshing the token failed (%s): logging in again", exc)

@@ -50,8 +50,11 @@ class ClientInfo:
         return f"ClientInfo({self.kind}, client_id={self.client_id!r}, auth_method={self.auth_method!r})"
 
     def to_json(self) -> dict[str, Any]:
+        """What is stored; a pre-registered client's secret is the host's and is never stored (PAC11)."""
         data = asdict(self)
         data["redirect_uris"] = list(self.redirect_uris)
+        if self.kind == "pre-registered":
+            data["client_secret"] = None
         return data
 
     @classmethod
@@ -128,6 +131,19 @@ async def first_use_issuer(store: TokenStore, client_id: str, meta: ServerMetada
         return issuer
     await store.set(key, {"issuer": meta.issuer})
     return meta.issuer
+
+
+def grant_client(
+    stored: dict[str, Any], client_id: str | None, client_secret: str | None, meta: ServerMetadata
+) -> ClientInfo | None:
+    """The client a stored grant was issued to, for its refresh: a pre-registered one gets its secret back
+    from the host's `OAuth` (it is never stored), and only while it is still that client."""
+    client = ClientInfo.from_json(stored)
+    if client is None or client.kind != "pre-registered":
+        return client
+    if client.client_id != client_id or client.issuer != meta.issuer:
+        return None
+    return ClientInfo(client.client_id, client_secret, client.auth_method, client.kind, client.issuer)
 
 
 def metadata_document(url: str) -> ClientInfo:
