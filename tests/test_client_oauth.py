@@ -376,3 +376,30 @@ def test_the_login_snippet_of_client_md_runs_as_printed(
     assert "Signing in at http://127.0.0.1:" in done.stdout
     assert f"{auth_server.issuer}|gina" in done.stdout
     assert (tmp_path / "data" / "client" / "oauth.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "mode", "why"), [("{}", 0o644, "may be read by other users"), ("{", 0o600, "not JSON")]
+)
+def test_a_broken_token_store_breaks_only_the_logins_of_the_command_line(
+    auth_server: AuthServer, server: RunningServer, tmp_path: Path, content: str, mode: int, why: str
+) -> None:
+    store = tmp_path / "data" / "client" / "oauth.json"
+    store.parent.mkdir(parents=True, mode=0o700)
+    store.write_text(content)
+    store.chmod(mode)
+    script, opened = tmp_path / "browser.py", tmp_path / "opened.txt"
+    script.write_text(BROWSER_SCRIPT)
+    env = {**os.environ, "BATON_DATA_DIR": str(tmp_path / "data"), "BROWSER": f"{sys.executable} {script} %s {opened}"}
+
+    def baton(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([BATON, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+
+    with start_server("examples/projects.py", log=tmp_path / "plain.log") as plain:
+        unprotected = baton("tools", plain.url)
+    assert unprotected.returncode == 0, unprotected.stderr  # a server that needs no login works
+    assert why in unprotected.stderr  # with a warning
+    protected_run = baton("call", server.url, "whoami")
+    assert protected_run.returncode == 1
+    assert why in protected_run.stderr
+    assert not opened.exists()  # refused before the browser: the login could not be kept

@@ -76,6 +76,7 @@ class Login:
         self.header = b""  # the Authorization line sent with every request, once there is a token
         self._grant: Grant | None = None
         self._loaded = False
+        self._store_error: AuthError | None = None  # the store could not be read (current)
         self._lock = asyncio.Lock()
 
     @property
@@ -83,15 +84,25 @@ class Login:
         return f"token {self.server_url}"
 
     async def current(self) -> bytes:
-        """The Authorization line to send (b"" before any login); the store is read once."""
+        """The Authorization line to send (b"" before any login); the store is read once.
+
+        A store that cannot be read (a bad mode, not JSON) is not this request's business: the server
+        may need no login at all. It is then a warning, the request goes without a token, and the
+        error is raised only if the server asks for a login (`recover`).
+        """
         if not self._loaded:
             async with self._lock:
                 if not self._loaded:
-                    data = await self.config.store.get(self._key)
+                    self._loaded = True
+                    try:
+                        data = await self.config.store.get(self._key)
+                    except AuthError as exc:
+                        self._store_error = exc
+                        log.warning("%s (no stored token is sent)", exc)
+                        data = None
                     grant = Grant.from_json(data) if data else None
                     if grant is not None:
                         self._use(grant)
-                    self._loaded = True
         return self.header
 
     def _use(self, grant: Grant) -> None:
@@ -123,6 +134,8 @@ class Login:
         async with self._lock:
             if self.header != sent and self.header:
                 return self.header  # another request renewed the token meanwhile
+            if self._store_error is not None:  # a login would be lost, or the file is not safe: say so first
+                raise self._store_error
             bound = asyncio.timeout(self.config.http_timeout_s)
             try:
                 async with bound, capped_client() as http:
