@@ -300,6 +300,9 @@ def test_the_loopback_listener_returns_the_redirect_and_serves_nothing_else() ->
     shown: list[str] = []
 
     def browse(url: str) -> None:
+        # another program (or a page in the browser) gets to the listener first, with a forged callback
+        for forged in ("?code=x&state=forged", "?code=x", "?code=x&state=s1&state=s2"):
+            assert httpx.get(listener.redirect_uri + forged, timeout=5).status_code == 400
         # what a browser does after the person consents: the authorization server redirects it here
         target = f"{listener.redirect_uri}?code=abc&state=s1"
         assert httpx.get(f"http://127.0.0.1:{listener.port}/other", timeout=5).status_code == 404
@@ -312,12 +315,12 @@ def test_the_loopback_listener_returns_the_redirect_and_serves_nothing_else() ->
 
     async def main() -> str:
         try:
-            return await listener("https://as.example/authorize?x=1")
+            return await listener("https://as.example/authorize?x=1&state=s1")
         finally:
             await listener.aclose()
 
     assert asyncio.run(main()) == f"{listener.redirect_uri}?code=abc&state=s1"
-    assert shown == ["https://as.example/authorize?x=1"]
+    assert shown == ["https://as.example/authorize?x=1&state=s1"]
     assert listener.redirect_uri.startswith("http://127.0.0.1:")
 
 
