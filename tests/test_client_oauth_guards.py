@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from support.stub_http import Reply, Seen, Stub, consent, oauth_as, prm
+from support.stub_http import Reply, Seen, Stub, consent, json_reply, oauth_as, prm
 
 from baton.client.oauth import AuthError, FileStore, MemoryStore, OAuth
 from baton.client.oauth.challenge import Challenge
@@ -312,3 +312,248 @@ def test_a_pre_registered_secret_is_never_stored_and_still_refreshes(tmp_path: P
     basic = "Basic " + base64.b64encode(b"app:THE-SECRET").decode()
     assert all(t.headers.get("authorization") == basic for t in tokens)
     assert "THE-SECRET" not in path.read_text()
+
+
+# -- discovery (protocol.md PAC3, PAC4) -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("resource", "well_known", "ok"),
+    [
+        ("https://x.example/mcp", False, True),
+        ("https://X.example:443/mcp/", False, True),  # host case, default port, trailing slash
+        ("https://x.example", True, True),  # the origin, from the origin's own well-known document
+        ("https://x.example/", True, True),
+        ("https://x.example", False, False),  # ...but not from a URL the challenge named
+        ("https://x.example/tenant", False, False),
+        ("https://x.example/mcp/sub", True, False),  # a child is not this server
+        ("https://x.example/mc", True, False),  # a prefix that is not a path segment
+        ("https://x.example/other", True, False),  # a sibling
+        ("http://x.example/mcp", True, False),  # another scheme
+        ("https://x.example:8443/mcp", True, False),  # another port
+        ("https://y.example/mcp", True, False),  # another host
+        ("https://x.example/mcp#f", True, False),
+        ("https://x.example/mcp?tenant=b", True, False),
+        ("ftp://x.example/mcp", True, False),
+    ],
+)
+def test_resource_matches(resource: str, well_known: bool, ok: bool) -> None:
+    from baton.client.oauth.discovery import resource_matches
+
+    assert resource_matches(resource, "https://x.example/mcp", from_well_known=well_known) is ok
+
+
+def test_a_prm_from_the_challenge_url_cannot_widen_the_token_to_the_origin() -> None:
+    async def main() -> None:
+        async with Stub() as stub:
+            oauth_as(stub)
+            prm(stub, stub.url, [stub.url], path="/tenant-a/prm")  # a tenant's document names the whole origin
+            challenge = Challenge({"resource_metadata": f"{stub.url}/tenant-a/prm"})
+            with pytest.raises(AuthError, match="not for this server"):
+                await login_at(stub, config(), challenge)
+            prm(stub, stub.url, [stub.url], path="/.well-known/oauth-protected-resource")  # the origin's own
+            assert await login_at(stub, config(), Challenge()) == b"Authorization: Bearer AT-1\r\n"
+
+    run(main())
+
+
+def test_metadata_whose_issuer_is_not_the_same_string_is_not_used() -> None:
+    async def main() -> list[str]:
+        async with Stub() as stub:
+            meta = oauth_as(stub)
+            meta["issuer"] = stub.url + "/"  # differs only by normalisation
+            stub.routes["GET /.well-known/openid-configuration"] = lambda seen: json_reply({**meta, "issuer": "x"})
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            with pytest.raises(AuthError, match=r"no usable metadata.*its issuer is"):
+                await login_at(stub, config())
+            return stub.paths("POST")
+
+    assert run(main()) == []  # neither registration nor token endpoint was used
+
+
+@pytest.mark.parametrize("methods", [["plain"], [], None])
+def test_an_authorization_server_without_s256_is_refused(methods: list[str] | None) -> None:
+    async def main() -> list[str]:
+        async with Stub() as stub:
+            meta = oauth_as(stub, code_challenge_methods_supported=methods)
+            if methods is None:
+                del meta["code_challenge_methods_supported"]
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            with pytest.raises(AuthError, match="S256"):
+                await login_at(stub, config())
+            return stub.paths("POST")
+
+    assert run(main()) == []
+
+
+# -- tokens and grants (protocol.md PAC8, PAC10) ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["DPoP", "mac", None, 7])
+def test_a_token_that_is_not_bearer_is_refused(kind: Any) -> None:
+    async def main() -> None:
+        async with Stub() as stub:
+            oauth_as(stub)
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            stub.token = {"access_token": "AT-1", "token_type": kind}  # type: ignore[attr-defined]
+            with pytest.raises(AuthError, match="Bearer"):
+                await login_at(stub, config())
+
+    run(main())
+
+
+def test_a_grant_from_the_old_authorization_server_never_reaches_the_new_one() -> None:
+    store = MemoryStore()
+
+    async def main() -> tuple[Stub, Stub]:
+        async with Stub() as old, Stub() as new:
+            for stub in (old, new):
+                oauth_as(stub)
+                stub.token = {"access_token": f"AT-{stub.url}", "token_type": "Bearer", "refresh_token": "RT-OLD"}  # type: ignore[attr-defined]
+            server = f"{old.url}/mcp"
+            prm(old, server, [old.url])
+            login = Login(config(store=store), server)
+            challenge = Challenge({"resource_metadata": f"{old.url}/prm"})
+            sent = await login.recover(401, challenge, b"", Attempts())
+            assert (await store.get(f"token {server}"))["refresh_token"] == "RT-OLD"  # type: ignore[index]
+            prm(old, server, [new.url])  # the server moves to another authorization server
+            renewed = await login.recover(401, challenge, sent or b"", Attempts())
+            assert renewed == f"Authorization: Bearer AT-{new.url}\r\n".encode()
+            return old, new
+
+    old, new = run(main())
+    to_new = [s for s in new.seen if s.method == "POST"]
+    assert [s.path for s in to_new] == ["/register", "/token"]
+    assert all(b"RT-OLD" not in s.body for s in to_new)
+    assert new.seen[-1].form()["grant_type"] == "authorization_code"
+    assert [s.form()["grant_type"] for s in old.seen if s.path == "/token"] == ["authorization_code"]  # no refresh
+
+
+def test_an_expired_dynamic_registration_is_made_again() -> None:
+    from baton.state import clock
+
+    store = MemoryStore()
+
+    async def main() -> list[str]:
+        async with Stub() as stub:
+            oauth_as(stub)
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            expired = {
+                "client_id": "old-cid",
+                "client_secret": "old",
+                "auth_method": "client_secret_post",
+                "kind": "dynamic",
+                "issuer": stub.url,
+                "redirect_uris": [REDIRECT],
+                "secret_expires_at": int(clock.now()) - 10,
+            }
+            await store.set(f"client {stub.url}", expired)
+            await login_at(stub, config(store=store))
+            return [s.form().get("client_id", "") for s in stub.seen if s.path == "/token"]
+
+    assert run(main()) == ["cid-1"]  # registered again; the expired client was not used
+
+
+def test_a_registration_stored_for_another_issuer_is_not_used() -> None:
+    store = MemoryStore()
+
+    async def main() -> list[str]:
+        async with Stub() as stub:
+            oauth_as(stub)
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            other = {
+                "client_id": "other-cid",
+                "client_secret": None,
+                "auth_method": "none",
+                "kind": "dynamic",
+                "issuer": "https://other.example",
+                "redirect_uris": [REDIRECT],
+            }
+            await store.set(f"client {stub.url}", other)  # under this issuer's key, but made by another
+            await login_at(stub, config(store=store))
+            return stub.paths("POST")
+
+    assert run(main()) == ["/register", "/token"]
+
+
+# -- how often a request may log in (protocol.md PAC2, PAC7) ---------------------------------------------------
+
+
+def test_step_up_is_bounded_per_request() -> None:
+    opened: list[str] = []
+
+    async def browser(url: str) -> str:
+        opened.append(url)
+        return await consent(url)
+
+    async def main() -> None:
+        async with Stub() as stub:
+            oauth_as(stub)
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            login = Login(config(browser), f"{stub.url}/mcp")
+            attempts = Attempts()
+            sent = b""
+            for i in range(2):  # every challenge asks for one scope more: the union keeps growing
+                words = " ".join(f"s{j}" for j in range(i + 2))
+                challenge = Challenge({"resource_metadata": f"{stub.url}/prm", "scope": words})
+                sent = await login.recover(403, challenge, sent, attempts) or b""
+            challenge = Challenge({"resource_metadata": f"{stub.url}/prm", "scope": "s0 s1 s2 s3"})
+            with pytest.raises(AuthError, match="asking again cannot get it"):
+                await login.recover(403, challenge, sent, attempts)
+
+    run(main())
+    assert len(opened) == 2
+
+
+def test_a_401_after_a_fresh_login_is_not_met_with_another_login() -> None:
+    opened: list[str] = []
+
+    async def browser(url: str) -> str:
+        opened.append(url)
+        return await consent(url)
+
+    async def main() -> None:
+        async with Stub() as stub:
+            oauth_as(stub)
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            login = Login(config(browser), f"{stub.url}/mcp")
+            attempts = Attempts()
+            challenge = Challenge({"resource_metadata": f"{stub.url}/prm"})
+            sent = await login.recover(401, challenge, b"", attempts) or b""
+            with pytest.raises(AuthError, match=r"refused the token .* just issued"):
+                await login.recover(401, challenge, sent, attempts)
+
+    run(main())
+    assert len(opened) == 1
+
+
+def test_a_delete_never_opens_the_browser() -> None:
+    from baton.client.http11 import Url
+    from baton.client.oauth.pool import AuthPool
+
+    opened: list[str] = []
+
+    async def browser(url: str) -> str:
+        opened.append(url)
+        return await consent(url)
+
+    async def main() -> tuple[int, int]:
+        async with Stub() as stub:
+            oauth_as(stub)
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            header = {"WWW-Authenticate": f'Bearer resource_metadata="{stub.url}/prm"'}
+            stub.routes["DELETE /mcp"] = lambda seen: json_reply({}, 401, header)
+            stub.routes["POST /mcp"] = lambda seen: json_reply({}, 401, header)
+            pool = AuthPool(Login(config(browser), f"{stub.url}/mcp"))
+            try:
+                url = Url.parse(f"{stub.url}/mcp")
+                deleted = await pool.send(url, "DELETE", b"", b"")
+                deleted.release()
+                assert opened == []
+                with pytest.raises(AuthError):  # a POST does log in (and is refused again: bounded)
+                    await pool.send(url, "POST", b"", b"{}")
+                return deleted.status, len(opened)
+            finally:
+                await pool.close()
+
+    assert run(main()) == (401, 1)

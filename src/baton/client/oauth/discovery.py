@@ -3,9 +3,10 @@ authorization server's metadata (RFC 8414, OpenID Connect Discovery 1.0).
 
 Protected Resource Metadata (PRM) is read from the `resource_metadata` URL of the server's challenge,
 then from the well-known URL with the server's path (`/.well-known/oauth-protected-resource/mcp`),
-then from the root one; the first JSON object with a `resource` and a non-empty
-`authorization_servers` wins. Its `resource` must name this server (`resource_matches`,
-protocol.md PAC3), and is then used exactly as published.
+then from the root one. A URL that does not answer 200 with a JSON object holding a `resource` string
+and an `authorization_servers` list is skipped for the next; the first that does is used, and is
+refused (no further URL tried) if it names no authorization server or a `resource` that is not this
+server (`resource_matches`, protocol.md PAC3). The `resource` is then used exactly as published.
 
 Authorization server metadata is read, for an issuer with a path, from the RFC 8414 URL with the path
 inserted, then the OpenID one with the path inserted, then the OpenID one with the path appended;
@@ -146,9 +147,11 @@ def prm_urls(server_url: str, from_challenge: str | None) -> list[str]:
     return list(dict.fromkeys(urls))
 
 
-def resource_matches(resource: str, server_url: str) -> bool:
+def resource_matches(resource: str, server_url: str, *, from_well_known: bool = False) -> bool:
     """Whether a PRM `resource` names this server (protocol.md PAC3): same scheme, host (letter case
-    aside) and port, no fragment, and a path that is the server's path or a parent of it at a `/`."""
+    aside), port and query, no fragment, and the server's path (a trailing `/` aside). A parent of that path
+    at a `/` (`https://x` for `https://x/mcp`) only for a document read from the server's own
+    well-known URLs (`from_well_known`), which the origin serves, never from a challenge's URL."""
     try:
         given, ours = urlsplit(resource), urlsplit(server_url)
         given_port, our_port = given.port, ours.port
@@ -156,11 +159,13 @@ def resource_matches(resource: str, server_url: str) -> bool:
         return False
     if given.fragment or given.scheme.lower() != ours.scheme.lower() or given.scheme.lower() not in ("http", "https"):
         return False
+    if given.query != ours.query:
+        return False
     default = 443 if ours.scheme.lower() == "https" else 80
     if (given.hostname or "") != (ours.hostname or "") or (given_port or default) != (our_port or default):
         return False
     path, mine = given.path.rstrip("/"), ours.path.rstrip("/")
-    return mine == path or mine.startswith(path + "/")
+    return mine == path or (from_well_known and mine.startswith(path + "/"))
 
 
 async def protected_resource(http: httpx.AsyncClient, server_url: str, from_challenge: str | None) -> ResourceMetadata:
@@ -180,7 +185,7 @@ async def protected_resource(http: httpx.AsyncClient, server_url: str, from_chal
         servers = [s for s in servers if isinstance(s, str) and s]
         if not servers:
             raise AuthError(f"the protected resource metadata at {url} names no authorization server")
-        if not resource_matches(resource, server_url):
+        if not resource_matches(resource, server_url, from_well_known=url in prm_urls(server_url, None)):
             raise AuthError(
                 f"the protected resource metadata at {url} is for {resource!r}, not for this server "
                 f"({server_url}): refusing to log in (RFC 9728 §3.3)"
