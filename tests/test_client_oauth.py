@@ -300,6 +300,9 @@ def test_the_loopback_listener_returns_the_redirect_and_serves_nothing_else() ->
     shown: list[str] = []
 
     def browse(url: str) -> None:
+        # another program (or a page in the browser) gets to the listener first, with a forged callback
+        for forged in ("?code=x&state=forged", "?code=x", "?code=x&state=s1&state=s2"):
+            assert httpx.get(listener.redirect_uri + forged, timeout=5).status_code == 400
         # what a browser does after the person consents: the authorization server redirects it here
         target = f"{listener.redirect_uri}?code=abc&state=s1"
         assert httpx.get(f"http://127.0.0.1:{listener.port}/other", timeout=5).status_code == 404
@@ -312,12 +315,12 @@ def test_the_loopback_listener_returns_the_redirect_and_serves_nothing_else() ->
 
     async def main() -> str:
         try:
-            return await listener("https://as.example/authorize?x=1")
+            return await listener("https://as.example/authorize?x=1&state=s1")
         finally:
             await listener.aclose()
 
     assert asyncio.run(main()) == f"{listener.redirect_uri}?code=abc&state=s1"
-    assert shown == ["https://as.example/authorize?x=1"]
+    assert shown == ["https://as.example/authorize?x=1&state=s1"]
     assert listener.redirect_uri.startswith("http://127.0.0.1:")
 
 
@@ -376,3 +379,30 @@ def test_the_login_snippet_of_client_md_runs_as_printed(
     assert "Signing in at http://127.0.0.1:" in done.stdout
     assert f"{auth_server.issuer}|gina" in done.stdout
     assert (tmp_path / "data" / "client" / "oauth.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "mode", "why"), [("{}", 0o644, "may be read by other users"), ("{", 0o600, "not JSON")]
+)
+def test_a_broken_token_store_breaks_only_the_logins_of_the_command_line(
+    auth_server: AuthServer, server: RunningServer, tmp_path: Path, content: str, mode: int, why: str
+) -> None:
+    store = tmp_path / "data" / "client" / "oauth.json"
+    store.parent.mkdir(parents=True, mode=0o700)
+    store.write_text(content)
+    store.chmod(mode)
+    script, opened = tmp_path / "browser.py", tmp_path / "opened.txt"
+    script.write_text(BROWSER_SCRIPT)
+    env = {**os.environ, "BATON_DATA_DIR": str(tmp_path / "data"), "BROWSER": f"{sys.executable} {script} %s {opened}"}
+
+    def baton(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([BATON, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+
+    with start_server("examples/projects.py", log=tmp_path / "plain.log") as plain:
+        unprotected = baton("tools", plain.url)
+    assert unprotected.returncode == 0, unprotected.stderr  # a server that needs no login works
+    assert why in unprotected.stderr  # with a warning
+    protected_run = baton("call", server.url, "whoami")
+    assert protected_run.returncode == 1
+    assert why in protected_run.stderr
+    assert not opened.exists()  # refused before the browser: the login could not be kept

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from ..client import Client, Prompt, Resource, ResourceTemplate, Tool
+from ..client.oauth.discovery import may_carry_tokens
 from ..protocol.errors import METHOD_NOT_FOUND, McpError
 from ..render import TerminalRenderer
 from . import login, show
@@ -37,6 +38,10 @@ async def client(run: Invocation, *, asks: bool) -> AsyncIterator[Client]:
         renderer = TerminalRenderer(stdout=sys.stderr if run.json else None)
         handlers = {"on_form": renderer, "on_url": renderer}
     if not isinstance(run.target, str):
+        async with Client(run.target, name=CLIENT_NAME, protocol="auto", **handlers) as c:
+            yield c
+        return
+    if not may_carry_tokens(run.target):  # plain http to another computer: no login, a 401 is an error
         async with Client(run.target, name=CLIENT_NAME, protocol="auto", **handlers) as c:
             yield c
         return

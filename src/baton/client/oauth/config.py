@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from ...protocol.hosts import is_loopback
 from ..http11 import Pool
+from .limits import HTTP_TIMEOUT_S
 from .registration import METHODS, check_metadata_url
 from .store import MemoryStore, TokenStore
 
@@ -30,13 +31,15 @@ class OAuth:
     authorization server. `open_browser(url) -> redirected_url`: the browser part. `store`: where
     tokens and dynamic registrations are kept (`MemoryStore()` by default, `FileStore()` for a file
     only the user can read). `client_id` / `client_secret` / `issuer`: a pre-registered client and the
-    authorization server it belongs to (`issuer` None: the first one it is used with);
+    authorization server it belongs to (required with a secret; for a public client without one,
+    the first server this object is used with, remembered in the store);
     `client_auth_method` says how it authenticates at the token endpoint (`client_secret_basic`,
     `client_secret_post` or `none`; by default chosen from the server's metadata).
     `client_metadata_url`: the https URL of this client's Client ID Metadata Document, used as its
     client_id where the authorization server supports that. `client_name`: shown on consent pages
     (dynamic registration). `scopes`: added to what the server asks for. `login_timeout_s`: how long
-    one login may take, the person's time included.
+    the person may take at the browser. `http_timeout_s`: how long the rest of one login may take in
+    all (discovery, registration, refresh, code exchange; protocol.md PAC2).
     """
 
     def __init__(
@@ -53,6 +56,7 @@ class OAuth:
         client_name: str = "Baton",
         scopes: Iterable[str] = (),
         login_timeout_s: float = LOGIN_TIMEOUT_S,
+        http_timeout_s: float = HTTP_TIMEOUT_S,
     ) -> None:
         parts = urlsplit(redirect_uri)
         secure = parts.scheme == "https" or (parts.scheme == "http" and is_loopback(parts.hostname or ""))
@@ -60,6 +64,11 @@ class OAuth:
             raise ValueError(f"redirect_uri must be https, or http to this computer (127.0.0.1), not {redirect_uri!r}")
         if (client_secret is not None or client_auth_method is not None) and client_id is None:
             raise ValueError("client_secret and client_auth_method belong to a pre-registered client_id")
+        if client_secret is not None and issuer is None:  # protocol.md PAC6
+            raise ValueError(
+                "a pre-registered client_secret belongs to one authorization server: give its issuer= "
+                "(the secret is then never sent to any other)"
+            )
         if client_auth_method not in (None, *METHODS):
             raise ValueError(f"client_auth_method is one of {', '.join(METHODS)}, not {client_auth_method!r}")
         self.redirect_uri = redirect_uri
@@ -69,18 +78,30 @@ class OAuth:
         self.client_secret = client_secret
         self.client_auth_method = client_auth_method
         self.issuer = issuer
+        self.bound_issuer = issuer  # a public pre-registered client without issuer=: set on first use (PAC6)
         self.client_metadata_url = check_metadata_url(client_metadata_url) if client_metadata_url else None
         self.client_name = client_name
         self.scopes = tuple(dict.fromkeys(scopes if not isinstance(scopes, str) else scopes.split()))
         self.login_timeout_s = login_timeout_s
+        self.http_timeout_s = http_timeout_s
 
     def __repr__(self) -> str:  # never the secret
         client = f", client_id={self.client_id!r}" if self.client_id else ""
         return f"OAuth(redirect_uri={self.redirect_uri!r}, store={self.store!r}{client})"
 
     def pool(self, server_url: str) -> Pool:
-        """The connection pool of an HTTP transport to `server_url`, logging in when the server asks."""
+        """The connection pool of an HTTP transport to `server_url`, logging in when the server asks.
+
+        ValueError for a server a token would reach in clear text: plain http to another computer.
+        """
+        from .discovery import may_carry_tokens
         from .login import Login
+
+        if not may_carry_tokens(server_url):
+            raise ValueError(
+                f"auth= sends bearer tokens, which must not cross the network in clear text: {server_url!r} "
+                "is neither https nor http to this computer"
+            )
         from .pool import AuthPool
 
         return AuthPool(Login(self, server_url))

@@ -3,9 +3,10 @@ authorization server's metadata (RFC 8414, OpenID Connect Discovery 1.0).
 
 Protected Resource Metadata (PRM) is read from the `resource_metadata` URL of the server's challenge,
 then from the well-known URL with the server's path (`/.well-known/oauth-protected-resource/mcp`),
-then from the root one; the first JSON object with a `resource` and a non-empty
-`authorization_servers` wins. Its `resource` must name this server (`resource_matches`,
-protocol.md PAC3), and is then used exactly as published.
+then from the root one. A URL that does not answer 200 with a JSON object holding a `resource` string
+and an `authorization_servers` list is skipped for the next; the first that does is used, and is
+refused (no further URL tried) if it names no authorization server or a `resource` that is not this
+server (`resource_matches`, protocol.md PAC3). The `resource` is then used exactly as published.
 
 Authorization server metadata is read, for an issuer with a path, from the RFC 8414 URL with the path
 inserted, then the OpenID one with the path inserted, then the OpenID one with the path appended;
@@ -13,7 +14,8 @@ for an issuer without one, from the RFC 8414 URL, then the OpenID one. A documen
 not exactly the issuer the URL was built from is not used (no normalisation, protocol.md PAC4), nor
 one without S256 in `code_challenge_methods_supported` (the client must refuse an authorization
 server that does not say it supports PKCE). Every URL fetched or handed to a browser is https, or
-http to a loopback host (`check_endpoint`, protocol.md PAC5).
+http to a loopback host, and on a loopback host only for an MCP server on this computer
+(`check_endpoint`, protocol.md PAC5).
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
 PRM_SUFFIX = "/.well-known/oauth-protected-resource"
 OAUTH_SUFFIX = "/.well-known/oauth-authorization-server"
 OPENID_SUFFIX = "/.well-known/openid-configuration"
-MAX_METADATA_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,29 +77,54 @@ class ServerMetadata:
         return self.raw.get(name) is True
 
 
-def check_endpoint(url: str, what: str) -> str:
-    """`url` if it is https, or http to a loopback host; AuthError otherwise (protocol.md PAC5)."""
+def check_endpoint(url: str, what: str, server_url: str) -> str:
+    """`url` if the login may fetch it or open it in the browser; AuthError otherwise (protocol.md PAC5).
+
+    https, or http to a loopback host; and a loopback host (whatever the scheme) only for a server that
+    is itself on this computer: a server elsewhere cannot send the login to local services.
+    """
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
+        server_host = urlsplit(server_url).hostname or ""
     except ValueError:
         raise AuthError(f"the {what} {url!r} is not a URL") from None
-    if parts.scheme == "https" and host:
-        return url
-    if parts.scheme == "http" and host and is_loopback(host):
+    scheme = parts.scheme.lower()
+    if not host or scheme not in ("http", "https"):
+        raise AuthError(f"the {what} {url!r} is not an https URL")
+    if is_loopback(host) and not is_loopback(server_host):
+        raise AuthError(
+            f"the {what} {url!r} is on this computer, but the server {server_url} is not: refused "
+            "(a remote server cannot point the login at local services)"
+        )
+    if scheme == "https" or is_loopback(host):
         return url
     raise AuthError(f"the {what} {url!r} is not https (plain http is accepted only to this computer)")
 
 
+def may_carry_tokens(server_url: str) -> bool:
+    """Whether a bearer token may be sent to `server_url`: https, or http to a loopback host (protocol.md PAC5)."""
+    try:
+        parts = urlsplit(server_url)
+        host = parts.hostname or ""
+    except ValueError:
+        return False
+    scheme = parts.scheme.lower()
+    return bool(host) and (scheme == "https" or (scheme == "http" and is_loopback(host)))
+
+
 async def _get_json(http: httpx.AsyncClient, url: str) -> tuple[int, dict[str, Any] | None]:
-    """GET a JSON document: (status, the object) or (status, None); never follows redirects."""
+    """GET a JSON document: (status, the object) or (status, None); never follows redirects.
+
+    `http` is a `limits.capped_client()`: a body over its cap is an AuthError, not read further.
+    """
     import httpx
 
     try:
         resp = await http.get(url, headers={"Accept": "application/json"}, follow_redirects=False)
     except httpx.HTTPError:
         return 0, None
-    if resp.status_code != 200 or len(resp.content) > MAX_METADATA_BYTES:
+    if resp.status_code != 200:
         return resp.status_code, None
     try:
         data = resp.json()
@@ -121,9 +147,11 @@ def prm_urls(server_url: str, from_challenge: str | None) -> list[str]:
     return list(dict.fromkeys(urls))
 
 
-def resource_matches(resource: str, server_url: str) -> bool:
+def resource_matches(resource: str, server_url: str, *, from_well_known: bool = False) -> bool:
     """Whether a PRM `resource` names this server (protocol.md PAC3): same scheme, host (letter case
-    aside) and port, no fragment, and a path that is the server's path or a parent of it at a `/`."""
+    aside), port and query, no fragment, and the server's path (a trailing `/` aside). A parent of that path
+    at a `/` (`https://x` for `https://x/mcp`) only for a document read from the server's own
+    well-known URLs (`from_well_known`), which the origin serves, never from a challenge's URL."""
     try:
         given, ours = urlsplit(resource), urlsplit(server_url)
         given_port, our_port = given.port, ours.port
@@ -131,18 +159,20 @@ def resource_matches(resource: str, server_url: str) -> bool:
         return False
     if given.fragment or given.scheme.lower() != ours.scheme.lower() or given.scheme.lower() not in ("http", "https"):
         return False
+    if given.query != ours.query:
+        return False
     default = 443 if ours.scheme.lower() == "https" else 80
     if (given.hostname or "") != (ours.hostname or "") or (given_port or default) != (our_port or default):
         return False
     path, mine = given.path.rstrip("/"), ours.path.rstrip("/")
-    return mine == path or mine.startswith(path + "/")
+    return mine == path or (from_well_known and mine.startswith(path + "/"))
 
 
 async def protected_resource(http: httpx.AsyncClient, server_url: str, from_challenge: str | None) -> ResourceMetadata:
     """The server's PRM, checked: it names this server and at least one authorization server."""
     tried = []
     for url in prm_urls(server_url, from_challenge):
-        check_endpoint(url, "protected resource metadata URL")
+        check_endpoint(url, "protected resource metadata URL", server_url)
         status, doc = await _get_json(http, url)
         tried.append(f"{url} ({status or 'no answer'})")
         if doc is None:
@@ -155,7 +185,7 @@ async def protected_resource(http: httpx.AsyncClient, server_url: str, from_chal
         servers = [s for s in servers if isinstance(s, str) and s]
         if not servers:
             raise AuthError(f"the protected resource metadata at {url} names no authorization server")
-        if not resource_matches(resource, server_url):
+        if not resource_matches(resource, server_url, from_well_known=url in prm_urls(server_url, None)):
             raise AuthError(
                 f"the protected resource metadata at {url} is for {resource!r}, not for this server "
                 f"({server_url}): refusing to log in (RFC 9728 §3.3)"
@@ -184,9 +214,10 @@ def metadata_urls(issuer: str) -> list[str]:
     return [at(OAUTH_SUFFIX), at(OPENID_SUFFIX)]
 
 
-async def authorization_server(http: httpx.AsyncClient, issuer: str) -> ServerMetadata:
-    """The issuer's metadata, validated: the same `issuer`, PKCE with S256, endpoints https or loopback."""
-    check_endpoint(issuer, "authorization server")
+async def authorization_server(http: httpx.AsyncClient, issuer: str, server_url: str) -> ServerMetadata:
+    """The issuer's metadata, validated: the same `issuer`, PKCE with S256, endpoints as `check_endpoint` allows
+    for the MCP server at `server_url`."""
+    check_endpoint(issuer, "authorization server", server_url)
     tried = []
     for url in metadata_urls(issuer):
         status, doc = await _get_json(http, url)
@@ -200,9 +231,9 @@ async def authorization_server(http: httpx.AsyncClient, issuer: str) -> ServerMe
         for name in ("authorization_endpoint", "token_endpoint"):
             if not isinstance(doc.get(name), str):
                 raise AuthError(f"the metadata of {issuer} has no {name}")
-            check_endpoint(doc[name], f"{name} of {issuer}")
+            check_endpoint(doc[name], f"{name} of {issuer}", server_url)
         if meta.registration_endpoint is not None:
-            check_endpoint(meta.registration_endpoint, f"registration_endpoint of {issuer}")
+            check_endpoint(meta.registration_endpoint, f"registration_endpoint of {issuer}", server_url)
         if "S256" not in (meta.strings("code_challenge_methods_supported") or ()):
             raise AuthError(
                 f"the authorization server {issuer} does not list S256 in code_challenge_methods_supported: "

@@ -17,9 +17,8 @@ from typing import Any
 from ...state import clock
 from ..errors import AuthError
 from .discovery import ServerMetadata
+from .limits import client_options
 from .registration import ClientInfo
-
-TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +80,7 @@ def _oauth_client(client: ClientInfo, redirect_uri: str | None = None) -> Any:
         token_endpoint_auth_method=client.auth_method,
         redirect_uri=redirect_uri,
         code_challenge_method="S256",
-        timeout=TIMEOUT_S,
-        follow_redirects=False,
+        **client_options(),  # a capped body, per-read timeouts, no redirects (limits)
     )
 
 
@@ -151,12 +149,11 @@ async def exchange(meta: ServerMetadata, client: ClientInfo, attempt: Attempt, c
     return _grant(token, meta, client, resource, attempt.scopes)
 
 
-async def refresh(meta: ServerMetadata, grant: Grant) -> Grant:
-    """A new access token from the grant's refresh token, by the client it was issued to."""
+async def refresh(meta: ServerMetadata, grant: Grant, client: ClientInfo | None) -> Grant:
+    """A new access token from the grant's refresh token, by `client`, the one it was issued to."""
     import httpx
     from authlib.common.errors import AuthlibBaseError  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    client = ClientInfo.from_json(grant.client)
     if client is None or grant.refresh_token is None:
         raise AuthError("nothing to refresh")
     try:

@@ -28,7 +28,16 @@ from .challenge import Challenge, bearer_challenge
 from .config import OAuth
 from .discovery import ResourceMetadata, ServerMetadata, authorization_server, protected_resource
 from .flow import Grant
-from .registration import ClientInfo, metadata_document, pre_registered, register, stored_registration
+from .limits import MAX_AUTHORIZATION_SERVERS, capped_client, paused
+from .registration import (
+    ClientInfo,
+    first_use_issuer,
+    grant_client,
+    metadata_document,
+    pre_registered,
+    register,
+    stored_registration,
+)
 from .response import authorization_code
 from .scopes import first_scopes, step_up, with_offline_access
 
@@ -37,7 +46,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("baton.client.oauth")
 MAX_STEP_UPS = 2  # re-authorizations for insufficient_scope in one request (3 logins at most, with the first)
-HTTP_TIMEOUT_S = 30.0
 
 
 @dataclass(slots=True)
@@ -68,23 +76,33 @@ class Login:
         self.header = b""  # the Authorization line sent with every request, once there is a token
         self._grant: Grant | None = None
         self._loaded = False
+        self._store_error: AuthError | None = None  # the store could not be read (current)
         self._lock = asyncio.Lock()
-        self._bound_issuer = config.issuer  # of a pre-registered client (protocol.md PAC6)
 
     @property
     def _key(self) -> str:
         return f"token {self.server_url}"
 
     async def current(self) -> bytes:
-        """The Authorization line to send (b"" before any login); the store is read once."""
+        """The Authorization line to send (b"" before any login); the store is read once.
+
+        A store that cannot be read (a bad mode, not JSON) is not this request's business: the server
+        may need no login at all. It is then a warning, the request goes without a token, and the
+        error is raised only if the server asks for a login (`recover`).
+        """
         if not self._loaded:
             async with self._lock:
                 if not self._loaded:
-                    data = await self.config.store.get(self._key)
+                    self._loaded = True
+                    try:
+                        data = await self.config.store.get(self._key)
+                    except AuthError as exc:
+                        self._store_error = exc
+                        log.warning("%s (no stored token is sent)", exc)
+                        data = None
                     grant = Grant.from_json(data) if data else None
                     if grant is not None:
                         self._use(grant)
-                    self._loaded = True
         return self.header
 
     def _use(self, grant: Grant) -> None:
@@ -113,60 +131,82 @@ class Login:
 
         Raises AuthError when the login cannot succeed (the message says why).
         """
-        import httpx
-
         async with self._lock:
             if self.header != sent and self.header:
                 return self.header  # another request renewed the token meanwhile
-            async with httpx.AsyncClient(timeout=HTTP_TIMEOUT_S) as http:
-                prm = await protected_resource(http, self.server_url, challenge.resource_metadata)
-                meta = await self._authorization_server(http, prm)
-                grant = self._grant
-                if grant is not None and grant.issuer != meta.issuer:
-                    log.info(
-                        "the server %s now names the authorization server %s: logging in there",
-                        self.server_url,
-                        meta.issuer,
-                    )
-                    await self._forget()
-                    grant = None
-                if status == 401:
-                    if grant is not None and grant.refresh_token and not attempts.refreshed:
-                        attempts.refreshed = True
-                        try:
-                            await self._save(await flow.refresh(meta, grant))
-                            return self.header
-                        except AuthError as exc:
-                            log.info("refreshing the token failed (%s): logging in again", exc)
-                    if not interactive:
-                        return None
-                    if attempts.logins:
-                        raise AuthError(
-                            f"the server refused the token {meta.issuer} just issued for it (HTTP 401): "
-                            "the login cannot succeed"
-                        )
-                    scopes = first_scopes(challenge.scopes, prm.scopes_supported, self.config.scopes)
-                    if grant is not None and grant.scopes and scopes is not None:
-                        scopes = tuple(dict.fromkeys([*grant.scopes, *scopes]))  # keep what was granted before
-                else:
-                    scopes = step_up(grant.scopes if grant is not None else None, challenge.scopes)
-                    if scopes is None or attempts.step_ups >= MAX_STEP_UPS or not interactive:
-                        wanted = " ".join(challenge.scopes or ()) or "(none named)"
-                        raise AuthError(
-                            f"the server needs scope {wanted}, which the token from {meta.issuer} does not carry, "
-                            f"and asking again cannot get it (after {attempts.logins} login(s) for this request)"
-                        )
-                    attempts.step_ups += 1
-                attempts.logins += 1
-                await self._login(http, prm, meta, scopes)
-                return self.header
+            if self._store_error is not None:  # a login would be lost, or the file is not safe: say so first
+                raise self._store_error
+            bound = asyncio.timeout(self.config.http_timeout_s)
+            try:
+                async with bound, capped_client() as http:
+                    return await self._recover(http, bound, status, challenge, attempts, interactive)
+            except TimeoutError:
+                if bound.expired():
+                    raise AuthError(
+                        f"logging in to {self.server_url} did not finish: its authorization exchanges took longer "
+                        f"than {self.config.http_timeout_s:g} s (OAuth(http_timeout_s=...))"
+                    ) from None
+                raise
+
+    async def _recover(
+        self,
+        http: httpx.AsyncClient,
+        bound: asyncio.Timeout,
+        status: int,
+        challenge: Challenge,
+        attempts: Attempts,
+        interactive: bool,
+    ) -> bytes | None:
+        prm = await protected_resource(http, self.server_url, challenge.resource_metadata)
+        meta = await self._authorization_server(http, prm)
+        grant = self._grant
+        if grant is not None and grant.issuer != meta.issuer:
+            log.info(
+                "the server %s now names the authorization server %s: logging in there",
+                self.server_url,
+                meta.issuer,
+            )
+            await self._forget()
+            grant = None
+        if status == 401:
+            if grant is not None and grant.refresh_token and not attempts.refreshed:
+                attempts.refreshed = True
+                try:
+                    config = self.config
+                    client = grant_client(grant.client, config.client_id, config.client_secret, meta)
+                    await self._save(await flow.refresh(meta, grant, client))
+                    return self.header
+                except AuthError as exc:
+                    log.info("refreshing the token failed (%s): logging in again", exc)
+            if not interactive:
+                return None
+            if attempts.logins:
+                raise AuthError(
+                    f"the server refused the token {meta.issuer} just issued for it (HTTP 401): "
+                    "the login cannot succeed"
+                )
+            scopes = first_scopes(challenge.scopes, prm.scopes_supported, self.config.scopes)
+            if grant is not None and grant.scopes and scopes is not None:
+                scopes = tuple(dict.fromkeys([*grant.scopes, *scopes]))  # keep what was granted before
+        else:
+            scopes = step_up(grant.scopes if grant is not None else None, challenge.scopes)
+            if scopes is None or attempts.step_ups >= MAX_STEP_UPS or not interactive:
+                wanted = " ".join(challenge.scopes or ()) or "(none named)"
+                raise AuthError(
+                    f"the server needs scope {wanted}, which the token from {meta.issuer} does not carry, "
+                    f"and asking again cannot get it (after {attempts.logins} login(s) for this request)"
+                )
+            attempts.step_ups += 1
+        attempts.logins += 1
+        await self._login(http, bound, prm, meta, scopes)
+        return self.header
 
     async def _authorization_server(self, http: httpx.AsyncClient, prm: ResourceMetadata) -> ServerMetadata:
         """The first authorization server of the PRM whose metadata checks out."""
         failure: AuthError | None = None
-        for issuer in prm.authorization_servers:
+        for issuer in prm.authorization_servers[:MAX_AUTHORIZATION_SERVERS]:
             try:
-                return await authorization_server(http, issuer)
+                return await authorization_server(http, issuer, self.server_url)
             except AuthError as exc:
                 failure = failure or exc
         assert failure is not None
@@ -176,10 +216,11 @@ class Login:
         """The OAuth client to log in with at this authorization server (protocol.md PAC6)."""
         config = self.config
         if config.client_id is not None:
-            if self._bound_issuer is None:
-                self._bound_issuer = meta.issuer
+            if config.bound_issuer is None:  # a public client without issuer= (protocol.md PAC6)
+                bound = await first_use_issuer(config.store, config.client_id, meta)
+                config.bound_issuer = config.bound_issuer or bound  # shared by every server of this OAuth
             return pre_registered(
-                config.client_id, config.client_secret, self._bound_issuer, meta, config.client_auth_method
+                config.client_id, config.client_secret, config.bound_issuer, meta, config.client_auth_method
             )
         if config.client_metadata_url is not None and meta.flag("client_id_metadata_document_supported"):
             return metadata_document(config.client_metadata_url)
@@ -195,7 +236,12 @@ class Login:
         )
 
     async def _login(
-        self, http: httpx.AsyncClient, prm: ResourceMetadata, meta: ServerMetadata, scopes: tuple[str, ...] | None
+        self,
+        http: httpx.AsyncClient,
+        bound: asyncio.Timeout,
+        prm: ResourceMetadata,
+        meta: ServerMetadata,
+        scopes: tuple[str, ...] | None,
     ) -> None:
         config = self.config
         scopes = with_offline_access(scopes, meta.strings("scopes_supported"))
@@ -203,8 +249,9 @@ class Login:
         attempt = flow.start(meta, client, config.redirect_uri, scopes, prm.resource)
         log.info("logging in to %s at %s", self.server_url, meta.issuer)
         try:
-            async with asyncio.timeout(config.login_timeout_s):
-                redirected = await config.open_browser(attempt.url)
+            with paused(bound):  # the person's time is not the exchanges' (limits)
+                async with asyncio.timeout(config.login_timeout_s):
+                    redirected = await config.open_browser(attempt.url)
         except TimeoutError:
             raise AuthError(f"the login at {meta.issuer} did not finish within {config.login_timeout_s:g} s") from None
         except AuthError:

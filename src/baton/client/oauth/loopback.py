@@ -2,9 +2,11 @@
 
 It listens on 127.0.0.1, on a port the system picks when it is made (so its `redirect_uri` is known
 before any login), and serves one thing: the authorization server's redirect to its path, while a
-login waits for it. That request gets a small page ("you can close this tab", no script, nothing of
-the request echoed back, `no-store`) and its URL goes back to the login, which checks it
-(`response`). Anything else gets 404. Calling it (it is an `open_browser` for `OAuth`) first calls
+login waits for it, carrying the `state` of the authorization URL it was given. That request gets a
+small page ("you can close this tab", no script, nothing of the request echoed back, `no-store`) and
+its URL goes back to the login, which checks it (`response`). A request to that path with another
+state, or none (a forged callback from another program or page), gets 400 and the listener keeps
+waiting. Anything else gets 404. Calling it (it is an `open_browser` for `OAuth`) first calls
 `show(url)`, so the person sees the full address before anything opens, then `opener(url)` (the
 system browser by default), and waits (protocol.md PAC11).
 """
@@ -16,13 +18,16 @@ import contextlib
 import socket
 import webbrowser
 from collections.abc import Callable
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 MAX_HEAD = 16 * 1024
 READ_S = 10.0
 _DONE_PAGE = (
     b"<!doctype html><meta charset=utf-8><title>Signed in</title>"
     b"<p>The sign-in went back to the program that asked for it. You can close this tab.</p>"
+)
+_BAD_PAGE = (
+    b"<!doctype html><meta charset=utf-8><title>Not this sign-in</title><p>This is not the sign-in that is waiting.</p>"
 )
 _NOT_FOUND_PAGE = b"<!doctype html><meta charset=utf-8><title>Not found</title><p>No sign-in is waiting here.</p>"
 
@@ -50,6 +55,7 @@ class LoopbackRedirect:
         self.redirect_uri = f"http://127.0.0.1:{self.port}{path}"
         self._server: asyncio.Server | None = None
         self._waiting: asyncio.Future[str] | None = None
+        self._state: str | None = None  # the state of the login waiting
 
     async def __call__(self, authorization_url: str) -> str:
         """Show the URL, open it in the browser, and return the URL the browser is redirected to."""
@@ -61,6 +67,7 @@ class LoopbackRedirect:
             self._server = await asyncio.start_server(self._handle, sock=self._sock, limit=MAX_HEAD)
             self._sock = None  # the server owns it now
         self._waiting = asyncio.get_running_loop().create_future()
+        self._state = _state_of(authorization_url)
         try:
             if self.show is not None:
                 self.show(authorization_url)
@@ -75,7 +82,11 @@ class LoopbackRedirect:
                 head = await reader.readuntil(b"\r\n\r\n")
             method, target, _ = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)
             waiting = self._waiting
-            if method == "GET" and urlsplit(target).path == self.path and waiting is not None and not waiting.done():
+            parts = urlsplit(target)
+            if method == "GET" and parts.path == self.path and waiting is not None and not waiting.done():
+                if self._state is None or _state_of(target) != self._state:
+                    await _answer(writer, 400, _BAD_PAGE)  # not the redirect of this login: keep waiting
+                    return
                 await _answer(writer, 200, _DONE_PAGE)
                 waiting.set_result(f"http://127.0.0.1:{self.port}{target}")
             else:
@@ -107,10 +118,16 @@ class LoopbackRedirect:
 
 
 async def _answer(writer: asyncio.StreamWriter, status: int, page: bytes) -> None:
-    reason = b"OK" if status == 200 else b"Not Found"
+    reason = {200: b"OK", 400: b"Bad Request"}.get(status, b"Not Found")
     writer.write(
         b"HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n"
         b"Cache-Control: no-store\r\nContent-Security-Policy: default-src 'none'\r\nReferrer-Policy: no-referrer\r\n"
         b"Connection: close\r\n\r\n%s" % (status, reason, len(page), page)
     )
     await writer.drain()
+
+
+def _state_of(url: str) -> str | None:
+    """The one `state` parameter of a URL's query, or None (absent or repeated)."""
+    values = parse_qs(urlsplit(url).query).get("state", [])
+    return values[0] if len(values) == 1 else None

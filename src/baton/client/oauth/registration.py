@@ -1,9 +1,10 @@
 """Which OAuth client the login uses at an authorization server, and how it authenticates at the token endpoint.
 
 In the order MCP prefers (protocol.md PAC6): the host's pre-registered client (`OAuth(client_id=...)`),
-bound to one authorization server (`issuer=`, else the first one it is used with) and refused for
-another; a Client ID Metadata Document (`OAuth(client_metadata_url=...)`, an https URL with a path)
-when the server's metadata says `client_id_metadata_document_supported`; Dynamic Client Registration
+bound to one authorization server (`issuer=`, required with a secret; a public client without it is
+bound to the first one its `OAuth` object is used with, kept in the store) and refused for another;
+a Client ID Metadata Document (`OAuth(client_metadata_url=...)`, an https URL with a path) when the
+server's metadata says `client_id_metadata_document_supported`; Dynamic Client Registration
 (RFC 7591) when it has a `registration_endpoint`, stored per issuer and reused while the redirect URI
 is among those registered and the secret has not expired. Registration sends `application_type`
 (`native` for a loopback redirect URI, else `web`, SEP-837) and asks for the `refresh_token` grant.
@@ -49,8 +50,11 @@ class ClientInfo:
         return f"ClientInfo({self.kind}, client_id={self.client_id!r}, auth_method={self.auth_method!r})"
 
     def to_json(self) -> dict[str, Any]:
+        """What is stored; a pre-registered client's secret is the host's and is never stored (PAC11)."""
         data = asdict(self)
         data["redirect_uris"] = list(self.redirect_uris)
+        if self.kind == "pre-registered":
+            data["client_secret"] = None
         return data
 
     @classmethod
@@ -115,6 +119,31 @@ def pre_registered(
         )
     chosen = auth_method(method, meta.strings("token_endpoint_auth_methods_supported"), client_secret is not None)
     return ClientInfo(client_id, client_secret, chosen, "pre-registered", meta.issuer)
+
+
+async def first_use_issuer(store: TokenStore, client_id: str, meta: ServerMetadata) -> str:
+    """The issuer a public pre-registered client given without `issuer=` is bound to: the one it was first
+    used with through this store (so a new process with the same `FileStore` keeps the binding)."""
+    key = f"pre-registered {client_id}"
+    data = await store.get(key)
+    issuer = data.get("issuer") if data else None
+    if isinstance(issuer, str) and issuer:
+        return issuer
+    await store.set(key, {"issuer": meta.issuer})
+    return meta.issuer
+
+
+def grant_client(
+    stored: dict[str, Any], client_id: str | None, client_secret: str | None, meta: ServerMetadata
+) -> ClientInfo | None:
+    """The client a stored grant was issued to, for its refresh: a pre-registered one gets its secret back
+    from the host's `OAuth` (it is never stored), and only while it is still that client."""
+    client = ClientInfo.from_json(stored)
+    if client is None or client.kind != "pre-registered":
+        return client
+    if client.client_id != client_id or client.issuer != meta.issuer:
+        return None
+    return ClientInfo(client.client_id, client_secret, client.auth_method, client.kind, client.issuer)
 
 
 def metadata_document(url: str) -> ClientInfo:
