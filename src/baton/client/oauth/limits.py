@@ -98,7 +98,11 @@ def paused(timeout: asyncio.Timeout | None) -> Iterator[None]:
         yield
         return
     left = max(0.0, when - loop.time())
-    timeout.reschedule(None)
+    try:
+        timeout.reschedule(None)
+    except RuntimeError:  # not an active limit any more: nothing to pause
+        yield
+        return
     try:
         yield
     finally:

@@ -15,10 +15,10 @@ left; the login is bounded instead by `OAuth(http_timeout_s=...)` (its exchanges
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 
 from ..http11 import Pool, Response, Url
+from .limits import paused
 from .login import Attempts, Login, wants_login
 
 _LIMIT: contextvars.ContextVar[tuple[asyncio.Task[object] | None, asyncio.Timeout] | None] = contextvars.ContextVar(
@@ -51,7 +51,7 @@ class AuthPool(Pool):
             if attempts is None:
                 attempts = Attempts()
             resp.release()
-            with _paused():
+            with paused(_own_limit()):
                 renewed = await login.recover(resp.status, challenge, sent, attempts, interactive=method != "DELETE")
             if renewed is None:  # nothing more to try: the server's refusal again, to be read by the caller
                 return await super().send(url, method, headers + sent, body)
@@ -60,24 +60,8 @@ class AuthPool(Pool):
         return resp
 
 
-class _paused:
-    """Stops the enclosing `limit` of this task while a login runs; restores the time that was left."""
-
-    def __enter__(self) -> None:
-        limit = _LIMIT.get()
-        # A task started inside another's limit inherits the variable; only the task's own limit counts.
-        self.timeout = limit[1] if limit is not None and limit[0] is asyncio.current_task() else None
-        self.left: float | None = None
-        if self.timeout is not None:
-            try:
-                when = self.timeout.when()
-                if when is not None:
-                    self.left = max(0.0, when - asyncio.get_running_loop().time())
-                    self.timeout.reschedule(None)
-            except RuntimeError:  # not the task's active limit any more
-                self.timeout = None
-
-    def __exit__(self, *exc: object) -> None:
-        if self.timeout is not None and self.left is not None:
-            with contextlib.suppress(RuntimeError):
-                self.timeout.reschedule(asyncio.get_running_loop().time() + self.left)
+def _own_limit() -> asyncio.Timeout | None:
+    """This task's own request limit, if one is running: a task started inside another's limit inherits the
+    variable, and only the task's own limit may be paused."""
+    limit = _LIMIT.get()
+    return limit[1] if limit is not None and limit[0] is asyncio.current_task() else None
