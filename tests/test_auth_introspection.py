@@ -11,10 +11,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from support.oauth import AuthServer, log_in, start_as
-from support.paths import SERVERS
-from support.processes import free_port
-from support.serve import RunningServer, start_server
+from support.oauth import AuthServer, log_in, start_as, start_protected
+from support.serve import RunningServer
 from wire import call, post, request
 
 from baton import Server
@@ -34,15 +32,9 @@ def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer
 
 @pytest.fixture(scope="module")
 def server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    port = free_port()
-    env = {
-        "BATON_TEST_ISSUER": auth_server.issuer,
-        "BATON_TEST_RESOURCE": f"http://127.0.0.1:{port}/mcp",
-        "BATON_TEST_INTROSPECT": "conf-basic:conf-basic-secret",
-        "BATON_TEST_CACHE_S": str(CACHE_S),
-    }
     log = tmp_path_factory.mktemp("baton") / "baton.log"
-    with start_server(str(SERVERS / "oauth_protected.py"), port=port, log=log, env=env) as running:
+    introspect = {"BATON_TEST_INTROSPECT": "conf-basic:conf-basic-secret", "BATON_TEST_CACHE_S": str(CACHE_S)}
+    with start_protected(auth_server, log, **introspect) as running:
         yield running
 
 

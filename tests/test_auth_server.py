@@ -19,7 +19,7 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from support.oauth import AuthServer, log_in, start_as
+from support.oauth import AuthServer, log_in, start_as, start_protected
 from support.paths import BATON, ROOT, SERVERS
 from support.processes import free_port
 from support.serve import RunningServer, start_server
@@ -68,10 +68,7 @@ def other_issuer(tmp_path_factory: pytest.TempPathFactory, signing_key: str) -> 
 
 @pytest.fixture(scope="module")
 def server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    port = free_port()
-    env = {"BATON_TEST_ISSUER": auth_server.issuer, "BATON_TEST_RESOURCE": f"http://127.0.0.1:{port}/mcp"}
-    log = tmp_path_factory.mktemp("baton") / "baton.log"
-    with start_server(str(SERVERS / "oauth_protected.py"), port=port, log=log, env=env) as running:
+    with start_protected(auth_server, tmp_path_factory.mktemp("baton") / "baton.log") as running:
         yield running
 
 

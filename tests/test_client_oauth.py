@@ -27,8 +27,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
-from support.oauth import AuthServer, start_as
-from support.paths import BATON, SERVERS
+from support.oauth import AuthServer, start_as, start_protected
+from support.paths import BATON
 from support.processes import free_port
 from support.serve import RunningServer, start_server
 
@@ -63,12 +63,6 @@ class Consent:
         return set(self.asked(index).get("scope", "").split())
 
 
-def protected(auth_server: AuthServer, log: Path, port: int | None = None) -> RunningServer:
-    port = port or free_port()
-    env = {"BATON_TEST_ISSUER": auth_server.issuer, "BATON_TEST_RESOURCE": f"http://127.0.0.1:{port}/mcp"}
-    return start_server(str(SERVERS / "oauth_protected.py"), port=port, log=log, env=env)
-
-
 @pytest.fixture(scope="module")
 def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
     with start_as(tmp_path_factory.mktemp("as") / "as.log") as running:
@@ -77,7 +71,7 @@ def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer
 
 @pytest.fixture(scope="module")
 def server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    with protected(auth_server, tmp_path_factory.mktemp("baton") / "baton.log") as running:
+    with start_protected(auth_server, tmp_path_factory.mktemp("baton") / "baton.log") as running:
         yield running
 
 
@@ -135,7 +129,10 @@ def test_insufficient_scope_steps_up_with_the_union_of_scopes(
 
 
 def test_a_token_that_expired_is_refreshed_without_a_new_login(tmp_path: Path) -> None:
-    with start_as(tmp_path / "as.log", "--token-ttl", "2") as short, protected(short, tmp_path / "baton.log") as srv:
+    with (
+        start_as(tmp_path / "as.log", "--token-ttl", "2") as short,
+        start_protected(short, tmp_path / "baton.log") as srv,
+    ):
         consent = Consent("carol")
 
         async def main() -> list[str]:
@@ -246,9 +243,9 @@ def test_a_server_that_moves_to_another_authorization_server_gets_a_new_registra
             return (await client.call_tool("whoami")).text
 
     with start_as(tmp_path / "as1.log") as first, start_as(tmp_path / "as2.log") as second:
-        with protected(first, tmp_path / "baton1.log", port):
+        with start_protected(first, tmp_path / "baton1.log", port):
             assert asyncio.run(whoami()).startswith(f"{first.issuer}|frank")
-        with protected(second, tmp_path / "baton2.log", port):
+        with start_protected(second, tmp_path / "baton2.log", port):
             assert asyncio.run(whoami()).startswith(f"{second.issuer}|frank")
     assert [urlsplit(u).netloc for u in consent.urls] == [urlsplit(first.issuer).netloc, urlsplit(second.issuer).netloc]
     old_client, new_client = consent.asked(0)["client_id"], consent.asked(1)["client_id"]

@@ -9,11 +9,10 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from support.oauth import AuthServer, start_as
-from support.paths import ROOT, SERVERS
+from support.oauth import AuthServer, start_as, start_protected
+from support.paths import ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, as_text, ensure_venv, peer_env
-from support.processes import free_port
-from support.serve import RunningServer, start_server
+from support.serve import RunningServer
 
 CLIENT_TIMEOUT_S = 90.0
 pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)  # the peer venv may be made on first use
@@ -27,10 +26,7 @@ def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer
 
 @pytest.fixture(scope="module")
 def server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    port = free_port()
-    env = {"BATON_TEST_ISSUER": auth_server.issuer, "BATON_TEST_RESOURCE": f"http://127.0.0.1:{port}/mcp"}
-    log = tmp_path_factory.mktemp("baton") / "baton.log"
-    with start_server(str(SERVERS / "oauth_protected.py"), port=port, log=log, env=env) as running:
+    with start_protected(auth_server, tmp_path_factory.mktemp("baton") / "baton.log") as running:
         yield running
 
 

@@ -17,8 +17,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from support.paths import ROOT
+from support.paths import ROOT, SERVERS
 from support.processes import OutputLine, Process, free_port, start
+from support.serve import RunningServer, start_server
 
 OAUTH_AS = ROOT / "tests" / "servers" / "oauth_as.py"
 REDIRECT_URI = "http://127.0.0.1:9/callback"  # never contacted: the code is read from the redirect
@@ -52,6 +53,16 @@ def start_as(log: Path, *options: str, issuer_path: str = "") -> AuthServer:
         argv += ["--issuer-path", issuer_path]
     process = start(argv, log=log, ready=OutputLine("oauth_as ready"), name="oauth_as")
     return AuthServer(process, f"http://127.0.0.1:{port}{issuer_path}")
+
+
+def start_protected(
+    auth_server: AuthServer, log: Path, port: int | None = None, **env: str
+) -> RunningServer:
+    """`tests/servers/oauth_protected.py` on 127.0.0.1, trusting `auth_server`, its resource URI the served
+    `/mcp`; `env` adds its other `BATON_TEST_*` settings."""
+    port = port or free_port()
+    env = {"BATON_TEST_ISSUER": auth_server.issuer, "BATON_TEST_RESOURCE": f"http://127.0.0.1:{port}/mcp", **env}
+    return start_server(str(SERVERS / "oauth_protected.py"), port=port, log=log, env=env)
 
 
 def pkce() -> tuple[str, str]:
