@@ -319,3 +319,42 @@ def test_json_logs(tmp_path: Path) -> None:
         call(s.url, "book", {"city": "Oslo"})  # a missing argument: logged? at least startup lines are
     lines = [json.loads(line) for line in s.log.read_text().splitlines() if line.startswith("{")]
     assert lines and all({"time", "level", "logger", "message"} <= set(line) for line in lines)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigterm_exports_the_queued_spans_and_metrics(sink: OtlpSink, tmp_path: Path, workers: int) -> None:
+    """`baton serve` stopped by SIGTERM, with a batch delay and a metric interval far longer than the test: the spans
+    of the last requests and the histogram reach the collector during the graceful shutdown, in every worker, and
+    the exit status is that of a `baton serve` without telemetry (protocol.md POT11)."""
+    keys = ",".join(k.encode() for k in KeyRing.ephemeral_key().keys)
+    late = {"OTEL_BSP_SCHEDULE_DELAY": "600000", "OTEL_METRIC_EXPORT_INTERVAL": "600000"}
+    args = ("--workers", str(workers)) if workers > 1 else ()
+    plain = start_server(SERVER, *args, log=tmp_path / "plain.log", env={"BATON_STATE_KEYS": keys})
+    plain_status = plain.process.stop()
+    server = start_server(SERVER, *args, log=tmp_path / "traced.log", env=otel_env(sink, "alpha", keys, **late))
+    try:
+        calls = 8
+        for _ in range(calls):
+            post(server.url, request("tools/list"))
+        time.sleep(0.5)
+        assert not sink.spans(), "exported before the shutdown: the test would not show the flush"
+    finally:
+        status = server.process.stop()
+    spans = [s for s in sink.spans() if s["name"] == "tools/list"]
+    assert len(spans) == calls
+    assert sum(p["count"] for p in sink.histogram_points("mcp.server.operation.duration")) == calls
+    assert status == plain_status, server.process.output()
+    assert "Traceback" not in server.log.read_text()
+
+
+def test_metrics_exporter_none_records_no_histogram(sink: OtlpSink, tmp_path: Path) -> None:
+    """`OTEL_METRICS_EXPORTER=none`: no meter provider is set and no histogram recorded (protocol.md POT10);
+    spans are exported as before."""
+    keys = ",".join(k.encode() for k in KeyRing.ephemeral_key().keys)
+    env = otel_env(sink, "alpha", keys, OTEL_METRICS_EXPORTER="none")
+    with start_server(SERVER, log=tmp_path / "alpha.log", env=env) as alpha:
+        post(alpha.url, request("tools/list"))
+        spans = wait_for(sink, lambda spans: any(s["name"] == "tools/list" for s in spans))
+        time.sleep(0.5)  # four metric intervals
+    assert [s["name"] for s in spans] == ["tools/list"]
+    assert not sink.bodies["/v1/metrics"]

@@ -5,6 +5,7 @@ client subcommands `baton tools|call|resources|read|prompts|prompt` (`baton.cli_
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import importlib.util
 import json
@@ -157,11 +158,23 @@ def _protect(server: Server, options: dict[str, Any]) -> str | None:
 
 def _telemetry(server: Server) -> None:
     """Set up OpenTelemetry export when the standard variables ask for it (protocol.md POT1); the instance
-    is named as in the `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`)."""
+    is named as in the `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`). Once set up, the server's
+    `aclose` (which the transport awaits when it shuts down: uvicorn's lifespan on SIGTERM or SIGINT, in each
+    worker; the end of stdio) exports what is queued and shuts the providers down, bounded (protocol.md POT11)."""
     from .serve.http import ENV_INSTANCE
-    from .telemetry.setup import from_env
+    from .telemetry.setup import from_env, shutdown
 
-    from_env(server.name, os.environ.get(ENV_INSTANCE) or f"{socket.gethostname()}:{os.getpid()}")
+    if not from_env(server.name, os.environ.get(ENV_INSTANCE) or f"{socket.gethostname()}:{os.getpid()}"):
+        return
+    close = server.aclose
+
+    async def aclose() -> None:
+        try:
+            await close()
+        finally:
+            await asyncio.to_thread(shutdown)
+
+    vars(server)["aclose"] = aclose  # an instance attribute, as `instrument` shadows the entry points
 
 
 def _refuse(message: str) -> int:

@@ -86,9 +86,10 @@ class ClientObserver:
                 span.set_status(otel.ERROR)
             end_ns = otel.now_ns()
             span.end(end_time=end_ns)
-            self.instruments.record(
-                (end_ns - start_ns) / 1e9, {k: v for k, v in kept.items() if k in names.METRIC_ATTRIBUTES}
-            )
+            if self.instruments.metered:
+                self.instruments.record(
+                    (end_ns - start_ns) / 1e9, {k: v for k, v in kept.items() if k in names.METRIC_ATTRIBUTES}
+                )
         return result
 
     def _read(self, result: dict[str, Any], attributes: dict[str, Any], context: otel.Context, number: int) -> bool:

@@ -283,7 +283,7 @@ class Served:
         if self.token is not None:
             otel.detach(self.token)
             self.token = None
-        metric = self.common.metric
-        self.observer.instruments.record(
-            (end_ns - self.start_ns) / 1e9, metric if error is None else failed(metric, error)
-        )
+        instruments = self.observer.instruments
+        if instruments.metered:  # no meter provider (OTEL_METRICS_EXPORTER=none): no histogram to record in
+            metric = self.common.metric
+            instruments.record((end_ns - self.start_ns) / 1e9, metric if error is None else failed(metric, error))

@@ -14,6 +14,8 @@ from typing import Any, Literal
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
 from opentelemetry.context import Context
+from opentelemetry.metrics import Histogram
+from opentelemetry.metrics._internal import _ProxyMeterProvider
 from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from . import names
@@ -46,6 +48,7 @@ __all__ = [
     "flow_of",
     "from_meta",
     "inject",
+    "meter_provider_configured",
     "now_ns",
     "parent_of_round",
     "provider_configured",
@@ -58,18 +61,33 @@ def provider_configured() -> bool:
     return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
+def meter_provider_configured() -> bool:
+    """Whether a real meter provider is set globally, not the API's default proxy (`OTEL_METRICS_EXPORTER=none`
+    under `baton serve` sets none)."""
+    provider = metrics.get_meter_provider()
+    return not isinstance(provider, _ProxyMeterProvider | metrics.NoOpMeterProvider)
+
+
+_EMPTY = Context()
+"""The parent of a span that has none (a context is immutable: one serves every such span)."""
+
+
 class Instruments:
-    """One side's tracer and its `mcp.{side}.operation.duration` histogram, from the global providers."""
+    """One side's tracer and its `mcp.{side}.operation.duration` histogram, from the global providers. Without a
+    meter provider (`metered` false) there is no histogram and the side records nothing: one check a request."""
 
     def __init__(self, side: Literal["server", "client"], version: str) -> None:
         self.tracer = trace.get_tracer(names.INSTRUMENTATION, version)
-        meter = metrics.get_meter(names.INSTRUMENTATION, version)
-        self.duration = meter.create_histogram(
-            names.SERVER_DURATION if side == "server" else names.CLIENT_DURATION,
-            unit=names.DURATION_UNIT,
-            description=f"Duration of MCP requests as the {side} sees them",
-            explicit_bucket_boundaries_advisory=names.DURATION_BUCKETS,
-        )
+        self.metered = meter_provider_configured()
+        self.duration: Histogram | None = None
+        if self.metered:
+            meter = metrics.get_meter(names.INSTRUMENTATION, version)
+            self.duration = meter.create_histogram(
+                names.SERVER_DURATION if side == "server" else names.CLIENT_DURATION,
+                unit=names.DURATION_UNIT,
+                description=f"Duration of MCP requests as the {side} sees them",
+                explicit_bucket_boundaries_advisory=names.DURATION_BUCKETS,
+            )
 
     def start(
         self,
@@ -81,12 +99,14 @@ class Instruments:
         links: Sequence[Link] = (),
     ) -> Span:
         return self.tracer.start_span(
-            name, parent or Context(), kind, attributes, links, start_time=start_ns, record_exception=False
+            name, parent or _EMPTY, kind, attributes, links, start_time=start_ns, record_exception=False
         )
 
     def record(self, seconds: float, attributes: Mapping[str, Any]) -> None:
-        """One histogram point; `attributes` are `common.Common.metric` (or `common.failed` of them)."""
-        self.duration.record(seconds, attributes)
+        """One histogram point; `attributes` are `common.Common.metric` (or `common.failed` of them). Callers
+        check `metered` first; without a histogram this records nothing."""
+        if self.duration is not None:
+            self.duration.record(seconds, attributes)
 
 
 def from_meta(meta: Any) -> Context | None:

@@ -5,18 +5,29 @@ Export is OTLP over HTTP (protobuf): `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPOR
 `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*` and `OTEL_METRIC_EXPORT_INTERVAL` are read by the SDK itself;
 `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` take `otlp` (the default), `console` or `none`;
 `OTEL_SDK_DISABLED=true` turns it all off. Spans leave through a `BatchSpanProcessor`, off the request path.
+`OTEL_METRICS_EXPORTER=none` sets no meter provider: no histogram is recorded at all (protocol.md POT10).
+
+`shutdown` flushes and shuts down what `from_env` set, within a bound (`SHUTDOWN_S`); `baton serve` calls it
+when uvicorn shuts the app down (SIGTERM, SIGINT), in every worker, and at exit (protocol.md POT11).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 
 from . import names
 from .switch import EXTRA_HINT, export_requested, installed
 
 log = logging.getLogger("baton.telemetry")
+
+SHUTDOWN_S = 5.0
+"""How long `shutdown` waits for the queued spans and the last metrics to be exported, at most."""
+_shutdowns: list[Callable[[], object]] = []
+"""The providers' flush-and-shutdown steps `from_env` set up, run once by `shutdown`."""
 
 
 def from_env(service: str, instance: str, environ: Mapping[str, str] = os.environ) -> bool:
@@ -53,7 +64,7 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
         own[names.SERVICE_INSTANCE] = instance
     resource = detected.merge(Resource(own))
 
-    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # `shutdown` does it, bounded
     for kind in _exporters(environ, "OTEL_TRACES_EXPORTER"):
         span_exporter: SpanExporter
         if kind == "console":
@@ -64,9 +75,11 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
             span_exporter = OTLPSpanExporter()
         tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
     trace.set_tracer_provider(tracer_provider)
+    steps: list[Callable[[], object]] = [tracer_provider.force_flush, tracer_provider.shutdown]
 
     readers: list[MetricReader] = []
-    for kind in _exporters(environ, "OTEL_METRICS_EXPORTER"):
+    metric_exporters = _exporters(environ, "OTEL_METRICS_EXPORTER")
+    for kind in metric_exporters:
         metric_exporter: MetricExporter
         if kind == "console":
             metric_exporter = ConsoleMetricExporter()
@@ -75,7 +88,13 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
 
             metric_exporter = OTLPMetricExporter()
         readers.append(PeriodicExportingMetricReader(metric_exporter))
-    metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=readers))
+    if metric_exporters:  # `none`: no meter provider, so nothing is recorded (protocol.md POT10)
+        meter_provider = MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
+        metrics.set_meter_provider(meter_provider)
+        steps.append(meter_provider.shutdown)  # collects and exports the last points first
+    if not _shutdowns:
+        atexit.register(shutdown)
+    _shutdowns[:] = steps
     log.info("OpenTelemetry: exporting as %s (%s)", resource.attributes.get(names.SERVICE_NAME), instance)
     return True
 
@@ -87,3 +106,30 @@ def _exporters(environ: Mapping[str, str], variable: str) -> list[str]:
     if unknown:
         log.warning("%s=%s: Baton knows otlp, console and none", variable, ",".join(unknown))
     return [e for e in chosen if e in ("otlp", "console")]
+
+
+def shutdown(timeout: float = SHUTDOWN_S) -> bool:
+    """Export what is queued and shut the providers `from_env` set down, waiting `timeout` seconds at most (an
+    unreachable collector must not hold a stopping server); whether it finished in time. Runs once."""
+    steps, _shutdowns[:] = list(_shutdowns), []
+    if not steps:
+        return True
+
+    def run() -> None:
+        for step in steps:
+            try:
+                step()
+            except Exception:  # pragma: no cover - the SDK logs its own export failures
+                log.exception("OpenTelemetry shutdown step failed")
+
+    worker = threading.Thread(target=run, name="baton-otel-shutdown", daemon=True)
+    try:
+        worker.start()
+    except RuntimeError:  # at interpreter exit (atexit) a new thread may be refused: run unbounded, as the SDK would
+        run()
+        return True
+    worker.join(timeout)
+    if worker.is_alive():
+        log.warning("OpenTelemetry: spans or metrics not exported within %g s of shutting down; dropped", timeout)
+        return False
+    return True
