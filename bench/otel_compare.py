@@ -1,5 +1,5 @@
 """Baton's server CPU per MRTR round trip with tracing on over tracing off, from paired short runs, beside the
-OpenTelemetry SDK's own floor measured in the same run (protocol.md POT9).
+OpenTelemetry SDK's own floor measured in the same run (protocol.md P68).
 
 Three ``baton serve examples/everything.py`` processes: ``baton`` (no OpenTelemetry variable: telemetry off),
 ``baton-otel`` (``OTEL_EXPORTER_OTLP_ENDPOINT`` at a real OTLP/HTTP receiver, bench/otlp_sink.py, in a process of
@@ -204,7 +204,7 @@ def report(
     off_ms = full_row.get(f"{OFF}_cpu_ms_per_rt") or sampled_row.get(f"{OFF}_cpu_ms_per_rt")
     lines += [*full, *sampled, *floor_lines(floor, off_ms, opts.ratio), ""]
     lines += [
-        f"Verdict (protocol.md POT9): line (b), **{'PASS' if passed else 'FAIL'}**. Each set is a run of each server "
+        f"Verdict (protocol.md P68): line (b), **{'PASS' if passed else 'FAIL'}**. Each set is a run of each server "
         f"({opts.pair_n} flows each), back to back; CPU pooled over the sets. Machine load at the end "
         f"(1, 5, 15 min): {load}. The traced servers' own variables: {' '.join(opts.otel_env) or 'none'}.",
     ]

@@ -80,7 +80,7 @@ def test_a_revoked_token_is_refused_once_its_cache_entry_expires(
     text(call(server.url, "whoami", **bearer(token)))
     revoked = httpx.post(f"{auth_server.issuer}/revoke", data={"token": token, "client_id": "public-client"})
     assert revoked.status_code == 200
-    time.sleep(CACHE_S + 0.5)  # at most the cache's lifetime after revocation (protocol.md PAS8)
+    time.sleep(CACHE_S + 0.5)  # at most the cache's lifetime after revocation (protocol.md P44)
     resp = call(server.url, "whoami", **bearer(token))
     assert resp.status_code == 401
     assert 'error="invalid_token"' in resp.headers["www-authenticate"]
@@ -105,7 +105,7 @@ def test_an_opaque_token_for_another_resource_is_refused(auth_server: AuthServer
 def test_wrong_client_credentials_fail_closed(auth_server: AuthServer, server: RunningServer) -> None:
     token = opaque(auth_server, server, "mcp:read")
     bad = Introspector(Introspection(f"{auth_server.issuer}/introspect", "conf-basic", "wrong-secret"))
-    with pytest.raises(AuthUnavailable, match="cannot be checked"):  # 503: not the client's bad token (PAS10)
+    with pytest.raises(AuthUnavailable, match="cannot be checked"):  # 503: not the client's bad token (P46)
         asyncio.run(bad.claims(token))
     post_client = Introspector(
         Introspection(

@@ -93,7 +93,7 @@ def test_metadata_is_published_at_the_path_aware_well_known_uri(auth_server: Aut
     assert doc["resource_name"] == "Baton OAuth test server"
     preflight = httpx.options(url, headers={"Origin": "https://host.example", "Access-Control-Request-Method": "GET"})
     assert preflight.status_code == 204 and preflight.headers["access-control-allow-origin"] == "*"
-    # The endpoint is at /mcp: the root document would name another resource (protocol.md PAS9).
+    # The endpoint is at /mcp: the root document would name another resource (protocol.md P45).
     assert httpx.get(f"http://127.0.0.1:{server.port}/.well-known/oauth-protected-resource").status_code == 404
     assert httpx.post(url).status_code == 405
 
@@ -136,7 +136,7 @@ def refused(resp: httpx.Response) -> dict[str, str]:
 def test_a_token_for_another_audience_is_refused(auth_server: AuthServer, server: RunningServer) -> None:
     token = str(log_in(auth_server.issuer, scope="mcp:read", resource="http://127.0.0.1:1/other")["access_token"])
     assert "another audience" in refused(call(server.url, "whoami", **bearer(token)))["error_description"]
-    # A trailing slash is another resource, not a spelling of this one (protocol.md PAS7).
+    # A trailing slash is another resource, not a spelling of this one (protocol.md P43).
     token = str(log_in(auth_server.issuer, scope="mcp:read", resource=server.url + "/")["access_token"])
     refused(call(server.url, "whoami", **bearer(token)))
 
@@ -195,7 +195,7 @@ def test_malformed_credentials_are_refused_and_the_server_keeps_serving(
 ) -> None:
     resp = call(server.url, "whoami", Authorization=header)
     assert resp.status_code == 401
-    # Another scheme is no bearer credential at all: no error code (RFC 6750 3.1, protocol.md PAS11).
+    # Another scheme is no bearer credential at all: no error code (RFC 6750 3.1, protocol.md P47).
     assert challenge(resp.headers["www-authenticate"]).get("error") == error
     assert httpx.get(f"http://127.0.0.1:{server.port}/.well-known/oauth-protected-resource/mcp").status_code == 200
 
@@ -217,7 +217,7 @@ def test_a_tool_scope_is_required_and_every_needed_scope_is_named_at_once(
 ) -> None:
     read_only = token_for(auth_server, server, "mcp:read")
     forbidden(call(server.url, "write_file", {"name": "a"}, **bearer(read_only)), "mcp:read files:write")
-    # tools/list still shows the tool (protocol.md PAS3); calls are what the scope guards.
+    # tools/list still shows the tool (protocol.md P39); calls are what the scope guards.
     listed = post(server.url, request("tools/list"), **bearer(read_only)).json()["result"]["tools"]
     assert "write_file" in [tool["name"] for tool in listed]
     stepped_up = token_for(auth_server, server, "mcp:read files:write")
@@ -258,7 +258,7 @@ def test_resource_template_and_completion_scopes(auth_server: AuthServer, server
     template_read = request("resources/read", {"uri": "files://docs/plan"})
     forbidden(post(server.url, template_read, **bearer(read_only)), "mcp:read files:read")
     assert post(server.url, template_read, **bearer(reader)).json()["result"]["contents"][0]["text"] == "the doc plan"
-    # Completing a scoped prompt's or template's arguments needs their scopes (protocol.md PAS3).
+    # Completing a scoped prompt's or template's arguments needs their scopes (protocol.md P39).
     argument = {"name": "path", "value": "s"}
     for ref in ({"type": "ref/prompt", "name": "review"}, {"type": "ref/resource", "uri": "files://docs/{name}"}):
         complete = request("completion/complete", {"ref": ref, "argument": argument})
@@ -319,7 +319,7 @@ def test_a_session_gets_403_on_the_post_and_goes_on(auth_server: AuthServer, ser
     writer = token_for(auth_server, server, "mcp:read files:write")
     done = legacy(server.url, "tools/call", {"name": "write_file", "arguments": {"name": "a"}}, 5, sid, writer)
     assert done.json()["result"]["content"][0]["text"] == "wrote a"
-    # Subscribing to (or unsubscribing from) a scoped resource needs its scopes too (protocol.md PAS3).
+    # Subscribing to (or unsubscribing from) a scoped resource needs its scopes too (protocol.md P39).
     forbidden(
         legacy(server.url, "resources/subscribe", {"uri": "files://secret"}, 7, sid, read_only), "mcp:read files:read"
     )

@@ -228,7 +228,7 @@ def test_invalid_scope_items_are_dropped() -> None:
     assert scopes_of({"scp": "mcp:read files:write"}) == {"mcp:read", "files:write"}
 
 
-# -- the issuer's JWKS: rotation, outages (protocol.md PAS10) ---------------------------------------------
+# -- the issuer's JWKS: rotation, outages (protocol.md P46) ---------------------------------------------
 
 
 class JwksServer:

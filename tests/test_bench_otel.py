@@ -39,7 +39,7 @@ def test_otel_compare_writes_its_report(tmp_path: Path) -> None:
         "(b) parentbased_traceidratio 0.5: c=2: server CPU per round trip with tracing on <= 1.15x tracing off: **",
         "(c) SDK floor, CPU \u00b5s (bench/otel_inproc.py floor, this run): bare span + exporter ",
         "Budget the target leaves: 0.15 x ",
-        "Verdict (protocol.md POT9): line (b), **",
+        "Verdict (protocol.md P68): line (b), **",
         "| 2 | 1 of 1 |",
         "ratio: **",
     ):

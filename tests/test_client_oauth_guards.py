@@ -46,7 +46,7 @@ async def login_at(server: Stub, auth: OAuth, challenge: Challenge | None = None
     return await login.recover(401, challenge or Challenge({"resource_metadata": f"{server.url}/prm"}), b"", Attempts())
 
 
-# -- size and time bounds (protocol.md PAC2) ---------------------------------------------------------------
+# -- size and time bounds (protocol.md P49) ---------------------------------------------------------------
 
 
 async def _drip() -> AsyncIterator[bytes]:
@@ -127,7 +127,7 @@ def test_the_person_at_the_browser_is_not_counted_against_the_exchange_bound() -
     assert run(main()) == b"Authorization: Bearer AT-1\r\n"
 
 
-# -- where tokens and logins may go (protocol.md PAC5) -------------------------------------------------------
+# -- where tokens and logins may go (protocol.md P52) -------------------------------------------------------
 
 
 @pytest.mark.parametrize("url", ["http://mcp.example.com/mcp", "http://192.0.2.7:8080/mcp", "http://[2001:db8::1]/mcp"])
@@ -193,7 +193,7 @@ def test_check_endpoint(url: str, server: str, ok: bool) -> None:
             check_endpoint(url, "endpoint", server)
 
 
-# -- which client, bound to which authorization server (protocol.md PAC6, PAC10) ------------------------------
+# -- which client, bound to which authorization server (protocol.md P53, P57) ------------------------------
 
 
 def test_a_pre_registered_secret_needs_its_issuer() -> None:
@@ -227,7 +227,7 @@ def test_a_public_pre_registered_client_stays_with_the_first_authorization_serve
     assert len(opened) == 1
 
 
-# -- the file store (protocol.md PAC11) -----------------------------------------------------------------------
+# -- the file store (protocol.md P58) -----------------------------------------------------------------------
 
 
 def test_two_file_stores_on_one_path_in_one_process_lose_nothing(tmp_path: Path) -> None:
@@ -314,7 +314,7 @@ def test_a_pre_registered_secret_is_never_stored_and_still_refreshes(tmp_path: P
     assert "THE-SECRET" not in path.read_text()
 
 
-# -- discovery (protocol.md PAC3, PAC4) -------------------------------------------------------------------------
+# -- discovery (protocol.md P50, P51) -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -386,7 +386,7 @@ def test_an_authorization_server_without_s256_is_refused(methods: list[str] | No
     assert run(main()) == []
 
 
-# -- tokens and grants (protocol.md PAC8, PAC10) ------------------------------------------------------------------
+# -- tokens and grants (protocol.md P55, P57) ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("kind", ["DPoP", "mac", None, 7])
@@ -476,7 +476,7 @@ def test_a_registration_stored_for_another_issuer_is_not_used() -> None:
     assert run(main()) == ["/register", "/token"]
 
 
-# -- how often a request may log in (protocol.md PAC2, PAC7) ---------------------------------------------------
+# -- how often a request may log in (protocol.md P49, P54) ---------------------------------------------------
 
 
 def test_step_up_is_bounded_per_request() -> None:

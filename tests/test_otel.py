@@ -2,9 +2,9 @@
 (bench/otlp_sink.py, decoded with opentelemetry-proto); Baton's client is traced in a subprocess of its own.
 
 Checked: the MCP semantic-convention attributes and Baton's `baton.mrtr.*`; one trace for every round of a
-flow served by two instances that share only a key (protocol.md POT2, POT4); no answer, token, argument or
-requestState in any byte exported (POT5); the duration histogram; JSON logs; and that with OpenTelemetry
-not configured nothing is exported and no `opentelemetry` module is imported (POT1).
+flow served by two instances that share only a key (protocol.md P61, P63); no answer, token, argument or
+requestState in any byte exported (P64); the duration histogram; JSON logs; and that with OpenTelemetry
+not configured nothing is exported and no `opentelemetry` module is imported (P60).
 """
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ def test_a_flow_over_two_instances_is_one_trace(pair: tuple[RunningServer, Runni
 def test_head_sampling_keeps_every_round_of_a_flow_in_or_out(sink: OtlpSink, tmp_path: Path) -> None:
     """`parentbased_traceidratio` (the SDK reads the standard variables): round 1 decides, and the flow's trace
     context sealed in requestState, sampled flag included, makes round 2 on the other instance follow it
-    (protocol.md POT2, POT8). A flow sampled out stays out on beta; one sampled in stays in, in one trace;
+    (protocol.md P61, P67). A flow sampled out stays out on beta; one sampled in stays in, in one trace;
     the handler's own span follows its round."""
     keys = ",".join(k.encode() for k in KeyRing.ephemeral_key().keys)
     sampled = {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.5"}
@@ -325,7 +325,7 @@ def test_json_logs(tmp_path: Path) -> None:
 def test_sigterm_exports_the_queued_spans_and_metrics(sink: OtlpSink, tmp_path: Path, workers: int) -> None:
     """`baton serve` stopped by SIGTERM, with a batch delay and a metric interval far longer than the test: the spans
     of the last requests and the histogram reach the collector during the graceful shutdown, in every worker, and
-    the exit status is that of a `baton serve` without telemetry (protocol.md POT11)."""
+    the exit status is that of a `baton serve` without telemetry (protocol.md P70)."""
     keys = ",".join(k.encode() for k in KeyRing.ephemeral_key().keys)
     late = {"OTEL_BSP_SCHEDULE_DELAY": "600000", "OTEL_METRIC_EXPORT_INTERVAL": "600000"}
     args = ("--workers", str(workers)) if workers > 1 else ()
@@ -348,7 +348,7 @@ def test_sigterm_exports_the_queued_spans_and_metrics(sink: OtlpSink, tmp_path: 
 
 
 def test_metrics_exporter_none_records_no_histogram(sink: OtlpSink, tmp_path: Path) -> None:
-    """`OTEL_METRICS_EXPORTER=none`: no meter provider is set and no histogram recorded (protocol.md POT10);
+    """`OTEL_METRICS_EXPORTER=none`: no meter provider is set and no histogram recorded (protocol.md P69);
     spans are exported as before."""
     keys = ",".join(k.encode() for k in KeyRing.ephemeral_key().keys)
     env = otel_env(sink, "alpha", keys, OTEL_METRICS_EXPORTER="none")

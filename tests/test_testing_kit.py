@@ -1,5 +1,5 @@
 """The testing kit itself: the in-memory client in both eras, the scripted user, the fake clock, the checks,
-and the pytest plugin, loaded by its entry point in a pytest of its own (protocol.md PKT1-PKT7)."""
+and the pytest plugin, loaded by its entry point in a pytest of its own (protocol.md P71-P77)."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_the_in_memory_client_is_a_baton_client_in_both_eras(era: str) -> None:
 
     run(main())
     assert LEDGER == ["crate"]
-    assert [a.key for a in user.asked] == ["go"]  # the ask key, in a session too (PKT2)
+    assert [a.key for a in user.asked] == ["go"]  # the ask key, in a session too (P72)
     assert notes and notes[0]["method"] == "notifications/progress"
 
 
@@ -171,7 +171,7 @@ def test_the_fake_clock_moves_expiry_and_puts_the_real_clock_back() -> None:
 
 
 def test_every_time_of_day_is_read_through_the_clock() -> None:
-    """The seam holds only if nothing reads the wall clock around it (PKT3). The one exception is when a
+    """The seam holds only if nothing reads the wall clock around it (P73). The one exception is when a
     span starts and ends (`telemetry/otel.py`, `now_ns`): a trace says when things really happened."""
     readers = [
         path.relative_to(ROOT).as_posix()

@@ -157,10 +157,10 @@ def _protect(server: Server, options: dict[str, Any]) -> str | None:
 
 
 def _telemetry(server: Server) -> None:
-    """Set up OpenTelemetry export when the standard variables ask for it (protocol.md POT1); the instance
+    """Set up OpenTelemetry export when the standard variables ask for it (protocol.md P60); the instance
     is named as in the `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`). Once set up, the server's
     `aclose` (which the transport awaits when it shuts down: uvicorn's lifespan on SIGTERM or SIGINT, in each
-    worker; the end of stdio) exports what is queued and shuts the providers down, bounded (protocol.md POT11)."""
+    worker; the end of stdio) exports what is queued and shuts the providers down, bounded (protocol.md P70)."""
     from .serve.http import ENV_INSTANCE
     from .telemetry.setup import from_env, shutdown
 
@@ -229,7 +229,7 @@ def serve(args: argparse.Namespace) -> int:
     auth_options = _auth_options(args)
     if auth_options is None and (args.auth_audience or args.auth_scopes or args.auth_introspection):
         return _refuse("--auth-audience, --auth-scopes and --auth-introspection need --auth-issuer URL")
-    if auth_options is not None and args.stdio:  # stdio keeps the OS user (protocol.md PAS1)
+    if auth_options is not None and args.stdio:  # stdio keeps the OS user (protocol.md P37)
         print(
             "baton serve: note: --auth-* options apply to HTTP only; on stdio the caller is the OS user",
             file=sys.stderr,

@@ -5,7 +5,7 @@ request without the header, or with another scheme (`Basic ...`), presented no b
 a 401 challenge without an error code follows (RFC 6750 section 3.1: "attempted using an unsupported
 authentication method"). A malformed bearer credential (`Bearer`, `Bearer a b`) is `invalid_request`,
 still with 401, not the 400 RFC 6750 suggests, so an MCP client starts its authorization flow
-(protocol.md PAS11).
+(protocol.md P47).
 """
 
 from __future__ import annotations

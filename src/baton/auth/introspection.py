@@ -11,9 +11,9 @@ answer briefly so a busy client does not cost one round trip per request:
   (`inactive_cache_size`), so a flood of bad tokens is cheap and cannot evict the good answers;
 - concurrent requests with the same token share one round trip.
 
-A revoked token is therefore refused at the latest `cache_ttl_s` after revocation (protocol.md PAS8).
+A revoked token is therefore refused at the latest `cache_ttl_s` after revocation (protocol.md P44).
 If the endpoint cannot be reached, or refuses Baton's credentials, the request is refused with 503
-(`AuthUnavailable`, protocol.md PAS10): Baton fails closed, and does not call the client's token bad.
+(`AuthUnavailable`, protocol.md P46): Baton fails closed, and does not call the client's token bad.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ class Introspector:
             resp.raise_for_status()
             body = resp.json()
         except (httpx.HTTPError, ValueError) as exc:
-            # protocol.md PAS10: the token was not judged: 503, not 401 (a refusal of Baton's own
+            # protocol.md P46: the token was not judged: 503, not 401 (a refusal of Baton's own
             # credentials too: that is the operator's to fix, not the client's).
             log.warning("token introspection at %s failed: %s", cfg.url, _why(exc))
             raise AuthUnavailable("the token cannot be checked now (introspection failed)") from None

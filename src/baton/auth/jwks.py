@@ -1,5 +1,5 @@
 """An issuer's signing keys from its JWKS URL, cached, and refreshed so that a key rotation is picked up
-without a restart while an outage of the issuer costs as little as it can (protocol.md PAS10):
+without a restart while an outage of the issuer costs as little as it can (protocol.md P46):
 
 - a cached key is returned at once, without a lock, while the set is fresh (`ttl_s`); once it is
   stale it is still returned at once and one refresh is started in the background;

@@ -149,7 +149,7 @@ class OAuthResource:
             issuer = claims.get("iss")
             if issuer is not None and issuer != self.issuer:
                 raise Unauthenticated("the token was issued by another authorization server")
-            check_audience(claims, [self._resource])  # protocol.md PAS8: required of introspection too
+            check_audience(claims, [self._resource])  # protocol.md P44: required of introspection too
         else:
             assert self._verifier is not None
             claims = await self._verifier.claims(token)

@@ -3,7 +3,7 @@
 `canonical_resource` is the comparison form the MCP spec describes: scheme and host lowercased (an
 uppercase spelling is accepted), the default port dropped, an empty path and `/` the same at the root
 only, and nothing else rewritten: `https://mcp.example.com/mcp/` is not `https://mcp.example.com/mcp`
-(protocol.md PAS7). A fragment, a query or userinfo is refused (`ValueError`): they do not name a resource.
+(protocol.md P43). A fragment, a query or userinfo is refused (`ValueError`): they do not name a resource.
 """
 
 from __future__ import annotations

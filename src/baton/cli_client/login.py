@@ -5,7 +5,7 @@ system browser. Before anything opens, the full authorization address is shown o
 same checks as a URL-mode question (`forms.url_safety`): its site, every warning, and a refusal for
 an address that must not be opened. Tokens go to the file store only the user can read
 (`FileStore()`, in Baton's data directory), or nowhere with `--no-token-store`. A login happens only
-if the server answers 401; a server that needs none never sees any of this (protocol.md PAC11).
+if the server answers 401; a server that needs none never sees any of this (protocol.md P58).
 """
 
 from __future__ import annotations

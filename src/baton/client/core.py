@@ -168,7 +168,7 @@ class Client:
         self._ids = itertools.count(1)
         self._header_params: dict[str, dict[str, tuple[str, ...]]] = {}
         self._cache: dict[tuple[str, str | None], tuple[float, dict[str, Any]]] | None = {} if cache else None
-        self._observer = observer(target)  # None unless OpenTelemetry is configured (protocol.md POT1)
+        self._observer = observer(target)  # None unless OpenTelemetry is configured (protocol.md P60)
 
     async def __aenter__(self) -> Client:
         return self
@@ -227,7 +227,7 @@ class Client:
                 raise
             self._probe_answer = str(exc)
             return LEGACY
-        except AuthError:  # the login failed: the handshake would only ask again (protocol.md PAC1)
+        except AuthError:  # the login failed: the handshake would only ask again (protocol.md P48)
             raise
         except ClientError as exc:  # a reply without a result object
             self._probe_answer = str(exc)
@@ -345,7 +345,7 @@ class Client:
     async def _leg(self, method: str, params: dict[str, Any] | None, progress: Progress | None) -> dict[str, Any]:
         body = dict(params or {})
         body["_meta"] = {**self._meta(), **body.get("_meta", {})}
-        if self._observer is not None:  # a span per leg, its context in _meta (protocol.md POT4)
+        if self._observer is not None:  # a span per leg, its context in _meta (protocol.md P63)
             return await self._observer.leg(method, body, lambda traced: self._send(method, traced, progress))
         return await self._send(method, body, progress)
 

@@ -1,4 +1,4 @@
-"""Telemetry for a client, decided once when the `Client` is made (protocol.md POT1).
+"""Telemetry for a client, decided once when the `Client` is made (protocol.md P60).
 
 `observer(target)` is None unless this process has configured OpenTelemetry; then it is a
 `baton.client.tracing.ClientObserver` (only then is OpenTelemetry imported), which wraps each leg in a

@@ -3,7 +3,7 @@
 Each request the client sends (each round of a flow) is a CLIENT span named `{mcp.method.name} {target}`;
 its context goes into `params._meta` (`traceparent`, `tracestate`, `baggage`; SEP-414). A later round of
 the same flow is the child of the round before it (found by the `requestState` it carries back), so a
-flow is one trace on the client side too (protocol.md POT4). Imported only when telemetry is on.
+flow is one trace on the client side too (protocol.md P63). Imported only when telemetry is on.
 """
 
 from __future__ import annotations

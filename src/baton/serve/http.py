@@ -11,7 +11,7 @@ MCP 2025-11-25: every request that `baton.protocol.era.is_modern` does not claim
 `baton.serve.http_sessions`; a 2026 request with its envelope pays one dict lookup for that.
 
 With `Server(auth=...)` it also answers GET (and the CORS preflight) at the OAuth Protected Resource
-Metadata path (RFC 9728, protocol.md PAS9); 401 and 403 replies carry the guard's `WWW-Authenticate`.
+Metadata path (RFC 9728, protocol.md P45); 401 and 403 replies carry the guard's `WWW-Authenticate`.
 
 Every JSON-RPC envelope is built by `baton.protocol.messages`. Every response names the instance that
 produced it in a `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), for deployments of many.
@@ -277,7 +277,7 @@ class HttpApp:
     async def _notification(self, msg: Message, scope: Scope, headers: Headers, send: Send) -> None:
         # protocol.md P4: accept any well-formed notification with 202; refuse only a present header
         # that disagrees with the body. A protected server authenticates it first, as every request
-        # (401, or 403 without the server-wide scopes; protocol.md PAS2).
+        # (401, or 403 without the server-wide scopes; protocol.md P38).
         if self.server.has_principal_hook:
             refusal = await self.server.admit(None, Exchange(_info(scope, headers)))
             if refusal is not None:

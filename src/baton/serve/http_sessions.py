@@ -273,7 +273,7 @@ class SessionHttp:
     ) -> None:
         """A handshake-era request (`is_modern` said so): `initialize`, `ping` before a session, or a session's."""
         ex = Exchange(info)
-        # protocol.md PAS2: a 401 or 403 (scopes) is the POST's HTTP status; the session is unaffected.
+        # protocol.md P38: a 401 or 403 (scopes) is the POST's HTTP status; the session is unaffected.
         if not await self._admit(msg, ex, send):
             return
         principal = ex.principal
@@ -496,7 +496,7 @@ class SessionHttp:
         head = list(self._json_head)
         if refusal.www_authenticate is not None or refusal.status in (None, 401):
             head.append((b"www-authenticate", (refusal.www_authenticate or "Bearer").encode()))
-        if refusal.retry_after_s is not None:  # 503: the credentials cannot be checked now (protocol.md PAS10)
+        if refusal.retry_after_s is not None:  # 503: the credentials cannot be checked now (protocol.md P46)
             head.append((b"retry-after", str(refusal.retry_after_s).encode()))
         await send_json(send, refusal.status or 401, head, refusal.body)
         return False

@@ -172,7 +172,7 @@ class Server:
         self.connect_declared = connect is not None  # the author gave a kit: it is in use (startup.py)
         self.session_ttl_s = session_ttl_s  # how long a 2025-11-25 session id opens (protocol.md P30)
         self.ask_timeout_s = ask_timeout_s  # how long a 2025-11-25 request waits for an answer (P29)
-        self.trace_arguments = trace_arguments  # tool arguments on spans, off by default (protocol.md POT5)
+        self.trace_arguments = trace_arguments  # tool arguments on spans, off by default (protocol.md P64)
         self._sessions: SessionSeal | None = None
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}
@@ -246,7 +246,7 @@ class Server:
         if transport not in self._checked:  # until a handler is added or removed
             check_startup(self, transport)
             self._checked.add(transport)
-        instrument(self)  # spans and metrics when OpenTelemetry is configured (protocol.md POT1)
+        instrument(self)  # spans and metrics when OpenTelemetry is configured (protocol.md P60)
 
     @property
     def sealer(self) -> Sealer:
@@ -545,7 +545,7 @@ class Server:
         """Answer one request. Notifications are the transport's business and never reach here."""
         rid = msg.id
         # Unauthenticated HTTP is "anonymous", the default, unless the request needs scopes: a handler
-        # given scopes at run time is then refused (403) as in a session, never silently open (protocol.md PAS5).
+        # given scopes at run time is then refused (403) as in a session, never silently open (protocol.md P41).
         if self._guard.active or exchange.info.transport != "http" or required_for(self, msg.method, msg.params):
             refusal = await self._guard.admit(msg, exchange)  # 401 / 403 (guard.py)
             if refusal is not None:

@@ -32,7 +32,7 @@ class Grant:
 
     A principal hook may return a `Grant` instead of a plain principal string. `scopes=None` means the
     credentials carry no scopes (a hook that returns a str): over HTTP such a caller may not run an
-    operation that requires scopes (protocol.md PAS5).
+    operation that requires scopes (protocol.md P41).
     """
 
     principal: str
@@ -56,7 +56,7 @@ class Unauthenticated(Exception):
 class AuthUnavailable(Exception):
     """Raised by a principal hook when credentials cannot be checked now (the authorization server's
     keys or introspection endpoint are unreachable): HTTP answers 503 with `Retry-After`, not 401, since
-    the client's token was not judged (protocol.md PAS10)."""
+    the client's token was not judged (protocol.md P46)."""
 
     def __init__(self, message: str, *, retry_after_s: int = 5) -> None:
         super().__init__(message)

@@ -6,18 +6,18 @@ scope gate, answering 401 or 403 with a `WWW-Authenticate` challenge before anyt
 - no acceptable credentials → HTTP 401, `Bearer resource_metadata="...", scope="<what this request
   needs>"`, plus `error`/`error_description` when a token was presented and refused;
 - a grant that lacks scopes this request needs → HTTP 403, `Bearer error="insufficient_scope",
-  scope="<every scope it needs, in one challenge>", resource_metadata="..."` (protocol.md PAS3).
+  scope="<every scope it needs, in one challenge>", resource_metadata="..."` (protocol.md P39).
 
 When the credentials cannot be checked now (`AuthUnavailable`: the issuer's keys or introspection
 endpoint are unreachable) the answer is 503 with `Retry-After` and no challenge: the token was not
-judged, so the client should retry, not log in again (protocol.md PAS10).
+judged, so the client should retry, not log in again (protocol.md P46).
 
 Authentication that fails unexpectedly (a bug in a hook, a library error on a strange token) is a
 logged 401, never a 500 with a traceback: the log names the exception and where it was raised, not
 its message, which might quote the token.
 
-Each MRTR round is its own request and is admitted again (protocol.md PAS6). On stdio scopes are not
-enforced: the caller is the OS user who started the process (protocol.md PAS1).
+Each MRTR round is its own request and is admitted again (protocol.md P42). On stdio scopes are not
+enforced: the caller is the OS user who started the process (protocol.md P37).
 
 `ResourceAuth` is what the server needs of `Server(auth=...)` (`baton.auth.OAuthResource` is the one
 Baton ships); the guard knows it only through this protocol, as the server knows the connect kit.
@@ -101,7 +101,7 @@ class Guard:
     async def grant(self, info: RequestInfo) -> Grant:
         """The caller's grant: the hook's answer, the OS user on stdio, else `anonymous` (no scopes).
 
-        OAuth (`Server(auth=...)`) is for HTTP only: a stdio caller is the OS user (protocol.md PAS1)."""
+        OAuth (`Server(auth=...)`) is for HTTP only: a stdio caller is the OS user (protocol.md P37)."""
         if self.hook is not None and (info.transport == "http" or self.server.auth is None):
             who = self.hook(info)
             if inspect.isawaitable(who):

@@ -1,4 +1,4 @@
-"""Telemetry for a server, switched on once per server, when serving starts (protocol.md POT1).
+"""Telemetry for a server, switched on once per server, when serving starts (protocol.md P60).
 
 `instrument(server)` runs in `Server.check_startup`: when a tracer provider is configured (and only
 then is OpenTelemetry imported, by `baton.server.tracing`), the server's entry points are wrapped and

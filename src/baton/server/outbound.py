@@ -105,7 +105,7 @@ class Stream:
         self._write = write
         self.outbound = outbound
         self.can_request = can_request
-        self.keys: dict[RequestId, str] = {}  # request id -> the ask key it carries; never sent (protocol.md PKT2)
+        self.keys: dict[RequestId, str] = {}  # request id -> the ask key it carries; never sent (protocol.md P72)
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         await self._write(notification(method, params))

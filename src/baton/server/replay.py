@@ -56,7 +56,7 @@ class ReplayEngine:
         self.single_use = single_use
         self._connect = connect
         self._all_single_use = all_single_use
-        self.observer: RoundObserver | None = None  # set when telemetry is on (observe.py, protocol.md POT1)
+        self.observer: RoundObserver | None = None  # set when telemetry is on (observe.py, protocol.md P60)
 
     def run(
         self,

@@ -4,9 +4,9 @@
   RFC 6749 scope tokens, no `offline_access` (refresh tokens are not a resource requirement).
 - `required_for` is the one place that says what a request needs: the server-wide scopes, plus the
   scopes of the tool, resource (or template) or prompt it names, completes (`completion/complete`)
-  or subscribes to (2025-11-25 `resources/subscribe`, `resources/unsubscribe`) (protocol.md PAS3).
+  or subscribes to (2025-11-25 `resources/subscribe`, `resources/unsubscribe`) (protocol.md P39).
 - `Implications.missing` decides: exact string match, widened only by the author's `implies` mapping
-  (`{"files:admin": ["files:read", "files:write"]}`), followed transitively (protocol.md PAS4).
+  (`{"files:admin": ["files:read", "files:write"]}`), followed transitively (protocol.md P40).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class Implications:
 
 
 def required_for(server: Server, method: str | None, params: Mapping[str, Any] | None) -> tuple[str, ...]:
-    """Every scope this request needs, server-wide first, in one list (the one challenge, protocol.md PAS3)."""
+    """Every scope this request needs, server-wide first, in one list (the one challenge, protocol.md P39)."""
     base = server.auth.scopes if server.auth is not None else ()
     if method is None or params is None:
         return base

@@ -42,7 +42,7 @@ class SingleUse:
     def __init__(self, ledger: Callable[[], Ledger]) -> None:
         self._ledger = ledger
         self._retries = Retries()  # replies still to be recorded in the ledger
-        self.observe: Callable[[str], None] | None = None  # telemetry's ear for outcomes (protocol.md POT3)
+        self.observe: Callable[[str], None] | None = None  # telemetry's ear for outcomes (protocol.md P62)
 
     async def run(self, token: str, principal: str, expires: int, play: Round) -> dict[str, Any]:
         """Claim `token` for `principal`, then run `play` (or close it unrun) and answer as described above."""

@@ -12,7 +12,7 @@ serving layer has mounted the connect kit. Each refusal is a `ConfigurationError
   (its public URL is not plain http on loopback) and the server has no principal hook;
 - over HTTP, a tool, resource or prompt requires OAuth scopes and nothing authenticates callers
   (no `Server(auth=...)`, no principal hook): every call would be refused, or, worse, meant to be
-  protected and not (protocol.md PAS5).
+  protected and not (protocol.md P41).
 
 When is the connect kit in use? When the server was given one (`Server(connect=ConnectKit(...))`: that
 is the explicit declaration), or when a handler's own source code calls `ctx.secret` or `ctx.connect`

@@ -1,8 +1,8 @@
 """The server span of each request and the `mcp.server.operation.duration` histogram (docs/observability.md).
 
 One SERVER span per request, named `{mcp.method.name} {target}`, with the attributes of the MCP semantic
-conventions and Baton's `baton.mrtr.*` (protocol.md POT3). A round's span starts once its `requestState`
-is open, because the flow's trace sealed in it decides the parent (protocol.md POT2, POT4); its start
+conventions and Baton's `baton.mrtr.*` (protocol.md P62). A round's span starts once its `requestState`
+is open, because the flow's trace sealed in it decides the parent (protocol.md P61, P63); its start
 time is the request's arrival all the same. Imported only when telemetry is on (`baton.server.observe`).
 """
 
@@ -45,7 +45,7 @@ class ServerObserver:
     def __init__(self, server: Server) -> None:
         self.instruments = otel.Instruments("server", server.version)
         self.common = CommonAttributes()
-        self.arguments = server.trace_arguments  # tool arguments on spans: the author's opt-in (POT5)
+        self.arguments = server.trace_arguments  # tool arguments on spans: the author's opt-in (P64)
 
     def wrap(self, handle: Handle) -> Handle:
         async def traced(msg: Message, exchange: Exchange) -> Reply | Subscription:
@@ -114,7 +114,7 @@ class ServerObserver:
 class Served:
     """One request's span in the making: its common attributes at once, its span once the parent is known, and
     the rest of its attributes only if that span is recording (a sampled-out request builds none,
-    protocol.md POT7)."""
+    protocol.md P66)."""
 
     __slots__ = (
         "_responses",
@@ -212,7 +212,7 @@ class Served:
 
     def played(self, asks: dict[str, Ask], state: FlowState) -> None:
         """The round's answers by key and outcome, its asks by key and mode; the flow's trace, sampled or not, goes
-        into the state about to be sealed, so later rounds keep round 1's sampling decision (protocol.md POT8)."""
+        into the state about to be sealed, so later rounds keep round 1's sampling decision (protocol.md P67)."""
         if asks and self.span is not None:
             state.journal.trace = otel.flow_of(self.span)
         extra = self.extra

@@ -1,4 +1,4 @@
-"""The wall clock behind every expiry Baton reads: one place, so that a test can move it (protocol.md PKT3).
+"""The wall clock behind every expiry Baton reads: one place, so that a test can move it (protocol.md P73).
 
 `requestState` and session ids (`seal`), single-use ledger entries (`ledger_memory`, `ledger_sqlite`),
 background retries (`background`) and the connect kit's tickets and browser sessions read the time of

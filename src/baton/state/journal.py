@@ -4,7 +4,7 @@
 - `pending`: key -> question digest for the asks sent in the last round;
 - `once`: key -> JSON result of steps run with `ctx.once`;
 - `trace`: the flow's trace context when telemetry is on, opaque here (`baton.telemetry.flowtrace`,
-  protocol.md POT2): a trace id and a span id, never anything the user gave.
+  protocol.md P61): a trace id and a span id, never anything the user gave.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The attributes a request shares with every other request of the same method, target, protocol version and
-transport, built and screened once per such key and reused (protocol.md POT7).
+transport, built and screened once per such key and reused (protocol.md P66).
 
 Per key: the span's name, the attributes a span starts with (the ones a sampler may look at), and the
 duration histogram's attributes (`names.METRIC_ATTRIBUTES`: few, as the conventions ask, since each one

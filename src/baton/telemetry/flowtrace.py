@@ -1,5 +1,5 @@
 """What of a trace a sealed `requestState` carries, so that every round of a flow is in one trace
-whichever instance serves it (protocol.md POT2).
+whichever instance serves it (protocol.md P61).
 
 Exactly three things, as one 50-character hex string in the journal (`Journal.trace`): the trace id
 (16 bytes), the span id of the server span that answered `input_required` (8 bytes), and the trace

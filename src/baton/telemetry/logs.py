@@ -1,4 +1,4 @@
-"""Structured logs on stderr: `text` (the default) or `json`, one object a line (protocol.md POT6).
+"""Structured logs on stderr: `text` (the default) or `json`, one object a line (protocol.md P65).
 
 `baton serve --log-format json` or `BATON_LOG_FORMAT=json`; the documented replacement for the
 deprecated `logging/setLevel`: operators read the server's own logs, not a client. A JSON line names

@@ -1,7 +1,7 @@
 """Every span and metric name Baton emits, in one place (docs/observability.md lists them as emitted).
 
 The MCP names follow the OpenTelemetry semantic conventions for MCP; Baton's own, which make a multi
-round-trip flow visible, sit under `baton.` (protocol.md POT3). Nothing outside this module spells
+round-trip flow visible, sit under `baton.` (protocol.md P62). Nothing outside this module spells
 an attribute name.
 """
 
@@ -24,7 +24,7 @@ GENAI_TOOL: Final = "gen_ai.tool.name"
 GENAI_OPERATION: Final = "gen_ai.operation.name"
 GENAI_PROMPT: Final = "gen_ai.prompt.name"
 GENAI_TOOL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
-"""Opt-in only: `Server(trace_arguments=True)` (protocol.md POT5)."""
+"""Opt-in only: `Server(trace_arguments=True)` (protocol.md P64)."""
 NETWORK_TRANSPORT: Final = "network.transport"
 NETWORK_PROTOCOL: Final = "network.protocol.name"
 SERVER_ADDRESS: Final = "server.address"
@@ -39,7 +39,7 @@ TOOL_ERROR: Final = "tool_error"
 TRANSPORT_TCP: Final = "tcp"
 TRANSPORT_PIPE: Final = "pipe"
 
-# -- Baton's multi round-trip requests (protocol.md POT3) ------------------------------------------
+# -- Baton's multi round-trip requests (protocol.md P62) ------------------------------------------
 ROUND: Final = "baton.mrtr.round"
 """This request's round of its flow: 1 without a requestState, then one more per input_required."""
 ROUNDS: Final = "baton.mrtr.rounds"
@@ -69,7 +69,7 @@ METRIC_ATTRIBUTES: Final = frozenset(
     {MCP_METHOD, MCP_PROTOCOL_VERSION, GENAI_TOOL, GENAI_PROMPT, ERROR_TYPE, NETWORK_TRANSPORT}
 )
 """The duration histograms' attributes: the few the conventions require or recommend, no more, since the SDK
-hashes every one on every record (protocol.md POT7). `rpc.response.status_code` would repeat `error.type`."""
+hashes every one on every record (protocol.md P66). `rpc.response.status_code` would repeat `error.type`."""
 
 SPAN_ATTRIBUTES: Final = frozenset(
     {

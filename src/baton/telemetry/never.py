@@ -1,4 +1,4 @@
-"""What may never be on a span, a metric or a log line Baton emits (protocol.md POT5), enforced here.
+"""What may never be on a span, a metric or a log line Baton emits (protocol.md P64), enforced here.
 
 Never: an answer's content (only its key and outcome), a `requestState` (only its size), a token or a
 secret (a 2025-11-25 session id is a sealed token: only a digest of it), an error's message (only its

@@ -1,8 +1,8 @@
 """The one module of the library that imports the OpenTelemetry API: tracers, meters, W3C propagation
-through `params._meta` (SEP-414) and the parent of a round's span (protocol.md POT2, POT4).
+through `params._meta` (SEP-414) and the parent of a round's span (protocol.md P61, P63).
 
 Imported only once telemetry is on (`switch.configured`): with the extra absent or no provider set,
-nothing imports it, so serving costs what it did without it (protocol.md POT1).
+nothing imports it, so serving costs what it did without it (protocol.md P60).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ TRACE_KEYS = ("traceparent", "tracestate", "baggage")
 """The `_meta` keys that carry W3C trace context and baggage (SEP-414)."""
 SERVER, CLIENT = SpanKind.SERVER, SpanKind.CLIENT
 ERROR = Status(StatusCode.ERROR)
-"""A span's error status carries no description: messages may quote the user (protocol.md POT5)."""
+"""A span's error status carries no description: messages may quote the user (protocol.md P64)."""
 
 
 def now_ns() -> int:
-    """The real time a span starts or ends. Never the test kit's clock (`baton.state.clock`, protocol.md PKT3):
+    """The real time a span starts or ends. Never the test kit's clock (`baton.state.clock`, protocol.md P73):
     that one moves expiries, and a trace should say when things happened."""
     return time.time_ns()
 
@@ -128,7 +128,7 @@ def inject(meta: dict[str, Any], ctx: Context) -> None:
 
 
 def parent_of_round(client: Context | None, flow: FlowTrace | None) -> tuple[Context | None, list[Link]]:
-    """The parent and links of a server span (protocol.md POT4). The flow's trace always wins, so every round
+    """The parent and links of a server span (protocol.md P63). The flow's trace always wins, so every round
     of a flow is in one trace: without a flow the client's context (or none: a new trace); with one, the
     client's span when it is in the flow's trace already, linked to the previous round; else the previous
     round's span, linked to the client's."""

@@ -1,14 +1,14 @@
-"""The OpenTelemetry SDK set up from the standard environment variables, for `baton serve` (protocol.md POT1).
+"""The OpenTelemetry SDK set up from the standard environment variables, for `baton serve` (protocol.md P60).
 
 Export is OTLP over HTTP (protobuf): `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
 / `..._METRICS_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
 `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*` and `OTEL_METRIC_EXPORT_INTERVAL` are read by the SDK itself;
 `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` take `otlp` (the default), `console` or `none`;
 `OTEL_SDK_DISABLED=true` turns it all off. Spans leave through a `BatchSpanProcessor`, off the request path.
-`OTEL_METRICS_EXPORTER=none` sets no meter provider: no histogram is recorded at all (protocol.md POT10).
+`OTEL_METRICS_EXPORTER=none` sets no meter provider: no histogram is recorded at all (protocol.md P69).
 
 `shutdown` flushes and shuts down what `from_env` set, within a bound (`SHUTDOWN_S`); `baton serve` calls it
-when uvicorn shuts the app down (SIGTERM, SIGINT), in every worker, and at exit (protocol.md POT11).
+when uvicorn shuts the app down (SIGTERM, SIGINT), in every worker, and at exit (protocol.md P70).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
 
             metric_exporter = OTLPMetricExporter()
         readers.append(PeriodicExportingMetricReader(metric_exporter))
-    if metric_exporters:  # `none`: no meter provider, so nothing is recorded (protocol.md POT10)
+    if metric_exporters:  # `none`: no meter provider, so nothing is recorded (protocol.md P69)
         meter_provider = MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
         metrics.set_meter_provider(meter_provider)
         steps.append(meter_provider.shutdown)  # collects and exports the last points first

@@ -1,4 +1,4 @@
-"""Whether telemetry is on (protocol.md POT1), decided without importing OpenTelemetry unless it is.
+"""Whether telemetry is on (protocol.md P60), decided without importing OpenTelemetry unless it is.
 
 Library: on when the process has set a tracer provider through the OpenTelemetry API (which it cannot
 have done without importing it), unless `OTEL_SDK_DISABLED=true`. `baton serve`: the SDK is set up

@@ -2,13 +2,13 @@
 
 `check_refusals` runs the accepting path once to learn the asks, then, for each ask in turn, a run
 that declines it and a run that cancels it (every other ask answered as on the accepting path), and
-fails unless the author's probe sees exactly the state it saw before the run (protocol.md PKT5).
+fails unless the author's probe sees exactly the state it saw before the run (protocol.md P75).
 
 `check_tampering` drives a 2026-07-28 flow in step mode and retries its first round with the
 `requestState` flipped, truncated, expired (a `FakeClock` past `state_ttl_s`), taken from another
 flow (`swap`), and, for a single-use flow, replays the completed flow's last retry: every mutation
 must be refused with -32602 "Invalid or expired requestState", and a replay must give the recorded
-result without running the handler again (protocol.md P12, P19, PKT6).
+result without running the handler again (protocol.md P12, P19, P76).
 """
 
 from __future__ import annotations

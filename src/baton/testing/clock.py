@@ -1,4 +1,4 @@
-"""A fake wall clock for expiry tests: `requestState`, session ids, ledger entries, tickets (protocol.md PKT3).
+"""A fake wall clock for expiry tests: `requestState`, session ids, ledger entries, tickets (protocol.md P73).
 
 Baton reads the time of day only through `baton.state.clock.now()`; `FakeClock` is a source for it
 that moves only when told. Use it as a context manager (or the `fake_clock` fixture), which puts the

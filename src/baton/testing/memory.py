@@ -1,7 +1,7 @@
 """The in-memory transport: a `baton.Client` bound to a `Server` in the same process, no sockets, both eras.
 
 A 2026-07-28 request goes to `Server.handle` and a 2025-11-25 session to `Server.initialize` and
-`Server.handle_legacy`, the entry points the stdio and HTTP transports call (protocol.md PKT1): the kit
+`Server.handle_legacy`, the entry points the stdio and HTTP transports call (protocol.md P71): the kit
 adds no dispatch of its own. Every message crosses as JSON bytes, both ways, as on a wire: what a
 handler returns must serialize, and neither side can keep a reference into the other's dicts. The
 caller is a stdio caller (`RequestInfo("stdio")`: the principal hook, else the OS user), unless
@@ -10,9 +10,9 @@ caller is a stdio caller (`RequestInfo("stdio")`: the principal hook, else the O
 In a session the server's asks are JSON-RPC requests on the call's own stream; they are answered
 through the client's `Inbound`, as stdio and HTTP answer them. The ask key a 2025-11-25 request
 carries is not on the wire; the bridge keeps it beside the stream (`Stream.keys`), and the transport
-tells a scripted user which key a server request id stands for (protocol.md PKT2), so one script
+tells a scripted user which key a server request id stands for (protocol.md P72), so one script
 answers both eras. A scripted user's forged answer (`Invalid`) replaces the checked reply here, at
-the last moment, because the client refuses to send a reply that does not fit (protocol.md PKT4).
+the last moment, because the client refuses to send a reply that does not fit (protocol.md P74).
 """
 
 from __future__ import annotations

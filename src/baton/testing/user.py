@@ -5,7 +5,7 @@ replies, or a predicate to replies (`when`): a reply is `Accepted(...)`, `Declin
 a dict (short for `Accepted(dict)`), `Invalid(content)` (an answer that does not fit the form, sent
 anyway, to test a re-ask), or a function of the `Question`. Several replies answer successive asks
 of that key in order, and the last one answers every ask after it. A question no script covers
-fails the call with `UnexpectedQuestion` (protocol.md PKT4).
+fails the call with `UnexpectedQuestion` (protocol.md P74).
 
 `asked` records every question (key, mode, message, form, URL) and the reply given, in order, for
 assertions; `keys` lists the keys. The same script answers both eras: in a 2025-11-25 session the

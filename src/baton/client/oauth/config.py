@@ -39,7 +39,7 @@ class OAuth:
     client_id where the authorization server supports that. `client_name`: shown on consent pages
     (dynamic registration). `scopes`: added to what the server asks for. `login_timeout_s`: how long
     the person may take at the browser. `http_timeout_s`: how long the rest of one login may take in
-    all (discovery, registration, refresh, code exchange; protocol.md PAC2).
+    all (discovery, registration, refresh, code exchange; protocol.md P49).
     """
 
     def __init__(
@@ -64,7 +64,7 @@ class OAuth:
             raise ValueError(f"redirect_uri must be https, or http to this computer (127.0.0.1), not {redirect_uri!r}")
         if (client_secret is not None or client_auth_method is not None) and client_id is None:
             raise ValueError("client_secret and client_auth_method belong to a pre-registered client_id")
-        if client_secret is not None and issuer is None:  # protocol.md PAC6
+        if client_secret is not None and issuer is None:  # protocol.md P53
             raise ValueError(
                 "a pre-registered client_secret belongs to one authorization server: give its issuer= "
                 "(the secret is then never sent to any other)"
@@ -78,7 +78,7 @@ class OAuth:
         self.client_secret = client_secret
         self.client_auth_method = client_auth_method
         self.issuer = issuer
-        self.bound_issuer = issuer  # a public pre-registered client without issuer=: set on first use (PAC6)
+        self.bound_issuer = issuer  # a public pre-registered client without issuer=: set on first use (P53)
         self.client_metadata_url = check_metadata_url(client_metadata_url) if client_metadata_url else None
         self.client_name = client_name
         self.scopes = tuple(dict.fromkeys(scopes if not isinstance(scopes, str) else scopes.split()))

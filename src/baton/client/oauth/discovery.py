@@ -6,16 +6,16 @@ then from the well-known URL with the server's path (`/.well-known/oauth-protect
 then from the root one. A URL that does not answer 200 with a JSON object holding a `resource` string
 and an `authorization_servers` list is skipped for the next; the first that does is used, and is
 refused (no further URL tried) if it names no authorization server or a `resource` that is not this
-server (`resource_matches`, protocol.md PAC3). The `resource` is then used exactly as published.
+server (`resource_matches`, protocol.md P50). The `resource` is then used exactly as published.
 
 Authorization server metadata is read, for an issuer with a path, from the RFC 8414 URL with the path
 inserted, then the OpenID one with the path inserted, then the OpenID one with the path appended;
 for an issuer without one, from the RFC 8414 URL, then the OpenID one. A document whose `issuer` is
-not exactly the issuer the URL was built from is not used (no normalisation, protocol.md PAC4), nor
+not exactly the issuer the URL was built from is not used (no normalisation, protocol.md P51), nor
 one without S256 in `code_challenge_methods_supported` (the client must refuse an authorization
 server that does not say it supports PKCE). Every URL fetched or handed to a browser is https, or
 http to a loopback host, and on a loopback host only for an MCP server on this computer
-(`check_endpoint`, protocol.md PAC5).
+(`check_endpoint`, protocol.md P52).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class ServerMetadata:
 
 
 def check_endpoint(url: str, what: str, server_url: str) -> str:
-    """`url` if the login may fetch it or open it in the browser; AuthError otherwise (protocol.md PAC5).
+    """`url` if the login may fetch it or open it in the browser; AuthError otherwise (protocol.md P52).
 
     https, or http to a loopback host; and a loopback host (whatever the scheme) only for a server that
     is itself on this computer: a server elsewhere cannot send the login to local services.
@@ -103,7 +103,7 @@ def check_endpoint(url: str, what: str, server_url: str) -> str:
 
 
 def may_carry_tokens(server_url: str) -> bool:
-    """Whether a bearer token may be sent to `server_url`: https, or http to a loopback host (protocol.md PAC5)."""
+    """Whether a bearer token may be sent to `server_url`: https, or http to a loopback host (protocol.md P52)."""
     try:
         parts = urlsplit(server_url)
         host = parts.hostname or ""
@@ -148,7 +148,7 @@ def prm_urls(server_url: str, from_challenge: str | None) -> list[str]:
 
 
 def resource_matches(resource: str, server_url: str, *, from_well_known: bool = False) -> bool:
-    """Whether a PRM `resource` names this server (protocol.md PAC3): same scheme, host (letter case
+    """Whether a PRM `resource` names this server (protocol.md P50): same scheme, host (letter case
     aside), port and query, no fragment, and the server's path (a trailing `/` aside). A parent of that path
     at a `/` (`https://x` for `https://x/mcp`) only for a document read from the server's own
     well-known URLs (`from_well_known`), which the origin serves, never from a challenge's URL."""
@@ -224,7 +224,7 @@ async def authorization_server(http: httpx.AsyncClient, issuer: str, server_url:
         if doc is None:
             tried.append(f"{url} ({status or 'no answer'})")
             continue
-        if doc.get("issuer") != issuer:  # simple string comparison, no normalisation (protocol.md PAC4)
+        if doc.get("issuer") != issuer:  # simple string comparison, no normalisation (protocol.md P51)
             tried.append(f"{url} (its issuer is {doc.get('issuer')!r}, not {issuer!r}: not used)")
             continue
         meta = ServerMetadata(issuer, doc, url)

@@ -1,6 +1,6 @@
 """The OAuth mechanics, done by Authlib: the authorization URL with PKCE (S256), the code exchange and the refresh.
 
-Every request carries `resource`, exactly the PRM's `resource` string (RFC 8707; protocol.md PAC3).
+Every request carries `resource`, exactly the PRM's `resource` string (RFC 8707; protocol.md P50).
 The client authenticates at the token endpoint as its registration says (`client_secret_basic`,
 `client_secret_post` or `none`, Authlib's client auth). A token response must carry an
 `access_token` of type Bearer; its `expires_in` becomes an absolute expiry. Errors become

@@ -7,7 +7,7 @@ it streams, so a hostile host cannot make the client download more than that. ht
 bound each connect and each read; `bounded(seconds)` bounds them all together: one `asyncio.timeout`
 over one recovery's discovery, registration, refresh and code exchange (`OAuth(http_timeout_s=60)`),
 paused (`paused`) while the person is at the browser, which `OAuth(login_timeout_s=300)` bounds
-instead. A PRM names at most `MAX_AUTHORIZATION_SERVERS` that are tried (protocol.md PAC2).
+instead. A PRM names at most `MAX_AUTHORIZATION_SERVERS` that are tried (protocol.md P49).
 """
 
 from __future__ import annotations

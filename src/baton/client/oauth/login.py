@@ -3,7 +3,7 @@
 A 401 (whatever the request: either era's POST, a session's GET or DELETE) leads to discovery from
 the challenge (`discovery`): the server's PRM, then its authorization server's metadata, fresh each
 time, so a server that names a new authorization server is followed there: the old grant is dropped
-and a client registered with the old server is never shown to the new one (protocol.md PAC10). With
+and a client registered with the old server is never shown to the new one (protocol.md P57). With
 the same server, a refresh token is tried first; then a login through the browser, once per request.
 A 403 whose challenge says `insufficient_scope` leads to a new login for the union of the scopes
 asked before and those challenged, at most `MAX_STEP_UPS` times per request, and only while the
@@ -213,10 +213,10 @@ class Login:
         raise failure
 
     async def _client(self, http: httpx.AsyncClient, meta: ServerMetadata) -> ClientInfo:
-        """The OAuth client to log in with at this authorization server (protocol.md PAC6)."""
+        """The OAuth client to log in with at this authorization server (protocol.md P53)."""
         config = self.config
         if config.client_id is not None:
-            if config.bound_issuer is None:  # a public client without issuer= (protocol.md PAC6)
+            if config.bound_issuer is None:  # a public client without issuer= (protocol.md P53)
                 bound = await first_use_issuer(config.store, config.client_id, meta)
                 config.bound_issuer = config.bound_issuer or bound  # shared by every server of this OAuth
             return pre_registered(

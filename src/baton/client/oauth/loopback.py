@@ -8,7 +8,7 @@ its URL goes back to the login, which checks it (`response`). A request to that 
 state, or none (a forged callback from another program or page), gets 400 and the listener keeps
 waiting. Anything else gets 404. Calling it (it is an `open_browser` for `OAuth`) first calls
 `show(url)`, so the person sees the full address before anything opens, then `opener(url)` (the
-system browser by default), and waits (protocol.md PAC11).
+system browser by default), and waits (protocol.md P58).
 """
 
 from __future__ import annotations

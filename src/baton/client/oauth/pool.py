@@ -9,7 +9,7 @@ renews the token (possibly through the browser), and the same request bytes are 
 The transports bound a request with `pool.limit(seconds)`. Here the limit is paused while a login
 runs, since a person's time in the browser is not the server's, and resumes with the time that was
 left; the login is bounded instead by `OAuth(http_timeout_s=...)` (its exchanges) and
-`OAuth(login_timeout_s=...)` (the browser), see `limits` (protocol.md PAC2).
+`OAuth(login_timeout_s=...)` (the browser), see `limits` (protocol.md P49).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Which OAuth client the login uses at an authorization server, and how it authenticates at the token endpoint.
 
-In the order MCP prefers (protocol.md PAC6): the host's pre-registered client (`OAuth(client_id=...)`),
+In the order MCP prefers (protocol.md P53): the host's pre-registered client (`OAuth(client_id=...)`),
 bound to one authorization server (`issuer=`, required with a secret; a public client without it is
 bound to the first one its `OAuth` object is used with, kept in the store) and refused for another;
 a Client ID Metadata Document (`OAuth(client_metadata_url=...)`, an https URL with a path) when the
@@ -50,7 +50,7 @@ class ClientInfo:
         return f"ClientInfo({self.kind}, client_id={self.client_id!r}, auth_method={self.auth_method!r})"
 
     def to_json(self) -> dict[str, Any]:
-        """What is stored; a pre-registered client's secret is the host's and is never stored (PAC11)."""
+        """What is stored; a pre-registered client's secret is the host's and is never stored (P58)."""
         data = asdict(self)
         data["redirect_uris"] = list(self.redirect_uris)
         if self.kind == "pre-registered":
@@ -111,7 +111,7 @@ def requested_method(supported: tuple[str, ...] | None) -> str:
 def pre_registered(
     client_id: str, client_secret: str | None, bound_issuer: str | None, meta: ServerMetadata, method: str | None = None
 ) -> ClientInfo:
-    """The host's own client, for the server it belongs to only (protocol.md PAC6)."""
+    """The host's own client, for the server it belongs to only (protocol.md P53)."""
     if bound_issuer is not None and bound_issuer != meta.issuer:
         raise AuthError(
             f"the pre-registered client {client_id!r} belongs to the authorization server {bound_issuer}, "

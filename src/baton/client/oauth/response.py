@@ -1,7 +1,7 @@
 """Checking the authorization response (the redirect back from the authorization server) before using it.
 
 In this order: the redirect goes to the redirect URI the client sent (scheme, host and port, path);
-the `iss` parameter per RFC 9207 §2.4 as MCP 2026-07-28 tabulates it (protocol.md PAC9) — present: it
+the `iss` parameter per RFC 9207 §2.4 as MCP 2026-07-28 tabulates it (protocol.md P56) — present: it
 must equal the issuer recorded from the validated metadata, compared as plain strings with no
 normalisation; absent: refused only if the metadata says
 `authorization_response_iss_parameter_supported: true`; then `state` must equal the one sent; only

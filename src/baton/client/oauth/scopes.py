@@ -3,8 +3,8 @@
 First login: the `scope` of the server's challenge; else every scope of the PRM's `scopes_supported`;
 else no `scope` parameter at all. The host's own `OAuth(scopes=...)` are added. `offline_access` is
 added when the authorization server lists it in its `scopes_supported` and a scope parameter is sent
-at all (protocol.md PAC8). Step-up asks for the union of what was asked before and what the challenge
-names, in both eras (protocol.md PAC7); a challenge that adds nothing cannot be met by asking again.
+at all (protocol.md P55). Step-up asks for the union of what was asked before and what the challenge
+names, in both eras (protocol.md P54); a challenge that adds nothing cannot be met by asking again.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ read-modify-write holds a lock: one per resolved path shared by every `FileStore
 (`BATON_DATA_DIR`, else `$XDG_DATA_HOME/baton`, else `~/.local/share/baton`). A directory it creates
 is mode 0700; an existing one that other users may write to, or a file that others may read or that
 another user owns, is refused rather than used. Any failure is an `AuthError` naming the file.
-Nothing here logs a value (protocol.md PAC11).
+Nothing here logs a value (protocol.md P58).
 """
 
 from __future__ import annotations
