@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.otel_memory import run
 from support.paths import ROOT
 from support.serve import RunningServer, start_server
 from wire import accept, call, post, request
@@ -106,7 +107,7 @@ def test_a_flow_over_two_instances_is_one_trace(pair: tuple[RunningServer, Runni
             names.count("tools/call book") == 3
             and "reserve seat" in names
             and "tools/list" in names
-            and ("tools/call no_such_tool" in names)
+            and ("tools/call _OTHER" in names)
         )
 
     spans = wait_for(sink, complete)
@@ -148,7 +149,7 @@ def test_a_flow_over_two_instances_is_one_trace(pair: tuple[RunningServer, Runni
     assert (
         listed["attributes"]["mcp.method.name"] == "tools/list" and listed["resource"]["service.instance.id"] == "alpha"
     )
-    (failed,) = [s for s in spans if s["name"] == "tools/call no_such_tool"]
+    (failed,) = [s for s in spans if s["name"] == "tools/call _OTHER"]  # a tool alpha does not have (P78)
     assert failed["attributes"]["error.type"] == failed["attributes"]["rpc.response.status_code"] == "-32602"
     assert failed["status"] == 2  # STATUS_CODE_ERROR
 
@@ -358,3 +359,55 @@ def test_metrics_exporter_none_records_no_histogram(sink: OtlpSink, tmp_path: Pa
         time.sleep(0.5)  # four metric intervals
     assert [s["name"] for s in spans] == ["tools/list"]
     assert not sink.bodies["/v1/metrics"]
+
+
+def test_span_names_and_metric_attributes_take_no_made_up_text() -> None:
+    """A tool or prompt the server does not have, a method MCP does not have and a version Baton does not speak
+    are `_OTHER` in span names, span attributes and the histogram, on the server and the client: what a client
+    not yet authenticated sends cannot grow the metric series or write text into span names (protocol.md P78)."""
+    found = run(
+        """
+        from baton import KeyRing, Server
+        from baton.client import Client
+        from baton.testing import MemoryTransport
+
+        server = Server("p", state_keys=KeyRing.ephemeral_key())
+        server.tool(name="ok")(lambda: "ok")
+        server.prompt("hello")(lambda: "hi")
+        server.check_startup("stdio")
+
+        async def main():
+            for i in range(3):
+                await send(server, "tools/call", {"name": f"nope-{i}-SECRET", "arguments": {}})
+                await send(server, "prompts/get", {"name": f"nope-{i}-SECRET"})
+                await send(server, f"made/up-{i}-SECRET")
+                await send(server, "tools/call", {"name": "ok", "arguments": {}}, protocolVersion=f"v-{i}-SECRET")
+            await send(server, "tools/call", {"name": "ok", "arguments": {}})
+            await send(server, "prompts/get", {"name": "hello"})
+            async with Client(MemoryTransport(server), protocol="2026-07-28") as client:
+                try:
+                    await client.request(f"made/up-SECRET", {})
+                except Exception:
+                    pass
+
+        asyncio.run(main())
+        print(json.dumps({"spans": spans(), "server": points("mcp.server.operation.duration"),
+                          "client": points("mcp.client.operation.duration")}))
+        """
+    )
+    assert "SECRET" not in json.dumps(found)
+    server = [s for s in found["spans"] if s["kind"] == "SERVER"]
+    assert sorted({s["name"] for s in server}) == [
+        "_OTHER",
+        "prompts/get _OTHER",
+        "prompts/get hello",
+        "tools/call _OTHER",
+        "tools/call ok",
+    ]
+    versions = {s["attributes"].get("mcp.protocol.version") for s in server}
+    assert versions == {"2026-07-28", "_OTHER"}
+    assert {s["attributes"].get("gen_ai.tool.name") for s in server} == {"ok", "_OTHER", None}
+    assert len(found["server"]) == 6  # unknown tool, prompt, method, version; the good tool and prompt
+    (client,) = [s for s in found["spans"] if s["kind"] == "CLIENT"]
+    assert client["name"] == "_OTHER" and client["attributes"]["mcp.method.name"] == "_OTHER"
+    assert [p["mcp.method.name"] for p in found["client"]] == ["_OTHER"]

@@ -17,6 +17,7 @@ from ..protocol.capabilities import ask_kinds
 from ..protocol.constants import META_PROTOCOL_VERSION
 from ..protocol.errors import McpError
 from ..telemetry import names, otel
+from ..telemetry.common import known_method, known_version
 from ..telemetry.never import error_type, screen
 
 FLOWS_KEPT = 256
@@ -43,8 +44,9 @@ class ClientObserver:
     async def leg(self, method: str, body: dict[str, Any], send: Send) -> dict[str, Any]:
         """Send one request (`send`) inside its span, its context injected into `body["_meta"]`."""
         start_ns = otel.now_ns()
+        method = known_method(method)  # a made-up method names no span or metric point (protocol.md P78)
         attributes: dict[str, Any] = {names.MCP_METHOD: method, **self.network}
-        attributes[names.MCP_PROTOCOL_VERSION] = body["_meta"].get(META_PROTOCOL_VERSION)
+        attributes[names.MCP_PROTOCOL_VERSION] = known_version(body["_meta"].get(META_PROTOCOL_VERSION))
         target = body.get("name") if method in ("tools/call", "prompts/get") else None
         target = target if isinstance(target, str) else None
         if method == "tools/call":

@@ -36,6 +36,9 @@ EXECUTE_TOOL: Final = "execute_tool"
 """`gen_ai.operation.name` of `tools/call`."""
 TOOL_ERROR: Final = "tool_error"
 """`error.type` of a tool result with `isError`."""
+OTHER: Final = "_OTHER"
+"""What stands for a method, a protocol version, a tool or a prompt a server does not know: span names and
+metric attributes take only bounded values, never what an unauthenticated client made up (protocol.md P78)."""
 TRANSPORT_TCP: Final = "tcp"
 TRANSPORT_PIPE: Final = "pipe"
 
