@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from support.otel_memory import run
-from support.paths import ROOT
+from support.paths import BATON, ROOT
 from support.serve import RunningServer, start_server
 from wire import accept, call, post, request
 
@@ -411,3 +411,25 @@ def test_span_names_and_metric_attributes_take_no_made_up_text() -> None:
     (client,) = [s for s in found["spans"] if s["kind"] == "CLIENT"]
     assert client["name"] == "_OTHER" and client["attributes"]["mcp.method.name"] == "_OTHER"
     assert [p["mcp.method.name"] for p in found["client"]] == ["_OTHER"]
+
+
+def test_console_exporters_write_to_stderr_never_into_the_stdio_stream(tmp_path: Path) -> None:
+    """`OTEL_TRACES_EXPORTER=console` and `OTEL_METRICS_EXPORTER=console` under `baton serve --stdio`: the spans and
+    metrics go to stderr, and stdout carries only the protocol's messages."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env.update(OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="console")
+    line = json.dumps(request("tools/list")) + "\n"
+    done = subprocess.run(
+        [BATON, "serve", SERVER, "--stdio"],
+        cwd=ROOT,
+        env=env,
+        input=line,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    messages = [json.loads(out) for out in done.stdout.splitlines()]
+    assert [m.get("jsonrpc") for m in messages] == ["2.0"] and "tools" in messages[0]["result"]
+    assert '"name": "tools/list"' in done.stderr and "mcp.server.operation.duration" in done.stderr

@@ -3,7 +3,8 @@
 Export is OTLP over HTTP (protobuf): `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
 / `..._METRICS_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
 `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*` and `OTEL_METRIC_EXPORT_INTERVAL` are read by the SDK itself;
-`OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` take `otlp` (the default), `console` or `none`;
+`OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` take `otlp` (the default), `console` (written to stderr,
+always: under `--stdio` stdout is the protocol stream) or `none`;
 `OTEL_SDK_DISABLED=true` turns it all off. Spans leave through a `BatchSpanProcessor`, off the request path.
 `OTEL_METRICS_EXPORTER=none` sets no meter provider: no histogram is recorded at all (protocol.md P69).
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import sys
 import threading
 from collections.abc import Callable, Mapping
 
@@ -68,7 +70,7 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
     for kind in _exporters(environ, "OTEL_TRACES_EXPORTER"):
         span_exporter: SpanExporter
         if kind == "console":
-            span_exporter = ConsoleSpanExporter()
+            span_exporter = ConsoleSpanExporter(out=sys.stderr)  # stdout may be the stdio protocol stream
         else:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
@@ -82,7 +84,7 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
     for kind in metric_exporters:
         metric_exporter: MetricExporter
         if kind == "console":
-            metric_exporter = ConsoleMetricExporter()
+            metric_exporter = ConsoleMetricExporter(out=sys.stderr)
         else:
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
