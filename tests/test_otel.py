@@ -25,6 +25,7 @@ from support.serve import RunningServer, start_server
 from wire import accept, call, post, request
 
 from baton import KeyRing
+from baton.telemetry.never import resource_uri
 
 sys.path.insert(0, str(ROOT / "bench"))
 from otlp_sink import OtlpSink, tree
@@ -433,3 +434,59 @@ def test_console_exporters_write_to_stderr_never_into_the_stdio_stream(tmp_path:
     messages = [json.loads(out) for out in done.stdout.splitlines()]
     assert [m.get("jsonrpc") for m in messages] == ["2.0"] and "tools" in messages[0]["result"]
     assert '"name": "tools/list"' in done.stderr and "mcp.server.operation.duration" in done.stderr
+
+
+def test_resource_uris_lose_userinfo_query_and_fragment_unless_opted_in() -> None:
+    """`mcp.resource.uri` on server and client spans, and the server's log line of a failing read, name the URI
+    without its userinfo, query and fragment (where tokens travel); `trace_arguments=True` (the server's, the
+    client's) keeps it whole on its own spans (protocol.md P64)."""
+    found = run(
+        """
+        import logging
+        from baton import KeyRing, Server
+        from baton.client import Client
+        from baton.testing import MemoryTransport
+
+        lines = []
+        handler = logging.Handler()
+        handler.emit = lambda record: lines.append(record.getMessage())
+        logging.getLogger("baton").addHandler(handler)
+
+        def make(name, **options):
+            server = Server(name, state_keys=KeyRing.ephemeral_key(), **options)
+
+            @server.resource("data://x/{name}?{query}")
+            def queried(name: str, query: str) -> str:
+                raise RuntimeError("broken")
+
+            @server.resource("data://{host}/{name}")
+            def hosted(host: str, name: str) -> str:
+                raise RuntimeError("broken")
+
+            server.check_startup("stdio")
+            return server
+
+        async def main():
+            plain, opted = make("plain"), make("opted", trace_arguments=True)
+            for server, full in ((plain, False), (opted, True)):
+                async with Client(MemoryTransport(server), protocol="2026-07-28", trace_arguments=full) as client:
+                    for uri in ("data://x/a?token=SECRET-1", "data://u:SECRET-3@x/b"):
+                        try:
+                            await client.read_resource(uri)
+                        except Exception:
+                            pass
+
+        asyncio.run(main())
+        print(json.dumps({"spans": spans(), "logs": lines}))
+        """
+    )
+    uris = [(s["kind"], s["attributes"]["mcp.resource.uri"]) for s in found["spans"]]
+    assert sorted(uris[:4]) == sorted(
+        [("SERVER", "data://x/a"), ("CLIENT", "data://x/a"), ("SERVER", "data://x/b"), ("CLIENT", "data://x/b")]
+    )
+    whole = ["data://x/a?token=SECRET-1", "data://u:SECRET-3@x/b"]
+    assert sorted(uri for _, uri in uris[4:]) == sorted(whole * 2)
+    logs = [line for line in found["logs"] if "resources/read" in line]
+    assert len(logs) == 4 and not [line for line in logs if "SECRET" in line], logs
+    assert resource_uri("https://u:p@h:1/a/b?q=1#f") == "https://h:1/a/b"
+    assert resource_uri("file:///tmp/x#f") == "file:///tmp/x" and resource_uri("x:y?z") == "x:y"

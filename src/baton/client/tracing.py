@@ -27,8 +27,9 @@ Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 class ClientObserver:
-    def __init__(self, target: object) -> None:
+    def __init__(self, target: object, arguments: bool = False) -> None:
         self.instruments = otel.Instruments("client", "0.1.0")
+        self.arguments = arguments  # tool arguments and full resource URIs on spans: the caller's opt-in (P64)
         network: dict[str, Any] = {}
         if isinstance(target, str):
             url = urlsplit(target)
@@ -52,6 +53,8 @@ class ClientObserver:
         if method == "tools/call":
             attributes[names.GENAI_TOOL] = target
             attributes[names.GENAI_OPERATION] = names.EXECUTE_TOOL
+            if self.arguments:
+                attributes[names.GENAI_TOOL_ARGUMENTS] = body.get("arguments")
         elif method == "prompts/get":
             attributes[names.GENAI_PROMPT] = target
         elif method.startswith("resources/") and isinstance(body.get("uri"), str):
@@ -63,7 +66,7 @@ class ClientObserver:
             attributes[names.STATE_OUT] = len(state)
         if method in ("tools/call", "prompts/get", "resources/read"):
             attributes[names.ROUND] = number + 1
-        started = screen(attributes)
+        started = screen(attributes, arguments=self.arguments)
         span = self.instruments.start(names.span_name(method, target), otel.CLIENT, parent, started, start_ns)
         context = otel.context_with(span)
         meta = dict(body["_meta"])
@@ -82,7 +85,7 @@ class ClientObserver:
         finally:
             if not failed:
                 failed = self._read(result, attributes, context, number + 1)
-            kept = screen(attributes)
+            kept = screen(attributes, arguments=self.arguments)
             span.set_attributes({k: v for k, v in kept.items() if started.get(k) != v})  # the SDK cleans each again
             if failed:
                 span.set_status(otel.ERROR)
