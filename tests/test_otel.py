@@ -490,3 +490,34 @@ def test_resource_uris_lose_userinfo_query_and_fragment_unless_opted_in() -> Non
     assert len(logs) == 4 and not [line for line in logs if "SECRET" in line], logs
     assert resource_uri("https://u:p@h:1/a/b?q=1#f") == "https://h:1/a/b"
     assert resource_uri("file:///tmp/x#f") == "file:///tmp/x" and resource_uri("x:y?z") == "x:y"
+
+
+def test_a_failing_handler_is_logged_with_its_traceback_and_spans_carry_no_message() -> None:
+    """A handler's unexpected exception: the server's JSON log line keeps the traceback under `exception` (the
+    operator's own log, P79), while the span and the histogram carry only the exception's class (P64)."""
+    found = run(
+        """
+        import logging
+        from baton import KeyRing, Server
+        from baton.telemetry.logs import JsonFormatter
+
+        lines = []
+        handler = logging.Handler()
+        handler.setFormatter(JsonFormatter())
+        handler.emit = lambda record: lines.append(json.loads(handler.format(record)))
+        logging.getLogger("baton").addHandler(handler)
+        server = Server("p", state_keys=KeyRing.ephemeral_key())
+
+        @server.tool()
+        def pay(card: str) -> str:
+            raise RuntimeError(f"processor refused card {card}")
+
+        server.check_startup("stdio")
+        asyncio.run(send(server, "tools/call", {"name": "pay", "arguments": {"card": "4111-SECRET"}}))
+        print(json.dumps({"spans": spans(), "logs": lines, "points": points("mcp.server.operation.duration")}))
+        """
+    )
+    (line,) = found["logs"]
+    assert line["level"] == "ERROR" and "4111-SECRET" not in line["message"]
+    assert "Traceback" in line["exception"] and "processor refused card 4111-SECRET" in line["exception"]
+    assert "4111-SECRET" not in json.dumps([found["spans"], found["points"]])

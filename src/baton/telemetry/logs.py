@@ -21,8 +21,8 @@ LogFormat = Literal["text", "json"]
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object a line: time (RFC 3339, UTC), level, logger, message, exception; trace_id and
-    span_id when a span is current."""
+    """One JSON object a line: time (RFC 3339, UTC), level, logger, message, exception (a failure's traceback,
+    kept for the operator: protocol.md P79); trace_id and span_id when a span is current."""
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {

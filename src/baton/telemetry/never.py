@@ -1,8 +1,9 @@
 """What may never be on a span, a metric or a log line Baton emits (protocol.md P64), enforced here.
 
 Never: an answer's content (only its key and outcome), a `requestState` (only its size), a token or a
-secret (a 2025-11-25 session id is a sealed token: only a digest of it), an error's message (only its
-code or class: messages may quote what the user typed), and a tool's arguments unless the server's
+secret (a 2025-11-25 session id is a sealed token: only a digest of it), an error's message on a span or
+a metric (only its code or class: messages may quote what the user typed; the server's log keeps a
+failure's traceback, protocol.md P79), and a tool's arguments unless the server's
 author opted in with `Server(trace_arguments=True)`. A resource URI is recorded without its userinfo, query
 and fragment (where tokens and signatures travel) unless the same opt-in says otherwise (`resource_uri`, which
 the server's log lines use too). Every attribute goes through `screen`, which keeps only the names of
