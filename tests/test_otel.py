@@ -323,6 +323,23 @@ def test_json_logs(tmp_path: Path) -> None:
     assert lines and all({"time", "level", "logger", "message"} <= set(line) for line in lines)
 
 
+def test_json_logs_and_the_log_level_reach_every_worker_and_uvicorn(sink: OtlpSink, tmp_path: Path) -> None:
+    """`baton serve --workers 2 --log-format json --log-level info`: every line on stderr, from the parent, each
+    worker and uvicorn in both, is a JSON object; each worker logs at info (its telemetry line) (protocol.md P65)."""
+    keys = ",".join(k.encode() for k in KeyRing.ephemeral_key().keys)
+    args = ("--workers", "2", "--log-format", "json", "--log-level", "info")
+    with start_server(SERVER, *args, log=tmp_path / "json.log", env=otel_env(sink, "alpha", keys)) as s:
+        post(s.url, request("tools/list"))
+    text = s.log.read_text()
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert lines and all({"time", "level", "logger", "message"} <= set(line) for line in lines), text
+    loggers = [line["logger"] for line in lines]
+    assert loggers.count("baton.telemetry") == 2, text  # "OpenTelemetry: exporting as ...", once per worker
+    started = [line for line in lines if line["message"].startswith("Started server process")]
+    assert len(started) == 2 and {line["logger"] for line in started} == {"uvicorn.error"}, text
+    assert "baton.serve" in loggers  # where it serves, its keys: the announcement
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigterm_exports_the_queued_spans_and_metrics(sink: OtlpSink, tmp_path: Path, workers: int) -> None:
     """`baton serve` stopped by SIGTERM, with a batch delay and a metric interval far longer than the test: the spans
