@@ -25,7 +25,7 @@ from support.serve import RunningServer, start_server
 from wire import accept, call, post, request
 
 from baton import KeyRing
-from baton.telemetry.never import resource_uri
+from baton.telemetry.never import resource_uri, screen
 
 sys.path.insert(0, str(ROOT / "bench"))
 from otlp_sink import OtlpSink, tree
@@ -538,3 +538,39 @@ def test_a_failing_handler_is_logged_with_its_traceback_and_spans_carry_no_messa
     assert line["level"] == "ERROR" and "4111-SECRET" not in line["message"]
     assert "Traceback" in line["exception"] and "processor refused card 4111-SECRET" in line["exception"]
     assert "4111-SECRET" not in json.dumps([found["spans"], found["points"]])
+
+
+def test_answers_name_only_what_the_flow_asked_and_lists_are_bounded() -> None:
+    """300 made-up keys beside the one answer asked for: `baton.mrtr.answers` names the asked key only and
+    `baton.mrtr.unsolicited` counts the rest; a list attribute keeps 32 entries at most (protocol.md P62)."""
+    found = run(
+        """
+        from baton import Context, KeyRing, Server
+
+        server = Server("p", state_keys=KeyRing.ephemeral_key())
+
+        @server.tool()
+        async def book(ctx: Context, city: str) -> str:
+            return "yes" if await ctx.confirm(f"Book {city}?", key="confirm") else "no"
+
+        server.check_startup("stdio")
+
+        async def main():
+            params = {"name": "book", "arguments": {"city": "Oslo"}}
+            first = await send(server, "tools/call", dict(params))
+            answers = {f"junk-{i}-" + "x" * 200: {"action": "accept", "content": {}} for i in range(300)}
+            answers["confirm"] = {"action": "accept", "content": {"confirm": True}}
+            state = first["result"]["requestState"]
+            done = await send(server, "tools/call", {**params, "requestState": state, "inputResponses": answers})
+            assert done["result"]["content"][0]["text"] == "yes", done
+
+        asyncio.run(main())
+        print(json.dumps(spans()))
+        """
+    )
+    second = found[1]["attributes"]
+    assert second["baton.mrtr.answers"] == ["confirm:accepted"]
+    assert second["baton.mrtr.unsolicited"] == 300
+    assert "junk" not in json.dumps(found)
+    kept = screen({"baton.mrtr.asks": [f"k{i}:form" for i in range(100)]})
+    assert kept["baton.mrtr.asks"] == [f"k{i}:form" for i in range(32)]

@@ -221,8 +221,10 @@ class Served:
         if extra is None:
             return
         if self._responses:
+            # Only the keys the flow asked are named: the client chose the others, any number (P62).
             recorded = state.journal.answers
             answers = extra.setdefault(names.ANSWERS, [])
+            unsolicited = 0
             for key in self._responses:
                 if key in asks:
                     outcome = "invalid"
@@ -231,8 +233,11 @@ class Served:
                     action = answer.get("action") if isinstance(answer, dict) else None
                     outcome = _OUTCOMES.get(action, "accepted") if isinstance(action, str) else "accepted"
                 else:
-                    outcome = "unsolicited"
+                    unsolicited += 1
+                    continue
                 answers.append(f"{key}:{outcome}")
+            if unsolicited:
+                extra[names.UNSOLICITED] = extra.get(names.UNSOLICITED, 0) + unsolicited
         if asks:
             extra[names.ASKS] = [f"{key}:{ask_kinds(ask.request)[0]}" for key, ask in asks.items()]
 

@@ -7,7 +7,7 @@ failure's traceback, protocol.md P79), and a tool's arguments unless the server'
 author opted in with `Server(trace_arguments=True)`. A resource URI is recorded without its userinfo, query
 and fragment (where tokens and signatures travel) unless the same opt-in says otherwise (`resource_uri`, which
 the server's log lines use too). Every attribute goes through `screen`, which keeps only the names of
-`names.SPAN_ATTRIBUTES` and only scalar values or lists of strings.
+`names.SPAN_ATTRIBUTES` and only scalar values or lists of strings, strings and lists cut to a bound.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from . import names
 
 MAX_TEXT = 256
 """Longer attribute strings are cut (a tool name, an ask key, a resource URI)."""
+MAX_ITEMS = 32
+"""Longer attribute lists are cut (the asks of a round, its answers)."""
 MAX_ARGUMENTS = 4096
 """Opted-in tool arguments longer than this, as JSON, are cut."""
 
@@ -48,7 +50,7 @@ def screen(attributes: Mapping[str, Any], *, arguments: bool = False) -> dict[st
         elif isinstance(value, str):
             kept[name] = value[:MAX_TEXT]
         elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-            kept[name] = [v[:MAX_TEXT] for v in value]
+            kept[name] = [v[:MAX_TEXT] for v in value[:MAX_ITEMS]]
     return kept
 
 
