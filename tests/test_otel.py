@@ -335,6 +335,8 @@ def test_json_logs_and_the_log_level_reach_every_worker_and_uvicorn(sink: OtlpSi
     assert lines and all({"time", "level", "logger", "message"} <= set(line) for line in lines), text
     loggers = [line["logger"] for line in lines]
     assert loggers.count("baton.telemetry") == 2, text  # "OpenTelemetry: exporting as ...", once per worker
+    exporting = {line["message"] for line in lines if line["logger"] == "baton.telemetry"}
+    assert len(exporting) == 2 and all(" (alpha:" in m for m in exporting), exporting  # $BATON_INSTANCE:pid each
     started = [line for line in lines if line["message"].startswith("Started server process")]
     assert len(started) == 2 and {line["logger"] for line in started} == {"uvicorn.error"}, text
     assert "baton.serve" in loggers  # where it serves, its keys: the announcement
@@ -361,6 +363,8 @@ def test_sigterm_exports_the_queued_spans_and_metrics(sink: OtlpSink, tmp_path: 
         status = server.process.stop()
     spans = [s for s in sink.spans() if s["name"] == "tools/list"]
     assert len(spans) == calls
+    instances = {s["resource"]["service.instance.id"] for s in spans}
+    assert (instances == {"alpha"}) if workers == 1 else all(i.startswith("alpha:") for i in instances), instances
     assert sum(p["count"] for p in sink.histogram_points("mcp.server.operation.duration")) == calls
     assert status == plain_status, server.process.output()
     assert "Traceback" not in server.log.read_text()

@@ -98,7 +98,7 @@ def _worker_app() -> Any:
         problem = _protect(server, json.loads(options))
         if problem:
             raise SystemExit(f"baton serve: {problem}")
-    _telemetry(server)  # each worker its own exporters (they do not survive a fork)
+    _telemetry(server, worker=True)  # each worker its own exporters (they do not survive a fork)
     hosts = os.environ.get(ENV_APP_OPTIONS)
     return server.asgi(allowed_hosts=hosts.split(",") if hosts else None)
 
@@ -161,15 +161,18 @@ def _protect(server: Server, options: dict[str, Any]) -> str | None:
     return None
 
 
-def _telemetry(server: Server) -> None:
+def _telemetry(server: Server, *, worker: bool = False) -> None:
     """Set up OpenTelemetry export when the standard variables ask for it (protocol.md P60); the instance
-    is named as in the `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`). Once set up, the server's
+    is named as in the `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), a `--workers` process's
+    `$BATON_INSTANCE:pid` (each process its own `service.instance.id`). Once set up, the server's
     `aclose` (which the transport awaits when it shuts down: uvicorn's lifespan on SIGTERM or SIGINT, in each
     worker; the end of stdio) exports what is queued and shuts the providers down, bounded (protocol.md P70)."""
     from .serve.http import ENV_INSTANCE
     from .telemetry.setup import from_env, shutdown
 
-    if not from_env(server.name, os.environ.get(ENV_INSTANCE) or f"{socket.gethostname()}:{os.getpid()}"):
+    named = os.environ.get(ENV_INSTANCE)
+    instance = f"{named or socket.gethostname()}:{os.getpid()}" if worker or not named else named
+    if not from_env(server.name, instance):
         return
     close = server.aclose
 
