@@ -578,3 +578,25 @@ def test_answers_name_only_what_the_flow_asked_and_lists_are_bounded() -> None:
     assert "junk" not in json.dumps(found)
     kept = screen({"baton.mrtr.asks": [f"k{i}:form" for i in range(100)]})
     assert kept["baton.mrtr.asks"] == [f"k{i}:form" for i in range(32)]
+
+
+def test_the_kits_in_memory_client_traces_the_server() -> None:
+    """The testing kit's in-memory transport runs the server's start-up checks, which instrument it: a test sees
+    its server's spans without calling `check_startup` itself (protocol.md P71)."""
+    found = run(
+        """
+        from baton import KeyRing, Server
+        from baton.testing import memory_client
+
+        server = Server("p", state_keys=KeyRing.ephemeral_key())
+        server.tool(name="ok")(lambda: "ok")
+
+        async def main():
+            async with memory_client(server) as client:
+                await client.call_tool("ok", {})
+
+        asyncio.run(main())
+        print(json.dumps([s["name"] for s in spans() if s["kind"] == "SERVER"]))
+        """
+    )
+    assert found == ["tools/call ok"]

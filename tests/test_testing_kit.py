@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from support.paths import ROOT
 
-from baton import Context, McpError, Server
+from baton import ConfigurationError, Context, McpError, Server
 from baton.client import Client, Question
 from baton.state import clock
 from baton.state.ledger_memory import MemoryLedger
@@ -332,3 +332,11 @@ def test_the_plugin_module_imports_nothing_of_baton_at_load() -> None:
         "from typing import TYPE_CHECKING, Any",
         "import pytest",
     ]
+
+
+def test_the_in_memory_client_runs_the_stdio_start_up_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A configuration `baton serve --stdio` would refuse is refused when the in-memory client is made, not on a
+    later request (protocol.md P71)."""
+    monkeypatch.setenv("BATON_STATE_KEYS", "not-a-key")
+    with pytest.raises(ConfigurationError, match="BATON_STATE_KEYS"):
+        memory_client(Server("refused"))
