@@ -141,6 +141,31 @@ def test_an_invalid_answer_is_sent_and_re_asked(era: str) -> None:
     assert "Please answer again" in user.asked[1].message
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_an_invalid_answer_of_a_call_that_failed_does_not_reach_a_later_call(era: str) -> None:
+    """The first call is answered `Invalid` at `go`, then fails at an unscripted question of the same round; the
+    forged answer it never sent must not replace the accepted answer of the next call."""
+    server = make_server()
+
+    @server.tool()
+    async def both(ctx: Context) -> str:
+        await ctx.gather(ctx.confirm("Go?", key="go"), ctx.confirm("Sure?", key="sure"))
+        return "done"
+
+    user = ScriptedUser({"go": Invalid({"confirm": "maybe"})})
+
+    async def main() -> str:
+        async with memory_client(server, user, protocol=era) as client:
+            with pytest.raises(UnexpectedQuestion):
+                await client.call_tool("both", {})
+        user.on("go", {"confirm": True}).forget()
+        async with memory_client(server, user, protocol=era) as client:
+            return (await client.call_tool("ship", {"what": "x"})).text
+
+    assert run(main()) == "shipped x"
+    assert user.keys == ["go"], "asked again: a stale forged answer replaced the accepted one"
+
+
 def test_invalid_needs_the_in_memory_client_and_a_question_needs_a_script() -> None:
     user = ScriptedUser({"go": Invalid({})})
     question = Question("go", "form", "Ship?")

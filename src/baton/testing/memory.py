@@ -48,6 +48,9 @@ class Wire(Protocol):
 
     def forged(self, key: str) -> dict[str, Any] | None: ...
 
+    def discard(self) -> None:
+        """Forget the forged answers not sent: their call went on without them, or failed."""
+
     def failure(self) -> BaseException | None: ...
 
 
@@ -79,6 +82,9 @@ class MemoryTransport:
         self._forge(message.get("params"))
         if self.wire is not None:
             self.wire.failure()  # in 2026 the user's complaint was raised in the client already
+            # A round's answers travel together in the next request: a forged one left over belongs to a call
+            # that failed before sending it, and must not replace a later call's answer.
+            self.wire.discard()
         msg = parse(orjson.dumps(message))
 
         async def emit(method: str, params: dict[str, Any]) -> None:
@@ -163,6 +169,8 @@ class MemorySession:
             )
         finally:
             self.inbound.drop(asked)
+            if memory.wire is not None:
+                memory.wire.discard()  # the call is over: what it did not send, no later call may
         memory._raise_failure()
         return _copy(reply.body)
 

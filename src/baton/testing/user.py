@@ -143,6 +143,10 @@ class ScriptedUser:
         """The forged answer for `key`, once."""
         return self._forged.pop(key, None)
 
+    def discard(self) -> None:
+        """Forget the forged answers not sent (the call that would have sent them failed, or is over)."""
+        self._forged.clear()
+
     def failure(self) -> UnexpectedQuestion | None:
         """The first complaint not raised yet (a session's `Inbound` turns a handler's exception into an error)."""
         failures, self._failures = self._failures, []
