@@ -365,3 +365,17 @@ def test_the_in_memory_client_runs_the_stdio_start_up_checks(monkeypatch: pytest
     monkeypatch.setenv("BATON_STATE_KEYS", "not-a-key")
     with pytest.raises(ConfigurationError, match="BATON_STATE_KEYS"):
         memory_client(Server("refused"))
+
+
+def test_tampering_of_a_single_use_flow_needs_a_probe() -> None:
+    """Without a probe the replay of a single-use flow could not be seen running again: refused up front."""
+    with pytest.raises(ValueError, match="single use: pass probe="):
+        run(
+            check_tampering(
+                make_server(),
+                "tools/call",
+                {"name": "pay", "arguments": {"amount": 5}},
+                answers={"q1": {"confirm": True}},
+            )
+        )
+    assert LEDGER == []
