@@ -600,3 +600,35 @@ def test_the_kits_in_memory_client_traces_the_server() -> None:
         """
     )
     assert found == ["tools/call ok"]
+
+
+def test_traces_exporter_none_sets_no_tracer_provider_and_metrics_still_flow(sink: OtlpSink) -> None:
+    """`OTEL_TRACES_EXPORTER=none` with an endpoint: no tracer provider (no span sampled or built at all), yet the
+    server is instrumented and its histogram reaches the collector (protocol.md P80)."""
+    script = (
+        "import asyncio, json\n"
+        "from opentelemetry import trace\n"
+        "from baton import KeyRing, Server\n"
+        "from baton.telemetry.setup import from_env, shutdown\n"
+        "from support.otel_memory import send\n"
+        "assert from_env('metrics-only', 'm')\n"
+        "server = Server('p', state_keys=KeyRing.ephemeral_key())\n"
+        "server.tool(name='ok')(lambda: 'ok')\n"
+        "server.check_startup('stdio')\n"
+        "asyncio.run(send(server, 'tools/call', {'name': 'ok', 'arguments': {}}))\n"
+        "assert shutdown()\n"
+        "print(json.dumps([type(trace.get_tracer_provider()).__name__, 'handle' in vars(server)]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env.update(
+        OTEL_EXPORTER_OTLP_ENDPOINT=sink.endpoint,
+        OTEL_TRACES_EXPORTER="none",
+        PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")]),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["ProxyTracerProvider", True]
+    assert sum(p["count"] for p in sink.histogram_points("mcp.server.operation.duration")) == 1
+    assert not sink.spans()
