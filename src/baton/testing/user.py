@@ -1,6 +1,6 @@
 """The scripted user: answers a server's questions from a script, and records what was asked.
 
-A script maps an ask key (`key=` of `ctx.confirm` / `ctx.elicit`, or the default `confirm`, ...) to
+A script maps an ask key (`key=` of `ctx.confirm` / `ctx.elicit`, or the default by position: `q1`, `q2`, ...) to
 replies, or a predicate to replies (`when`): a reply is `Accepted(...)`, `Declined()`, `Cancelled()`,
 a dict (short for `Accepted(dict)`), `Invalid(content)` (an answer that does not fit the form, sent
 anyway, to test a re-ask), or a function of the `Question`. Several replies answer successive asks
