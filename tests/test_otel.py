@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.paths import ROOT
+from support.otel_memory import run
+from support.paths import BATON, ROOT
 from support.serve import RunningServer, start_server
 from wire import accept, call, post, request
 
 from baton import KeyRing
+from baton.telemetry.never import resource_uri, screen
 
 sys.path.insert(0, str(ROOT / "bench"))
 from otlp_sink import OtlpSink, tree
@@ -106,7 +108,7 @@ def test_a_flow_over_two_instances_is_one_trace(pair: tuple[RunningServer, Runni
             names.count("tools/call book") == 3
             and "reserve seat" in names
             and "tools/list" in names
-            and ("tools/call no_such_tool" in names)
+            and ("tools/call _OTHER" in names)
         )
 
     spans = wait_for(sink, complete)
@@ -148,7 +150,7 @@ def test_a_flow_over_two_instances_is_one_trace(pair: tuple[RunningServer, Runni
     assert (
         listed["attributes"]["mcp.method.name"] == "tools/list" and listed["resource"]["service.instance.id"] == "alpha"
     )
-    (failed,) = [s for s in spans if s["name"] == "tools/call no_such_tool"]
+    (failed,) = [s for s in spans if s["name"] == "tools/call _OTHER"]  # a tool alpha does not have (P78)
     assert failed["attributes"]["error.type"] == failed["attributes"]["rpc.response.status_code"] == "-32602"
     assert failed["status"] == 2  # STATUS_CODE_ERROR
 
@@ -323,6 +325,25 @@ def test_json_logs(tmp_path: Path) -> None:
     assert lines and all({"time", "level", "logger", "message"} <= set(line) for line in lines)
 
 
+def test_json_logs_and_the_log_level_reach_every_worker_and_uvicorn(sink: OtlpSink, tmp_path: Path) -> None:
+    """`baton serve --workers 2 --log-format json --log-level info`: every line on stderr, from the parent, each
+    worker and uvicorn in both, is a JSON object; each worker logs at info (its telemetry line) (protocol.md P65)."""
+    keys = ",".join(k.encode() for k in KeyRing.ephemeral_key().keys)
+    args = ("--workers", "2", "--log-format", "json", "--log-level", "info")
+    with start_server(SERVER, *args, log=tmp_path / "json.log", env=otel_env(sink, "alpha", keys)) as s:
+        post(s.url, request("tools/list"))
+    text = s.log.read_text()
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert lines and all({"time", "level", "logger", "message"} <= set(line) for line in lines), text
+    loggers = [line["logger"] for line in lines]
+    assert loggers.count("baton.telemetry") == 2, text  # "OpenTelemetry: exporting as ...", once per worker
+    exporting = {line["message"] for line in lines if line["logger"] == "baton.telemetry"}
+    assert len(exporting) == 2 and all(" (alpha:" in m for m in exporting), exporting  # $BATON_INSTANCE:pid each
+    started = [line for line in lines if line["message"].startswith("Started server process")]
+    assert len(started) == 2 and {line["logger"] for line in started} == {"uvicorn.error"}, text
+    assert "baton.serve" in loggers  # where it serves, its keys: the announcement
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigterm_exports_the_queued_spans_and_metrics(sink: OtlpSink, tmp_path: Path, workers: int) -> None:
     """`baton serve` stopped by SIGTERM, with a batch delay and a metric interval far longer than the test: the spans
@@ -344,6 +365,8 @@ def test_sigterm_exports_the_queued_spans_and_metrics(sink: OtlpSink, tmp_path: 
         status = server.process.stop()
     spans = [s for s in sink.spans() if s["name"] == "tools/list"]
     assert len(spans) == calls
+    instances = {s["resource"]["service.instance.id"] for s in spans}
+    assert (instances == {"alpha"}) if workers == 1 else all(i.startswith("alpha:") for i in instances), instances
     assert sum(p["count"] for p in sink.histogram_points("mcp.server.operation.duration")) == calls
     assert status == plain_status, server.process.output()
     assert "Traceback" not in server.log.read_text()
@@ -360,3 +383,254 @@ def test_metrics_exporter_none_records_no_histogram(sink: OtlpSink, tmp_path: Pa
         time.sleep(0.5)  # four metric intervals
     assert [s["name"] for s in spans] == ["tools/list"]
     assert not sink.bodies["/v1/metrics"]
+
+
+def test_span_names_and_metric_attributes_take_no_made_up_text() -> None:
+    """A tool or prompt the server does not have, a method MCP does not have and a version Baton does not speak
+    are `_OTHER` in span names, span attributes and the histogram, on the server and the client: what a client
+    not yet authenticated sends cannot grow the metric series or write text into span names (protocol.md P78)."""
+    found = run(
+        """
+        from baton import KeyRing, Server
+        from baton.client import Client
+        from baton.testing import MemoryTransport
+
+        server = Server("p", state_keys=KeyRing.ephemeral_key())
+        server.tool(name="ok")(lambda: "ok")
+        server.prompt("hello")(lambda: "hi")
+        server.check_startup("stdio")
+
+        async def main():
+            for i in range(3):
+                await send(server, "tools/call", {"name": f"nope-{i}-SECRET", "arguments": {}})
+                await send(server, "prompts/get", {"name": f"nope-{i}-SECRET"})
+                await send(server, f"made/up-{i}-SECRET")
+                await send(server, "tools/call", {"name": "ok", "arguments": {}}, protocolVersion=f"v-{i}-SECRET")
+            await send(server, "tools/call", {"name": "ok", "arguments": {}})
+            await send(server, "prompts/get", {"name": "hello"})
+            async with Client(MemoryTransport(server), protocol="2026-07-28") as client:
+                try:
+                    await client.request(f"made/up-SECRET", {})
+                except Exception:
+                    pass
+
+        asyncio.run(main())
+        print(json.dumps({"spans": spans(), "server": points("mcp.server.operation.duration"),
+                          "client": points("mcp.client.operation.duration")}))
+        """
+    )
+    assert "SECRET" not in json.dumps(found)
+    server = [s for s in found["spans"] if s["kind"] == "SERVER"]
+    assert sorted({s["name"] for s in server}) == [
+        "_OTHER",
+        "prompts/get _OTHER",
+        "prompts/get hello",
+        "tools/call _OTHER",
+        "tools/call ok",
+    ]
+    versions = {s["attributes"].get("mcp.protocol.version") for s in server}
+    assert versions == {"2026-07-28", "_OTHER"}
+    assert {s["attributes"].get("gen_ai.tool.name") for s in server} == {"ok", "_OTHER", None}
+    assert len(found["server"]) == 6  # unknown tool, prompt, method, version; the good tool and prompt
+    (client,) = [s for s in found["spans"] if s["kind"] == "CLIENT"]
+    assert client["name"] == "_OTHER" and client["attributes"]["mcp.method.name"] == "_OTHER"
+    assert [p["mcp.method.name"] for p in found["client"]] == ["_OTHER"]
+
+
+def test_console_exporters_write_to_stderr_never_into_the_stdio_stream(tmp_path: Path) -> None:
+    """`OTEL_TRACES_EXPORTER=console` and `OTEL_METRICS_EXPORTER=console` under `baton serve --stdio`: the spans and
+    metrics go to stderr, and stdout carries only the protocol's messages."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env.update(OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="console")
+    line = json.dumps(request("tools/list")) + "\n"
+    done = subprocess.run(
+        [BATON, "serve", SERVER, "--stdio"],
+        cwd=ROOT,
+        env=env,
+        input=line,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    messages = [json.loads(out) for out in done.stdout.splitlines()]
+    assert [m.get("jsonrpc") for m in messages] == ["2.0"] and "tools" in messages[0]["result"]
+    assert '"name": "tools/list"' in done.stderr and "mcp.server.operation.duration" in done.stderr
+
+
+def test_resource_uris_lose_userinfo_query_and_fragment_unless_opted_in() -> None:
+    """`mcp.resource.uri` on server and client spans, and the server's log line of a failing read, name the URI
+    without its userinfo, query and fragment (where tokens travel); `trace_arguments=True` (the server's, the
+    client's) keeps it whole on its own spans (protocol.md P64)."""
+    found = run(
+        """
+        import logging
+        from baton import KeyRing, Server
+        from baton.client import Client
+        from baton.testing import MemoryTransport
+
+        lines = []
+        handler = logging.Handler()
+        handler.emit = lambda record: lines.append(record.getMessage())
+        logging.getLogger("baton").addHandler(handler)
+
+        def make(name, **options):
+            server = Server(name, state_keys=KeyRing.ephemeral_key(), **options)
+
+            @server.resource("data://x/{name}?{query}")
+            def queried(name: str, query: str) -> str:
+                raise RuntimeError("broken")
+
+            @server.resource("data://{host}/{name}")
+            def hosted(host: str, name: str) -> str:
+                raise RuntimeError("broken")
+
+            server.check_startup("stdio")
+            return server
+
+        async def main():
+            plain, opted = make("plain"), make("opted", trace_arguments=True)
+            for server, full in ((plain, False), (opted, True)):
+                async with Client(MemoryTransport(server), protocol="2026-07-28", trace_arguments=full) as client:
+                    for uri in ("data://x/a?token=SECRET-1", "data://u:SECRET-3@x/b"):
+                        try:
+                            await client.read_resource(uri)
+                        except Exception:
+                            pass
+
+        asyncio.run(main())
+        print(json.dumps({"spans": spans(), "logs": lines}))
+        """
+    )
+    uris = [(s["kind"], s["attributes"]["mcp.resource.uri"]) for s in found["spans"]]
+    assert sorted(uris[:4]) == sorted(
+        [("SERVER", "data://x/a"), ("CLIENT", "data://x/a"), ("SERVER", "data://x/b"), ("CLIENT", "data://x/b")]
+    )
+    whole = ["data://x/a?token=SECRET-1", "data://u:SECRET-3@x/b"]
+    assert sorted(uri for _, uri in uris[4:]) == sorted(whole * 2)
+    logs = [line for line in found["logs"] if "resources/read" in line]
+    assert len(logs) == 4 and not [line for line in logs if "SECRET" in line], logs
+    assert resource_uri("https://u:p@h:1/a/b?q=1#f") == "https://h:1/a/b"
+    assert resource_uri("file:///tmp/x#f") == "file:///tmp/x" and resource_uri("x:y?z") == "x:y"
+
+
+def test_a_failing_handler_is_logged_with_its_traceback_and_spans_carry_no_message() -> None:
+    """A handler's unexpected exception: the server's JSON log line keeps the traceback under `exception` (the
+    operator's own log, P79), while the span and the histogram carry only the exception's class (P64)."""
+    found = run(
+        """
+        import logging
+        from baton import KeyRing, Server
+        from baton.telemetry.logs import JsonFormatter
+
+        lines = []
+        handler = logging.Handler()
+        handler.setFormatter(JsonFormatter())
+        handler.emit = lambda record: lines.append(json.loads(handler.format(record)))
+        logging.getLogger("baton").addHandler(handler)
+        server = Server("p", state_keys=KeyRing.ephemeral_key())
+
+        @server.tool()
+        def pay(card: str) -> str:
+            raise RuntimeError(f"processor refused card {card}")
+
+        server.check_startup("stdio")
+        asyncio.run(send(server, "tools/call", {"name": "pay", "arguments": {"card": "4111-SECRET"}}))
+        print(json.dumps({"spans": spans(), "logs": lines, "points": points("mcp.server.operation.duration")}))
+        """
+    )
+    (line,) = found["logs"]
+    assert line["level"] == "ERROR" and "4111-SECRET" not in line["message"]
+    assert "Traceback" in line["exception"] and "processor refused card 4111-SECRET" in line["exception"]
+    assert "4111-SECRET" not in json.dumps([found["spans"], found["points"]])
+
+
+def test_answers_name_only_what_the_flow_asked_and_lists_are_bounded() -> None:
+    """300 made-up keys beside the one answer asked for: `baton.mrtr.answers` names the asked key only and
+    `baton.mrtr.unsolicited` counts the rest; a list attribute keeps 32 entries at most (protocol.md P62)."""
+    found = run(
+        """
+        from baton import Context, KeyRing, Server
+
+        server = Server("p", state_keys=KeyRing.ephemeral_key())
+
+        @server.tool()
+        async def book(ctx: Context, city: str) -> str:
+            return "yes" if await ctx.confirm(f"Book {city}?", key="confirm") else "no"
+
+        server.check_startup("stdio")
+
+        async def main():
+            params = {"name": "book", "arguments": {"city": "Oslo"}}
+            first = await send(server, "tools/call", dict(params))
+            answers = {f"junk-{i}-" + "x" * 200: {"action": "accept", "content": {}} for i in range(300)}
+            answers["confirm"] = {"action": "accept", "content": {"confirm": True}}
+            state = first["result"]["requestState"]
+            done = await send(server, "tools/call", {**params, "requestState": state, "inputResponses": answers})
+            assert done["result"]["content"][0]["text"] == "yes", done
+
+        asyncio.run(main())
+        print(json.dumps(spans()))
+        """
+    )
+    second = found[1]["attributes"]
+    assert second["baton.mrtr.answers"] == ["confirm:accepted"]
+    assert second["baton.mrtr.unsolicited"] == 300
+    assert "junk" not in json.dumps(found)
+    kept = screen({"baton.mrtr.asks": [f"k{i}:form" for i in range(100)]})
+    assert kept["baton.mrtr.asks"] == [f"k{i}:form" for i in range(32)]
+
+
+def test_the_kits_in_memory_client_traces_the_server() -> None:
+    """The testing kit's in-memory transport runs the server's start-up checks, which instrument it: a test sees
+    its server's spans without calling `check_startup` itself (protocol.md P71)."""
+    found = run(
+        """
+        from baton import KeyRing, Server
+        from baton.testing import memory_client
+
+        server = Server("p", state_keys=KeyRing.ephemeral_key())
+        server.tool(name="ok")(lambda: "ok")
+
+        async def main():
+            async with memory_client(server) as client:
+                await client.call_tool("ok", {})
+
+        asyncio.run(main())
+        print(json.dumps([s["name"] for s in spans() if s["kind"] == "SERVER"]))
+        """
+    )
+    assert found == ["tools/call ok"]
+
+
+def test_traces_exporter_none_sets_no_tracer_provider_and_metrics_still_flow(sink: OtlpSink) -> None:
+    """`OTEL_TRACES_EXPORTER=none` with an endpoint: no tracer provider (no span sampled or built at all), yet the
+    server is instrumented and its histogram reaches the collector (protocol.md P80)."""
+    script = (
+        "import asyncio, json\n"
+        "from opentelemetry import trace\n"
+        "from baton import KeyRing, Server\n"
+        "from baton.telemetry.setup import from_env, shutdown\n"
+        "from support.otel_memory import send\n"
+        "assert from_env('metrics-only', 'm')\n"
+        "server = Server('p', state_keys=KeyRing.ephemeral_key())\n"
+        "server.tool(name='ok')(lambda: 'ok')\n"
+        "server.check_startup('stdio')\n"
+        "asyncio.run(send(server, 'tools/call', {'name': 'ok', 'arguments': {}}))\n"
+        "assert shutdown()\n"
+        "print(json.dumps([type(trace.get_tracer_provider()).__name__, 'handle' in vars(server)]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env.update(
+        OTEL_EXPORTER_OTLP_ENDPOINT=sink.endpoint,
+        OTEL_TRACES_EXPORTER="none",
+        PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")]),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["ProxyTracerProvider", True]
+    assert sum(p["count"] for p in sink.histogram_points("mcp.server.operation.duration")) == 1
+    assert not sink.spans()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from support.paths import ROOT
 
-from baton import Context, McpError, Server
+from baton import ConfigurationError, Context, McpError, Server
 from baton.client import Client, Question
 from baton.state import clock
 from baton.state.ledger_memory import MemoryLedger
@@ -139,6 +139,31 @@ def test_an_invalid_answer_is_sent_and_re_asked(era: str) -> None:
     assert run(main()) == "shipped x"
     assert user.keys == ["go", "go"]
     assert "Please answer again" in user.asked[1].message
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_an_invalid_answer_of_a_call_that_failed_does_not_reach_a_later_call(era: str) -> None:
+    """The first call is answered `Invalid` at `go`, then fails at an unscripted question of the same round; the
+    forged answer it never sent must not replace the accepted answer of the next call."""
+    server = make_server()
+
+    @server.tool()
+    async def both(ctx: Context) -> str:
+        await ctx.gather(ctx.confirm("Go?", key="go"), ctx.confirm("Sure?", key="sure"))
+        return "done"
+
+    user = ScriptedUser({"go": Invalid({"confirm": "maybe"})})
+
+    async def main() -> str:
+        async with memory_client(server, user, protocol=era) as client:
+            with pytest.raises(UnexpectedQuestion):
+                await client.call_tool("both", {})
+        user.on("go", {"confirm": True}).forget()
+        async with memory_client(server, user, protocol=era) as client:
+            return (await client.call_tool("ship", {"what": "x"})).text
+
+    assert run(main()) == "shipped x"
+    assert user.keys == ["go"], "asked again: a stale forged answer replaced the accepted one"
 
 
 def test_invalid_needs_the_in_memory_client_and_a_question_needs_a_script() -> None:
@@ -332,3 +357,25 @@ def test_the_plugin_module_imports_nothing_of_baton_at_load() -> None:
         "from typing import TYPE_CHECKING, Any",
         "import pytest",
     ]
+
+
+def test_the_in_memory_client_runs_the_stdio_start_up_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A configuration `baton serve --stdio` would refuse is refused when the in-memory client is made, not on a
+    later request (protocol.md P71)."""
+    monkeypatch.setenv("BATON_STATE_KEYS", "not-a-key")
+    with pytest.raises(ConfigurationError, match="BATON_STATE_KEYS"):
+        memory_client(Server("refused"))
+
+
+def test_tampering_of_a_single_use_flow_needs_a_probe() -> None:
+    """Without a probe the replay of a single-use flow could not be seen running again: refused up front."""
+    with pytest.raises(ValueError, match="single use: pass probe="):
+        run(
+            check_tampering(
+                make_server(),
+                "tools/call",
+                {"name": "pay", "arguments": {"amount": 5}},
+                answers={"q1": {"confirm": True}},
+            )
+        )
+    assert LEDGER == []

@@ -20,12 +20,15 @@ from .protocol.hosts import is_loopback
 from .server.core import Server
 from .server.startup import ConfigurationError, connect_users
 from .state.keys import data_dir
-from .telemetry.logs import FORMATS, LOG_FORMAT_ENV, log_format
+from .telemetry.logs import FORMATS, LOG_FORMAT_ENV, LogFormat, log_format, uvicorn_config
 from .telemetry.logs import configure as configure_logs
+from .telemetry.logs import line as stderr_line
 
 ENV_TARGET = "BATON_SERVE_TARGET"
 ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
 ENV_AUTH = "BATON_SERVE_AUTH"  # --auth-* for the worker processes, as JSON
+ENV_LOG_LEVEL = "BATON_SERVE_LOG_LEVEL"  # --log-level for the worker processes (the format: $BATON_LOG_FORMAT)
+TEXT_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 ENV_AUTH_CLIENT_ID = "BATON_AUTH_CLIENT_ID"
 ENV_AUTH_CLIENT_SECRET = "BATON_AUTH_CLIENT_SECRET"  # never a flag: argv is visible to every local user
 CLIENT_COMMANDS = {
@@ -86,14 +89,16 @@ def _is_windows_path(target: str) -> bool:
 
 
 def _worker_app() -> Any:
-    """uvicorn factory for `--workers N`: each worker process loads the target itself."""
+    """uvicorn factory for `--workers N`: each worker process loads the target itself, and logs as the parent
+    was told to (`--log-level`, `--log-format`)."""
+    configure_logs(os.environ.get(ENV_LOG_LEVEL, "warning").upper(), log_format(None), TEXT_LOG_FORMAT)
     server = load_server(os.environ[ENV_TARGET])
     options = os.environ.get(ENV_AUTH)
     if options:
         problem = _protect(server, json.loads(options))
         if problem:
             raise SystemExit(f"baton serve: {problem}")
-    _telemetry(server)  # each worker its own exporters (they do not survive a fork)
+    _telemetry(server, worker=True)  # each worker its own exporters (they do not survive a fork)
     hosts = os.environ.get(ENV_APP_OPTIONS)
     return server.asgi(allowed_hosts=hosts.split(",") if hosts else None)
 
@@ -156,15 +161,18 @@ def _protect(server: Server, options: dict[str, Any]) -> str | None:
     return None
 
 
-def _telemetry(server: Server) -> None:
+def _telemetry(server: Server, *, worker: bool = False) -> None:
     """Set up OpenTelemetry export when the standard variables ask for it (protocol.md P60); the instance
-    is named as in the `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`). Once set up, the server's
+    is named as in the `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), a `--workers` process's
+    `$BATON_INSTANCE:pid` (each process its own `service.instance.id`). Once set up, the server's
     `aclose` (which the transport awaits when it shuts down: uvicorn's lifespan on SIGTERM or SIGINT, in each
     worker; the end of stdio) exports what is queued and shuts the providers down, bounded (protocol.md P70)."""
     from .serve.http import ENV_INSTANCE
     from .telemetry.setup import from_env, shutdown
 
-    if not from_env(server.name, os.environ.get(ENV_INSTANCE) or f"{socket.gethostname()}:{os.getpid()}"):
+    named = os.environ.get(ENV_INSTANCE)
+    instance = f"{named or socket.gethostname()}:{os.getpid()}" if worker or not named else named
+    if not from_env(server.name, instance):
         return
     close = server.aclose
 
@@ -177,8 +185,8 @@ def _telemetry(server: Server) -> None:
     vars(server)["aclose"] = aclose  # an instance attribute, as `instrument` shadows the entry points
 
 
-def _refuse(message: str) -> int:
-    print(f"baton serve: {message}", file=sys.stderr)
+def _refuse(message: str, fmt: LogFormat = "text") -> int:
+    print(stderr_line(message, "ERROR", fmt), file=sys.stderr)
     return 2
 
 
@@ -196,7 +204,7 @@ def _ready(server: Server, transport: Literal["http", "stdio"]) -> str | None:
     return None
 
 
-def _announce(server: Server, where: str) -> None:
+def _announce(server: Server, where: str, fmt: LogFormat = "text") -> None:
     """Say on stderr where the server answers and what it uses: its keys, its data directory, its connect pages."""
     from .connect import ConnectKit
 
@@ -205,7 +213,7 @@ def _announce(server: Server, where: str) -> None:
     if isinstance(kit, ConnectKit) and kit.configured and (server.connect_declared or any(connect_users(server))):
         lines.append(f"connect pages: {kit.base_url}/connect/")
     for line in lines:
-        print(f"baton serve: {line}", file=sys.stderr)
+        print(stderr_line(line, "INFO", fmt), file=sys.stderr)
     sys.stderr.flush()
 
 
@@ -222,22 +230,25 @@ def _can_listen(host: str, port: int) -> str | None:
 
 
 def serve(args: argparse.Namespace) -> int:
+    fmt = log_format(getattr(args, "log_format", None))  # the flag, else $BATON_LOG_FORMAT, else text
+
+    def refuse(message: str) -> int:
+        return _refuse(message, fmt)
+
     try:
         server = load_server(args.target)
     except TargetError as exc:
-        return _refuse(str(exc))
+        return refuse(str(exc))
     auth_options = _auth_options(args)
     if auth_options is None and (args.auth_audience or args.auth_scopes or args.auth_introspection):
-        return _refuse("--auth-audience, --auth-scopes and --auth-introspection need --auth-issuer URL")
+        return refuse("--auth-audience, --auth-scopes and --auth-introspection need --auth-issuer URL")
     if auth_options is not None and args.stdio:  # stdio keeps the OS user (protocol.md P37)
-        print(
-            "baton serve: note: --auth-* options apply to HTTP only; on stdio the caller is the OS user",
-            file=sys.stderr,
-        )
+        note = "note: --auth-* options apply to HTTP only; on stdio the caller is the OS user"
+        print(stderr_line(note, "WARNING", fmt), file=sys.stderr)
     elif auth_options is not None:
         problem = _protect(server, auth_options)
         if problem:
-            return _refuse(problem)
+            return refuse(problem)
     if args.workers <= 1 or args.stdio:
         _telemetry(server)
     if args.stdio:
@@ -245,28 +256,28 @@ def serve(args: argparse.Namespace) -> int:
 
         refusal = _ready(server, "stdio")
         if refusal:
-            return _refuse(refusal)
-        _announce(server, "on stdio (stdout carries only protocol messages)")
+            return refuse(refusal)
+        _announce(server, "on stdio (stdout carries only protocol messages)", fmt)
         serve_stdio(server)
         return 0
     host, _, port_text = args.http.rpartition(":")
     if not host or not port_text.isdigit():
-        return _refuse(f"--http takes HOST:PORT, not {args.http!r}")
+        return refuse(f"--http takes HOST:PORT, not {args.http!r}")
     host = host.strip("[]")
     refusal = _ready(server, "http")
     if refusal:
-        return _refuse(refusal)
+        return refuse(refusal)
     if args.workers > 1 and server.key_ring.ephemeral:
-        return _refuse(
+        return refuse(
             "--workers needs keys every worker shares, but this server uses a per-process key; "
             "set BATON_STATE_KEYS or use the default key file (do not pass KeyRing.ephemeral_key())"
         )
     taken = _can_listen(host, int(port_text))
     if taken:
-        return _refuse(f"cannot listen on {args.http}: {taken}")
+        return refuse(f"cannot listen on {args.http}: {taken}")
     shown = f"[{host}]" if ":" in host else host
     workers = f" ({args.workers} worker processes)" if args.workers > 1 else ""
-    _announce(server, f"at http://{shown}:{port_text}/mcp{workers}")
+    _announce(server, f"at http://{shown}:{port_text}/mcp{workers}", fmt)
     allowed = args.allow_host or None
     if not is_loopback(host) and allowed is None:
         logging.getLogger("baton").warning(
@@ -274,6 +285,7 @@ def serve(args: argparse.Namespace) -> int:
         )
     import uvicorn
 
+    logs: dict[str, Any] = {"log_config": uvicorn_config(args.log_level)} if fmt == "json" else {}
     if args.workers > 1:
         _nodelay_listener()
         os.environ[ENV_TARGET] = args.target
@@ -281,6 +293,8 @@ def serve(args: argparse.Namespace) -> int:
             os.environ[ENV_APP_OPTIONS] = ",".join(allowed)
         if auth_options is not None:
             os.environ[ENV_AUTH] = json.dumps(auth_options)
+        os.environ[ENV_LOG_LEVEL] = args.log_level
+        os.environ[LOG_FORMAT_ENV] = fmt
         uvicorn.run(
             "baton.cli:_worker_app",
             factory=True,
@@ -288,6 +302,7 @@ def serve(args: argparse.Namespace) -> int:
             port=int(port_text),
             workers=args.workers,
             log_level=args.log_level,
+            **logs,
             access_log=False,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )
@@ -297,6 +312,7 @@ def serve(args: argparse.Namespace) -> int:
             host=host,
             port=int(port_text),
             log_level=args.log_level,
+            **logs,
             access_log=False,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )
@@ -369,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         fmt = log_format(getattr(args, "log_format", None))
     except ValueError as exc:
         parser.error(str(exc))
-    configure_logs(args.log_level.upper(), fmt, "%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logs(args.log_level.upper(), fmt, TEXT_LOG_FORMAT)
     if args.command == "serve":
         return serve(args)
     return 2  # pragma: no cover - argparse rejects unknown commands

@@ -90,6 +90,8 @@ class Client:
     `initialize` session). `url_backoff_s` is `(first_s, max_s)`, the pause before a URL the host
     accepted is asked again in the same request (`baton.client.pacing`). `auth=OAuth(...)`
     (`baton.client.oauth`) logs in when an HTTP server answers 401, and sends the token with every request.
+    `trace_arguments=True` puts tool arguments and full resource URIs on its spans when OpenTelemetry is
+    configured (off by default: a URI is traced without userinfo, query and fragment; protocol.md P64).
     """
 
     def __init__(
@@ -112,6 +114,7 @@ class Client:
         protocol: ProtocolChoice = AUTO,
         url_backoff_s: tuple[float, float] = DEFAULT_URL_BACKOFF_S,
         auth: OAuth | None = None,
+        trace_arguments: bool = False,
     ) -> None:
         if protocol not in CHOICES:
             raise ValueError(f"protocol is one of {', '.join(map(repr, CHOICES))}, not {protocol!r}")
@@ -168,7 +171,8 @@ class Client:
         self._ids = itertools.count(1)
         self._header_params: dict[str, dict[str, tuple[str, ...]]] = {}
         self._cache: dict[tuple[str, str | None], tuple[float, dict[str, Any]]] | None = {} if cache else None
-        self._observer = observer(target)  # None unless OpenTelemetry is configured (protocol.md P60)
+        # None unless OpenTelemetry is configured (protocol.md P60); `trace_arguments` as the server's (P64)
+        self._observer = observer(target, trace_arguments)
 
     async def __aenter__(self) -> Client:
         return self

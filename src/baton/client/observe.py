@@ -15,9 +15,10 @@ if TYPE_CHECKING:
     from .tracing import ClientObserver
 
 
-def observer(target: object) -> ClientObserver | None:
+def observer(target: object, arguments: bool = False) -> ClientObserver | None:
+    """`arguments`: tool arguments and full resource URIs on spans (`Client(trace_arguments=True)`, P64)."""
     if not configured():
         return None
     from .tracing import ClientObserver
 
-    return ClientObserver(target)
+    return ClientObserver(target, arguments)

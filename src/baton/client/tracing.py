@@ -17,6 +17,7 @@ from ..protocol.capabilities import ask_kinds
 from ..protocol.constants import META_PROTOCOL_VERSION
 from ..protocol.errors import McpError
 from ..telemetry import names, otel
+from ..telemetry.common import known_method, known_version
 from ..telemetry.never import error_type, screen
 
 FLOWS_KEPT = 256
@@ -26,8 +27,9 @@ Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 class ClientObserver:
-    def __init__(self, target: object) -> None:
+    def __init__(self, target: object, arguments: bool = False) -> None:
         self.instruments = otel.Instruments("client", "0.1.0")
+        self.arguments = arguments  # tool arguments and full resource URIs on spans: the caller's opt-in (P64)
         network: dict[str, Any] = {}
         if isinstance(target, str):
             url = urlsplit(target)
@@ -43,13 +45,16 @@ class ClientObserver:
     async def leg(self, method: str, body: dict[str, Any], send: Send) -> dict[str, Any]:
         """Send one request (`send`) inside its span, its context injected into `body["_meta"]`."""
         start_ns = otel.now_ns()
+        method = known_method(method)  # a made-up method names no span or metric point (protocol.md P78)
         attributes: dict[str, Any] = {names.MCP_METHOD: method, **self.network}
-        attributes[names.MCP_PROTOCOL_VERSION] = body["_meta"].get(META_PROTOCOL_VERSION)
+        attributes[names.MCP_PROTOCOL_VERSION] = known_version(body["_meta"].get(META_PROTOCOL_VERSION))
         target = body.get("name") if method in ("tools/call", "prompts/get") else None
         target = target if isinstance(target, str) else None
         if method == "tools/call":
             attributes[names.GENAI_TOOL] = target
             attributes[names.GENAI_OPERATION] = names.EXECUTE_TOOL
+            if self.arguments:
+                attributes[names.GENAI_TOOL_ARGUMENTS] = body.get("arguments")
         elif method == "prompts/get":
             attributes[names.GENAI_PROMPT] = target
         elif method.startswith("resources/") and isinstance(body.get("uri"), str):
@@ -61,7 +66,7 @@ class ClientObserver:
             attributes[names.STATE_OUT] = len(state)
         if method in ("tools/call", "prompts/get", "resources/read"):
             attributes[names.ROUND] = number + 1
-        started = screen(attributes)
+        started = screen(attributes, arguments=self.arguments)
         span = self.instruments.start(names.span_name(method, target), otel.CLIENT, parent, started, start_ns)
         context = otel.context_with(span)
         meta = dict(body["_meta"])
@@ -80,7 +85,7 @@ class ClientObserver:
         finally:
             if not failed:
                 failed = self._read(result, attributes, context, number + 1)
-            kept = screen(attributes)
+            kept = screen(attributes, arguments=self.arguments)
             span.set_attributes({k: v for k, v in kept.items() if started.get(k) != v})  # the SDK cleans each again
             if failed:
                 span.set_status(otel.ERROR)

@@ -1,6 +1,6 @@
 """Telemetry for a server, switched on once per server, when serving starts (protocol.md P60).
 
-`instrument(server)` runs in `Server.check_startup`: when a tracer provider is configured (and only
+`instrument(server)` runs in `Server.check_startup`: when a tracer or meter provider is configured (and only
 then is OpenTelemetry imported, by `baton.server.tracing`), the server's entry points are wrapped and
 the replay engine and single use are given an observer. Otherwise nothing changes: a request pays no
 check on the dispatch path, and a flow's round one `None` check in the replay engine.

@@ -25,6 +25,7 @@ from ..protocol.constants import LOG_LEVELS, META_LOG_LEVEL
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, UsageError, invalid_params
 from ..protocol.messages import Message, log_level
 from ..state.seal import FlowState, InvalidState, Sealer
+from ..telemetry.never import resource_uri
 from .context import Context, Suspended
 from .exchange import Exchange
 from .parts import ConnectPart
@@ -88,7 +89,7 @@ class ReplayEngine:
             try:
                 state = (self._sealer or self._load_sealer()).open(token, ex.principal, digest)
             except InvalidState as exc:
-                log.warning("rejected requestState for %s %r: %s", flow.method, target, exc.reason)
+                log.warning("rejected requestState for %s %r: %s", flow.method, _logged(flow, target), exc.reason)
                 raise McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE) from None
         else:
             state = FlowState()
@@ -148,6 +149,11 @@ class ReplayEngine:
         return result
 
 
+def _logged(flow: Flow, target: str) -> str:
+    """A flow's target as a log line names it: a resource URI without userinfo, query or fragment (P64)."""
+    return resource_uri(target) if flow.method == "resources/read" else target
+
+
 def _failure(exc: Exception, flow: Flow, target: str) -> dict[str, Any]:
     """What a handler's exception answers (protocol.md P17): its own McpError as is; a
     `ConfigurationError` names the setting to fix (a tool error, or -32603 for a resource or prompt); a
@@ -157,7 +163,7 @@ def _failure(exc: Exception, flow: Flow, target: str) -> dict[str, Any]:
     if isinstance(exc, McpError):
         raise exc
     if isinstance(exc, ConfigurationError):
-        log.error("%s %r cannot run: %s", flow.method, target, exc)
+        log.error("%s %r cannot run: %s", flow.method, _logged(flow, target), exc)
         if flow.tool_errors:
             return error_result(f"Tool {target} cannot run: {exc}")
         raise McpError(INTERNAL_ERROR, f"Cannot answer {flow.method} {target}: {exc}")
@@ -166,7 +172,7 @@ def _failure(exc: Exception, flow: Flow, target: str) -> dict[str, Any]:
             return error_result(str(exc))
         data = {"uri": target} if flow.method == "resources/read" else None
         raise invalid_params(str(exc) or f"Invalid params for {flow.method} {target}", data)
-    log.error("%s %r raised", flow.method, target, exc_info=exc)
+    log.error("%s %r raised", flow.method, _logged(flow, target), exc_info=exc)
     if flow.tool_errors:
         return error_result(f"Tool {target} failed with an internal error ({type(exc).__name__})")
     raise McpError(INTERNAL_ERROR, f"Internal error while answering {flow.method} {target}")

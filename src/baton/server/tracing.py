@@ -8,7 +8,7 @@ time is the request's arrival all the same. Imported only when telemetry is on (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from ..protocol.constants import META_PROTOCOL_VERSION
 from ..protocol.hosts import host_without_port
 from ..protocol.messages import Message
 from ..telemetry import flowtrace, names, otel
-from ..telemetry.common import CommonAttributes, failed
+from ..telemetry.common import CommonAttributes, failed, known_method, known_version
 from ..telemetry.never import error_type, screen, session_digest
 from .exchange import Exchange, Reply
 from .outbound import Stream
@@ -46,6 +46,8 @@ class ServerObserver:
         self.instruments = otel.Instruments("server", server.version)
         self.common = CommonAttributes()
         self.arguments = server.trace_arguments  # tool arguments on spans: the author's opt-in (P64)
+        self.registry: dict[str, Mapping[str, object]] = {"tools/call": server.tools, "prompts/get": server.prompts}
+        """The live registries that name a span's target; a name not in them is `_OTHER` (protocol.md P78)."""
 
     def wrap(self, handle: Handle) -> Handle:
         async def traced(msg: Message, exchange: Exchange) -> Reply | Subscription:
@@ -146,16 +148,16 @@ class Served:
         self._responses: list[str] = []
         params = msg.params
         meta = params.get("_meta")
-        method = msg.method
+        method = known_method(msg.method)  # all three bounded: the client is not authenticated yet (P78)
         version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None
         if session is not None:
             version = session.version
-        elif not isinstance(version, str):
-            version = params.get("protocolVersion") if method == "initialize" else None
-            version = version if isinstance(version, str) else None
-        target = params.get("name") if method in _NAMED else None
+        elif not isinstance(version, str) and method == "initialize":
+            version = params.get("protocolVersion")
+        name = params.get("name") if method in _NAMED else None
+        target = None if not isinstance(name, str) else name if name in observer.registry[method] else names.OTHER
         transport = names.TRANSPORT_TCP if exchange.info.transport == "http" else names.TRANSPORT_PIPE
-        self.common = observer.common.get(method, target if isinstance(target, str) else None, version, transport)
+        self.common = observer.common.get(method, target, known_version(version), transport)
         self.client = otel.from_meta(meta)  # None at once when `_meta` has no traceparent
 
     def _request(self) -> dict[str, Any]:
@@ -219,8 +221,10 @@ class Served:
         if extra is None:
             return
         if self._responses:
+            # Only the keys the flow asked are named: the client chose the others, any number (P62).
             recorded = state.journal.answers
             answers = extra.setdefault(names.ANSWERS, [])
+            unsolicited = 0
             for key in self._responses:
                 if key in asks:
                     outcome = "invalid"
@@ -229,8 +233,11 @@ class Served:
                     action = answer.get("action") if isinstance(answer, dict) else None
                     outcome = _OUTCOMES.get(action, "accepted") if isinstance(action, str) else "accepted"
                 else:
-                    outcome = "unsolicited"
+                    unsolicited += 1
+                    continue
                 answers.append(f"{key}:{outcome}")
+            if unsolicited:
+                extra[names.UNSOLICITED] = extra.get(names.UNSOLICITED, 0) + unsolicited
         if asks:
             extra[names.ASKS] = [f"{key}:{ask_kinds(ask.request)[0]}" for key, ask in asks.items()]
 

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ..protocol.constants import ADVERTISED_VERSIONS, HANDSHAKE_VERSIONS, REQUEST_METHODS
 from . import names
 from .never import screen
 
+_VERSIONS = frozenset(ADVERTISED_VERSIONS) | HANDSHAKE_VERSIONS
+
 KEPT = 512
-"""Distinct keys remembered; past that (a client making up tool names), each request builds its own."""
+"""Distinct keys remembered; past that, each request builds its own. Keys are bounded already: a method,
+version, tool or prompt the server does not know is `_OTHER` (protocol.md P78)."""
 
 
 class Common(NamedTuple):
@@ -40,6 +44,19 @@ class CommonAttributes:
             if len(self._known) < KEPT:
                 self._known[key] = found
         return found
+
+
+def known_method(method: str) -> str:
+    """The method, if MCP has it; else `_OTHER` (a span name and a metric attribute take no made-up text)."""
+    return method if method in REQUEST_METHODS else names.OTHER
+
+
+def known_version(version: object) -> str | None:
+    """A protocol version Baton knows (served, or one of the handshake era), `_OTHER` for any other string,
+    None without one (protocol.md P78)."""
+    if not isinstance(version, str):
+        return None
+    return version if version in _VERSIONS else names.OTHER
 
 
 def _build(method: str, target: str | None, version: str | None, transport: str) -> Common:

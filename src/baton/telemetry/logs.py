@@ -1,7 +1,9 @@
 """Structured logs on stderr: `text` (the default) or `json`, one object a line (protocol.md P65).
 
 `baton serve --log-format json` or `BATON_LOG_FORMAT=json`; the documented replacement for the
-deprecated `logging/setLevel`: operators read the server's own logs, not a client. A JSON line names
+deprecated `logging/setLevel`: operators read the server's own logs, not a client. In JSON every line is
+JSON: Baton's loggers, uvicorn's (`uvicorn_config`) and `baton serve`'s own lines (`line`), in the one
+process and in each `--workers` process. A JSON line names
 the trace and span it was written in when telemetry is on, so logs join traces.
 """
 
@@ -21,8 +23,8 @@ LogFormat = Literal["text", "json"]
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object a line: time (RFC 3339, UTC), level, logger, message, exception; trace_id and
-    span_id when a span is current."""
+    """One JSON object a line: time (RFC 3339, UTC), level, logger, message, exception (a failure's traceback,
+    kept for the operator: protocol.md P79); trace_id and span_id when a span is current."""
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
@@ -48,6 +50,33 @@ def log_format(flag: str | None) -> LogFormat:
     if chosen not in FORMATS:
         raise ValueError(f"{LOG_FORMAT_ENV} / --log-format is text or json, not {chosen!r}")
     return "json" if chosen == "json" else "text"
+
+
+def uvicorn_config(level: str) -> dict[str, Any]:
+    """uvicorn's `log_config` for JSON lines: its own loggers (`uvicorn.error`, `uvicorn.access`) through
+    `JsonFormatter` on stderr, in the one process and in every `--workers` process."""
+    handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": JsonFormatter}},
+        "handlers": {"json": handler},
+        "loggers": {
+            "uvicorn": {"handlers": ["json"], "level": level.upper(), "propagate": False},
+            "uvicorn.access": {"handlers": ["json"], "level": level.upper(), "propagate": False},
+        },
+    }
+
+
+def line(message: str, level: str, fmt: LogFormat) -> str:
+    """One line `baton serve` writes to stderr itself, whatever the log level (where it serves, why it refuses):
+    `baton serve: message` in text, a JSON object of the `baton.serve` logger in JSON."""
+    if fmt == "text":
+        return f"baton serve: {message}"
+    record = logging.makeLogRecord(
+        {"name": "baton.serve", "levelname": level, "levelno": logging.getLevelName(level), "msg": message}
+    )
+    return JsonFormatter().format(record)
 
 
 def configure(level: int | str, fmt: LogFormat, text_format: str) -> None:

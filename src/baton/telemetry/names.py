@@ -36,6 +36,9 @@ EXECUTE_TOOL: Final = "execute_tool"
 """`gen_ai.operation.name` of `tools/call`."""
 TOOL_ERROR: Final = "tool_error"
 """`error.type` of a tool result with `isError`."""
+OTHER: Final = "_OTHER"
+"""What stands for a method, a protocol version, a tool or a prompt a server does not know: span names and
+metric attributes take only bounded values, never what an unauthenticated client made up (protocol.md P78)."""
 TRANSPORT_TCP: Final = "tcp"
 TRANSPORT_PIPE: Final = "pipe"
 
@@ -47,7 +50,10 @@ ROUNDS: Final = "baton.mrtr.rounds"
 ASKS: Final = "baton.mrtr.asks"
 """The asks this round answered input_required with, as `key:mode` (mode: form, url, sampling, roots)."""
 ANSWERS: Final = "baton.mrtr.answers"
-"""The answers this round received, as `key:outcome` (accepted, declined, cancelled, invalid, unsolicited)."""
+"""The answers this round received to what the flow asked, as `key:outcome` (accepted, declined, cancelled,
+invalid)."""
+UNSOLICITED: Final = "baton.mrtr.unsolicited"
+"""How many keys of this round's inputResponses answered nothing the flow asked (their keys are not recorded)."""
 STATE_IN: Final = "baton.mrtr.request_state.received_bytes"
 STATE_OUT: Final = "baton.mrtr.request_state.sent_bytes"
 SINGLE_USE: Final = "baton.single_use.outcome"
@@ -94,6 +100,7 @@ SPAN_ATTRIBUTES: Final = frozenset(
         ROUNDS,
         ASKS,
         ANSWERS,
+        UNSOLICITED,
         STATE_IN,
         STATE_OUT,
         SINGLE_USE,

@@ -1,10 +1,13 @@
 """What may never be on a span, a metric or a log line Baton emits (protocol.md P64), enforced here.
 
 Never: an answer's content (only its key and outcome), a `requestState` (only its size), a token or a
-secret (a 2025-11-25 session id is a sealed token: only a digest of it), an error's message (only its
-code or class: messages may quote what the user typed), and a tool's arguments unless the server's
-author opted in with `Server(trace_arguments=True)`. Every attribute goes through `screen`, which keeps
-only the names of `names.SPAN_ATTRIBUTES` and only scalar values or lists of strings.
+secret (a 2025-11-25 session id is a sealed token: only a digest of it), an error's message on a span or
+a metric (only its code or class: messages may quote what the user typed; the server's log keeps a
+failure's traceback, protocol.md P79), and a tool's arguments unless the server's
+author opted in with `Server(trace_arguments=True)`. A resource URI is recorded without its userinfo, query
+and fragment (where tokens and signatures travel) unless the same opt-in says otherwise (`resource_uri`, which
+the server's log lines use too). Every attribute goes through `screen`, which keeps only the names of
+`names.SPAN_ATTRIBUTES` and only scalar values or lists of strings, strings and lists cut to a bound.
 """
 
 from __future__ import annotations
@@ -19,12 +22,15 @@ from . import names
 
 MAX_TEXT = 256
 """Longer attribute strings are cut (a tool name, an ask key, a resource URI)."""
+MAX_ITEMS = 32
+"""Longer attribute lists are cut (the asks of a round, its answers)."""
 MAX_ARGUMENTS = 4096
 """Opted-in tool arguments longer than this, as JSON, are cut."""
 
 
 def screen(attributes: Mapping[str, Any], *, arguments: bool = False) -> dict[str, Any]:
-    """The attributes that may be emitted: known names, plain values; the arguments only when opted in."""
+    """The attributes that may be emitted: known names, plain values; the tool arguments and a resource URI's
+    userinfo, query and fragment only when opted in (`arguments`)."""
     kept: dict[str, Any] = {}
     known = names.SPAN_ATTRIBUTES
     for name, value in attributes.items():
@@ -34,6 +40,9 @@ def screen(attributes: Mapping[str, Any], *, arguments: bool = False) -> dict[st
             if arguments:
                 kept[name] = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()[:MAX_ARGUMENTS]
             continue
+        if name == names.MCP_RESOURCE_URI and not arguments and isinstance(value, str):
+            kept[name] = resource_uri(value)[:MAX_TEXT]
+            continue
         if type(value) is str:  # the common case first
             kept[name] = value if len(value) <= MAX_TEXT else value[:MAX_TEXT]
         elif isinstance(value, bool | int | float):
@@ -41,8 +50,24 @@ def screen(attributes: Mapping[str, Any], *, arguments: bool = False) -> dict[st
         elif isinstance(value, str):
             kept[name] = value[:MAX_TEXT]
         elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-            kept[name] = [v[:MAX_TEXT] for v in value]
+            kept[name] = [v[:MAX_TEXT] for v in value[:MAX_ITEMS]]
     return kept
+
+
+def resource_uri(uri: str) -> str:
+    """The URI without userinfo (`user:password@`), query and fragment: what a span or a log line may name."""
+    end = len(uri)
+    for mark in ("?", "#"):
+        at = uri.find(mark)
+        if 0 <= at < end:
+            end = at
+    head = uri[:end]
+    scheme, sep, rest = head.partition("://")
+    if sep:
+        authority, slash, path = rest.partition("/")
+        if "@" in authority:
+            head = f"{scheme}://{authority.rpartition('@')[2]}{slash}{path}"
+    return head
 
 
 def session_digest(session_id: str) -> str:

@@ -3,9 +3,11 @@
 Export is OTLP over HTTP (protobuf): `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
 / `..._METRICS_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
 `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*` and `OTEL_METRIC_EXPORT_INTERVAL` are read by the SDK itself;
-`OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` take `otlp` (the default), `console` or `none`;
+`OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` take `otlp` (the default), `console` (written to stderr,
+always: under `--stdio` stdout is the protocol stream) or `none`;
 `OTEL_SDK_DISABLED=true` turns it all off. Spans leave through a `BatchSpanProcessor`, off the request path.
-`OTEL_METRICS_EXPORTER=none` sets no meter provider: no histogram is recorded at all (protocol.md P69).
+`OTEL_METRICS_EXPORTER=none` sets no meter provider: no histogram is recorded at all (protocol.md P69);
+`OTEL_TRACES_EXPORTER=none` sets no tracer provider: no span is sampled or built (P80).
 
 `shutdown` flushes and shuts down what `from_env` set, within a bound (`SHUTDOWN_S`); `baton serve` calls it
 when uvicorn shuts the app down (SIGTERM, SIGINT), in every worker, and at exit (protocol.md P70).
@@ -16,6 +18,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import sys
 import threading
 from collections.abc import Callable, Mapping
 
@@ -64,25 +67,28 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
         own[names.SERVICE_INSTANCE] = instance
     resource = detected.merge(Resource(own))
 
-    tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # `shutdown` does it, bounded
-    for kind in _exporters(environ, "OTEL_TRACES_EXPORTER"):
-        span_exporter: SpanExporter
-        if kind == "console":
-            span_exporter = ConsoleSpanExporter()
-        else:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    steps: list[Callable[[], object]] = []
+    span_exporters = _exporters(environ, "OTEL_TRACES_EXPORTER")
+    if span_exporters:  # `none`: no tracer provider, so no span is sampled or built (metrics only)
+        tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # `shutdown` does it, bounded
+        for kind in span_exporters:
+            span_exporter: SpanExporter
+            if kind == "console":
+                span_exporter = ConsoleSpanExporter(out=sys.stderr)  # stdout may be the stdio protocol stream
+            else:
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-            span_exporter = OTLPSpanExporter()
-        tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
-    trace.set_tracer_provider(tracer_provider)
-    steps: list[Callable[[], object]] = [tracer_provider.force_flush, tracer_provider.shutdown]
+                span_exporter = OTLPSpanExporter()
+            tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
+        trace.set_tracer_provider(tracer_provider)
+        steps += [tracer_provider.force_flush, tracer_provider.shutdown]
 
     readers: list[MetricReader] = []
     metric_exporters = _exporters(environ, "OTEL_METRICS_EXPORTER")
     for kind in metric_exporters:
         metric_exporter: MetricExporter
         if kind == "console":
-            metric_exporter = ConsoleMetricExporter()
+            metric_exporter = ConsoleMetricExporter(out=sys.stderr)
         else:
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 

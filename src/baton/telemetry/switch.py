@@ -1,7 +1,7 @@
 """Whether telemetry is on (protocol.md P60), decided without importing OpenTelemetry unless it is.
 
-Library: on when the process has set a tracer provider through the OpenTelemetry API (which it cannot
-have done without importing it), unless `OTEL_SDK_DISABLED=true`. `baton serve`: the SDK is set up
+Library: on when the process has set a tracer provider or a meter provider through the OpenTelemetry API
+(which it cannot have done without importing it), unless `OTEL_SDK_DISABLED=true`. `baton serve`: the SDK is set up
 from the standard variables when one of them asks for export (`export_requested`) and the `otel`
 extra is installed.
 """
@@ -29,14 +29,16 @@ def disabled(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def configured() -> bool:
-    """Whether this process traces: a tracer provider is set and the SDK is not disabled.
+    """Whether this process has telemetry on: a tracer provider or a meter provider is set (metrics alone, when
+    `OTEL_TRACES_EXPORTER=none`), and the SDK is not disabled.
 
     Never imports `opentelemetry`: a process that has not imported it has configured nothing."""
-    if "opentelemetry.trace" not in sys.modules or disabled():
+    modules = sys.modules
+    if ("opentelemetry.trace" not in modules and "opentelemetry.metrics" not in modules) or disabled():
         return False
-    from .otel import provider_configured
+    from .otel import meter_provider_configured, provider_configured
 
-    return provider_configured()
+    return provider_configured() or meter_provider_configured()
 
 
 def export_requested(environ: Mapping[str, str] = os.environ) -> bool:

@@ -118,9 +118,14 @@ async def check_tampering(
     """Fail unless every mutated `requestState` of the flow (`method`, `params`) is refused (see the module).
 
     `swap` is the params of another flow of the same method whose first round asks (another target or
-    other arguments); its state presented in this flow must be refused. `probe`, if given, must read the
-    same after a single-use replay as after the flow completed.
+    other arguments); its state presented in this flow must be refused. `probe` is required for a single-use
+    flow: it must read the same after the replay of its last retry as after the flow completed.
     """
+    if probe is None and _single_use(server, method, params):
+        raise ValueError(
+            f"{method} {params.get('name', '')!r} is single use: pass probe= (a function returning what the "
+            "tool changes), so that check_tampering can see that a replay does not run it again"
+        )
     user = ScriptedUser(answers)
     outcomes: list[Outcome] = []
     with FakeClock() as clock:
@@ -168,6 +173,11 @@ async def _refused(client: Client, step: Round, replies: dict[str, Any], state: 
     raise AssertionError(f"the server accepted a {name} requestState and answered {result!r}")
 
 
+def _single_use(server: Server, method: str, params: dict[str, Any]) -> bool:
+    tool = server.tools.get(params.get("name", "")) if method == "tools/call" else None
+    return server.single_use or (tool is not None and tool.flow is not None and tool.flow.single_use)
+
+
 async def _replay(
     server: Server,
     client: Client,
@@ -183,14 +193,13 @@ async def _replay(
     while isinstance(result, Round):
         last, replies = result, await _answer(user, result)
         result = await client.advance(result, replies)
-    flow = server.tools[params["name"]].flow if method == "tools/call" else None
-    if not (server.single_use or (flow is not None and flow.single_use)):
+    if probe is None or not _single_use(server, method, params):  # single use has a probe (check_tampering)
         return [Outcome("completed", None, result)]
-    seen = await _maybe(probe()) if probe is not None else None
+    seen = await _maybe(probe())
     again = await client.advance(last, replies)
     if again != result:
         raise AssertionError(f"replaying a single-use flow's last retry answered {again!r}, not {result!r}")
-    if probe is not None and (now := await _maybe(probe())) != seen:
+    if (now := await _maybe(probe())) != seen:
         raise AssertionError(f"replaying a single-use flow's last retry ran it again: {seen!r} became {now!r}")
     return [Outcome("completed", None, result), Outcome("replayed", None, again)]
 

@@ -5,7 +5,9 @@ A 2026-07-28 request goes to `Server.handle` and a 2025-11-25 session to `Server
 adds no dispatch of its own. Every message crosses as JSON bytes, both ways, as on a wire: what a
 handler returns must serialize, and neither side can keep a reference into the other's dicts. The
 caller is a stdio caller (`RequestInfo("stdio")`: the principal hook, else the OS user), unless
-`info` says otherwise.
+`info` says otherwise. Making the transport runs the server's stdio start-up checks (`Server.check_startup`),
+which also instrument it when OpenTelemetry is configured. What only HTTP does is not exercised: the Host
+allowlist, the standard headers, the body limit, sealed session ids (protocol.md P71).
 
 In a session the server's asks are JSON-RPC requests on the call's own stream; they are answered
 through the client's `Inbound`, as stdio and HTTP answer them. The ask key a 2025-11-25 request
@@ -46,6 +48,9 @@ class Wire(Protocol):
 
     def forged(self, key: str) -> dict[str, Any] | None: ...
 
+    def discard(self) -> None:
+        """Forget the forged answers not sent: their call went on without them, or failed."""
+
     def failure(self) -> BaseException | None: ...
 
 
@@ -64,6 +69,9 @@ class MemoryTransport:
         self.wire = wire
         self._tokens = itertools.count(1)
         mount_default_kit(server)  # ctx.secret and ctx.connect, as every transport mounts them
+        # The start-up checks of a stdio server, as `serve_stdio` runs them (a `ConfigurationError` here is one
+        # `baton serve --stdio` would refuse with); they also instrument the server when telemetry is on.
+        server.check_startup("stdio")
 
     async def request(
         self, message: dict[str, Any], version: str, notify: Notify | None, param_headers: dict[str, str]
@@ -74,6 +82,9 @@ class MemoryTransport:
         self._forge(message.get("params"))
         if self.wire is not None:
             self.wire.failure()  # in 2026 the user's complaint was raised in the client already
+            # A round's answers travel together in the next request: a forged one left over belongs to a call
+            # that failed before sending it, and must not replace a later call's answer.
+            self.wire.discard()
         msg = parse(orjson.dumps(message))
 
         async def emit(method: str, params: dict[str, Any]) -> None:
@@ -158,6 +169,8 @@ class MemorySession:
             )
         finally:
             self.inbound.drop(asked)
+            if memory.wire is not None:
+                memory.wire.discard()  # the call is over: what it did not send, no later call may
         memory._raise_failure()
         return _copy(reply.body)
 

@@ -1,4 +1,4 @@
-"""The pytest plugin of `baton.testing`, registered by the `pytest11` entry point `baton` (protocol.md P77).
+"""The pytest plugin of `baton.testing`, registered by the `pytest11` entry point `baton.testing.plugin` (P77).
 
 Fixtures:
 - `scripted_user`: a fresh `ScriptedUser` with no script (add one with `.on(key, ...)` / `.when(...)`);

@@ -1,6 +1,6 @@
 """The scripted user: answers a server's questions from a script, and records what was asked.
 
-A script maps an ask key (`key=` of `ctx.confirm` / `ctx.elicit`, or the default `confirm`, ...) to
+A script maps an ask key (`key=` of `ctx.confirm` / `ctx.elicit`, or the default by position: `q1`, `q2`, ...) to
 replies, or a predicate to replies (`when`): a reply is `Accepted(...)`, `Declined()`, `Cancelled()`,
 a dict (short for `Accepted(dict)`), `Invalid(content)` (an answer that does not fit the form, sent
 anyway, to test a re-ask), or a function of the `Question`. Several replies answer successive asks
@@ -142,6 +142,10 @@ class ScriptedUser:
     def forged(self, key: str) -> dict[str, Any] | None:
         """The forged answer for `key`, once."""
         return self._forged.pop(key, None)
+
+    def discard(self) -> None:
+        """Forget the forged answers not sent (the call that would have sent them failed, or is over)."""
+        self._forged.clear()
 
     def failure(self) -> UnexpectedQuestion | None:
         """The first complaint not raised yet (a session's `Inbound` turns a handler's exception into an error)."""

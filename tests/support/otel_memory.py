@@ -1,0 +1,105 @@
+"""In-memory OpenTelemetry providers, for telemetry checks that need no collector and no HTTP.
+
+A tracer provider sets itself globally for the rest of a process, so these run in a fresh interpreter:
+`run(code)` executes `code` there with the in-memory providers installed and `send` (a request through
+`Server.handle`), `spans()` and `points()` in scope, and returns the JSON the code printed last.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+from support.paths import ROOT
+
+_installed: dict[str, Any] = {}
+"""The span exporter and the metric reader `install` set up."""
+
+
+def install() -> None:
+    """Set an in-memory tracer provider (every span exported at once) and meter provider globally."""
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = _installed["spans"] = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    reader = _installed["metrics"] = InMemoryMetricReader()
+    metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+
+
+def spans() -> list[dict[str, Any]]:
+    """The finished spans: name, kind (`SERVER`, `CLIENT`, ...) and attributes (lists as lists)."""
+    return [
+        {
+            "name": s.name,
+            "kind": s.kind.name,
+            "attributes": {k: list(v) if isinstance(v, tuple) else v for k, v in (s.attributes or {}).items()},
+        }
+        for s in _installed["spans"].get_finished_spans()
+    ]
+
+
+def points(metric: str) -> list[dict[str, Any]]:
+    """The attributes of each data point of `metric` recorded so far."""
+    data = _installed["metrics"].get_metrics_data()
+    found: list[dict[str, Any]] = []
+    for rm in data.resource_metrics if data is not None else ():
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                if m.name == metric:
+                    found.extend(dict(p.attributes) for p in m.data.data_points)
+    return found
+
+
+async def send(server: Any, method: str, params: dict[str, Any] | None = None, **meta: Any) -> dict[str, Any]:
+    """One 2026-07-28 request through `server.handle` over stdio; `meta` overrides `_meta` members by their
+    short name (`protocolVersion=...`). The JSON-RPC response."""
+    import orjson
+    from wire import meta as base
+
+    from baton.protocol.messages import parse
+    from baton.server import Exchange, RequestInfo
+
+    body = dict(params or {})
+    envelope = base()
+    for key, value in meta.items():
+        envelope[f"io.modelcontextprotocol/{key}"] = value
+    body.setdefault("_meta", envelope)
+    msg = parse(orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": body}))
+
+    async def emit(method: str, params: dict[str, Any]) -> None:
+        pass
+
+    reply = await server.handle(msg, Exchange(RequestInfo("stdio"), emit))
+    body = reply.body
+    assert isinstance(body, dict)
+    return body
+
+
+def run(code: str, env: dict[str, str] | None = None) -> Any:
+    """Run `code` (dedented) in a fresh interpreter with the in-memory providers installed; the JSON it printed
+    last."""
+    prelude = "import asyncio, json\nfrom support.otel_memory import install, points, send, spans\ninstall()\n"
+    path = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])
+    variables = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code)],
+        cwd=ROOT,
+        env={**variables, "PYTHONPATH": path, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
