@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..protocol.capabilities import ask_kinds
 from ..protocol.constants import META_PROTOCOL_VERSION
@@ -38,6 +38,22 @@ Handle = Callable[[Message, Exchange], Coroutine[Any, Any, "Reply | Subscription
 HandleLegacy = Callable[[Message, Exchange, LegacySession, Stream], Coroutine[Any, Any, Reply]]
 Initialize = Callable[[Message, Exchange], tuple[Reply, LegacySession | None]]
 
+_R = TypeVar("_R", bound="Reply | Subscription")
+
+
+async def _served(served: Served, answer: Coroutine[Any, Any, _R]) -> _R:
+    """Await one request's answer with `served` current, then end its span (with the exception, if any)."""
+    token = _SERVED.set(served)
+    try:
+        reply = await answer
+    except BaseException as exc:
+        served.end(None, exc)
+        raise
+    finally:
+        _SERVED.reset(token)
+    served.end(reply, None)
+    return reply
+
 
 class ServerObserver:
     """Wraps a server's entry points in spans and hears the replay engine's rounds."""
@@ -51,33 +67,13 @@ class ServerObserver:
 
     def wrap(self, handle: Handle) -> Handle:
         async def traced(msg: Message, exchange: Exchange) -> Reply | Subscription:
-            served = Served(self, msg, exchange, None)
-            token = _SERVED.set(served)
-            try:
-                reply = await handle(msg, exchange)
-            except BaseException as exc:
-                served.end(None, exc)
-                raise
-            finally:
-                _SERVED.reset(token)
-            served.end(reply, None)
-            return reply
+            return await _served(Served(self, msg, exchange, None), handle(msg, exchange))
 
         return traced
 
     def wrap_legacy(self, handle: HandleLegacy) -> HandleLegacy:
         async def traced(msg: Message, exchange: Exchange, session: LegacySession, stream: Stream) -> Reply:
-            served = Served(self, msg, exchange, session)
-            token = _SERVED.set(served)
-            try:
-                reply = await handle(msg, exchange, session, stream)
-            except BaseException as exc:
-                served.end(None, exc)
-                raise
-            finally:
-                _SERVED.reset(token)
-            served.end(reply, None)
-            return reply
+            return await _served(Served(self, msg, exchange, session), handle(msg, exchange, session, stream))
 
         return traced
 
