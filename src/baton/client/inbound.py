@@ -23,6 +23,7 @@ from typing import Any
 
 from ..forms import Accepted
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
+from ..protocol.messages import error_response, result_response
 from .errors import MalformedQuestion
 from .pacing import UrlPacing
 from .questions import ElicitHandler, Question
@@ -53,7 +54,7 @@ class Inbound:
         self.on_sampling, self.on_roots = on_sampling, on_roots
         self.server: str | None = None
         self.urls: dict[str, bool] = {}  # elicitationId -> the server said the flow is complete
-        self._asking: asyncio.Lock | None = None
+        self._asking = asyncio.Lock()
         self._running: dict[Any, asyncio.Task[None]] = {}
 
     # -- requests ------------------------------------------------------------------------------------------
@@ -101,18 +102,16 @@ class Inbound:
             if method == "ping":
                 result: dict[str, Any] = {}
             else:
-                if self._asking is None:
-                    self._asking = asyncio.Lock()
                 async with self._asking:  # one question at a time reaches the host
                     result = await self._ask(method, params, rid)
         except McpError as exc:
-            return {"jsonrpc": "2.0", "id": rid, "error": exc.to_dict()}
+            return error_response(rid, exc)
         except MalformedQuestion as exc:
-            return _error(rid, INVALID_PARAMS, str(exc))
+            return error_response(rid, McpError(INVALID_PARAMS, str(exc)))
         except Exception as exc:  # a handler failed: the server must still get an answer
             log.warning("answering the server's %s failed: %r", method, exc)
-            return _error(rid, INTERNAL_ERROR, f"the client could not answer {method}: {exc}")
-        return {"jsonrpc": "2.0", "id": rid, "result": result}
+            return error_response(rid, McpError(INTERNAL_ERROR, f"the client could not answer {method}: {exc}"))
+        return result_response(rid, result)
 
     async def _ask(self, method: Any, params: dict[str, Any], rid: Any) -> dict[str, Any]:
         if method == "elicitation/create":
@@ -159,8 +158,6 @@ class Inbound:
             question = Question.from_params(key, {**params, "mode": "url"}, self.server)
             if isinstance(url_id, str):
                 self.urls.setdefault(url_id, False)
-            if self._asking is None:
-                self._asking = asyncio.Lock()
             async with self._asking:
                 reply = await self.on_url(question)
             if not isinstance(reply, Accepted):
@@ -195,7 +192,3 @@ class Inbound:
         for task in tasks:
             with contextlib.suppress(BaseException):
                 await task
-
-
-def _error(rid: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}

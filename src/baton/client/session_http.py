@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from ..protocol.constants import LEGACY_VERSION
+from ..protocol.messages import notification
 from .errors import ClientError
 from .http11 import Disconnected, HttpError, ProtocolError, Response, encode_headers
 from .http_transport import HttpTransport, SseDecoder, _decode, _excerpt, read_body, sse_message
@@ -124,7 +125,7 @@ class SessionHttp:
             return _decode(resp.status, await read_body(resp))
         except (asyncio.CancelledError, TimeoutError):
             if not initialize:  # 2025-11-25: a dropped stream is no cancellation; this is (MCP cancellation)
-                note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": message["id"]}}
+                note = notification("notifications/cancelled", {"requestId": message["id"]})
                 self._later(self.send(note))
             raise
         finally:
