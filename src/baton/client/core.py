@@ -44,7 +44,17 @@ from .inbound import Inbound
 from .legacy import Session, SessionStdio, SessionTransport
 from .observe import observer
 from .pacing import DEFAULT_URL_BACKOFF_S, UrlPacing, check_backoff
-from .probe import AUTO, CHOICES, LEGACY, MODERN, STDIO_PROBE_S, ProtocolChoice, era_of_error, era_of_result
+from .probe import (
+    AUTO,
+    CHOICES,
+    LEGACY,
+    MODERN,
+    STDIO_PROBE_S,
+    ProtocolChoice,
+    common_versions,
+    era_of_error,
+    era_of_result,
+)
 from .questions import ElicitHandler, Question
 from .results import CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
 from .rounds import Round
@@ -125,7 +135,7 @@ class Client:
         self.protocol: ProtocolChoice = protocol
         self._modern = protocol == MODERN  # the era check of every request: settled and 2026-07-28
         self._session: Session | None = None
-        self._era_lock: asyncio.Lock | None = None
+        self._era_lock = asyncio.Lock()
         self._probe_answer = ""  # what the probe got, for the message if the handshake fails too
         self.transport: Transport
         if isinstance(target, str):
@@ -202,8 +212,6 @@ class Client:
     async def settle_era(self) -> str:
         """Probe now (if not done yet) and open the session if the server speaks 2025-11-25; the era."""
         if not self._modern and self._session is None:
-            if self._era_lock is None:
-                self._era_lock = asyncio.Lock()
             async with self._era_lock:
                 if not self._modern and self._session is None:
                     if self.protocol == AUTO and await self._probe() == MODERN:
@@ -337,10 +345,7 @@ class Client:
                 self._cache[key] = (time.monotonic() + ttl / 1000, result)
 
     def _renegotiate(self, data: Any) -> bool:
-        supported = data.get("supported") if isinstance(data, dict) else None
-        if not isinstance(supported, list):
-            return False
-        common = [v for v in SUPPORTED_VERSIONS if v in supported]
+        common = common_versions(data)
         if not common:
             return False
         self.protocol_version = common[0]

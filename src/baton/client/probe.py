@@ -39,8 +39,14 @@ def era_of_error(code: Any, data: Any) -> str:
     """The era of a server that answered the probe with this JSON-RPC error."""
     if code in (HEADER_MISMATCH, MISSING_CAPABILITY):
         return MODERN
-    if code == UNSUPPORTED_VERSION:
-        supported = data.get("supported") if isinstance(data, dict) else None
-        if isinstance(supported, list) and any(v in SUPPORTED_VERSIONS for v in supported):
-            return MODERN
+    if code == UNSUPPORTED_VERSION and common_versions(data):
+        return MODERN
     return LEGACY
+
+
+def common_versions(data: Any) -> list[str]:
+    """The versions both sides speak, the client's preferred first, from an unsupported-version error's data."""
+    supported = data.get("supported") if isinstance(data, dict) else None
+    if not isinstance(supported, list):
+        return []
+    return [v for v in SUPPORTED_VERSIONS if v in supported]

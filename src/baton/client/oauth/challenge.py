@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _TOKEN68 = r"[A-Za-z0-9\-._~+/]+=*"
+_TOKEN68_PARAM = re.compile(rf"\s*{_TOKEN68}\s*(?:,|$)")
 _PARAM = re.compile(rf'\s*({_TOKEN})\s*=\s*(?:"((?:[^"\\]|\\.)*)"|({_TOKEN}))\s*')
 _SCHEME = re.compile(rf"\s*({_TOKEN})(?:\s+|$)")
 
@@ -53,7 +54,7 @@ def bearer_challenge(header: str | None) -> Challenge | None:
             return None
         pos = scheme.end()
         params: dict[str, str] = {}
-        token68 = re.compile(rf"\s*{_TOKEN68}\s*(?:,|$)").match(header, pos)
+        token68 = _TOKEN68_PARAM.match(header, pos)
         if token68 is not None and not _PARAM.match(header, pos):
             pos = token68.end()
         else:
