@@ -35,7 +35,7 @@ from ..protocol.constants import (
     SUPPORTED_VERSIONS,
 )
 from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
-from ..protocol.headers import header_param_specs, header_text
+from ..protocol.headers import argument_at, header_param_specs, header_text
 from ..protocol.messages import request as request_message
 from .errors import AuthError, ClientError, InvalidReply, result_of
 from .http11 import HttpError
@@ -296,13 +296,6 @@ class Client:
 
     # -- one leg ------------------------------------------------------------------------------------
 
-    def _meta(self) -> dict[str, Any]:
-        return {
-            META_PROTOCOL_VERSION: self.protocol_version,
-            META_CLIENT_CAPABILITIES: self.capabilities,
-            META_CLIENT_INFO: self.client_info,
-        }
-
     async def request(
         self, method: str, params: dict[str, Any] | None = None, *, progress: Progress | None = None
     ) -> dict[str, Any]:
@@ -353,7 +346,12 @@ class Client:
 
     async def _leg(self, method: str, params: dict[str, Any] | None, progress: Progress | None) -> dict[str, Any]:
         body = dict(params or {})
-        body["_meta"] = {**self._meta(), **body.get("_meta", {})}
+        body["_meta"] = {
+            META_PROTOCOL_VERSION: self.protocol_version,
+            META_CLIENT_CAPABILITIES: self.capabilities,
+            META_CLIENT_INFO: self.client_info,
+            **body.get("_meta", {}),
+        }
         if self._observer is not None:  # a span per leg, its context in _meta (protocol.md P63)
             return await self._observer.leg(method, body, lambda traced: self._send(method, traced, progress))
         return await self._send(method, body, progress)
@@ -362,11 +360,9 @@ class Client:
         message = request_message(next(self._ids), method, body)
         headers: dict[str, str] = {}
         if method == "tools/call" and self.http:
+            arguments = body.get("arguments") or {}
             for name, path in self._header_params.get(str(body.get("name")), {}).items():
-                value: Any = body.get("arguments") or {}
-                for part in path:
-                    value = value.get(part) if isinstance(value, dict) else None
-                text = header_text(value)
+                text = header_text(argument_at(arguments, path))
                 if text is not None:
                     headers[name] = text
         reply = await self.transport.request(message, self.protocol_version, progress, headers)

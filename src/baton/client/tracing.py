@@ -69,9 +69,7 @@ class ClientObserver:
         started = screen(attributes, arguments=self.arguments)
         span = self.instruments.start(names.span_name(method, target), otel.CLIENT, parent, started, start_ns)
         context = otel.context_with(span)
-        meta = dict(body["_meta"])
-        otel.inject(meta, context)
-        body["_meta"] = meta
+        otel.inject(body["_meta"], context)  # the leg's own fresh dict (Client._leg)
         failed = True
         try:
             result = await send(body)

@@ -124,15 +124,21 @@ def _decoded_name(value: bytes) -> str:
     return decode_value(value.decode("latin-1"))
 
 
+def argument_at(arguments: Any, path: tuple[str, ...]) -> Any:
+    """The argument at `path` (an `x-mcp-header` property's place in the arguments), or None."""
+    value = arguments
+    for part in path:
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
 def check_params(headers: Headers, arguments: dict[str, Any], specs: dict[str, tuple[str, ...]]) -> None:
     """Raise -32020 when an `Mcp-Param-*` header is missing, malformed or differs from its argument.
 
     `specs` maps a lowercased header suffix to the path of the argument it mirrors.
     """
     for suffix, path in specs.items():
-        value: Any = arguments
-        for part in path:
-            value = value.get(part) if isinstance(value, dict) else None
+        value = argument_at(arguments, path)
         expected = header_text(value)
         raw = headers.get("mcp-param-" + suffix)
         if expected is None:
