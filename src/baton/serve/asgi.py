@@ -1,5 +1,5 @@
 """ASGI plumbing shared by the HTTP transport's modules: the callable types, sending a whole JSON or
-empty response, and waiting for the client to go away."""
+empty response or a JSON-RPC reply with its status, and waiting for the client to go away."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import orjson
+
+from ..protocol.errors import http_status
+from ..server import Reply
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -24,6 +27,23 @@ async def send_json(send: Send, status: int, head: Head, payload: dict[str, Any]
             "headers": [*head, (b"content-length", str(len(body)).encode())],
         }
     )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_reply(send: Send, head: Head, reply: Reply) -> None:
+    """A JSON-RPC reply: 200 for a result, the error's status for an error, or the guard's refusal (401, 403,
+    or 503 when the credentials cannot be checked) with its `WWW-Authenticate` and `Retry-After`."""
+    body = orjson.dumps(reply.body)
+    head = [*head, (b"content-length", str(len(body)).encode())]
+    if reply.status is None and reply.www_authenticate is None:
+        status = 200 if reply.code is None else http_status(reply.code)
+    else:
+        status = reply.status or 401
+        if reply.www_authenticate is not None:
+            head.append((b"www-authenticate", reply.www_authenticate.encode()))
+        if reply.retry_after_s is not None:
+            head.append((b"retry-after", str(reply.retry_after_s).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": head})
     await send({"type": "http.response.body", "body": body})
 
 

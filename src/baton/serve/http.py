@@ -39,7 +39,7 @@ from ..protocol.messages import Message, RequestId, error_response, notification
 from ..server import Exchange, Reply, RequestInfo, Server
 from ..server.scopes import declared_scopes
 from ..server.subscriptions import Subscription
-from .asgi import Receive, Scope, Send, disconnected, send_empty, send_json
+from .asgi import Receive, Scope, Send, disconnected, send_empty, send_json, send_reply
 from .http_sessions import SESSION_HEADER, SessionHttp, response_object
 
 log = logging.getLogger("baton.http")
@@ -173,7 +173,7 @@ class HttpApp:
         if isinstance(reply, Subscription):
             await self._listen(reply, receive, send)
             return
-        await self._send_reply(send, reply)
+        await send_reply(send, self._json_head, reply)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -281,7 +281,7 @@ class HttpApp:
         if self.server.has_principal_hook:
             refusal = await self.server.admit(None, Exchange(_info(scope, headers)))
             if refusal is not None:
-                await self._send_reply(send, refusal)
+                await send_reply(send, self._json_head, refusal)
                 return
         declared = headers.get("mcp-method")
         if declared is not None and declared.strip() != msg.method:
@@ -325,7 +325,7 @@ class HttpApp:
             await self._listen(reply, receive, send)
             return
         if not started:
-            await self._send_reply(send, reply)
+            await send_reply(send, self._json_head, reply)
             return
         await send({"type": "http.response.body", "body": _sse(reply.body)})
 
@@ -353,22 +353,6 @@ class HttpApp:
         # The server ended the subscription: send the listen result, then close (protocol.md P20).
         with contextlib.suppress(Exception):
             await event(result_response(sub.listen_id, sub.result()), more=False)
-
-    async def _send_reply(self, send: Send, reply: Reply) -> None:
-        """A JSON response: 200 for results, the error's status for errors, 401 when credentials are missing
-        (the guard's status and headers when it refused: 401, 403, or 503 when they cannot be checked)."""
-        body = orjson.dumps(reply.body)
-        head = [*self._json_head, (b"content-length", str(len(body)).encode())]
-        if reply.status is None and reply.www_authenticate is None:
-            status = 200 if reply.code is None else http_status(reply.code)
-        else:
-            status = reply.status or 401
-            if reply.www_authenticate is not None:
-                head.append((b"www-authenticate", reply.www_authenticate.encode()))
-            if reply.retry_after_s is not None:
-                head.append((b"retry-after", str(reply.retry_after_s).encode()))
-        await send({"type": "http.response.start", "status": status, "headers": head})
-        await send({"type": "http.response.body", "body": body})
 
     async def _error(self, send: Send, status: int, rid: RequestId | None, error: McpError) -> None:
         body = orjson.dumps(error_response(rid, error))

@@ -35,7 +35,7 @@ from ..server import Exchange, RequestInfo, Server
 from ..server.outbound import Outbound, Stream
 from ..server.sessions import LegacySession
 from ..server.subscriptions import RESOURCE_UPDATED
-from .asgi import Head, Receive, Send, disconnected, send_empty, send_json
+from .asgi import Head, Receive, Send, disconnected, send_empty, send_json, send_reply
 from .event_store import Budget, EventStore, StreamLog, parse_event_id, sse_event
 
 log = logging.getLogger("baton.http")
@@ -493,12 +493,7 @@ class SessionHttp:
         refusal = await self.server.admit(msg, ex)
         if refusal is None:
             return True
-        head = list(self._json_head)
-        if refusal.www_authenticate is not None or refusal.status in (None, 401):
-            head.append((b"www-authenticate", (refusal.www_authenticate or "Bearer").encode()))
-        if refusal.retry_after_s is not None:  # 503: the credentials cannot be checked now (protocol.md P46)
-            head.append((b"retry-after", str(refusal.retry_after_s).encode()))
-        await send_json(send, refusal.status or 401, head, refusal.body)
+        await send_reply(send, self._json_head, refusal)  # 401, 403, or 503 (protocol.md P46)
         return False
 
     async def _gone(self, send: Send) -> None:
