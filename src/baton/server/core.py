@@ -28,7 +28,7 @@ from ..state.ledger import Ledger, LedgerError, ledger_from_url
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, Sealer
 from ..state.store_url import parse_store_url
 from .context import Context
-from .exchange import Exchange, Grant, PrincipalHook, Reply, RequestInfo
+from .exchange import Exchange, PrincipalHook, Reply, RequestInfo
 from .guard import Guard, ResourceAuth
 from .legacy import REMOVED_METHODS, Legacy, legacy_error, removed_method
 from .methods import Methods
@@ -206,7 +206,7 @@ class Server:
         """The single-use ledger: as configured (a Ledger or a URL), else `$BATON_LEDGER`, else the
         SQLite file in the data directory (one host; use `redis://…` for many)."""
         if not isinstance(self._ledger, Ledger):
-            self._ledger = ledger_from_url(self._ledger or os.environ.get("BATON_LEDGER") or "sqlite:")
+            self._ledger = ledger_from_url(self.ledger_url or "sqlite:")
         return self._ledger
 
     @property
@@ -621,10 +621,6 @@ class Server:
         The hook may raise `Unauthenticated` to refuse the request (HTTP 401).
         """
         return (await self._guard.grant(info)).principal
-
-    async def grant_of(self, info: RequestInfo) -> Grant:
-        """Who is calling and the OAuth scopes its credentials carry (see `principal_of`)."""
-        return await self._guard.grant(info)
 
     async def admit(self, msg: Message | None, exchange: Exchange) -> Reply | None:
         """Authenticate the request and check its scopes: None to go on, else the 401/403 reply (guard.py)."""

@@ -193,7 +193,7 @@ class Legacy:
                 f"Invalid params: a session may hold {MAX_SUBSCRIPTIONS} subscriptions of URIs up to"
                 f" {MAX_SUBSCRIBED_URI} characters"
             )
-        if uri not in s.resources and not any(t.match(uri) is not None for t in s.templates.values()):
+        if s.find_resource(uri) is None:
             raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
         session.subscriptions.add(uri)
         return {}

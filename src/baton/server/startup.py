@@ -144,7 +144,7 @@ def check_startup(server: Server, transport: Literal["http", "stdio"]) -> None:
     """Raise `ConfigurationError` for the first configuration of `server` that could only fail later
     (see the module's docstring); `transport` is how it is about to be served."""
     _ = server.key_ring  # raises ConfigurationError naming the key file or $BATON_STATE_KEYS
-    if server.single_use or any(tool.flow is not None and tool.flow.single_use for tool in server.tools.values()):
+    if server.single_use or any(tool.single_use for tool in server.tools.values()):
         url = server.ledger_url
         if url is not None:
             problem = probe_ledger(url)

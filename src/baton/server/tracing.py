@@ -85,7 +85,7 @@ class ServerObserver:
             except BaseException as exc:
                 served.end(None, exc)
                 raise
-            served.legacy_session(session)
+            served.session = session  # its digest names the span when it ends (_request)
             served.end(reply, None)
             return reply, session
 
@@ -181,12 +181,6 @@ class Served:
         if session is not None and session.id:
             extra[names.MCP_SESSION_ID] = session_digest(session.id)
         return extra
-
-    def legacy_session(self, session: LegacySession | None) -> None:
-        """`initialize` made a 2025-11-25 session: its digest names the span."""
-        self.session = session
-        if session is not None and session.id and self.extra is not None:
-            self.extra[names.MCP_SESSION_ID] = session_digest(session.id)
 
     def round(self, method: str, params: dict[str, Any], state: FlowState, arguments: dict[str, Any]) -> None:
         """A round's state is open: the span starts now, under the flow; its number, the answers it carries."""

@@ -175,7 +175,7 @@ async def _refused(client: Client, step: Round, replies: dict[str, Any], state: 
 
 def _single_use(server: Server, method: str, params: dict[str, Any]) -> bool:
     tool = server.tools.get(params.get("name", "")) if method == "tools/call" else None
-    return server.single_use or (tool is not None and tool.flow is not None and tool.flow.single_use)
+    return server.single_use or (tool is not None and tool.single_use)
 
 
 async def _replay(
