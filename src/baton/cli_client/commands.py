@@ -10,7 +10,7 @@ exit 0; a request for something it does not offer is a usage error.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -37,20 +37,18 @@ async def client(run: Invocation, *, asks: bool) -> AsyncIterator[Client]:
     if asks:
         renderer = TerminalRenderer(stdout=sys.stderr if run.json else None)
         handlers = {"on_form": renderer, "on_url": renderer}
-    if not isinstance(run.target, str):
-        async with Client(run.target, name=CLIENT_NAME, protocol="auto", **handlers) as c:
-            yield c
-        return
-    if not may_carry_tokens(run.target):  # plain http to another computer: no login, a 401 is an error
-        async with Client(run.target, name=CLIENT_NAME, protocol="auto", **handlers) as c:
-            yield c
-        return
-    auth, browser = login.oauth(store=run.token_store)
+    # A command (stdio), or plain http to another computer, gets no login: a 401 there is an error.
+    auth, browser = login.oauth(store=run.token_store) if _may_log_in(run.target) else (None, None)
     try:
         async with Client(run.target, name=CLIENT_NAME, protocol="auto", auth=auth, **handlers) as c:
             yield c
     finally:
-        await browser.aclose()
+        if browser is not None:
+            await browser.aclose()
+
+
+def _may_log_in(target: str | Sequence[str]) -> bool:
+    return isinstance(target, str) and may_carry_tokens(target)
 
 
 async def listed(fetch: Callable[[], Awaitable[list[Item]]]) -> list[Item] | None:

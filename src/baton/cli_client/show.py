@@ -30,6 +30,7 @@ from ..client import (
     TextContent,
     Tool,
 )
+from ..client.results import base64_size
 
 
 def safe(text: str) -> str:
@@ -101,17 +102,13 @@ def _size(size: int, mime_type: str | None) -> str:
     return f"{mime_type or 'unknown type'}, {size} bytes"
 
 
-def _decoded_size(base64_text: str) -> int:
-    return max(0, len(base64_text) * 3 // 4 - base64_text[-2:].count("="))
-
-
 def contents(item: ResourceContents, *, heading: bool = False) -> None:
     if heading:
         out(f"[resource {item.uri}]")
     if item.text is not None:
         out(item.text)
     elif item.blob is not None:
-        out(f"[binary {_size(_decoded_size(item.blob), item.mime_type)}]")
+        out(f"[binary {_size(base64_size(item.blob), item.mime_type)}]")
 
 
 def block(item: ContentBlock) -> None:

@@ -22,6 +22,10 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Self, TypeAlias, overload
 
 
+def base64_size(text: str) -> int:
+    """How many bytes base64 `text` decodes to, from its length, without decoding."""
+    return max(0, len(text) * 3 // 4 - text[-2:].count("="))
+
 class RawView(Mapping[str, Any]):
     """A typed view over one raw MCP object; `.raw` is the dict as received, and item access reads it."""
 
@@ -147,8 +151,7 @@ class _Media(Content):
     @property
     def size(self) -> int:
         """How many bytes `data` decodes to (computed from its length, without decoding)."""
-        data = self.data
-        return max(0, len(data) * 3 // 4 - data[-2:].count("="))
+        return base64_size(self.data)
 
     def decode(self) -> bytes:
         """The bytes; raises `binascii.Error` if the server sent invalid base64."""

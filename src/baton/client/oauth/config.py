@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from urllib.parse import urlsplit
 
-from ...protocol.hosts import is_loopback
 from ..http11 import Pool
+from .discovery import may_carry_tokens
 from .limits import HTTP_TIMEOUT_S
 from .registration import METHODS, check_metadata_url
 from .store import MemoryStore, TokenStore
@@ -58,9 +58,7 @@ class OAuth:
         login_timeout_s: float = LOGIN_TIMEOUT_S,
         http_timeout_s: float = HTTP_TIMEOUT_S,
     ) -> None:
-        parts = urlsplit(redirect_uri)
-        secure = parts.scheme == "https" or (parts.scheme == "http" and is_loopback(parts.hostname or ""))
-        if not parts.hostname or not secure or parts.fragment:
+        if not may_carry_tokens(redirect_uri) or urlsplit(redirect_uri).fragment:
             raise ValueError(f"redirect_uri must be https, or http to this computer (127.0.0.1), not {redirect_uri!r}")
         if (client_secret is not None or client_auth_method is not None) and client_id is None:
             raise ValueError("client_secret and client_auth_method belong to a pre-registered client_id")
@@ -94,7 +92,6 @@ class OAuth:
 
         ValueError for a server a token would reach in clear text: plain http to another computer.
         """
-        from .discovery import may_carry_tokens
         from .login import Login
 
         if not may_carry_tokens(server_url):
