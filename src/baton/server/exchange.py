@@ -50,7 +50,11 @@ class Unauthenticated(Exception):
         super().__init__(message)
         self.message = message
         self.error = error
-        self.www_authenticate = bearer_challenge(error=error, description=message if error else None)
+
+    @property
+    def www_authenticate(self) -> str:
+        """The challenge for this refusal (built only when a transport sends it)."""
+        return bearer_challenge(error=self.error, description=self.message if self.error else None)
 
 
 class AuthUnavailable(Exception):
