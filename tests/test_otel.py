@@ -634,3 +634,45 @@ def test_traces_exporter_none_sets_no_tracer_provider_and_metrics_still_flow(sin
     assert json.loads(done.stdout) == ["ProxyTracerProvider", True]
     assert sum(p["count"] for p in sink.histogram_points("mcp.server.operation.duration")) == 1
     assert not sink.spans()
+
+
+def test_the_client_traces_a_2025_session_and_its_context_reaches_the_server() -> None:
+    """In a 2025-11-25 session the client's `initialize` and each request are CLIENT spans whose context the
+    server continues: its span of each is their child, in one trace per request. A request the server asks a
+    question inside is one span with no round number (the session has no rounds, protocol.md P63)."""
+    found = run(
+        """
+        from baton import Context, KeyRing, Server
+        from baton.testing import ScriptedUser, memory_client
+
+        server = Server("p", state_keys=KeyRing.ephemeral_key())
+
+        @server.tool()
+        async def book(ctx: Context, city: str) -> str:
+            return "booked" if await ctx.confirm(f"Book {city}?", key="go") else "no"
+
+        async def main():
+            user = ScriptedUser({"go": {"confirm": True}})
+            async with memory_client(server, user, protocol="2025-11-25") as client:
+                result = await client.call_tool("book", {"city": "Oslo"})
+                assert result.text == "booked", result
+            assert user.keys == ["go"]
+
+        asyncio.run(main())
+        print(json.dumps({"spans": spans(), "client": points("mcp.client.operation.duration")}))
+        """
+    )
+    spans_ = found["spans"]
+    clients = [s for s in spans_ if s["kind"] == "CLIENT"]
+    servers = {s["name"]: s for s in spans_ if s["kind"] == "SERVER"}
+    assert [c["name"] for c in clients] == ["initialize", "tools/call book"]
+    for client in clients:
+        server = servers[client["name"]]
+        assert (server["trace"], server["parent"]) == (client["trace"], client["span"])
+        assert client["parent"] is None
+        assert client["attributes"]["mcp.protocol.version"] == "2025-11-25"
+        assert server["attributes"]["mcp.protocol.version"] == "2025-11-25"
+    assert clients[0]["trace"] != clients[1]["trace"]
+    call = clients[1]["attributes"]
+    assert call["gen_ai.tool.name"] == "book" and "baton.mrtr.round" not in call and "error.type" not in call
+    assert [p["mcp.method.name"] for p in found["client"]] == ["initialize", "tools/call"]

@@ -38,12 +38,16 @@ def install() -> None:
 
 
 def spans() -> list[dict[str, Any]]:
-    """The finished spans: name, kind (`SERVER`, `CLIENT`, ...) and attributes (lists as lists)."""
+    """The finished spans: name, kind (`SERVER`, `CLIENT`, ...), attributes (lists as lists), and the trace, span
+    and parent span ids (hex; the parent None for a root)."""
     return [
         {
             "name": s.name,
             "kind": s.kind.name,
             "attributes": {k: list(v) if isinstance(v, tuple) else v for k, v in (s.attributes or {}).items()},
+            "trace": f"{s.context.trace_id:032x}",
+            "span": f"{s.context.span_id:016x}",
+            "parent": f"{s.parent.span_id:016x}" if s.parent is not None else None,
         }
         for s in _installed["spans"].get_finished_spans()
     ]

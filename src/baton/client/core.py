@@ -272,6 +272,7 @@ class Client:
             deadline_s=self.deadline_s,
             url_retries=self.max_rounds,
             url_backoff_s=self.url_backoff_s,
+            observer=self._observer,
         )
         try:
             await session.open()
@@ -353,7 +354,9 @@ class Client:
             **body.get("_meta", {}),
         }
         if self._observer is not None:  # a span per leg, its context in _meta (protocol.md P63)
-            return await self._observer.leg(method, body, lambda traced: self._send(method, traced, progress))
+            return await self._observer.leg(
+                method, body, lambda traced: self._send(method, traced, progress), self.protocol_version
+            )
         return await self._send(method, body, progress)
 
     async def _send(self, method: str, body: dict[str, Any], progress: Progress | None) -> dict[str, Any]:

@@ -8,6 +8,8 @@ finds the session gone (HTTP 404) initializes again once and is sent again; a -3
 URL elicitations to `on_url` and, once the user accepted them all, sends the request again (bounded,
 and paced: a URL asked again waits first, `baton.client.pacing`).
 The server's own requests during a call are answered by `Inbound`, through the transport.
+When telemetry is on, `initialize` and each request are CLIENT spans (`observer`, protocol.md P63): one span
+for a request however many times it is sent again, its context in `_meta`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol.constants import LEGACY_VERSION
 from ..protocol.errors import URL_ELICITATION_REQUIRED, McpError
@@ -26,6 +28,9 @@ from .inbound import Inbound
 from .pacing import DEFAULT_URL_BACKOFF_S, UrlPacing
 from .session_http import SessionGone
 from .stdio_transport import StdioTransport
+
+if TYPE_CHECKING:
+    from .tracing import ClientObserver
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 ENVELOPE_PREFIX = "io.modelcontextprotocol/"
@@ -87,8 +92,10 @@ class Session:
         deadline_s: float,
         url_retries: int,
         url_backoff_s: tuple[float, float] = DEFAULT_URL_BACKOFF_S,
+        observer: ClientObserver | None = None,
     ) -> None:
         self.transport = transport
+        self.observer = observer
         self.inbound = inbound
         self.capabilities = capabilities
         self.client_info = client_info
@@ -105,8 +112,10 @@ class Session:
         """The handshake: `initialize`, the version check, `notifications/initialized`."""
         params = {"protocolVersion": LEGACY_VERSION, "capabilities": self.capabilities, "clientInfo": self.client_info}
         async with asyncio.timeout(self.deadline_s):
-            reply = await self.transport.request(request_message(next(self._ids), "initialize", params), None)
-        result = result_of(reply, "initialize")
+            if self.observer is not None:
+                result = await self.observer.leg("initialize", params, self._initialize, LEGACY_VERSION)
+            else:
+                result = await self._initialize(params)
         version = result.get("protocolVersion")
         if version != LEGACY_VERSION:
             await self.transport.end()
@@ -126,9 +135,20 @@ class Session:
         self._generation += 1
         await self.transport.listen()
 
+    async def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        reply = await self.transport.request(request_message(next(self._ids), "initialize", params), None)
+        return result_of(reply, "initialize")
+
     async def request(self, method: str, params: dict[str, Any] | None, progress: Notify | None) -> dict[str, Any]:
         """Send one request in the session and return its result; a server error raises its McpError."""
         body = _without_envelope(params)
+        if self.observer is None:
+            return await self._send(method, body, progress)
+        return await self.observer.leg(
+            method, _copy(body) or {}, lambda traced: self._send(method, traced or None, progress), LEGACY_VERSION
+        )
+
+    async def _send(self, method: str, body: dict[str, Any] | None, progress: Notify | None) -> dict[str, Any]:
         reopened = False
         url_rounds = 0
         pacing = UrlPacing(self.url_backoff_s)

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..protocol.capabilities import ask_kinds
-from ..protocol.constants import META_PROTOCOL_VERSION
+from ..protocol.constants import LEGACY_VERSION
 from ..protocol.errors import McpError
 from ..telemetry import names, otel
 from ..telemetry.common import known_method, known_version
@@ -42,12 +42,14 @@ class ClientObserver:
         self.network = network
         self._flows: OrderedDict[str, tuple[otel.Context, int]] = OrderedDict()
 
-    async def leg(self, method: str, body: dict[str, Any], send: Send) -> dict[str, Any]:
-        """Send one request (`send`) inside its span, its context injected into `body["_meta"]`."""
+    async def leg(self, method: str, body: dict[str, Any], send: Send, version: str) -> dict[str, Any]:
+        """Send one request (`send`) inside its span, its context injected into `body["_meta"]` (made if absent:
+        `body` is the leg's own dict). `version`: the protocol version it is sent in; in a 2025-11-25 session a
+        request is one span however many questions the server asks inside it, and has no round number."""
         start_ns = otel.now_ns()
         method = known_method(method)  # a made-up method names no span or metric point (protocol.md P78)
         attributes: dict[str, Any] = {names.MCP_METHOD: method, **self.network}
-        attributes[names.MCP_PROTOCOL_VERSION] = known_version(body["_meta"].get(META_PROTOCOL_VERSION))
+        attributes[names.MCP_PROTOCOL_VERSION] = known_version(version)
         target = body.get("name") if method in ("tools/call", "prompts/get") else None
         target = target if isinstance(target, str) else None
         if method == "tools/call":
@@ -64,12 +66,19 @@ class ClientObserver:
         parent, number = flow if flow is not None else (otel.current(), 0)
         if isinstance(state, str):
             attributes[names.STATE_OUT] = len(state)
-        if method in ("tools/call", "prompts/get", "resources/read"):
+        if method in ("tools/call", "prompts/get", "resources/read") and version != LEGACY_VERSION:
             attributes[names.ROUND] = number + 1
         started = screen(attributes, arguments=self.arguments)
         span = self.instruments.start(names.span_name(method, target), otel.CLIENT, parent, started, start_ns)
         context = otel.context_with(span)
-        otel.inject(body["_meta"], context)  # the leg's own fresh dict (Client._leg)
+        meta = body.get("_meta")
+        if type(meta) is dict:
+            otel.inject(meta, context)  # the leg's own fresh dict (Client._leg, Session)
+        else:
+            meta = {}
+            otel.inject(meta, context)
+            if meta:  # nothing to carry (no tracer provider, only a meter's): no `_meta` added
+                body["_meta"] = meta
         failed = True
         try:
             result = await send(body)
