@@ -55,9 +55,7 @@ def start_as(log: Path, *options: str, issuer_path: str = "") -> AuthServer:
     return AuthServer(process, f"http://127.0.0.1:{port}{issuer_path}")
 
 
-def start_protected(
-    auth_server: AuthServer, log: Path, port: int | None = None, **env: str
-) -> RunningServer:
+def start_protected(auth_server: AuthServer, log: Path, port: int | None = None, **env: str) -> RunningServer:
     """`tests/servers/oauth_protected.py` on 127.0.0.1, trusting `auth_server`, its resource URI the served
     `/mcp`; `env` adds its other `BATON_TEST_*` settings."""
     port = port or free_port()

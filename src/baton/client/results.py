@@ -26,6 +26,7 @@ def base64_size(text: str) -> int:
     """How many bytes base64 `text` decodes to, from its length, without decoding."""
     return max(0, len(text) * 3 // 4 - text[-2:].count("="))
 
+
 class RawView(Mapping[str, Any]):
     """A typed view over one raw MCP object; `.raw` is the dict as received, and item access reads it."""
 
