@@ -21,6 +21,8 @@ import asyncio
 import json
 import os
 import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,9 @@ from support.processes import PortOpen, Process, free_port, start
 
 from baton.client import Accepted, Answer, Cancelled, Client, Declined, Question
 from baton.forms import BooleanField, NumberField
+
+sys.path.insert(0, str(ROOT / "bench"))
+from otlp_sink import OtlpSink
 
 PEERS = ROOT / "peers"
 BATON_SERVER = f"{SERVERS / 'legacy.py'}:interop"
@@ -213,6 +218,40 @@ def test_peer_client_over_http_against_baton(peer_client: tuple[Path, str], bato
     where = f"--- Baton server output ---\n{baton_http.output()}"
     check_scenario(report, where)
     check_http_session(report, where)
+
+
+@pytest.fixture
+def traced_http(tmp_path: Path) -> Iterator[tuple[HttpServer, OtlpSink]]:
+    """Baton's interop server with telemetry on, exporting to an OTLP receiver in this process."""
+    with OtlpSink() as sink:
+        port = free_port()
+        command = [BATON, "serve", str(BATON_SERVER), "--http", f"127.0.0.1:{port}"]
+        env = {k: v for k, v in baton_env(tmp_path / "data").items() if not k.startswith("OTEL_")}
+        env.update(OTEL_EXPORTER_OTLP_ENDPOINT=sink.endpoint, OTEL_BSP_SCHEDULE_DELAY="50")
+        for server in serve_http(command, port, tmp_path / "baton.log", env):
+            yield server, sink
+
+
+def test_peer_client_over_http_against_traced_baton(
+    peer_client: tuple[Path, str], traced_http: tuple[HttpServer, OtlpSink]
+) -> None:
+    """With telemetry on, each question Baton asks in a session carries its span's context in `_meta`
+    (protocol.md P63): the peers' clients still answer every one, and each is a CLIENT span under its call's."""
+    python, script = peer_client
+    server, sink = traced_http
+    report = run_peer_client(python, script, server.url, server.output())
+    where = f"--- Baton server output ---\n{server.output()}"
+    check_scenario(report, where)
+    deadline = time.monotonic() + 15
+    while True:
+        spans = sink.spans()
+        asks = [s for s in spans if s["name"] == "elicitation/create"]
+        if len(asks) >= 4 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    by_id = {s["span_id"]: s for s in spans}
+    assert len(asks) == 4, [s["name"] for s in spans]
+    assert all(by_id[s["parent"]]["name"] == "tools/call book" for s in asks)
 
 
 def test_peer_client_over_stdio_against_baton(peer_client: tuple[Path, str]) -> None:

@@ -636,10 +636,12 @@ def test_traces_exporter_none_sets_no_tracer_provider_and_metrics_still_flow(sin
     assert not sink.spans()
 
 
-def test_the_client_traces_a_2025_session_and_its_context_reaches_the_server() -> None:
+def test_a_2025_session_is_traced_end_to_end_its_asks_included() -> None:
     """In a 2025-11-25 session the client's `initialize` and each request are CLIENT spans whose context the
-    server continues: its span of each is their child, in one trace per request. A request the server asks a
-    question inside is one span with no round number (the session has no rounds, protocol.md P63)."""
+    server continues: its span of each is their child. A request the server asks a question inside is one span
+    with no round number (the session has no rounds), and the question is a request of the server's: a CLIENT
+    span under the server's, which the client continues with its SERVER span of answering it, so the user's
+    time is visible inside the call (protocol.md P63). Each side records the other role's histogram for them."""
     found = run(
         """
         from baton import Context, KeyRing, Server
@@ -657,22 +659,51 @@ def test_the_client_traces_a_2025_session_and_its_context_reaches_the_server() -
                 result = await client.call_tool("book", {"city": "Oslo"})
                 assert result.text == "booked", result
             assert user.keys == ["go"]
+            traced = len(spans())
 
-        asyncio.run(main())
-        print(json.dumps({"spans": spans(), "client": points("mcp.client.operation.duration")}))
+            async def broken(question):
+                raise RuntimeError("the host failed")
+
+            async with memory_client(server, protocol="2025-11-25", on_form=broken) as client:
+                assert (await client.call_tool("book", {"city": "Oslo"})).is_error
+            return traced
+
+        traced = asyncio.run(main())
+        print(json.dumps({"spans": spans()[:traced], "failed": spans()[traced:],
+                          "client": points("mcp.client.operation.duration"),
+                          "server": points("mcp.server.operation.duration")}))
         """
     )
-    spans_ = found["spans"]
-    clients = [s for s in spans_ if s["kind"] == "CLIENT"]
-    servers = {s["name"]: s for s in spans_ if s["kind"] == "SERVER"}
-    assert [c["name"] for c in clients] == ["initialize", "tools/call book"]
-    for client in clients:
-        server = servers[client["name"]]
-        assert (server["trace"], server["parent"]) == (client["trace"], client["span"])
-        assert client["parent"] is None
-        assert client["attributes"]["mcp.protocol.version"] == "2025-11-25"
-        assert server["attributes"]["mcp.protocol.version"] == "2025-11-25"
-    assert clients[0]["trace"] != clients[1]["trace"]
-    call = clients[1]["attributes"]
+    failed = {(s["kind"], s["name"]): s["attributes"] for s in found["failed"]}
+    # The client answered the ask with an error: both sides' spans of it say which, and the call is a tool error.
+    assert failed["CLIENT", "elicitation/create"]["error.type"] == "-32603"
+    assert failed["SERVER", "elicitation/create"]["error.type"] == "-32603"
+    assert failed["SERVER", "tools/call book"]["error.type"] == "tool_error"
+    assert "the host failed" not in json.dumps(found)
+    by_span = {s["span"]: s for s in found["spans"]}
+
+    def chain(span: dict[str, Any]) -> list[str]:
+        """The span's name and kind, then its parent's, up to the root; all in one trace."""
+        names = [f"{span['kind']} {span['name']}"]
+        while span["parent"] is not None:
+            parent = by_span[span["parent"]]
+            assert parent["trace"] == span["trace"]
+            names.append(f"{parent['kind']} {parent['name']}")
+            span = parent
+        return names
+
+    leaves = {s["span"] for s in found["spans"]} - {s["parent"] for s in found["spans"]}
+    assert sorted(chain(by_span[leaf]) for leaf in leaves) == [
+        ["SERVER elicitation/create", "CLIENT elicitation/create", "SERVER tools/call book", "CLIENT tools/call book"],
+        ["SERVER initialize", "CLIENT initialize"],
+    ]
+    named = {(s["kind"], s["name"]): s["attributes"] for s in found["spans"]}
+    assert all(a["mcp.protocol.version"] == "2025-11-25" for a in named.values())
+    call = named["CLIENT", "tools/call book"]
     assert call["gen_ai.tool.name"] == "book" and "baton.mrtr.round" not in call and "error.type" not in call
-    assert [p["mcp.method.name"] for p in found["client"]] == ["initialize", "tools/call"]
+    assert named["CLIENT", "elicitation/create"]["baton.mrtr.asks"] == ["go:form"]
+    assert named["SERVER", "elicitation/create"]["mcp.method.name"] == "elicitation/create"
+    assert "jsonrpc.request.id" in named["SERVER", "elicitation/create"]
+    methods = ["elicitation/create", "initialize", "tools/call"]
+    assert sorted({p["mcp.method.name"] for p in found["client"]}) == methods
+    assert sorted({p["mcp.method.name"] for p in found["server"]}) == methods

@@ -39,8 +39,7 @@ from .server import (
     ToolResult,
 )
 from .state import Key, KeyRing, KeyRingError
-
-__version__ = "0.1.0"
+from .version import __version__ as __version__
 
 __all__ = [
     "PROTOCOL_VERSION",

@@ -252,7 +252,9 @@ class Client:
         return era
 
     async def _open_session(self) -> Session:
-        inbound = Inbound(self.on_form, self.on_url, self.on_sampling, self.on_roots, declared=self.declared)
+        inbound = Inbound(
+            self.on_form, self.on_url, self.on_sampling, self.on_roots, declared=self.declared, observer=self._observer
+        )
         transport: SessionTransport
         if isinstance(self.transport, HttpTransport):
             transport = SessionHttp(self.transport, inbound)

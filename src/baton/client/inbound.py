@@ -11,6 +11,7 @@ A mode declared without a handler (`Client(declare=...)`) is answered `cancel`, 
 P23). It also keeps the URL elicitations the server named (asked, or listed by a -32042 error), so that
 `notifications/elicitation/complete` for one of them is recorded and one for any other id ignored,
 and it cancels a handler when the server sends `notifications/cancelled` for its request.
+When telemetry is on, each server request answered is a SERVER span (`observer`, protocol.md P63).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..forms import Accepted
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
@@ -27,6 +28,9 @@ from ..protocol.messages import error_response, result_response
 from .errors import MalformedQuestion
 from .pacing import UrlPacing
 from .questions import ElicitHandler, Question
+
+if TYPE_CHECKING:
+    from .tracing import ClientObserver
 
 log = logging.getLogger("baton.client")
 RawHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -48,7 +52,9 @@ class Inbound:
         on_roots: RawHandler | None,
         *,
         declared: Collection[str] = (),
+        observer: ClientObserver | None = None,
     ) -> None:
+        self.observer = observer
         self.on_form, self.on_url = on_form, on_url
         self.declared = declared
         self.on_sampling, self.on_roots = on_sampling, on_roots
@@ -94,6 +100,11 @@ class Inbound:
 
     async def answer(self, message: dict[str, Any]) -> dict[str, Any]:
         """The JSON-RPC response to one server request (a result, or an error the server can read)."""
+        if self.observer is not None:
+            return await self.observer.answering(message, self._answer)
+        return await self._answer(message)
+
+    async def _answer(self, message: dict[str, Any]) -> dict[str, Any]:
         rid = message.get("id")
         method = message.get("method")
         params = message.get("params")

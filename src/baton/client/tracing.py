@@ -3,7 +3,10 @@
 Each request the client sends (each round of a flow) is a CLIENT span named `{mcp.method.name} {target}`;
 its context goes into `params._meta` (`traceparent`, `tracestate`, `baggage`; SEP-414). A later round of
 the same flow is the child of the round before it (found by the `requestState` it carries back), so a
-flow is one trace on the client side too (protocol.md P63). Imported only when telemetry is on.
+flow is one trace on the client side too (protocol.md P63). In a 2025-11-25 session, each request the server
+sends the client (`elicitation/create`, ...) is a SERVER span, the child of the server's span that sent it when
+its `_meta` carries that context, and a point of `mcp.server.operation.duration`, as the conventions ask of the
+side that receives a request. Imported only when telemetry is on.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..protocol.capabilities import ask_kinds
-from ..protocol.constants import LEGACY_VERSION
+from ..protocol.constants import LEGACY_VERSION, SERVER_REQUEST_METHODS
 from ..protocol.errors import McpError
 from ..telemetry import names, otel
 from ..telemetry.common import known_method, known_version
@@ -24,11 +27,12 @@ FLOWS_KEPT = 256
 """Open flows whose next round's parent the client remembers (the least recently used forgotten first)."""
 
 Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Answer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 class ClientObserver:
     def __init__(self, target: object, arguments: bool = False) -> None:
-        self.instruments = otel.Instruments("client", "0.1.0")
+        self.instruments = otel.Instruments("client")
         self.arguments = arguments  # tool arguments and full resource URIs on spans: the caller's opt-in (P64)
         network: dict[str, Any] = {}
         if isinstance(target, str):
@@ -40,6 +44,7 @@ class ClientObserver:
         elif isinstance(target, (list, tuple)):  # a command: stdio
             network[names.NETWORK_TRANSPORT] = names.TRANSPORT_PIPE
         self.network = network
+        self._answering: otel.Instruments | None = None  # the server side's histogram, made on first use
         self._flows: OrderedDict[str, tuple[otel.Context, int]] = OrderedDict()
 
     async def leg(self, method: str, body: dict[str, Any], send: Send, version: str) -> dict[str, Any]:
@@ -103,6 +108,45 @@ class ClientObserver:
                     (end_ns - start_ns) / 1e9, {k: v for k, v in kept.items() if k in names.METRIC_ATTRIBUTES}
                 )
         return result
+
+    async def answering(self, message: dict[str, Any], answer: Answer) -> dict[str, Any]:
+        """Answer one server request of a 2025-11-25 session (`answer`: the JSON-RPC response) inside its span."""
+        start_ns = otel.now_ns()
+        method = known_method(message.get("method"), SERVER_REQUEST_METHODS)  # the server's text names nothing
+        params = message.get("params")
+        parent = otel.from_meta(params.get("_meta") if isinstance(params, dict) else None)
+        attributes: dict[str, Any] = {names.MCP_METHOD: method, names.MCP_PROTOCOL_VERSION: LEGACY_VERSION}
+        attributes[names.NETWORK_TRANSPORT] = self.network.get(names.NETWORK_TRANSPORT)
+        rid = message.get("id")
+        if isinstance(rid, str | int) and not isinstance(rid, bool):
+            attributes[names.JSONRPC_REQUEST_ID] = str(rid)
+        if self._answering is None:
+            self._answering = otel.Instruments("server")
+        instruments = self._answering
+        span = instruments.start(method, otel.SERVER, parent, screen(attributes), start_ns)
+        error: str | None = None
+        try:
+            response = await answer(message)
+        except BaseException as exc:
+            error = type(exc).__qualname__
+            raise
+        else:
+            failure = response.get("error")
+            if isinstance(failure, dict):
+                error = error_type(failure["code"])  # `answer` made it: its code is an int
+                span.set_attribute(names.RPC_STATUS_CODE, error)
+        finally:
+            if error is not None:
+                span.set_attribute(names.ERROR_TYPE, error)
+                span.set_status(otel.ERROR)
+            end_ns = otel.now_ns()
+            span.end(end_time=end_ns)
+            if instruments.metered:
+                metric = {k: v for k, v in attributes.items() if k in names.METRIC_ATTRIBUTES and v is not None}
+                if error is not None:
+                    metric[names.ERROR_TYPE] = error
+                instruments.record((end_ns - start_ns) / 1e9, metric)
+        return response
 
     def _read(self, result: dict[str, Any], attributes: dict[str, Any], context: otel.Context, number: int) -> bool:
         """Attributes from a result; remembers a flow's next parent. Whether the result is an error."""

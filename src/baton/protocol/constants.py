@@ -42,6 +42,9 @@ REQUEST_METHODS: Final = frozenset(
 )
 """Every request method a client may send a server, in either era: telemetry names any other `_OTHER`
 (protocol.md P78)."""
+SERVER_REQUEST_METHODS: Final = frozenset({"ping", "elicitation/create", "sampling/createMessage", "roots/list"})
+"""Every request method a 2025-11-25 server may send its client in a session; telemetry names any other
+`_OTHER` (protocol.md P78)."""
 
 # For each method, the params member that the Mcp-Name header mirrors.
 NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.capabilities import ClientCapabilities
@@ -215,10 +216,16 @@ class Legacy:
             sendable.append((key, method, params))
         if not stream.can_request:
             raise _cannot_ask(sendable)
+        observer = self.server._engine.observer  # telemetry: each ask a span of its own (protocol.md P63)
 
         async def one(key: str, method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+            def send(sent: dict[str, Any] | None) -> Awaitable[dict[str, Any]]:
+                return stream.request(method, sent, timeout, key)
+
             try:
-                return key, await stream.request(method, params, timeout, key)
+                if observer is None:
+                    return key, await send(params)
+                return key, await observer.asking(key, {"method": method, "params": params}, send)
             except (TimeoutError, PeerGone) as exc:
                 why = str(exc) if isinstance(exc, PeerGone) else f"no answer within {timeout:g} s"
                 if method == "elicitation/create":  # the user never answered: as if they dismissed it

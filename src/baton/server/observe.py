@@ -8,6 +8,7 @@ check on the dispatch path, and a flow's round one `None` check in the replay en
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..telemetry.switch import configured
@@ -29,6 +30,15 @@ class RoundObserver(Protocol):
 
     def single_use(self, outcome: str) -> None:
         """What the single-use ledger did with this round's token."""
+
+    async def asking(
+        self,
+        key: str,
+        request: dict[str, Any],
+        send: Callable[[dict[str, Any] | None], Awaitable[dict[str, Any]]],
+    ) -> dict[str, Any]:
+        """A 2025-11-25 request's ask (`request`: its method and params), sent to the client by `send(params)`."""
+        ...
 
 
 def instrument(server: Server) -> bool:

@@ -3,12 +3,15 @@
 One SERVER span per request, named `{mcp.method.name} {target}`, with the attributes of the MCP semantic
 conventions and Baton's `baton.mrtr.*` (protocol.md P62). A round's span starts once its `requestState`
 is open, because the flow's trace sealed in it decides the parent (protocol.md P61, P63); its start
-time is the request's arrival all the same. Imported only when telemetry is on (`baton.server.observe`).
+time is the request's arrival all the same. In a 2025-11-25 session each ask the server sends the client
+(`elicitation/create`, ...) is a CLIENT span under the request's, its context in the ask's `_meta`, and a point
+of `mcp.client.operation.duration`, as the conventions ask of the side that sends a request. Imported only
+when telemetry is on (`baton.server.observe`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,7 +23,7 @@ from ..telemetry import flowtrace, names, otel
 from ..telemetry.common import CommonAttributes, failed, known_method, known_version
 from ..telemetry.never import error_type, screen, session_digest
 from .exchange import Exchange, Reply
-from .outbound import Stream
+from .outbound import PeerError, Stream
 from .sessions import LegacySession
 from .subscriptions import Subscription
 
@@ -59,11 +62,12 @@ class ServerObserver:
     """Wraps a server's entry points in spans and hears the replay engine's rounds."""
 
     def __init__(self, server: Server) -> None:
-        self.instruments = otel.Instruments("server", server.version)
+        self.instruments = otel.Instruments("server")
         self.common = CommonAttributes()
         self.arguments = server.trace_arguments  # tool arguments on spans: the author's opt-in (P64)
         self.registry: dict[str, Mapping[str, object]] = {"tools/call": server.tools, "prompts/get": server.prompts}
         """The live registries that name a span's target; a name not in them is `_OTHER` (protocol.md P78)."""
+        self._asking: otel.Instruments | None = None  # the client side's histogram, made at the first ask
 
     def wrap(self, handle: Handle) -> Handle:
         async def traced(msg: Message, exchange: Exchange) -> Reply | Subscription:
@@ -107,6 +111,56 @@ class ServerObserver:
         served = _SERVED.get()
         if served is not None:
             served.single_use = outcome
+
+    async def asking(
+        self,
+        key: str,
+        request: dict[str, Any],
+        send: Callable[[dict[str, Any] | None], Awaitable[dict[str, Any]]],
+    ) -> dict[str, Any]:
+        """Send one ask of a 2025-11-25 request (`send(params)`) inside a CLIENT span, the request's span its parent."""
+        start_ns = otel.now_ns()
+        method = request["method"]  # the server's own: elicitation/create, sampling/createMessage, roots/list
+        served = _SERVED.get()
+        attributes: dict[str, Any] = {names.MCP_METHOD: method}
+        if served is not None:
+            start = served.common.start
+            attributes[names.MCP_PROTOCOL_VERSION] = start.get(names.MCP_PROTOCOL_VERSION)
+            attributes[names.NETWORK_TRANSPORT] = start.get(names.NETWORK_TRANSPORT)
+            if served.session is not None and served.session.id:
+                attributes[names.MCP_SESSION_ID] = session_digest(served.session.id)
+        attributes[names.ASKS] = [f"{key}:{ask_kinds(request)[0]}"]
+        if self._asking is None:
+            self._asking = otel.Instruments("client")
+        instruments = self._asking
+        span = instruments.start(method, otel.CLIENT, otel.current(), screen(attributes), start_ns)
+        params = request.get("params")
+        sent: dict[str, Any] | None = params if isinstance(params, dict) else None
+        meta = dict(sent["_meta"]) if sent is not None and type(sent.get("_meta")) is dict else {}
+        otel.inject(meta, otel.context_with(span))
+        if meta:  # else nothing to carry (no tracer provider): the ask goes as it was
+            sent = {**(sent or {}), "_meta": meta}
+        error: str | None = None
+        try:
+            return await send(sent)
+        except PeerError as exc:
+            error = error_type(exc.code)
+            span.set_attribute(names.RPC_STATUS_CODE, error)
+            raise
+        except BaseException as exc:
+            error = type(exc).__qualname__
+            raise
+        finally:
+            if error is not None:
+                span.set_attribute(names.ERROR_TYPE, error)
+                span.set_status(otel.ERROR)
+            end_ns = otel.now_ns()
+            span.end(end_time=end_ns)
+            if instruments.metered:
+                metric = {k: v for k, v in attributes.items() if k in names.METRIC_ATTRIBUTES and v is not None}
+                if error is not None:
+                    metric[names.ERROR_TYPE] = error
+                instruments.record((end_ns - start_ns) / 1e9, metric)
 
 
 class Served:

@@ -8,6 +8,7 @@ costs the SDK on every record). The dicts are shared: nothing may change them; `
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, NamedTuple
 
 from ..protocol.constants import ADVERTISED_VERSIONS, HANDSHAKE_VERSIONS, REQUEST_METHODS
@@ -46,9 +47,10 @@ class CommonAttributes:
         return found
 
 
-def known_method(method: str) -> str:
-    """The method, if MCP has it; else `_OTHER` (a span name and a metric attribute take no made-up text)."""
-    return method if method in REQUEST_METHODS else names.OTHER
+def known_method(method: object, methods: Collection[str] = REQUEST_METHODS) -> str:
+    """The method, if MCP has it (among `methods`: a client's requests by default); else `_OTHER` (a span name
+    and a metric attribute take no made-up text)."""
+    return method if isinstance(method, str) and method in methods else names.OTHER
 
 
 def known_version(version: object) -> str | None:

@@ -18,6 +18,7 @@ from opentelemetry.metrics import Histogram
 from opentelemetry.metrics._internal import _ProxyMeterProvider
 from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
+from ..version import __version__
 from . import names
 from .flowtrace import FlowTrace, encode
 
@@ -73,10 +74,12 @@ _EMPTY = Context()
 
 
 class Instruments:
-    """One side's tracer and its `mcp.{side}.operation.duration` histogram, from the global providers. Without a
-    meter provider (`metered` false) there is no histogram and the side records nothing: one check a request."""
+    """One side's tracer and its `mcp.{side}.operation.duration` histogram, from the global providers, under the
+    instrumentation scope `baton` at Baton's version. Without a meter provider (`metered` false) there is no
+    histogram and the side records nothing: one check a request."""
 
-    def __init__(self, side: Literal["server", "client"], version: str) -> None:
+    def __init__(self, side: Literal["server", "client"]) -> None:
+        version = __version__
         self.tracer = trace.get_tracer(names.INSTRUMENTATION, version)
         self.metered = meter_provider_configured()
         self.duration: Histogram | None = None
