@@ -252,6 +252,11 @@ def test_peer_client_over_http_against_traced_baton(
     by_id = {s["span_id"]: s for s in spans}
     assert len(asks) == 4, [s["name"] for s in spans]
     assert all(by_id[s["parent"]]["name"] == "tools/call book" for s in asks)
+    # What the peer received: each question's `_meta` names its ask's span, and carries nothing else of ours.
+    questions = [q for call in report["calls"] for q in call["questions"]]
+    carried = sorted(tuple(q["_meta"]["traceparent"].split("-")[1:3]) for q in questions)
+    assert carried == sorted((s["trace_id"], s["span_id"]) for s in asks), questions
+    assert all(set(q["_meta"]) <= {"traceparent", "tracestate"} for q in questions), questions
 
 
 def test_peer_client_over_stdio_against_baton(peer_client: tuple[Path, str]) -> None:

@@ -24,7 +24,7 @@ from support.paths import BATON, ROOT
 from support.serve import RunningServer, start_server
 from wire import accept, call, post, request
 
-from baton import KeyRing
+from baton import KeyRing, __version__
 from baton.telemetry.never import resource_uri, screen
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -647,14 +647,20 @@ def test_a_2025_session_is_traced_end_to_end_its_asks_included() -> None:
         from baton import Context, KeyRing, Server
         from baton.testing import ScriptedUser, memory_client
 
-        server = Server("p", state_keys=KeyRing.ephemeral_key())
+        from opentelemetry import trace
+
+        server = Server("p", "9.9.9", state_keys=KeyRing.ephemeral_key())
 
         @server.tool()
         async def book(ctx: Context, city: str) -> str:
             return "booked" if await ctx.confirm(f"Book {city}?", key="go") else "no"
 
+        def host(question):
+            with trace.get_tracer("host").start_as_current_span("host asks the user"):
+                return {"confirm": True}
+
         async def main():
-            user = ScriptedUser({"go": {"confirm": True}})
+            user = ScriptedUser({"go": host})
             async with memory_client(server, user, protocol="2025-11-25") as client:
                 result = await client.call_tool("book", {"city": "Oslo"})
                 assert result.text == "booked", result
@@ -694,10 +700,18 @@ def test_a_2025_session_is_traced_end_to_end_its_asks_included() -> None:
 
     leaves = {s["span"] for s in found["spans"]} - {s["parent"] for s in found["spans"]}
     assert sorted(chain(by_span[leaf]) for leaf in leaves) == [
-        ["SERVER elicitation/create", "CLIENT elicitation/create", "SERVER tools/call book", "CLIENT tools/call book"],
+        [
+            "INTERNAL host asks the user",
+            "SERVER elicitation/create",
+            "CLIENT elicitation/create",
+            "SERVER tools/call book",
+            "CLIENT tools/call book",
+        ],
         ["SERVER initialize", "CLIENT initialize"],
     ]
-    named = {(s["kind"], s["name"]): s["attributes"] for s in found["spans"]}
+    # The instrumentation scope is Baton at its own version, not the server's ("9.9.9").
+    assert {s["scope"] for s in found["spans"] if s["name"] != "host asks the user"} == {f"baton {__version__}"}
+    named = {(s["kind"], s["name"]): s["attributes"] for s in found["spans"] if s["kind"] != "INTERNAL"}
     assert all(a["mcp.protocol.version"] == "2025-11-25" for a in named.values())
     call = named["CLIENT", "tools/call book"]
     assert call["gen_ai.tool.name"] == "book" and "baton.mrtr.round" not in call and "error.type" not in call
@@ -707,3 +721,92 @@ def test_a_2025_session_is_traced_end_to_end_its_asks_included() -> None:
     methods = ["elicitation/create", "initialize", "tools/call"]
     assert sorted({p["mcp.method.name"] for p in found["client"]}) == methods
     assert sorted({p["mcp.method.name"] for p in found["server"]}) == methods
+
+
+ASK_PROBE = """
+    from opentelemetry import baggage, context, trace
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+    from baton import KeyRing, Server
+    from baton.client.tracing import ClientObserver
+    from baton.server.outbound import PeerError, PeerGone
+    from baton.server.tracing import _SERVED
+
+    server = Server("p", state_keys=KeyRing.ephemeral_key())
+    server.check_startup("stdio")
+    observer = server._engine.observer
+    client = ClientObserver("http://127.0.0.1:1/mcp")
+    ask = {"method": "elicitation/create", "params": {"mode": "form", "message": "?", "requestedSchema": {}}}
+    sent = []
+
+    def replying(failure=None):
+        async def send(params):
+            sent.append(params)
+            if failure is not None:
+                raise failure
+            return {"action": "accept"}
+        return send
+
+    async def main():
+        # Inside a caller's context (a remote parent, and baggage), as a server handling a traced request is.
+        remote = SpanContext(0x1234, 0x5678, is_remote=True, trace_flags=TraceFlags(1))
+        ctx = baggage.set_baggage("tenant", "acme", trace.set_span_in_context(NonRecordingSpan(remote)))
+        token = context.attach(ctx)
+        await observer.asking("k", ask, replying())
+        for failure in (PeerError(123456789, "made up"), PeerError(-32602, "bad"), PeerGone("EOF")):
+            try:
+                await observer.asking("k", ask, replying(failure))
+            except PeerError:
+                pass
+        legged = {}
+        async def send_leg(body):
+            legged.update(body)
+            return {}
+        await client.leg("tools/list", {}, send_leg, "2025-11-25")
+        async def answer(message):
+            return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": 987654, "message": "made up"}}
+        await client.answering({"jsonrpc": "2.0", "id": 7, "method": "ping"}, answer)
+        await client.answering({"jsonrpc": "2.0", "id": 8, "method": "made/up-SECRET"}, answer)
+        context.detach(token)
+        return legged
+
+    legged = asyncio.run(main())
+    print(json.dumps({"sent": [p.get("_meta") for p in sent], "legged": legged,
+                      "spans": [(s["kind"], s["name"], s["attributes"].get("error.type")) for s in spans()],
+                      "client": points("mcp.client.operation.duration"),
+                      "server": points("mcp.server.operation.duration")}))
+"""
+
+
+@pytest.mark.parametrize("traces", [True, False], ids=["traced", "metrics-only"])
+def test_session_asks_carry_only_trace_context_and_bounded_codes(traces: bool) -> None:
+    """A session's ask carries its span's trace context in `_meta` and none of the request's baggage; with a meter
+    provider only, nothing at all is added to what goes on the wire, by the server's asks or the client's requests.
+    Error codes a peer chose are `_OTHER` unless JSON-RPC reserves them, a peer gone names no code, a method the
+    client does not know from a server is `_OTHER`, and a `ping` is not traced (protocol.md P63, P78)."""
+    found = run(ASK_PROBE, traces=traces)
+    assert "SECRET" not in json.dumps(found)
+    assert "acme" not in json.dumps(found["sent"])  # the server's baggage stays with it
+    if traces:
+        assert all(set(meta) == {"traceparent"} for meta in found["sent"]), found["sent"]
+        assert all(meta["traceparent"].split("-")[1] == f"{0x1234:032x}" for meta in found["sent"])
+        assert set(found["legged"]["_meta"]) == {"traceparent", "baggage"}  # the client's own baggage, its choice
+        assert sorted(map(str, found["spans"])) == sorted(
+            map(
+                str,
+                [
+                    ["CLIENT", "elicitation/create", None],
+                    ["CLIENT", "elicitation/create", "_OTHER"],
+                    ["CLIENT", "elicitation/create", "-32602"],
+                    ["CLIENT", "elicitation/create", "PeerGone"],
+                    ["CLIENT", "tools/list", None],
+                    ["SERVER", "_OTHER", "_OTHER"],
+                ],
+            )
+        )
+    else:
+        assert found["sent"] == [None] * 4 and found["legged"] == {}
+        assert found["spans"] == []
+    asks = sorted(str(p.get("error.type")) for p in found["client"] if p["mcp.method.name"] == "elicitation/create")
+    assert asks == ["-32602", "None", "PeerGone", "_OTHER"]
+    assert [(p["mcp.method.name"], p["error.type"]) for p in found["server"]] == [("_OTHER", "_OTHER")]

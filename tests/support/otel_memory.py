@@ -20,8 +20,9 @@ _installed: dict[str, Any] = {}
 """The span exporter and the metric reader `install` set up."""
 
 
-def install() -> None:
-    """Set an in-memory tracer provider (every span exported at once) and meter provider globally."""
+def install(traces: bool = True) -> None:
+    """Set an in-memory tracer provider (every span exported at once; none without `traces`) and meter
+    provider globally."""
     from opentelemetry import metrics, trace
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -30,9 +31,10 @@ def install() -> None:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     exporter = _installed["spans"] = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
+    if traces:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
     reader = _installed["metrics"] = InMemoryMetricReader()
     metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
 
@@ -48,6 +50,7 @@ def spans() -> list[dict[str, Any]]:
             "trace": f"{s.context.trace_id:032x}",
             "span": f"{s.context.span_id:016x}",
             "parent": f"{s.parent.span_id:016x}" if s.parent is not None else None,
+            "scope": f"{s.instrumentation_scope.name} {s.instrumentation_scope.version}",
         }
         for s in _installed["spans"].get_finished_spans()
     ]
@@ -90,10 +93,10 @@ async def send(server: Any, method: str, params: dict[str, Any] | None = None, *
     return body
 
 
-def run(code: str, env: dict[str, str] | None = None) -> Any:
-    """Run `code` (dedented) in a fresh interpreter with the in-memory providers installed; the JSON it printed
-    last."""
-    prelude = "import asyncio, json\nfrom support.otel_memory import install, points, send, spans\ninstall()\n"
+def run(code: str, env: dict[str, str] | None = None, *, traces: bool = True) -> Any:
+    """Run `code` (dedented) in a fresh interpreter with the in-memory providers installed (the meter's alone
+    without `traces`); the JSON it printed last."""
+    prelude = f"import asyncio, json\nfrom support.otel_memory import install, points, send, spans\ninstall({traces})\n"
     path = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])
     variables = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     done = subprocess.run(

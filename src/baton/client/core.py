@@ -37,6 +37,7 @@ from ..protocol.constants import (
 from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
 from ..protocol.headers import argument_at, header_param_specs, header_text
 from ..protocol.messages import request as request_message
+from ..version import __version__
 from .errors import AuthError, ClientError, InvalidReply, result_of
 from .http11 import HttpError
 from .http_transport import HttpTransport
@@ -114,7 +115,7 @@ class Client:
         on_roots: RawHandler | None = None,
         declare: Iterable[Mode] = (),
         name: str = "baton-client",
-        version: str = "0.1.0",
+        version: str = __version__,
         max_rounds: int = 10,
         deadline_s: float = 300.0,
         stdio_probe_s: float = STDIO_PROBE_S,

@@ -144,8 +144,12 @@ class Session:
         body = _without_envelope(params)
         if self.observer is None:
             return await self._send(method, body, progress)
+        # A request without params stays without them unless the leg has a context to carry (`_meta`).
         return await self.observer.leg(
-            method, _copy(body) or {}, lambda traced: self._send(method, traced or None, progress), LEGACY_VERSION
+            method,
+            _copy(body) or {},
+            lambda traced: self._send(method, traced if body is not None or traced else None, progress),
+            LEGACY_VERSION,
         )
 
     async def _send(self, method: str, body: dict[str, Any] | None, progress: Notify | None) -> dict[str, Any]:

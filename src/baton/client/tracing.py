@@ -20,7 +20,8 @@ from ..protocol.capabilities import ask_kinds
 from ..protocol.constants import LEGACY_VERSION, SERVER_REQUEST_METHODS
 from ..protocol.errors import McpError
 from ..telemetry import names, otel
-from ..telemetry.common import known_method, known_version
+from ..telemetry.common import failed as failed_metric
+from ..telemetry.common import known_method, known_version, metric_of
 from ..telemetry.never import error_type, screen
 
 FLOWS_KEPT = 256
@@ -74,17 +75,19 @@ class ClientObserver:
         if method in ("tools/call", "prompts/get", "resources/read") and version != LEGACY_VERSION:
             attributes[names.ROUND] = number + 1
         started = screen(attributes, arguments=self.arguments)
-        span = self.instruments.start(names.span_name(method, target), otel.CLIENT, parent, started, start_ns)
+        instruments = self.instruments
+        span = instruments.start(names.span_name(method, target), otel.CLIENT, parent, started, start_ns)
         context = otel.context_with(span)
         meta = body.get("_meta")
         if type(meta) is dict:
-            otel.inject(meta, context)  # the leg's own fresh dict (Client._leg, Session)
+            instruments.inject(meta, span)  # the leg's own fresh dict (Client._leg, Session)
         else:
             meta = {}
-            otel.inject(meta, context)
-            if meta:  # nothing to carry (no tracer provider, only a meter's): no `_meta` added
+            instruments.inject(meta, span)
+            if meta:  # else nothing to carry (no tracer provider, only a meter's): no `_meta` added
                 body["_meta"] = meta
         failed = True
+        token = otel.attach(span)  # current while sent: a session opened again, and the asks on its stream, nest in it
         try:
             result = await send(body)
             failed = False
@@ -95,26 +98,26 @@ class ClientObserver:
             attributes[names.ERROR_TYPE] = type(exc).__qualname__
             raise
         finally:
+            otel.detach(token)
             if not failed:
                 failed = self._read(result, attributes, context, number + 1)
             kept = screen(attributes, arguments=self.arguments)
             span.set_attributes({k: v for k, v in kept.items() if started.get(k) != v})  # the SDK cleans each again
-            if failed:
-                span.set_status(otel.ERROR)
-            end_ns = otel.now_ns()
-            span.end(end_time=end_ns)
-            if self.instruments.metered:
-                self.instruments.record(
-                    (end_ns - start_ns) / 1e9, {k: v for k, v in kept.items() if k in names.METRIC_ATTRIBUTES}
-                )
+            instruments.finish(span, start_ns, metric_of(kept), failed)
         return result
 
     async def answering(self, message: dict[str, Any], answer: Answer) -> dict[str, Any]:
-        """Answer one server request of a 2025-11-25 session (`answer`: the JSON-RPC response) inside its span."""
+        """Answer one server request of a 2025-11-25 session (`answer`: the JSON-RPC response) inside its span,
+        current while the host answers (its own spans nest in it). Its parent is the server's span when `_meta`
+        carries its context, else the call whose stream brought it (`open_current`), else none. A `ping` is
+        answered untraced: a keep-alive, not an operation of anyone's."""
+        method = message.get("method")
+        if method == "ping":
+            return await answer(message)
         start_ns = otel.now_ns()
-        method = known_method(message.get("method"), SERVER_REQUEST_METHODS)  # the server's text names nothing
+        method = known_method(method, SERVER_REQUEST_METHODS)  # the server's text names no span (P78)
         params = message.get("params")
-        parent = otel.from_meta(params.get("_meta") if isinstance(params, dict) else None)
+        parent = otel.from_meta(params.get("_meta") if isinstance(params, dict) else None) or otel.open_current()
         attributes: dict[str, Any] = {names.MCP_METHOD: method, names.MCP_PROTOCOL_VERSION: LEGACY_VERSION}
         attributes[names.NETWORK_TRANSPORT] = self.network.get(names.NETWORK_TRANSPORT)
         rid = message.get("id")
@@ -124,28 +127,25 @@ class ClientObserver:
             self._answering = otel.Instruments("server")
         instruments = self._answering
         span = instruments.start(method, otel.SERVER, parent, screen(attributes), start_ns)
-        error: str | None = None
+        metric = metric_of(attributes)
+        failed = True
+        token = otel.attach(span)
         try:
             response = await answer(message)
-        except BaseException as exc:
-            error = type(exc).__qualname__
-            raise
-        else:
             failure = response.get("error")
             if isinstance(failure, dict):
-                error = error_type(failure["code"])  # `answer` made it: its code is an int
-                span.set_attribute(names.RPC_STATUS_CODE, error)
+                error = error_type(failure.get("code"))
+                span.set_attributes({names.ERROR_TYPE: error, names.RPC_STATUS_CODE: error})
+                metric = failed_metric(metric, error)
+            else:
+                failed = False
+        except BaseException as exc:
+            span.set_attribute(names.ERROR_TYPE, type(exc).__qualname__)
+            metric = failed_metric(metric, type(exc).__qualname__)
+            raise
         finally:
-            if error is not None:
-                span.set_attribute(names.ERROR_TYPE, error)
-                span.set_status(otel.ERROR)
-            end_ns = otel.now_ns()
-            span.end(end_time=end_ns)
-            if instruments.metered:
-                metric = {k: v for k, v in attributes.items() if k in names.METRIC_ATTRIBUTES and v is not None}
-                if error is not None:
-                    metric[names.ERROR_TYPE] = error
-                instruments.record((end_ns - start_ns) / 1e9, metric)
+            otel.detach(token)
+            instruments.finish(span, start_ns, metric, failed)
         return response
 
     def _read(self, result: dict[str, Any], attributes: dict[str, Any], context: otel.Context, number: int) -> bool:

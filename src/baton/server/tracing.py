@@ -20,10 +20,10 @@ from ..protocol.constants import META_PROTOCOL_VERSION
 from ..protocol.hosts import host_without_port
 from ..protocol.messages import Message
 from ..telemetry import flowtrace, names, otel
-from ..telemetry.common import CommonAttributes, failed, known_method, known_version
+from ..telemetry.common import CommonAttributes, failed, known_method, known_version, metric_of
 from ..telemetry.never import error_type, screen, session_digest
 from .exchange import Exchange, Reply
-from .outbound import PeerError, Stream
+from .outbound import PeerError, PeerGone, Stream
 from .sessions import LegacySession
 from .subscriptions import Subscription
 
@@ -118,7 +118,8 @@ class ServerObserver:
         request: dict[str, Any],
         send: Callable[[dict[str, Any] | None], Awaitable[dict[str, Any]]],
     ) -> dict[str, Any]:
-        """Send one ask of a 2025-11-25 request (`send(params)`) inside a CLIENT span, the request's span its parent."""
+        """Send one ask of a 2025-11-25 request (`send(params)`) inside a CLIENT span, the request's span its parent.
+        Only the trace context goes into the ask's `_meta`: the request's baggage is the server's, not the client's."""
         start_ns = otel.now_ns()
         method = request["method"]  # the server's own: elicitation/create, sampling/createMessage, roots/list
         served = _SERVED.get()
@@ -137,30 +138,30 @@ class ServerObserver:
         params = request.get("params")
         sent: dict[str, Any] | None = params if isinstance(params, dict) else None
         meta = dict(sent["_meta"]) if sent is not None and type(sent.get("_meta")) is dict else {}
-        otel.inject(meta, otel.context_with(span))
+        instruments.inject(meta, span, baggage=False)
         if meta:  # else nothing to carry (no tracer provider): the ask goes as it was
             sent = {**(sent or {}), "_meta": meta}
-        error: str | None = None
+        metric = metric_of(attributes)
+        answered = False
         try:
-            return await send(sent)
+            answer = await send(sent)
+            answered = True
+            return answer
+        except PeerGone:  # no answer came at all: no status code to name
+            span.set_attribute(names.ERROR_TYPE, "PeerGone")
+            metric = failed(metric, "PeerGone")
+            raise
         except PeerError as exc:
-            error = error_type(exc.code)
-            span.set_attribute(names.RPC_STATUS_CODE, error)
+            error = error_type(exc.code)  # the client's code: bounded (P78)
+            span.set_attributes({names.ERROR_TYPE: error, names.RPC_STATUS_CODE: error})
+            metric = failed(metric, error)
             raise
         except BaseException as exc:
-            error = type(exc).__qualname__
+            span.set_attribute(names.ERROR_TYPE, type(exc).__qualname__)
+            metric = failed(metric, type(exc).__qualname__)
             raise
         finally:
-            if error is not None:
-                span.set_attribute(names.ERROR_TYPE, error)
-                span.set_status(otel.ERROR)
-            end_ns = otel.now_ns()
-            span.end(end_time=end_ns)
-            if instruments.metered:
-                metric = {k: v for k, v in attributes.items() if k in names.METRIC_ATTRIBUTES and v is not None}
-                if error is not None:
-                    metric[names.ERROR_TYPE] = error
-                instruments.record((end_ns - start_ns) / 1e9, metric)
+            instruments.finish(span, start_ns, metric, not answered)
 
 
 class Served:
@@ -327,14 +328,10 @@ class Served:
             if self.single_use is not None:
                 extra[names.SINGLE_USE] = self.single_use
             span.set_attributes(screen(extra, arguments=self.observer.arguments))
-            if error is not None:
-                span.set_status(otel.ERROR)
-        end_ns = otel.now_ns()
-        span.end(end_time=end_ns)
         if self.token is not None:
             otel.detach(self.token)
             self.token = None
-        instruments = self.observer.instruments
-        if instruments.metered:  # no meter provider (OTEL_METRICS_EXPORTER=none): no histogram to record in
-            metric = self.common.metric
-            instruments.record((end_ns - self.start_ns) / 1e9, metric if error is None else failed(metric, error))
+        metric = self.common.metric
+        self.observer.instruments.finish(
+            span, self.start_ns, metric if error is None else failed(metric, error), error is not None
+        )

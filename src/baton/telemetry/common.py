@@ -8,7 +8,7 @@ costs the SDK on every record). The dicts are shared: nothing may change them; `
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from ..protocol.constants import ADVERTISED_VERSIONS, HANDSHAKE_VERSIONS, REQUEST_METHODS
@@ -72,6 +72,12 @@ def _build(method: str, target: str | None, version: str | None, transport: str)
     start = screen(attributes)
     metric = {k: v for k, v in start.items() if k in names.METRIC_ATTRIBUTES}
     return Common(names.span_name(method, target), start, metric)
+
+
+def metric_of(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """The histogram's attributes among a span's (`names.METRIC_ATTRIBUTES`, screened): for a request whose
+    attributes are not shared (`Common`), such as a client's or a session's ask."""
+    return {k: v for k, v in screen(attributes).items() if k in names.METRIC_ATTRIBUTES}
 
 
 def failed(metric: dict[str, Any], error: str) -> dict[str, Any]:

@@ -75,6 +75,11 @@ def session_digest(session_id: str) -> str:
     return hashlib.blake2b(session_id.encode(), digest_size=16).hexdigest()
 
 
-def error_type(code: int) -> str:
-    """`error.type` (and `rpc.response.status_code`) of a JSON-RPC error: its code, never its message."""
-    return str(code)
+RESERVED_CODES = range(-32768, -32000 + 1)
+"""JSON-RPC's reserved error codes, where every code of MCP's and Baton's lies."""
+
+
+def error_type(code: object) -> str:
+    """`error.type` (and `rpc.response.status_code`) of a JSON-RPC error: its code, never its message; `_OTHER`
+    for a code outside JSON-RPC's reserved range, which the peer may have made up (protocol.md P78)."""
+    return str(code) if type(code) is int and code in RESERVED_CODES else names.OTHER

@@ -48,9 +48,9 @@ __all__ = [
     "detach",
     "flow_of",
     "from_meta",
-    "inject",
     "meter_provider_configured",
     "now_ns",
+    "open_current",
     "parent_of_round",
     "provider_configured",
 ]
@@ -81,6 +81,8 @@ class Instruments:
     def __init__(self, side: Literal["server", "client"]) -> None:
         version = __version__
         self.tracer = trace.get_tracer(names.INSTRUMENTATION, version)
+        self.traced = provider_configured()
+        """Whether spans are made at all: without a tracer provider (a meter's only) nothing goes into `_meta`."""
         self.metered = meter_provider_configured()
         self.duration: Histogram | None = None
         if self.metered:
@@ -111,6 +113,29 @@ class Instruments:
         if self.duration is not None:
             self.duration.record(seconds, attributes)
 
+    def finish(self, span: Span, start_ns: int, metric: Mapping[str, Any], failed: bool) -> None:
+        """End `span` (with the error status when `failed`: no description, P64) and record its duration with
+        `metric`, the histogram's attributes (`error.type` among them when it failed)."""
+        if failed:
+            span.set_status(ERROR)
+        end_ns = now_ns()
+        span.end(end_time=end_ns)
+        if self.metered:
+            self.record((end_ns - start_ns) / 1e9, metric)
+
+    def inject(self, meta: dict[str, Any], span: Span, *, baggage: bool = True) -> None:
+        """Write `span`'s context into an outgoing request's `_meta` (the configured propagators), only when spans
+        are made (`traced`); without `baggage`, only the trace context: what the sender's own context holds is
+        not sent."""
+        if not self.traced:
+            return
+        if baggage:
+            propagate.inject(meta, context=trace.set_span_in_context(span))
+            return
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier, context=trace.set_span_in_context(span, Context()))
+        meta.update(carrier)
+
 
 def from_meta(meta: Any) -> Context | None:
     """The context a request's `_meta` carries (`traceparent`, `tracestate`, `baggage`), or None when it
@@ -123,11 +148,6 @@ def from_meta(meta: Any) -> Context | None:
     except (TypeError, ValueError):
         return None
     return ctx if trace.get_current_span(ctx).get_span_context().is_valid else None
-
-
-def inject(meta: dict[str, Any], ctx: Context) -> None:
-    """Write `ctx` into an outgoing request's `_meta` (the configured propagators: W3C by default)."""
-    propagate.inject(meta, context=ctx)
 
 
 def parent_of_round(client: Context | None, flow: FlowTrace | None) -> tuple[Context | None, list[Link]]:
@@ -158,6 +178,16 @@ def context_with(span: Span) -> Context:
 def current() -> Context:
     """The ambient context (a client span's parent when the caller is inside a span of its own)."""
     return otel_context.get_current()
+
+
+def open_current() -> Context | None:
+    """The ambient context if its span is still open (or sampled out: its children follow it), else None: a
+    task that outlived the span it began in (a session's reader) must not make new spans its children."""
+    ctx = otel_context.get_current()
+    span = trace.get_current_span(ctx)
+    if span.is_recording() or not span.get_span_context().trace_flags.sampled:
+        return ctx
+    return None
 
 
 def attach(span: Span) -> object:
