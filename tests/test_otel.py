@@ -810,3 +810,74 @@ def test_session_asks_carry_only_trace_context_and_bounded_codes(traces: bool) -
     asks = sorted(str(p.get("error.type")) for p in found["client"] if p["mcp.method.name"] == "elicitation/create")
     assert asks == ["-32602", "None", "PeerGone", "_OTHER"]
     assert [(p["mcp.method.name"], p["error.type"]) for p in found["server"]] == [("_OTHER", "_OTHER")]
+
+
+SESSION_PROBE = """
+    import itertools
+
+    from baton.client.inbound import Inbound
+    from baton.client.legacy import Session
+    from baton.client.session_http import SessionGone
+    from baton.client.tracing import ClientObserver
+
+    class Wire:
+        session_id = None
+
+        def __init__(self):
+            self.sent, self.gone = [], 1
+
+        async def request(self, message, notify):
+            self.sent.append(message)
+            if message["method"] == "initialize":
+                return {"jsonrpc": "2.0", "id": message["id"], "result": {"protocolVersion": "2025-11-25"}}
+            if self.gone:  # the first request finds the session gone (HTTP 404): it initializes again
+                self.gone -= 1
+                raise SessionGone("404")
+            return {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": []}}
+
+        async def send(self, message):
+            pass
+
+        async def listen(self):
+            pass
+
+        def reset(self):
+            pass
+
+        async def end(self):
+            pass
+
+    async def main():
+        wire = Wire()
+        session = Session(wire, Inbound(None, None, None, None), capabilities={}, client_info={"name": "t"},
+                          ids=itertools.count(1), deadline_s=5, url_retries=1,
+                          observer=ClientObserver("http://127.0.0.1:1/mcp"))
+        await session.open()
+        envelope_only = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
+        await session.request("tools/list", envelope_only, None)
+        await session.request("tools/list", None, None)
+        return wire.sent
+
+    sent = asyncio.run(main())
+    print(json.dumps({"sent": [(m["method"], m.get("params")) for m in sent],
+                      "spans": [(s["kind"], s["name"], s["span"], s["parent"]) for s in spans()]}))
+"""
+
+
+@pytest.mark.parametrize("traces", [True, False], ids=["traced", "metrics-only"])
+def test_a_session_opened_again_nests_in_the_request_and_params_keep_their_shape(traces: bool) -> None:
+    """The `initialize` a request sends again after a 404 is a child of that request's span (the leg's span is
+    current while it is sent). A request's params keep their shape whatever telemetry does: `{}` stays `{}`,
+    none stays none, unless there is a trace context to carry (protocol.md P63)."""
+    found = run(SESSION_PROBE, traces=traces)
+    shapes = [(method, None if params is None else sorted(set(params) - {"_meta"})) for method, params in found["sent"]]
+    assert [method for method, _ in shapes] == ["initialize", "tools/list", "initialize", "tools/list", "tools/list"]
+    lists = [params for method, params in found["sent"] if method == "tools/list"]
+    if not traces:
+        assert lists == [{}, {}, None]  # as with telemetry off: nothing added
+        assert found["spans"] == []
+        return
+    assert all(set(params) == {"_meta"} and set(params["_meta"]) == {"traceparent"} for params in lists)
+    lists_spans = [span for _, name, span, _ in found["spans"] if name == "tools/list"]  # in the order they ended
+    parents = [parent for _, name, _, parent in found["spans"] if name == "initialize"]
+    assert parents == [None, lists_spans[0]], found["spans"]  # the second initialize is under the first tools/list
