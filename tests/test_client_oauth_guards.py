@@ -36,6 +36,17 @@ def run(coro: Awaitable[T], limit: float = 30.0) -> T:
     return asyncio.run(bounded())
 
 
+class Browser:
+    """A browser that consents at once (`consent`), keeping every sign-in URL it was shown in `opened`."""
+
+    def __init__(self) -> None:
+        self.opened: list[str] = []
+
+    async def __call__(self, url: str) -> str:
+        self.opened.append(url)
+        return await consent(url)
+
+
 def config(browser: Callable[[str], Awaitable[str]] = consent, **kw: Any) -> OAuth:
     return OAuth(redirect_uri=REDIRECT, open_browser=browser, store=kw.pop("store", None) or MemoryStore(), **kw)
 
@@ -146,11 +157,7 @@ def test_auth_is_accepted_for_https_and_for_this_computer(url: str) -> None:
 
 
 def test_a_remote_server_cannot_point_the_login_at_this_computer() -> None:
-    opened: list[str] = []
-
-    async def browser(url: str) -> str:
-        opened.append(url)
-        return await consent(url)
+    browser = Browser()
 
     async def main() -> None:
         async with Stub() as stub:  # metadata and an authorization server on 127.0.0.1
@@ -163,7 +170,7 @@ def test_a_remote_server_cannot_point_the_login_at_this_computer() -> None:
             assert stub.seen == []  # not even the metadata was fetched
 
     run(main())
-    assert opened == []
+    assert browser.opened == []
 
 
 @pytest.mark.parametrize(
@@ -203,11 +210,7 @@ def test_a_pre_registered_secret_needs_its_issuer() -> None:
 
 def test_a_public_pre_registered_client_stays_with_the_first_authorization_server_across_servers_and_objects() -> None:
     store = MemoryStore()
-    opened: list[str] = []
-
-    async def browser(url: str) -> str:
-        opened.append(url)
-        return await consent(url)
+    browser = Browser()
 
     async def main() -> None:
         async with Stub() as one, Stub() as two:
@@ -224,7 +227,7 @@ def test_a_public_pre_registered_client_stays_with_the_first_authorization_serve
             assert two.paths("POST") == []  # the second authorization server never saw the client
 
     run(main())
-    assert len(opened) == 1
+    assert len(browser.opened) == 1
 
 
 # -- the file store (protocol.md P58) -----------------------------------------------------------------------
@@ -480,11 +483,7 @@ def test_a_registration_stored_for_another_issuer_is_not_used() -> None:
 
 
 def test_step_up_is_bounded_per_request() -> None:
-    opened: list[str] = []
-
-    async def browser(url: str) -> str:
-        opened.append(url)
-        return await consent(url)
+    browser = Browser()
 
     async def main() -> None:
         async with Stub() as stub:
@@ -502,15 +501,11 @@ def test_step_up_is_bounded_per_request() -> None:
                 await login.recover(403, challenge, sent, attempts)
 
     run(main())
-    assert len(opened) == 2
+    assert len(browser.opened) == 2
 
 
 def test_a_401_after_a_fresh_login_is_not_met_with_another_login() -> None:
-    opened: list[str] = []
-
-    async def browser(url: str) -> str:
-        opened.append(url)
-        return await consent(url)
+    browser = Browser()
 
     async def main() -> None:
         async with Stub() as stub:
@@ -524,18 +519,14 @@ def test_a_401_after_a_fresh_login_is_not_met_with_another_login() -> None:
                 await login.recover(401, challenge, sent, attempts)
 
     run(main())
-    assert len(opened) == 1
+    assert len(browser.opened) == 1
 
 
 def test_a_delete_never_opens_the_browser() -> None:
     from baton.client.http11 import Url
     from baton.client.oauth.pool import AuthPool
 
-    opened: list[str] = []
-
-    async def browser(url: str) -> str:
-        opened.append(url)
-        return await consent(url)
+    browser = Browser()
 
     async def main() -> tuple[int, int]:
         async with Stub() as stub:
@@ -549,10 +540,10 @@ def test_a_delete_never_opens_the_browser() -> None:
                 url = Url.parse(f"{stub.url}/mcp")
                 deleted = await pool.send(url, "DELETE", b"", b"")
                 deleted.release()
-                assert opened == []
+                assert browser.opened == []
                 with pytest.raises(AuthError):  # a POST does log in (and is refused again: bounded)
                     await pool.send(url, "POST", b"", b"{}")
-                return deleted.status, len(opened)
+                return deleted.status, len(browser.opened)
             finally:
                 await pool.close()
 
