@@ -248,6 +248,14 @@ def _resource_param() -> str:
     return value
 
 
+def _keep_resource(granted: str, grant: str) -> None:
+    """The token request's `resource`, if any, must be the one granted; the token is issued for that one."""
+    asked = _resource_param()
+    if asked and asked != granted:
+        raise InvalidRequestError(f"resource differs from {grant}")
+    g.resource = granted
+
+
 class CodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
     TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]  # noqa: RUF012
 
@@ -272,10 +280,7 @@ class CodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
         found = CODES.get(code)
         if found is None or found.client_id != client.get_client_id():
             return None
-        asked = _resource_param()
-        if asked and asked != found.resource:
-            raise InvalidRequestError("resource differs from the authorization request's")
-        g.resource = found.resource
+        _keep_resource(found.resource, "the authorization request's")
         return found
 
     def delete_authorization_code(self, authorization_code: Code) -> None:
@@ -293,10 +298,7 @@ class RefreshGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
         found = TOKENS.get(refresh_token)
         if found is None or found.kind != "refresh_token" or found.revoked or found.is_expired():
             return None
-        asked = _resource_param()
-        if asked and asked != found.resource:
-            raise InvalidRequestError("resource differs from the original grant's")
-        g.resource = found.resource
+        _keep_resource(found.resource, "the original grant's")
         return found
 
     def authenticate_user(self, refresh_token: Token) -> User:

@@ -37,9 +37,9 @@ def new_verifier() -> str:
 
 
 def _client(provider: OAuthProvider, redirect_uri: str) -> Any:
-    from authlib.integrations.httpx_client import AsyncOAuth2Client  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    from ..client.oauth.flow import oauth2_client_class  # only when a provider is used: serving does not load it
 
-    return AsyncOAuth2Client(
+    return oauth2_client_class()(
         client_id=provider.client_id,
         client_secret=provider.client_secret,
         scope=provider.scope,

@@ -66,15 +66,20 @@ class Attempt:
     scopes: tuple[str, ...] | None
 
 
-def _oauth_client(client: ClientInfo, redirect_uri: str | None = None) -> Any:
+def oauth2_client_class() -> Any:
+    """Authlib's `AsyncOAuth2Client`, imported once without the warning Authlib 1.9 prints on import (that its
+    httpx integration will become httpx2): every OAuth flow of Baton's goes through this import."""
     # authlib.deprecate sets its own "always" filter when imported: import it first, so ours below wins
     import authlib.deprecate  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: F401
 
-    with warnings.catch_warnings():  # Authlib 1.9 warns on import that httpx will become httpx2
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from authlib.integrations.httpx_client import AsyncOAuth2Client  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    return AsyncOAuth2Client
 
-    return AsyncOAuth2Client(
+
+def _oauth_client(client: ClientInfo, redirect_uri: str | None = None) -> Any:
+    return oauth2_client_class()(
         client_id=client.client_id,
         client_secret=client.client_secret,
         token_endpoint_auth_method=client.auth_method,
