@@ -77,7 +77,6 @@ class ClientObserver:
         started = screen(attributes, arguments=self.arguments)
         instruments = self.instruments
         span = instruments.start(names.span_name(method, target), otel.CLIENT, parent, started, start_ns)
-        context = otel.context_with(span)
         meta = body.get("_meta")
         if type(meta) is dict:
             instruments.inject(meta, span)  # the leg's own fresh dict (Client._leg, Session)
@@ -88,6 +87,7 @@ class ClientObserver:
                 body["_meta"] = meta
         failed = True
         token = otel.attach(span)  # current while sent: a session opened again, and the asks on its stream, nest in it
+        context = otel.current()  # the span's context: a later round of the flow is its child
         try:
             result = await send(body)
             failed = False

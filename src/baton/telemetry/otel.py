@@ -43,7 +43,6 @@ __all__ = [
     "Instruments",
     "Span",
     "attach",
-    "context_with",
     "current",
     "detach",
     "flow_of",
@@ -169,10 +168,6 @@ def flow_of(span: Span) -> str:
     """The span's trace context as sealed into the flow's state (`flowtrace`), or "" when it has none."""
     sc = span.get_span_context()
     return encode(sc.trace_id, sc.span_id, int(sc.trace_flags)) if sc.is_valid else ""
-
-
-def context_with(span: Span) -> Context:
-    return trace.set_span_in_context(span)
 
 
 def current() -> Context:
