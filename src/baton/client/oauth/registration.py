@@ -213,7 +213,3 @@ async def register(
     )
     await store.set(_key(meta.issuer), info.to_json())
     return info
-
-
-async def forget_registration(store: TokenStore, issuer: str) -> None:
-    await store.delete(_key(issuer))
