@@ -97,7 +97,7 @@ def check_endpoint(url: str, what: str, server_url: str) -> str:
             f"the {what} {url!r} is on this computer, but the server {server_url} is not: refused "
             "(a remote server cannot point the login at local services)"
         )
-    if scheme == "https" or is_loopback(host):
+    if may_carry_tokens(url):  # the one rule: https, or http to this computer
         return url
     raise AuthError(f"the {what} {url!r} is not https (plain http is accepted only to this computer)")
 
