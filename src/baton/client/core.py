@@ -61,6 +61,7 @@ from .results import CallToolResult, GetPromptResult, Prompt, ReadResourceResult
 from .rounds import Round
 from .session_http import SessionHttp
 from .stdio_transport import StdioTransport
+from .tap import MessageTap, tapped
 
 if TYPE_CHECKING:
     from .oauth import OAuth
@@ -103,6 +104,7 @@ class Client:
     (`baton.client.oauth`) logs in when an HTTP server answers 401, and sends the token with every request.
     `trace_arguments=True` puts tool arguments and full resource URIs on its spans when OpenTelemetry is
     configured (off by default: a URI is traced without userinfo, query and fragment; protocol.md P64).
+    `on_message(direction, message)` sees every JSON-RPC message sent or read (`baton.client.tap`).
     """
 
     def __init__(
@@ -126,6 +128,7 @@ class Client:
         url_backoff_s: tuple[float, float] = DEFAULT_URL_BACKOFF_S,
         auth: OAuth | None = None,
         trace_arguments: bool = False,
+        on_message: MessageTap | None = None,
     ) -> None:
         if protocol not in CHOICES:
             raise ValueError(f"protocol is one of {', '.join(map(repr, CHOICES))}, not {protocol!r}")
@@ -173,6 +176,7 @@ class Client:
                         stacklevel=2,
                     )
         self.capabilities = caps
+        self.on_message = on_message
         self.client_info = {"name": name, "version": version}
         self.protocol_version = SUPPORTED_VERSIONS[0]
         self.max_rounds = max_rounds
@@ -254,7 +258,13 @@ class Client:
 
     async def _open_session(self) -> Session:
         inbound = Inbound(
-            self.on_form, self.on_url, self.on_sampling, self.on_roots, declared=self.declared, observer=self._observer
+            self.on_form,
+            self.on_url,
+            self.on_sampling,
+            self.on_roots,
+            declared=self.declared,
+            observer=self._observer,
+            tap=self.on_message,
         )
         transport: SessionTransport
         if isinstance(self.transport, HttpTransport):
@@ -276,6 +286,7 @@ class Client:
             url_retries=self.max_rounds,
             url_backoff_s=self.url_backoff_s,
             observer=self._observer,
+            tap=self.on_message,
         )
         try:
             await session.open()
@@ -371,7 +382,13 @@ class Client:
                 text = header_text(argument_at(arguments, path))
                 if text is not None:
                     headers[name] = text
+        tap = self.on_message
+        if tap is not None:
+            tap("sent", message)
+            progress = tapped(tap, progress)
         reply = await self.transport.request(message, self.protocol_version, progress, headers)
+        if tap is not None:
+            tap("received", reply)
         result = result_of(reply, method)
         info = (result.get("_meta") or {}).get(META_SERVER_INFO)
         if isinstance(info, dict) and isinstance(info.get("name"), str):

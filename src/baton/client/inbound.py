@@ -28,6 +28,7 @@ from ..protocol.messages import error_response, result_response
 from .errors import MalformedQuestion
 from .pacing import UrlPacing
 from .questions import ElicitHandler, Question
+from .tap import MessageTap
 
 if TYPE_CHECKING:
     from .tracing import ClientObserver
@@ -53,8 +54,10 @@ class Inbound:
         *,
         declared: Collection[str] = (),
         observer: ClientObserver | None = None,
+        tap: MessageTap | None = None,
     ) -> None:
         self.observer = observer
+        self.tap = tap
         self.on_form, self.on_url = on_form, on_url
         self.declared = declared
         self.on_sampling, self.on_roots = on_sampling, on_roots
@@ -92,7 +95,11 @@ class Inbound:
             del self._running[rid]
 
     async def _answer_and_reply(self, message: dict[str, Any], reply: Reply) -> None:
+        if self.tap is not None:
+            self.tap("received", message)
         response = await self.answer(message)
+        if self.tap is not None:
+            self.tap("sent", response)
         try:
             await reply(response)
         except Exception as exc:  # the server is gone or refused it: nothing more to do for this ask
@@ -180,6 +187,8 @@ class Inbound:
 
     def notice(self, message: dict[str, Any]) -> bool:
         """Handle a notification meant for this layer; False: it is for the caller (progress, log)."""
+        if self.tap is not None:
+            self.tap("received", message)
         method = message.get("method")
         params = message.get("params")
         params = params if isinstance(params, dict) else {}

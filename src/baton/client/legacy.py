@@ -28,6 +28,7 @@ from .inbound import Inbound
 from .pacing import DEFAULT_URL_BACKOFF_S, UrlPacing
 from .session_http import SessionGone
 from .stdio_transport import StdioTransport
+from .tap import MessageTap
 
 if TYPE_CHECKING:
     from .tracing import ClientObserver
@@ -93,8 +94,10 @@ class Session:
         url_retries: int,
         url_backoff_s: tuple[float, float] = DEFAULT_URL_BACKOFF_S,
         observer: ClientObserver | None = None,
+        tap: MessageTap | None = None,
     ) -> None:
         self.transport = transport
+        self.tap = tap
         self.observer = observer
         self.inbound = inbound
         self.capabilities = capabilities
@@ -128,7 +131,7 @@ class Session:
         if isinstance(info, dict) and isinstance(info.get("name"), str):
             self.server_name = self.inbound.server = info["name"]
         try:
-            await self.transport.send(notification("notifications/initialized", {}))
+            await self._notify(notification("notifications/initialized", {}))
         except BaseException:
             await self.transport.end()  # the server issued a session: it must not outlive this failure
             raise
@@ -136,8 +139,22 @@ class Session:
         await self.transport.listen()
 
     async def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
-        reply = await self.transport.request(request_message(next(self._ids), "initialize", params), None)
+        reply = await self._exchange(request_message(next(self._ids), "initialize", params), None)
         return result_of(reply, "initialize")
+
+    async def _exchange(self, message: dict[str, Any], progress: Notify | None) -> dict[str, Any]:
+        """One request and its reply, each shown to the tap (`Client(on_message=...)`) when there is one."""
+        if self.tap is None:
+            return await self.transport.request(message, progress)
+        self.tap("sent", message)
+        reply = await self.transport.request(message, progress)  # notifications: `Inbound.notice` shows them
+        self.tap("received", reply)
+        return reply
+
+    async def _notify(self, message: dict[str, Any]) -> None:
+        if self.tap is not None:
+            self.tap("sent", message)
+        await self.transport.send(message)
 
     async def request(self, method: str, params: dict[str, Any] | None, progress: Notify | None) -> dict[str, Any]:
         """Send one request in the session and return its result; a server error raises its McpError."""
@@ -161,7 +178,7 @@ class Session:
                 generation = self._generation
                 message = request_message(next(self._ids), method, _copy(body))
                 try:
-                    reply = await self.transport.request(message, progress)
+                    reply = await self._exchange(message, progress)
                 except SessionGone as exc:
                     if reopened:
                         raise ClientError(f"{method}: the server ended the session again right after it began") from exc

@@ -1,7 +1,8 @@
 """The client side of stdio: start the server as a subprocess and exchange one JSON message per line.
 
 Responses are matched to requests by id, so requests may run concurrently; notifications go to the
-callback of the request they name (progress) or are dropped. In a 2025-11-25 session (`inbound` set)
+callback of the request they name (by progress token, or a `subscriptions/listen` stream's by its
+`subscriptionId`) or are dropped. In a 2025-11-25 session (`inbound` set)
 the server's own requests are answered through it, on stdin, and the notifications it handles
 (elicitation complete, cancelled) reach it (protocol.md P33, P34). Stdio does not say which request
 an ask belongs to; one that arrives while a single request is pending is taken as that request's
@@ -19,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from ..protocol.constants import META_SUBSCRIPTION_ID
 from ..protocol.messages import notification
 from .inbound import Inbound
 
@@ -73,13 +75,17 @@ class StdioTransport:
                         if task is not None and len(self._asked) == 1:  # only one request it can belong to
                             next(iter(self._asked.values())).append(task)
                     continue
+                if inbound is not None and inbound.notice(message):
+                    continue  # the session's own (elicitation complete, cancelled); it sees every notification
                 params = message.get("params") or {}
-                token = params.get("progressToken")
-                callback = self._notify.get(token)
+                callback = self._notify.get(params.get("progressToken"))
+                if callback is None:  # a `subscriptions/listen` stream's notices name its request instead
+                    meta = params.get("_meta")
+                    callback = (
+                        self._notify.get(_listened(meta.get(META_SUBSCRIPTION_ID))) if isinstance(meta, dict) else None
+                    )
                 if callback is not None:
                     await callback(message)
-                elif inbound is not None:
-                    inbound.notice(message)
                 continue
             future = self._pending.pop(message.get("id"), None)
             if future is not None and not future.done():
@@ -103,6 +109,7 @@ class StdioTransport:
             token = f"p{next(self._tokens)}"
             message["params"].setdefault("_meta", {})["progressToken"] = token
             self._notify[token] = notify
+            self._notify[_listened(rid)] = notify
         try:
             proc.stdin.write(orjson.dumps(message) + b"\n")
             await proc.stdin.drain()
@@ -120,6 +127,7 @@ class StdioTransport:
                 self.inbound.drop(asked)
             if token is not None:
                 self._notify.pop(token, None)
+                self._notify.pop(_listened(rid), None)
 
     async def send(self, message: dict[str, Any]) -> None:
         """Write one message that gets no response: a notification, or the answer to a server request."""
@@ -145,3 +153,8 @@ class StdioTransport:
                 await proc.wait()
         if self._reader is not None:
             await self._reader
+
+
+def _listened(request_id: Any) -> tuple[str, Any]:
+    """The key under which a request's notify also hears notices tagged with its id as `subscriptionId`."""
+    return ("subscription", request_id)
