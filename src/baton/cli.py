@@ -365,12 +365,19 @@ def main(argv: list[str] | None = None) -> int:
         f"${ENV_AUTH_CLIENT_SECRET}",
     )
     commands.add_parser(
+        "dev", help="see and drive a server's flows in the browser: baton dev FILE.py | URL | -- COMMAND"
+    )
+    commands.add_parser(
         "keys",
         help="create, list or rotate the state key ring: baton keys init|list|rotate|add|promote|retire|generate",
     )
     for name, summary in CLIENT_COMMANDS.items():  # parsed by baton.cli_client, each with --help and --json
         commands.add_parser(name, help=summary)
     words = list(sys.argv[1:] if argv is None else argv)
+    if words and words[0] == "dev":
+        from .devui.command import main as dev
+
+        return dev(words[1:])
     if words and words[0] == "keys":
         from .cli_keys import run as keys
 

@@ -2,7 +2,8 @@
 
 Responses are matched to requests by id, so requests may run concurrently; notifications go to the
 callback of the request they name (by progress token, or a `subscriptions/listen` stream's by its
-`subscriptionId`) or are dropped. In a 2025-11-25 session (`inbound` set)
+`subscriptionId`); one that names none (a log message) goes to the only request pending, if there
+is one, and is dropped otherwise. In a 2025-11-25 session (`inbound` set)
 the server's own requests are answered through it, on stdin, and the notifications it handles
 (elicitation complete, cancelled) reach it (protocol.md P33, P34). Stdio does not say which request
 an ask belongs to; one that arrives while a single request is pending is taken as that request's
@@ -38,6 +39,7 @@ class StdioTransport:
         self.proc: asyncio.subprocess.Process | None = None
         self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._notify: dict[Any, Notify] = {}
+        self._listens: set[Any] = set()  # ids of pending `subscriptions/listen` requests
         self._asked: dict[Any, list[asyncio.Task[None]]] = {}  # request id -> the server's asks that are its
         self._reader: asyncio.Task[None] | None = None
         self._tokens = itertools.count(1)
@@ -84,6 +86,9 @@ class StdioTransport:
                     callback = (
                         self._notify.get(_listened(meta.get(META_SUBSCRIPTION_ID))) if isinstance(meta, dict) else None
                     )
+                if callback is None:  # a log message: to the one request it can be of (never a listen stream)
+                    calls = [rid for rid in self._pending if rid not in self._listens]
+                    callback = self._notify.get(_listened(calls[0])) if len(calls) == 1 else None
                 if callback is not None:
                     await callback(message)
                 continue
@@ -103,6 +108,8 @@ class StdioTransport:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         rid = message["id"]
         self._pending[rid] = future
+        if message.get("method") == "subscriptions/listen":
+            self._listens.add(rid)
         self._asked[rid] = []
         token = None
         if notify is not None:
@@ -122,6 +129,7 @@ class StdioTransport:
             raise
         finally:
             self._pending.pop(rid, None)
+            self._listens.discard(rid)
             asked = self._asked.pop(rid, [])
             if self.inbound is not None:
                 self.inbound.drop(asked)

@@ -62,21 +62,26 @@ def form_html(
     prefix: str = "baton-form",
     label: str | None = None,
     buttons: Sequence[tuple[str, str]] = (("accept", "Send"), ("decline", "Decline"), ("cancel", "Cancel")),
+    extra: str = "",
 ) -> str:
-    """One `<form>` for `form`: its fields, then a button per `(value, text)` of `buttons` (`name="action"`).
+    """One `<form>` for `form`: its fields, then a submit button per `(value, text)` of `buttons`.
 
     `label` names the form for assistive technology (`aria-label`); `prefix` makes the ids unique when a
     page shows several forms. The first button submits; the others carry `formnovalidate`, so that
-    declining or cancelling never waits for a valid answer.
+    declining or cancelling never waits for a valid answer. The buttons have no `name` (a field may be
+    called anything, `action` included): the page reads which one was pressed from the submit event's
+    `submitter.value`. `extra` is markup of the caller's own, put
+    after the fields as it is (escape what it holds).
     """
     named = f' aria-label="{escape(label)}"' if label is not None else ""
     parts = [f'<form class="baton-form" id="{escape(prefix)}"{named}>']
     for f in form.fields:
         parts.append(_field_html(f, prefix))
+    parts.append(extra)
     parts.append('<div class="baton-buttons">')
     for i, (value, text) in enumerate(buttons):
         skip = "" if i == 0 else " formnovalidate"
-        parts.append(f'<button type="submit" name="action" value="{escape(value)}"{skip}>{escape(text)}</button>')
+        parts.append(f'<button type="submit" value="{escape(value)}"{skip}>{escape(text)}</button>')
     parts.append("</div></form>")
     return "".join(parts)
 

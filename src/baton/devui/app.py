@@ -1,0 +1,246 @@
+"""The HTTP side of `baton dev`: the page's static files and its small JSON API, as one ASGI app.
+
+| route | what |
+| --- | --- |
+| `GET /`, `GET /static/*` | the page (no token: it holds nothing; its script reads the token from the fragment) |
+| `GET /api/events` | every event so far, then each new one, as newline-delimited JSON (keep-alive `{}` each 15 s) |
+| `POST /api/call` | `{kind, name, values}`: start a call, read or get; `{call}` |
+| `POST /api/answer` | `{call, key, action, values}`: answer a waiting question; 422 and the reason if it does not fit |
+| `POST /api/stop` | `{call}`: stop a call (cancelled on the wire) |
+| `GET /api/exchange?call=ID` | the call's raw JSON-RPC messages, masked |
+| `POST /api/complete` | `{ref, name, value, context}`: the server's completions for one argument |
+| `POST /api/refresh` | read the lists again |
+
+Every request passes `DevGuard` first (Host, Origin, token). Bodies are JSON (`Content-Type:
+application/json`, at most `MAX_BODY` bytes); anything else is a 4xx with a JSON `{error}`. Hand-written
+on the ASGI interface, as the connect pages are: a web framework would bring more than these routes need.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, MutableMapping
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs
+
+import orjson
+
+from .guard import DevGuard
+from .session import DevError, DevSession
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+MAX_BODY = 1024 * 1024
+KEEPALIVE_S = 15.0
+STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/static/app.css": ("app.css", "text/css; charset=utf-8"),
+}
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; "
+    "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+)
+_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"cache-control", b"no-store"),
+]
+
+
+class BadRequest(Exception):
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+def static_file(name: str) -> bytes:
+    return (resources.files(__package__) / "static" / name).read_bytes()
+
+
+class DevApp:
+    """The ASGI app of one `baton dev` run."""
+
+    def __init__(self, session: DevSession, guard: DevGuard) -> None:
+        self.session = session
+        self.guard = guard
+        self._static = {path: (static_file(name), kind) for path, (name, kind) in STATIC.items()}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        path: str = scope["path"]
+        method: str = scope["method"]
+        static = path in self._static
+        refusal = self.guard.check(headers, static=static)
+        if refusal is not None:
+            await _json(send, refusal.status, {"error": refusal.reason})
+            return
+        try:
+            if static:
+                if method not in ("GET", "HEAD"):
+                    raise BadRequest(405, "static files are only read")
+                body, kind = self._static[path]
+                await _send(send, 200, kind, body)
+            elif path == "/api/events" and method == "GET":
+                await self._events(send, receive)
+            elif path == "/api/exchange" and method == "GET":
+                query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+                await _json(send, 200, {"messages": self.session.exchange(_one(query, "call"))})
+            elif method == "POST" and path.startswith("/api/"):
+                data = await _body(headers, receive)
+                await _json(send, 200, await self._post(path, data))
+            else:
+                raise BadRequest(404, f"no {method} {path} here")
+        except BadRequest as exc:
+            await _json(send, exc.status, {"error": str(exc)})
+        except DevError as exc:
+            await _json(send, 422, {"error": str(exc)})
+
+    async def _post(self, path: str, data: dict[str, Any]) -> dict[str, Any]:
+        session = self.session
+        if path == "/api/call":
+            kind = data.get("kind")
+            if kind not in ("tool", "resource", "prompt"):
+                raise BadRequest(400, "kind is tool, resource or prompt")
+            return {"call": session.start_call(kind, _text(data, "name"), _pairs(data.get("values")))}
+        if path == "/api/answer":
+            action = _text(data, "action")
+            session.answer(_text(data, "call"), _text(data, "key"), action, _pairs(data.get("values")))
+            return {"ok": True}
+        if path == "/api/stop":
+            session.stop(_text(data, "call"))
+            return {"ok": True}
+        if path == "/api/complete":
+            ref = data.get("ref")
+            context = data.get("context")
+            if not isinstance(ref, dict):
+                raise BadRequest(400, "ref is an object")
+            context = {k: v for k, v in context.items() if isinstance(v, str)} if isinstance(context, dict) else {}
+            values = await session.complete(ref, _text(data, "name"), _text(data, "value"), context)
+            return {"values": values}
+        if path == "/api/refresh":
+            await session.refresh()
+            return {"ok": True}
+        raise BadRequest(404, f"no POST {path} here")
+
+    async def _events(self, send: Send, receive: Receive) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/x-ndjson"), *_HEADERS],
+            }
+        )
+        gone = asyncio.ensure_future(_disconnected(receive))
+        stream = aiter(self.session.events())
+        try:
+            while not gone.done():
+                nxt = asyncio.ensure_future(anext(stream))
+                done, _ = await asyncio.wait({nxt, gone}, timeout=KEEPALIVE_S, return_when=asyncio.FIRST_COMPLETED)
+                if nxt in done:
+                    await send(
+                        {"type": "http.response.body", "body": orjson.dumps(nxt.result()) + b"\n", "more_body": True}
+                    )
+                    continue
+                nxt.cancel()
+                with contextlib.suppress(BaseException):
+                    await nxt
+                if gone.done():
+                    break
+                await send({"type": "http.response.body", "body": b"{}\n", "more_body": True})
+        except OSError:
+            pass  # the page went away mid-write
+        finally:
+            gone.cancel()
+            with contextlib.suppress(Exception):
+                await stream.aclose()  # type: ignore[attr-defined]
+        with contextlib.suppress(Exception):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def _body(headers: dict[str, str], receive: Receive) -> dict[str, Any]:
+    if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        raise BadRequest(415, "send JSON (Content-Type: application/json)")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise BadRequest(400, "the request ended early")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise BadRequest(413, f"a request body is at most {MAX_BODY} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    try:
+        data = orjson.loads(b"".join(chunks))
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(400, f"the body is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadRequest(400, "the body is a JSON object")
+    return data
+
+
+def _text(data: dict[str, Any], key: str) -> str:
+    value = data.get(key, "")
+    if not isinstance(value, str):
+        raise BadRequest(400, f"{key} is a string")
+    return value
+
+
+def _one(query: dict[str, list[str]], key: str) -> str:
+    values = query.get(key)
+    if not values:
+        raise BadRequest(400, f"name the {key}")
+    return values[0]
+
+
+def _pairs(values: Any) -> dict[str, list[str]]:
+    """A form's values as the page sends them: name -> a list of strings."""
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise BadRequest(400, "values is an object of lists of strings")
+    out: dict[str, list[str]] = {}
+    for name, given in values.items():
+        items = given if isinstance(given, list) else [given]
+        out[name] = [item for item in items if isinstance(item, str)]
+    return out
+
+
+async def _send(send: Send, status: int, kind: str, body: bytes) -> None:
+    headers = [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode()), *_HEADERS]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _json(send: Send, status: int, data: dict[str, Any]) -> None:
+    await _send(send, status, "application/json", orjson.dumps(data))

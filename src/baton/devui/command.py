@@ -1,0 +1,70 @@
+"""The command line of `baton dev TARGET [--port PORT] [--no-browser]` and `baton dev [options] -- COMMAND ...`.
+
+Bad input is one line on stderr and exit 2; Ctrl-C is exit 130 without a traceback (`run`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .run import PortTaken, bind, run
+from .target import DevTargetError, parse_target
+
+DEFAULT_PORT = 6280
+USAGE = "baton dev TARGET [--port PORT] [--no-browser] | baton dev [--port PORT] [--no-browser] -- COMMAND ..."
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="baton dev",
+        usage=USAGE,
+        description="See and drive an MCP server's tools, resources and prompts in your browser: every round of "
+        "every call, its questions answered in real forms, the raw JSON-RPC exchange. TARGET is a server file "
+        "(FILE.py[:ATTR], run over stdio and restarted when a file in its folder changes), an http(s) URL, or "
+        "`-- COMMAND ...` for any stdio server. The page listens on 127.0.0.1 only, and only the printed "
+        "address (which carries this run's token) opens it.",
+    )
+    p.add_argument("target", nargs="?", help="FILE.py[:ATTR], module:attr, or an http(s) URL")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"the page's port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks one)",
+    )
+    p.add_argument("--no-browser", action="store_true", help="print the address only; do not open a browser")
+    return p
+
+
+def main(words: list[str]) -> int:
+    head, command = (words[: words.index("--")], words[words.index("--") + 1 :]) if "--" in words else (words, [])
+    args = parser().parse_args(head)
+    try:
+        target = parse_target(args.target, command)
+    except DevTargetError as exc:
+        print(f"baton dev: {exc}", file=sys.stderr)
+        return 2
+    if not 0 <= args.port <= 65535:
+        print(f"baton dev: --port takes 0 to 65535, not {args.port}", file=sys.stderr)
+        return 2
+    try:
+        sock = bind(args.port)
+    except PortTaken as exc:
+        print(f"baton dev: {exc}; pass --port with another port, or --port 0 for any free one", file=sys.stderr)
+        return 2
+    auth: Any = None
+    browser: Any = None
+    if target.url is not None:
+        from ..cli_client import login
+        from ..client.oauth.discovery import may_carry_tokens
+
+        if may_carry_tokens(target.url):  # the same login as `baton tools`: the browser, stored tokens
+            auth, browser = login.oauth(store=True)
+    try:
+        return run(target, sock, open_browser=not args.no_browser, auth=auth)
+    finally:
+        if browser is not None:
+            import asyncio
+
+            asyncio.run(browser.aclose())

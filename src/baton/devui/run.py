@@ -1,0 +1,114 @@
+"""Running `baton dev`: the page on 127.0.0.1, the session on the target, the file watcher, and a clean stop.
+
+The port is bound here before anything starts (port 0 picks a free one), so a taken port is one clear
+line, not a traceback. Then the one line with the page's address is printed (its fragment carries the
+run's token) and the browser opened unless `--no-browser`. Ctrl-C (SIGINT) or SIGTERM stops the page,
+every call (cancelled on the wire), the client and its child process, and returns 130 (SIGINT) or 0:
+uvicorn's own signal handling is replaced by this module's, so that nothing is re-raised as a
+traceback afterwards. A server file's folder is watched with watchfiles: a change restarts the child
+and the page reads every list again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+import sys
+import webbrowser
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+import uvicorn
+
+from .app import DevApp
+from .guard import LOOPBACK, DevGuard
+from .session import DevSession
+from .target import DevTarget
+
+RELOAD_DEBOUNCE_MS = 300
+
+
+class PortTaken(OSError):
+    """The port asked for cannot be listened on; the message says why."""
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its signal handlers: `run` handles SIGINT and SIGTERM itself."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1:port (0: any free port); PortTaken when that cannot be."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((LOOPBACK, port))
+    except OSError as exc:
+        sock.close()
+        raise PortTaken(f"cannot listen on {LOOPBACK}:{port}: {exc.strerror or exc}") from None
+    sock.listen(64)
+    sock.setblocking(False)
+    return sock
+
+
+def run(
+    target: DevTarget, sock: socket.socket, *, open_browser: bool, auth: Any = None, out: TextIO | None = None
+) -> int:
+    """Serve the page on `sock` until Ctrl-C or SIGTERM; the exit status (130 after Ctrl-C)."""
+    return asyncio.run(_main(target, sock, open_browser=open_browser, auth=auth, out=out or sys.stdout))
+
+
+async def _main(target: DevTarget, sock: socket.socket, *, open_browser: bool, auth: Any, out: TextIO) -> int:
+    port = sock.getsockname()[1]
+    guard = DevGuard(port)
+    session = DevSession(target, auth=auth)
+    config = uvicorn.Config(DevApp(session, guard), log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    server = _Server(config)
+    stop = asyncio.Event()
+    received: list[int] = []
+    loop = asyncio.get_running_loop()
+
+    def stop_on(signum: int) -> None:
+        received.append(signum)
+        stop.set()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop_on, signum)
+    serving = asyncio.ensure_future(server.serve(sockets=[sock]))
+    while not server.started and not serving.done():  # noqa: ASYNC110 - uvicorn has no event for this
+        await asyncio.sleep(0.01)
+    if serving.done():
+        serving.result()  # raises why it could not start
+    print(f"baton dev: {guard.address}", file=out, flush=True)
+    if open_browser:
+        await asyncio.to_thread(webbrowser.open, guard.address)
+    work = [asyncio.ensure_future(session.connect())]
+    if target.watch is not None:
+        work.append(asyncio.ensure_future(_watch(target, session, stop)))
+    try:
+        await asyncio.wait({serving, asyncio.ensure_future(stop.wait())}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        server.should_exit = True
+        for task in work:
+            task.cancel()
+        await session.close()
+        with contextlib.suppress(Exception):
+            await serving
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    return 130 if signal.SIGINT in received else 0
+
+
+async def _watch(target: DevTarget, session: DevSession, stop: asyncio.Event) -> None:
+    """Restart the server whenever a file under its folder changes (watchfiles' default filter)."""
+    import watchfiles
+
+    assert target.watch is not None
+    async for changes in watchfiles.awatch(target.watch, stop_event=stop, debounce=RELOAD_DEBOUNCE_MS):
+        names = sorted({path.rsplit("/", 1)[-1] for _, path in changes})
+        await session.restart(f"{', '.join(names[:3])} changed: restarting the server")

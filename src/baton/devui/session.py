@@ -1,0 +1,642 @@
+"""The live side of `baton dev`: one `Client` on the target, its calls, their questions, and the event log.
+
+Everything the page shows is an event (a JSON object with a `seq`): the connection (protocol version,
+server info, instructions, the lists with their argument forms), each call's rounds as they happen,
+the questions a round asks and the answers sent, progress and log notifications, the result. A page
+that connects, or connects again, is sent every event so far, then each new one: it rebuilds its view
+from them, so a reload of the page loses nothing.
+
+Every call runs through Baton's `Client`, which answers the server's questions through the handlers
+here: each question becomes a `question` event and waits for the page's answer (`answer`); a form
+answer is read from the page's form data by `baton.render.html.form_values` and checked by the
+client's own `Question.answer` before it is sent, so an answer the page let through but the schema
+refuses is sent back to the page with the reason, and the question stays open. The client's
+`on_message` hook records every JSON-RPC message of the call for the raw view (masked on the way out,
+`baton.devui.masking`), and tells the rounds apart: a 2026-07-28 leg answered `input_required` is a
+round (its asks, the size of `requestState`, never decoded, and its time); on 2025-11-25 each
+`elicitation/create` on the call's stream is shown the same way.
+
+The deprecated sampling and roots asks are declared so that a server using them can be seen: a
+sampling ask is answered by the person typing the model's reply; roots are answered with no roots.
+Both are marked deprecated on the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import itertools
+import logging
+import time
+import warnings
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..client import Accepted, Cancelled, Client, ClientError, Declined, InvalidReply, Question
+from ..client.tap import Direction
+from ..forms.answers import Answer
+from ..forms.url_safety import check_url, format_for_display
+from ..protocol.constants import LEGACY_VERSION, META_LOG_LEVEL, META_SERVER_INFO
+from ..protocol.errors import METHOD_NOT_FOUND, McpError
+from ..render.html import form_html, form_values
+from .arguments import ArgumentError, ArgumentForm, string_form, template_variables, tool_form
+from .masking import masked
+from .target import DevTarget
+
+log = logging.getLogger("baton.dev")
+Kind = Literal["tool", "resource", "prompt"]
+METHODS: dict[Kind, str] = {"tool": "tools/call", "resource": "resources/read", "prompt": "prompts/get"}
+MAX_EVENTS = 20_000
+"""Events kept for a page that connects later; the oldest go first (a long session keeps its recent calls)."""
+MAX_MESSAGES = 500
+"""Raw messages kept per call."""
+DEFAULT_DEADLINE_S = 3600.0
+"""How long one call may take in `baton dev`: long, as a person answers its questions at their own pace."""
+MODERN_LISTS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
+
+_CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("baton_dev_call", default=None)
+
+
+class DevError(Exception):
+    """A request from the page that cannot be done (unknown call, bad arguments); the message says why."""
+
+
+@dataclass(slots=True)
+class Waiting:
+    """A question of a call, shown on the page, waiting for the person."""
+
+    kind: Literal["form", "url", "sampling"]
+    question: Question | None
+    future: asyncio.Future[Any]
+
+
+@dataclass(slots=True)
+class Call:
+    """One call, read or get from the page, with its raw messages and what it is waiting for."""
+
+    id: str
+    kind: Kind
+    method: str
+    name: str
+    started: float
+    messages: list[tuple[float, Direction, dict[str, Any]]] = field(default_factory=list)
+    waiting: dict[str, Waiting] = field(default_factory=dict)
+    leg_ids: dict[Any, float] = field(default_factory=dict)  # request id of a leg -> when it was sent
+    rounds: int = 0
+    task: asyncio.Task[None] | None = None
+
+
+class DevSession:
+    """The target's client, the calls made from the page, and the events the page is built from."""
+
+    def __init__(self, target: DevTarget, *, auth: Any = None, deadline_s: float = DEFAULT_DEADLINE_S) -> None:
+        self.target = target
+        self.auth = auth
+        self.deadline_s = deadline_s
+        self.client: Client | None = None
+        self.calls: dict[str, Call] = {}
+        self.forms: dict[tuple[Kind, str], ArgumentForm] = {}
+        self.templates: dict[str, str] = {}  # template name -> uriTemplate
+        self._events: deque[dict[str, Any]] = deque(maxlen=MAX_EVENTS)
+        self._seq = itertools.count(1)
+        self._listeners: set[asyncio.Queue[dict[str, Any]]] = set()
+        self._ids = itertools.count(1)
+        self._background: set[asyncio.Task[None]] = set()
+        self._refreshing: asyncio.Task[None] | None = None
+        self._listen: asyncio.Task[None] | None = None
+        self.completions = False
+
+    # -- events -----------------------------------------------------------------------------------------
+
+    def publish(self, event: dict[str, Any]) -> None:
+        event = {"seq": next(self._seq), "at": time.time(), **event}
+        self._events.append(event)
+        for queue in self._listeners:
+            queue.put_nowait(event)
+
+    async def events(self) -> AsyncIterator[dict[str, Any]]:
+        """Every event so far, then each new one as it comes (until the caller stops iterating)."""
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        backlog = list(self._events)
+        self._listeners.add(queue)
+        try:
+            for event in backlog:
+                yield event
+            while True:
+                yield await queue.get()
+        finally:
+            self._listeners.discard(queue)
+
+    # -- the connection ---------------------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Connect to the target (a fresh client) and publish what it offers; a failure is an event too."""
+        self.publish({"type": "status", "state": "connecting", "text": f"connecting to {self.target.shown}"})
+        target: str | Sequence[str] = self.target.url or list(self.target.command or ())
+        with warnings.catch_warnings():  # sampling and roots are declared on purpose, to show them
+            warnings.simplefilter("ignore", DeprecationWarning)
+            client = Client(
+                target,
+                on_form=self._on_question,
+                on_url=self._on_question,
+                on_sampling=self._on_sampling,
+                on_roots=self._on_roots,
+                name="baton-dev",
+                protocol="auto",
+                deadline_s=self.deadline_s,
+                cache=False,
+                auth=self.auth,
+                on_message=self._tap,
+            )
+        self.client = client
+        try:
+            era = await client.settle_era()
+            info = await self._server_info(client, era)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.publish({"type": "status", "state": "failed", "text": f"cannot connect: {_reason(exc)}"})
+            return
+        self.completions = "completions" in (info.get("capabilities") or {})
+        self.publish({"type": "connected", **info})
+        await self.refresh()
+        if era != LEGACY_VERSION:
+            self._listen = asyncio.ensure_future(self._listen_for_changes(info.get("capabilities") or {}))
+
+    async def _server_info(self, client: Client, era: str) -> dict[str, Any]:
+        if era == LEGACY_VERSION:
+            result = client.initialize_result or {}
+        else:
+            result = await client.discover()
+        server = _object(result.get("serverInfo")) or _object(_object(result.get("_meta")).get(META_SERVER_INFO))
+        return {
+            "version": era,
+            "server": server,
+            "instructions": result.get("instructions") if isinstance(result.get("instructions"), str) else "",
+            "capabilities": result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {},
+            "target": self.target.shown,
+        }
+
+    async def refresh(self) -> None:
+        """Read every list again and publish them with their argument forms (a server without one offers none)."""
+        client = self.client
+        if client is None:
+            return
+        lists: dict[str, Any] = {}
+        forms: dict[tuple[Kind, str], ArgumentForm] = {}
+        try:
+            tools = await _listed(client.list_tools)
+            prompts = await _listed(client.list_prompts)
+            resources = await _listed(client.list_resources)
+            templates = await _listed(client.list_resource_templates)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.publish(
+                {"type": "status", "state": "failed", "text": f"cannot list the server's offer: {_reason(exc)}"}
+            )
+            return
+        lists["tools"] = []
+        for n, tool in enumerate(tools or []):
+            form = tool_form(tool.input_schema)
+            forms["tool", tool.name] = form
+            lists["tools"].append({**tool.raw, "form": form.html(f"tool{n}", f"Arguments of {tool.name}", "Call")})
+        lists["prompts"] = []
+        for n, prompt in enumerate(prompts or []):
+            form = string_form([(a.name, a.required, a.description) for a in prompt.arguments])
+            forms["prompt", prompt.name] = form
+            lists["prompts"].append(
+                {**prompt.raw, "form": form.html(f"prompt{n}", f"Arguments of {prompt.name}", "Get")}
+            )
+        lists["resources"] = [dict(r.raw) for r in resources or []]
+        lists["templates"] = []
+        self.templates = {}
+        for n, template in enumerate(templates or []):
+            uri = template.raw.get("uriTemplate")
+            if not isinstance(uri, str):
+                continue
+            form = string_form([(v, True, None) for v in template_variables(uri)])
+            forms["resource", f"template:{template.name}"] = form
+            self.templates[template.name] = uri
+            lists["templates"].append(
+                {**template.raw, "form": form.html(f"template{n}", f"Variables of {template.name}", "Read")}
+            )
+        lists["offered"] = {
+            "tools": tools is not None,
+            "prompts": prompts is not None,
+            "resources": resources is not None,
+            "templates": templates is not None,
+        }
+        self.forms = forms
+        self.publish({"type": "lists", **lists})
+
+    def refresh_soon(self) -> None:
+        """Refresh the lists once, in the background (a list-changed notification)."""
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = asyncio.ensure_future(self.refresh())
+
+    async def _listen_for_changes(self, capabilities: Mapping[str, Any]) -> None:
+        """2026-07-28: a `subscriptions/listen` stream for the lists the server says can change."""
+        wanted = {
+            flag: True
+            for name, flag in MODERN_LISTS.items()
+            if isinstance(capabilities.get(name), dict) and capabilities[name].get("listChanged")
+        }
+        if not wanted or self.client is None:
+            return
+
+        async def heard(message: dict[str, Any]) -> None:
+            if str(message.get("method", "")).endswith("/list_changed"):
+                self.publish({"type": "notice", "text": f"the server said: {message['method']}"})
+                self.refresh_soon()
+
+        with contextlib.suppress(Exception):
+            await self.client.request("subscriptions/listen", {"notifications": wanted}, progress=heard)
+
+    async def close(self) -> None:
+        """Stop every call and the client (its child process, if any)."""
+        tasks = [c.task for c in self.calls.values()] + [self._listen, self._refreshing, *self._background]
+        for task in tasks:
+            if task is not None:
+                task.cancel()
+        client, self.client = self.client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
+
+    async def restart(self, why: str) -> None:
+        """Connect again from scratch (the server file changed): running calls end, the lists are read again."""
+        self.publish({"type": "status", "state": "restarting", "text": why})
+        for call in list(self.calls.values()):
+            if call.task is not None and not call.task.done():
+                call.task.cancel()
+        await self.close()
+        await self.connect()
+
+    # -- calls ------------------------------------------------------------------------------------------
+
+    def start_call(self, kind: Kind, name: str, pairs: Mapping[str, Sequence[str]]) -> str:
+        """Start a call, read or get from the page's form; its id (the call runs on, as events)."""
+        if self.client is None:
+            raise DevError("not connected to the server")
+        key = f"template:{name}" if kind == "resource" and name in self.templates else name
+        form = self.forms.get((kind, key))
+        arguments: dict[str, Any] = {}
+        if form is not None:
+            try:
+                arguments = _read(form, pairs)
+            except ArgumentError as exc:
+                raise DevError(str(exc)) from None
+        if kind == "resource" and name in self.templates:
+            from .arguments import expand_template
+
+            name = expand_template(self.templates[name], {k: str(v) for k, v in arguments.items()})
+        elif kind == "resource" and not name:
+            raise DevError("name the resource's URI")
+        call = Call(f"c{next(self._ids)}", kind, METHODS[kind], name, time.monotonic())
+        self.calls[call.id] = call
+        shown = {"uri": name} if kind == "resource" else {"name": name, "arguments": arguments}
+        self.publish({"type": "call", "call": call.id, "kind": kind, "method": call.method, **shown})
+        call.task = asyncio.ensure_future(self._run(call, arguments))
+        return call.id
+
+    async def _run(self, call: Call, arguments: dict[str, Any]) -> None:
+        client = self.client
+        assert client is not None
+        _CALL.set(call)
+        started = time.monotonic()
+        try:
+            # every log level, as the deprecated logLevel asks (a 2025-11-25 session gets every level anyway)
+            params: dict[str, Any] = {"_meta": {META_LOG_LEVEL: "debug"}}
+            params.update(
+                {"uri": call.name} if call.kind == "resource" else {"name": call.name, "arguments": arguments}
+            )
+            result = await client.drive(call.method, params, progress=self._notified(call))
+            if call.kind == "tool":
+                self.publish({"type": "result", "call": call.id, **self._tool_result(call.name, result)})
+            else:
+                self.publish({"type": "result", "call": call.id, "result": masked_result(result)})
+        except asyncio.CancelledError:
+            self.publish({"type": "failed", "call": call.id, "text": "stopped"})
+        except McpError as exc:
+            self.publish({"type": "failed", "call": call.id, "code": exc.code, "text": exc.message})
+        except Exception as exc:
+            self.publish({"type": "failed", "call": call.id, "text": _reason(exc)})
+        finally:
+            for waiting in call.waiting.values():
+                if not waiting.future.done():
+                    waiting.future.cancel()
+            self.publish({"type": "done", "call": call.id, "ms": round((time.monotonic() - started) * 1000, 1)})
+
+    def _tool_result(self, name: str, raw: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"result": masked_result(raw)}
+        schema = next((t.get("outputSchema") for t in self._tools() if t.get("name") == name), None)
+        if isinstance(schema, dict) and not raw.get("isError"):
+            out["structuredCheck"] = structured_check(schema, raw.get("structuredContent"))
+        return out
+
+    def _tools(self) -> list[dict[str, Any]]:
+        for event in reversed(self._events):
+            if event.get("type") == "lists":
+                tools = event.get("tools")
+                return tools if isinstance(tools, list) else []
+        return []
+
+    def stop(self, call_id: str) -> None:
+        call = self._call(call_id)
+        if call.task is not None:
+            call.task.cancel()
+
+    def _call(self, call_id: str) -> Call:
+        call = self.calls.get(call_id)
+        if call is None:
+            raise DevError(f"no call {call_id!r}")
+        return call
+
+    def _notified(self, call: Call) -> Callable[[dict[str, Any]], Any]:
+        async def notified(message: dict[str, Any]) -> None:
+            method = message.get("method")
+            params = _object(message.get("params"))
+            if method == "notifications/progress":
+                self.publish(
+                    {
+                        "type": "progress",
+                        "call": call.id,
+                        "progress": params.get("progress"),
+                        "total": params.get("total"),
+                        "message": params.get("message") if isinstance(params.get("message"), str) else "",
+                    }
+                )
+            elif method == "notifications/message":
+                self.publish(
+                    {
+                        "type": "log",
+                        "call": call.id,
+                        "level": str(params.get("level", "info")),
+                        "logger": str(params.get("logger") or ""),
+                        "data": params.get("data"),
+                    }
+                )
+            elif isinstance(method, str) and method.endswith("/list_changed"):
+                self.refresh_soon()
+
+        return notified
+
+    # -- the wire, as the client's `on_message` sees it ----------------------------------------------------
+
+    def _tap(self, direction: Direction, message: dict[str, Any]) -> None:
+        call = _CALL.get()
+        if call is None:
+            running = [c for c in self.calls.values() if c.task is not None and not c.task.done()]
+            call = running[0] if len(running) == 1 else None
+        method = message.get("method")
+        if call is None:
+            if direction == "received" and isinstance(method, str) and method.endswith("/list_changed"):
+                self.publish({"type": "notice", "text": f"the server said: {method}"})
+                self.refresh_soon()
+            return
+        now = time.monotonic()
+        if len(call.messages) < MAX_MESSAGES:
+            call.messages.append((now, direction, message))
+        if direction == "sent" and method == call.method and "id" in message:
+            call.leg_ids[message["id"]] = now
+        elif direction == "received" and "id" in message and message["id"] in call.leg_ids:
+            self._leg_done(call, message, now - call.leg_ids.pop(message["id"]))
+        elif direction == "received" and isinstance(method, str) and "id" in message:
+            params = _object(message.get("params"))
+            self.publish({"type": "ask", "call": call.id, "key": str(message["id"]), **_ask_summary(method, params)})
+
+    def _leg_done(self, call: Call, reply: dict[str, Any], seconds: float) -> None:
+        call.rounds += 1
+        result = reply.get("result")
+        event: dict[str, Any] = {
+            "type": "round",
+            "call": call.id,
+            "number": call.rounds,
+            "ms": round(seconds * 1000, 1),
+        }
+        if isinstance(result, dict) and result.get("resultType") == "input_required":
+            asks = _object(result.get("inputRequests"))
+            state = result.get("requestState")
+            event["outcome"] = "input_required"
+            event["asks"] = [
+                {"key": key, **_ask_summary(a.get("method"), a.get("params") or {})}
+                for key, a in asks.items()
+                if isinstance(a, dict)
+            ]
+            event["stateBytes"] = len(state.encode()) if isinstance(state, str) else None
+        elif "error" in reply:
+            event["outcome"] = "error"
+        else:
+            event["outcome"] = "complete"
+        self.publish(event)
+
+    def exchange(self, call_id: str) -> list[dict[str, Any]]:
+        """The call's raw messages so far, masked, with the milliseconds since the call began."""
+        call = self._call(call_id)
+        return [
+            {"ms": round((at - call.started) * 1000, 1), "direction": d, "message": masked(m)}
+            for at, d, m in call.messages
+        ]
+
+    # -- questions ----------------------------------------------------------------------------------------
+
+    async def _on_question(self, question: Question) -> Answer[Any]:
+        call = self._current()
+        waiting = Waiting(question.mode, question, asyncio.get_running_loop().create_future())
+        event: dict[str, Any] = {
+            "type": "question",
+            "call": call.id if call else None,
+            "key": question.key,
+            "mode": question.mode,
+            "message": question.message,
+        }
+        if question.mode == "form":
+            assert question.form is not None
+            event["form"] = form_html(
+                question.form, prefix=f"q-{call.id if call else 'x'}-{_safe(question.key)}", label=question.message
+            )
+        else:
+            event["url"] = _url_view(question.url or "")
+        return await self._wait(call, question.key, waiting, event)  # type: ignore[no-any-return]
+
+    async def _on_sampling(self, params: dict[str, Any]) -> dict[str, Any]:
+        call = self._current()
+        key = f"sampling-{next(self._ids)}"
+        waiting = Waiting("sampling", None, asyncio.get_running_loop().create_future())
+        event = {
+            "type": "question",
+            "call": call.id if call else None,
+            "key": key,
+            "mode": "sampling",
+            "request": params,
+        }
+        text = await self._wait(call, key, waiting, event)
+        if not isinstance(text, str):
+            raise McpError(-1, "the person declined to answer as the model")
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": text},
+            "model": "a person, in baton dev",
+            "stopReason": "endTurn",
+        }
+
+    async def _on_roots(self, params: dict[str, Any]) -> dict[str, Any]:
+        call = self._current()
+        self.publish(
+            {
+                "type": "note",
+                "call": call.id if call else None,
+                "text": "roots/list (deprecated) answered with no roots",
+            }
+        )
+        return {"roots": []}
+
+    def _current(self) -> Call | None:
+        call = _CALL.get()
+        if call is None:
+            running = [c for c in self.calls.values() if c.task is not None and not c.task.done()]
+            call = running[0] if len(running) == 1 else None
+        return call
+
+    async def _wait(self, call: Call | None, key: str, waiting: Waiting, event: dict[str, Any]) -> Any:
+        if call is None:
+            return Cancelled()  # no call to show it with: nobody can answer
+        call.waiting[key] = waiting
+        self.publish(event)
+        try:
+            return await waiting.future
+        except asyncio.CancelledError:
+            self.publish({"type": "answered", "call": call.id, "key": key, "action": "withdrawn"})
+            raise
+        finally:
+            call.waiting.pop(key, None)
+
+    def answer(self, call_id: str, key: str, action: str, pairs: Mapping[str, Sequence[str]]) -> None:
+        """Answer a waiting question; DevError (the question stays open) when the answer does not fit."""
+        call = self._call(call_id)
+        waiting = call.waiting.get(key)
+        if waiting is None or waiting.future.done():
+            raise DevError("that question is no longer waiting")
+        reply: Any
+        if waiting.kind == "sampling":
+            reply = next(iter(pairs.get("text", ())), "") if action == "accept" else None
+            shown = action
+        elif action == "decline":
+            reply, shown = Declined(), "decline"
+        elif action == "cancel":
+            reply, shown = Cancelled(), "cancel"
+        elif action == "accept":
+            question = waiting.question
+            assert question is not None
+            content = form_values(question.form, pairs) if question.form is not None else None
+            reply = Accepted(content)
+            try:
+                question.answer(reply)  # the client's own check, whatever the page checked
+            except InvalidReply as exc:
+                raise DevError(str(exc)) from None
+            shown = "accept"
+        else:
+            raise DevError(f"an answer is accept, decline or cancel, not {action!r}")
+        waiting.future.set_result(reply)
+        self.publish({"type": "answered", "call": call.id, "key": key, "action": shown})
+
+    async def complete(self, ref: dict[str, Any], name: str, value: str, context: dict[str, str]) -> list[str]:
+        """The server's completions for one argument (none when it offers none)."""
+        if self.client is None or not self.completions:
+            return []
+        params: dict[str, Any] = {"ref": ref, "argument": {"name": name, "value": value}}
+        if context:
+            params["context"] = {"arguments": context}
+        try:
+            result = await self.client.request("completion/complete", params)
+        except (McpError, ClientError, OSError):
+            return []
+        values = (result.get("completion") or {}).get("values")
+        return [v for v in values if isinstance(v, str)][:100] if isinstance(values, list) else []
+
+
+def _read(form: ArgumentForm, pairs: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    from .arguments import read_arguments
+
+    arguments = read_arguments(form, pairs)
+    try:
+        form.form.validate({k: v for k, v in arguments.items() if k in {f.name for f in form.form.fields}})
+    except ValueError as exc:
+        raise ArgumentError(str(exc)) from None
+    return arguments
+
+
+async def _listed(fetch: Callable[[], Any]) -> Any:
+    """A whole list, or None when the server does not offer it (-32601)."""
+    try:
+        return await fetch()
+    except McpError as exc:
+        if exc.code == METHOD_NOT_FOUND:
+            return None
+        raise
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _ask_summary(method: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """What the timeline shows of one ask: its method, its mode and message, and whether it is deprecated."""
+    out: dict[str, Any] = {"method": str(method)}
+    if method == "elicitation/create":
+        out["mode"] = "url" if params.get("mode") == "url" else "form"
+        out["message"] = params.get("message") if isinstance(params.get("message"), str) else ""
+    else:
+        out["deprecated"] = method in ("sampling/createMessage", "roots/list")
+    return out
+
+
+def _url_view(url: str) -> dict[str, Any]:
+    """A URL as the page shows it: every segment with its style, the site, and Baton's URL-safety verdict."""
+    report = check_url(url, allow_http_loopback=True)
+    return {
+        "url": url,
+        "ok": report.ok,
+        "segments": [{"text": text, "style": style} for text, style in format_for_display(report)],
+        "site": report.registrable_domain or report.display_host,
+        "host": report.display_host,
+        "errors": [i.message for i in report.errors],
+        "warnings": [i.message for i in report.warnings],
+    }
+
+
+def masked_result(raw: dict[str, Any]) -> dict[str, Any]:
+    """A result as the page may show it: bearer tokens masked, like the raw exchange."""
+    return masked({"result": raw, "id": 0})["result"]  # type: ignore[no-any-return]
+
+
+def structured_check(schema: dict[str, Any], structured: Any) -> str:
+    """ "ok", or what is wrong with a tool's `structuredContent` against its `outputSchema` (JSON Schema)."""
+    if structured is None:
+        return "the tool has an outputSchema but sent no structuredContent"
+    import jsonschema  # only here: a tool with an outputSchema was called
+
+    try:
+        validator = jsonschema.validators.validator_for(schema)(schema)
+        errors = sorted(validator.iter_errors(structured), key=lambda e: list(e.path))
+    except jsonschema.exceptions.SchemaError as exc:
+        return f"the outputSchema itself is invalid: {exc.message}"
+    if not errors:
+        return "ok"
+    first = errors[0]
+    where = "/".join(str(p) for p in first.path) or "(top level)"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"does not match the outputSchema at {where}: {first.message}{more}"
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, (ClientError, McpError, OSError)) else f"{text} ({type(exc).__name__})"
+
+
+def _safe(key: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in key)[:40]

@@ -1,0 +1,59 @@
+"""A server for the `baton dev` page tests: a form with every field kind, a URL step, progress, logs, a
+structured result that breaks its outputSchema, and an error result."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from baton import Accepted, Context, Field, Server, form
+
+server = Server("dev-flows", instructions="Flows for the baton dev page tests.")
+
+
+@form
+@dataclass
+class Signup:
+    email: Annotated[str, Field(title="Email", format="email")]
+    seats: Annotated[int, Field(title="Seats", minimum=1, maximum=5)]
+    plan: Annotated[Literal["basic", "pro"], Field(title="Plan")] = "basic"
+    newsletter: bool = False
+
+
+@server.tool()
+async def sign_up(ctx: Context, team: str) -> str:
+    """Asks a form with an email, a bounded number, a choice and a box, then opens the billing page."""
+    answer = await ctx.elicit(Signup, f"Sign up team {team}")
+    if not isinstance(answer, Accepted):
+        return f"no sign-up for {team}"
+    billing = await ctx.elicit_url("Set up billing in your browser", "https://billing.example.com/setup")
+    paid = "billing opened" if isinstance(billing, Accepted) else "no billing"
+    return f"{team}: {answer.data.email}, {answer.data.seats} seats, {answer.data.plan}; {paid}"
+
+
+@server.tool()
+async def slow_count(ctx: Context, steps: int = 3) -> str:
+    """Reports progress for each step, and logs as it goes."""
+    for step in range(1, steps + 1):
+        await ctx.progress(step, steps, f"step {step}")
+        await ctx.log("info", f"counted {step}")
+        await asyncio.sleep(0.2)
+    return f"counted to {steps}"
+
+
+@dataclass
+class Count:
+    total: int
+
+
+@server.tool()
+def count() -> Count:
+    """Returns structured content, checked against its outputSchema."""
+    return Count(3)
+
+
+@server.tool()
+def fails() -> str:
+    """Always fails as a tool (isError)."""
+    raise RuntimeError("the tool failed on purpose")

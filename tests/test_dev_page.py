@@ -1,0 +1,180 @@
+"""`baton dev` in real headless Chromium, driven by visible text and ARIA roles, against real servers.
+
+Each test starts `baton dev` as a subprocess (tests/support/dev.py) on a target: a server file (run as
+its child over stdio), a URL of a `baton serve` on loopback, or `-- COMMAND` for the `mcp` 1.30 peer.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+from support.dev import baton_dev
+from support.paths import ROOT
+
+EVERYTHING = "examples/everything.py"
+FLOWS = "tests/servers/dev_flows.py"
+
+
+@pytest.fixture
+def page(chromium: Any) -> Iterator[Page]:
+    context = chromium.new_context()
+    opened: list[str] = []
+
+    def outside(route: Any) -> None:  # nothing leaves this machine: a page the person opens is a stub
+        opened.append(route.request.url)
+        route.fulfill(status=200, content_type="text/html", body="<p>a stub of the page the server named</p>")
+
+    context.route(re.compile(r"^(?!http://127\.0\.0\.1[:/])"), outside)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    yield page
+    context.close()
+
+
+def tool(page: Page, name: str) -> Any:
+    """The tool's entry, opened."""
+    item = page.locator("details.item").filter(has=page.get_by_text(name, exact=True))
+    item.locator("summary").first.click()
+    return item
+
+
+def call(page: Page, name: str) -> Any:
+    """The newest call's article."""
+    escaped = re.escape(name).replace("/", "\\/")  # Playwright's selector reads a regex between slashes
+    return page.get_by_role("article", name=re.compile(rf"^Call c\d+: \S+ {escaped}$")).first
+
+
+def test_a_two_round_form_flow_shows_each_round(page: Page) -> None:
+    with baton_dev(EVERYTHING) as dev:
+        page.goto(dev.address)
+        expect(page.get_by_role("status").first).to_contain_text("protocol version 2026-07-28")
+        item = tool(page, "test_input_required_result_multi_round")
+        item.get_by_role("button", name="Call").click()
+        flow = call(page, "test_input_required_result_multi_round")
+        first = flow.get_by_role("region", name="Question: What is your name?")
+        first.get_by_role("textbox", name="name (required)").fill("Alice")
+        first.get_by_role("button", name="Send").click()
+        second = flow.get_by_role("region", name="Question: What is your favorite color?")
+        second.get_by_role("textbox", name="color (required)").fill("blue")
+        second.get_by_role("button", name="Send").click()
+        expect(flow.get_by_role("region", name="Result")).to_contain_text("Alice likes blue")
+        timeline = flow.get_by_role("list", name="Timeline")
+        expect(timeline).to_contain_text(
+            re.compile(r"Round 1: input_required \(1 ask: form \"What is your name\?\"\), requestState \d+ bytes")
+        )
+        expect(timeline).to_contain_text(re.compile(r"Round 3: complete, [\d.]+ ms"))
+        expect(flow).to_contain_text("Finished in")
+        flow.get_by_text("Raw exchange").click()
+        messages = flow.get_by_label("Messages")
+        expect(messages).to_contain_text('"inputResponses"')
+        expect(messages).to_contain_text('"requestState"')
+
+
+def test_an_invalid_value_is_refused_in_the_page(page: Page) -> None:
+    with baton_dev(FLOWS) as dev:
+        page.goto(dev.address)
+        item = tool(page, "sign_up")
+        item.get_by_role("textbox", name="team (required)").fill("Ops")
+        item.get_by_role("button", name="Call").click()
+        ask = call(page, "sign_up").get_by_role("region", name="Question: Sign up team Ops")
+        ask.get_by_role("textbox", name="Email (required)").fill("not an address")
+        ask.get_by_role("spinbutton", name="Seats (required)").fill("9")
+        ask.get_by_role("button", name="Send").click()
+        expect(ask.get_by_role("alert")).to_contain_text(re.compile(r"Email \(required\): .+ Seats \(required\): "))
+        expect(ask).to_be_visible()  # still asking: nothing was sent
+        expect(call(page, "sign_up").get_by_role("list", name="Timeline")).not_to_contain_text("Sent")
+        ask.get_by_role("textbox", name="Email (required)").fill("ops@example.com")
+        ask.get_by_role("button", name="Send").click()
+        expect(ask.get_by_role("alert")).not_to_contain_text("Email")
+        expect(ask.get_by_role("alert")).to_contain_text("Seats")
+        ask.get_by_role("spinbutton", name="Seats (required)").fill("2")
+        ask.get_by_role("combobox", name="Plan").select_option(label="pro")
+        ask.get_by_role("button", name="Send").click()
+        link = call(page, "sign_up").get_by_role("region", name="Question: Set up billing in your browser")
+        expect(link).to_contain_text("Address: https://billing.example.com/setup")
+        expect(link).to_contain_text("Site: example.com")
+        expect(link.get_by_role("list", name="URL check")).to_contain_text("found nothing wrong")
+        expect(link.get_by_role("button", name="Done")).to_be_hidden()  # nothing opens before the click
+        with page.context.expect_page() as opened:
+            link.get_by_role("button", name="Open").click()
+        expect(opened.value.get_by_text("a stub of the page the server named")).to_be_visible()
+        assert opened.value.url == "https://billing.example.com/setup"
+        link.get_by_role("button", name="Done").click()
+        result = call(page, "sign_up").get_by_role("region", name="Result")
+        expect(result).to_contain_text("Ops: ops@example.com, 2 seats, pro; billing opened")
+
+
+def test_decline_and_cancel(page: Page) -> None:
+    with baton_dev(EVERYTHING) as dev:
+        page.goto(dev.address)
+        item = tool(page, "perform")
+        for button in ("Decline", "Cancel"):
+            item.get_by_role("textbox", name="action (required)").fill(f"deploy-{button}")
+            item.get_by_role("button", name="Call").click()
+            flow = call(page, "perform")
+            ask = flow.get_by_role("region", name=f"Question: Really perform 'deploy-{button}'?")
+            ask.get_by_role("button", name=button).click()
+            expect(flow.get_by_role("region", name="Result")).to_contain_text(f"not confirmed: deploy-{button}")
+            said = {"Decline": "Declined", "Cancel": "Cancelled"}[button]
+            expect(flow.get_by_role("list", name="Timeline")).to_contain_text(f'{said}: "Really perform')
+
+
+def test_progress_logs_structured_and_error_results(page: Page) -> None:
+    with baton_dev(FLOWS) as dev:
+        page.goto(dev.address)
+        tool(page, "slow_count").get_by_role("button", name="Call").click()
+        flow = call(page, "slow_count")
+        expect(flow.get_by_role("progressbar", name="Progress")).to_be_visible()
+        expect(flow.get_by_role("region", name="Result")).to_contain_text("counted to 3")
+        expect(flow).to_contain_text("3 of 3 step 3")
+        expect(flow.get_by_role("list", name="Timeline")).to_contain_text("Log info")
+        tool(page, "count").get_by_role("button", name="Call").click()
+        expect(call(page, "count").get_by_role("region", name="Result")).to_contain_text(
+            "structuredContent matches the outputSchema."
+        )
+        tool(page, "fails").get_by_role("button", name="Call").click()
+        failed = call(page, "fails").get_by_role("region", name="Result")
+        expect(failed.get_by_role("alert")).to_contain_text("The tool reported an error (isError).")
+
+
+def test_a_server_over_http(page: Page, serve: Any) -> None:
+    server = serve(EVERYTHING)
+    with baton_dev(f"http://127.0.0.1:{server.port}/mcp") as dev:
+        page.goto(dev.address)
+        expect(page.get_by_role("status").first).to_contain_text("protocol version 2026-07-28")
+        page.get_by_role("region", name="Resources").get_by_text("static-text", exact=True).click()
+        page.get_by_role("region", name="Resources").get_by_role("button", name="Read").first.click()
+        expect(call(page, "test://static-text").get_by_role("region", name="Result")).to_contain_text(
+            "This is the content"
+        )
+
+
+def test_reload_after_an_edit(page: Page, tmp_path: Path) -> None:
+    source = tmp_path / "editable.py"
+    source.write_text(_EDITABLE.format(name="before"))
+    with baton_dev(str(source), cwd=tmp_path) as dev:
+        page.goto(dev.address)
+        expect(page.get_by_role("region", name="Tools")).to_contain_text("before")
+        source.write_text(_EDITABLE.format(name="after"))
+        expect(page.get_by_role("region", name="Tools")).to_contain_text("after", timeout=30_000)
+        expect(page.get_by_role("region", name="Tools")).not_to_contain_text("before")
+        tool(page, "after").get_by_role("button", name="Call").click()
+        expect(call(page, "after").get_by_role("region", name="Result")).to_contain_text("after")
+
+
+_EDITABLE = """
+from baton import Server
+
+server = Server("editable")
+
+
+@server.tool()
+def {name}() -> str:
+    return "{name}"
+"""
