@@ -7,7 +7,6 @@ its child over stdio), a URL of a `baton serve` on loopback, or `-- COMMAND` for
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,6 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 from support.dev import baton_dev
-from support.paths import ROOT
 
 EVERYTHING = "examples/everything.py"
 FLOWS = "tests/servers/dev_flows.py"

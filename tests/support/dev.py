@@ -81,7 +81,7 @@ def _first_line(proc: subprocess.Popen[bytes], timeout: float) -> str:
     buffered = b""
     while b"\n" not in buffered:
         left = deadline - time.monotonic()
-        if left <= 0 or proc.poll() is not None and not select.select([proc.stdout], [], [], 0)[0]:
+        if left <= 0 or (proc.poll() is not None and not select.select([proc.stdout], [], [], 0)[0]):
             break
         ready, _, _ = select.select([proc.stdout], [], [], min(left, 0.2))
         if ready:
