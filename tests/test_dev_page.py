@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 from support.dev import baton_dev
+from support.paths import ROOT
+from support.peer_venvs import ensure_venv, peer_env
 
 EVERYTHING = "examples/everything.py"
 FLOWS = "tests/servers/dev_flows.py"
@@ -176,3 +178,24 @@ server = Server("editable")
 def {name}() -> str:
     return "{name}"
 """
+
+
+def test_a_2025_11_25_server_started_with_a_command(page: Page) -> None:
+    python = ensure_venv("mcp1")
+    with baton_dev("--", str(python), str(ROOT / "peers" / "legacy_mcp1_server.py"), "--stdio", env=peer_env()) as dev:
+        page.goto(dev.address)
+        expect(page.get_by_role("status").first).to_contain_text("protocol version 2025-11-25")
+        expect(page.get_by_role("region", name="Server")).to_contain_text("legacy-mcp1-peer")
+        item = tool(page, "book")
+        item.get_by_role("textbox", name="city (required)").fill("Oslo")
+        item.get_by_role("button", name="Call").click()
+        flow = call(page, "book")
+        ask = flow.get_by_role("region", name="Question: Book a stay in Oslo?")
+        ask.get_by_role("spinbutton", name=re.compile("^Nights")).fill("3")
+        ask.get_by_role("checkbox", name=re.compile("^Confirm")).check()
+        ask.get_by_role("button", name="Send").click()
+        expect(flow.get_by_role("region", name="Result")).to_contain_text("booked: Oslo for 3 nights")
+        timeline = flow.get_by_role("list", name="Timeline")
+        expect(timeline).to_contain_text('The server asked: form "Book a stay in Oslo?"')
+        flow.get_by_text("Raw exchange").click()
+        expect(flow.get_by_label("Messages")).to_contain_text('"method": "elicitation/create"')

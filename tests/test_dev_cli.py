@@ -1,0 +1,167 @@
+"""`baton dev` without a browser: who the page admits (Host, Origin, token), its command line, and Ctrl-C.
+
+The page drives a server with the user's credentials, so every refusal of `baton.devui.guard` is tried
+against a real `baton dev` over a real socket; then the command's own errors and its clean stop.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+from support.dev import BATON, baton_dev
+from support.paths import ROOT
+
+from baton.devui.guard import DevGuard
+
+EVERYTHING = "examples/everything.py"
+
+
+def ask(port: int, method: str, path: str, headers: dict[str, str], body: bytes | None = None) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        for name, value in headers.items():
+            conn.putheader(name, value)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        response = conn.getresponse()
+        return response.status, response.read() if path != "/api/events" or response.status != 200 else b""
+    finally:
+        conn.close()
+
+
+def test_every_refusal_of_the_guard_against_a_running_page() -> None:
+    with baton_dev(EVERYTHING) as dev:
+        host = f"127.0.0.1:{dev.port}"
+        token = {"X-Baton-Dev-Token": dev.token}
+        # the page itself needs no token (it holds none); everything else does
+        assert ask(dev.port, "GET", "/", {"Host": host})[0] == 200
+        assert ask(dev.port, "GET", "/static/app.js", {"Host": host})[0] == 200
+        # DNS rebinding: another name for this address
+        for other in ("evil.example", f"evil.example:{dev.port}", f"localhost:{dev.port}", "127.0.0.1"):
+            status, body = ask(dev.port, "GET", "/", {"Host": other})
+            assert status == 421, other
+            assert b"only at http://127.0.0.1:" in body
+        assert ask(dev.port, "GET", "/api/exchange?call=c1", {**token, "Host": "evil.example"})[0] == 421
+        # another site's script
+        for origin in ("http://evil.example", f"http://localhost:{dev.port}", "null"):
+            status, body = ask(dev.port, "POST", "/api/refresh", {"Host": host, "Origin": origin, **token}, b"{}")
+            assert status == 403, origin
+        assert ask(dev.port, "GET", "/", {"Host": host, "Origin": "http://evil.example"})[0] == 403
+        # no token, or a wrong one
+        for given in ({}, {"X-Baton-Dev-Token": "guess"}, {"X-Baton-Dev-Token": dev.token[:-1]}):
+            status, body = ask(dev.port, "GET", "/api/exchange?call=c1", {"Host": host, **given})
+            assert status == 401
+            assert b"open the address baton dev printed" in body
+        status, _ = ask(
+            dev.port, "POST", "/api/call", {"Host": host, "Content-Type": "application/json"}, b'{"kind":"tool"}'
+        )
+        assert status == 401
+        # admitted: same origin, with the token
+        json = {"Host": host, "Origin": dev.origin, "Content-Type": "application/json", **token}
+        assert ask(dev.port, "POST", "/api/refresh", json, b"{}")[0] == 200
+        # bad input is a clear 4xx and the page keeps running
+        status, body = ask(dev.port, "POST", "/api/call", json, b"not json")
+        assert status == 400 and b"not JSON" in body
+        status, body = ask(dev.port, "POST", "/api/call", {**json, "Content-Type": "text/plain"}, b"{}")
+        assert status == 415
+        status, body = ask(dev.port, "POST", "/api/answer", json, b'{"call": "c9", "key": "k", "action": "accept"}')
+        assert status == 422 and orjson.loads(body) == {"error": "no call 'c9'"}
+        assert ask(dev.port, "GET", "/", {"Host": host})[0] == 200
+
+
+def test_the_page_is_served_with_a_strict_content_security_policy() -> None:
+    with baton_dev(EVERYTHING) as dev:
+        conn = http.client.HTTPConnection("127.0.0.1", dev.port, timeout=10)
+        conn.request("GET", "/")
+        response = conn.getresponse()
+        policy = response.getheader("Content-Security-Policy") or ""
+        conn.close()
+        assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+        assert "frame-ancestors 'none'" in policy
+
+
+def test_the_guard_compares_the_whole_token() -> None:
+    guard = DevGuard(4242, token="t0ken")
+    ok = {"host": "127.0.0.1:4242", "x-baton-dev-token": "t0ken"}
+    assert guard.check(ok, static=False) is None
+    assert guard.check({**ok, "x-baton-dev-token": "t0ke"}, static=False) is not None
+    assert guard.check({**ok, "x-baton-dev-token": "t0kenn"}, static=False) is not None
+    assert guard.address == "http://127.0.0.1:4242/#token=t0ken"
+    assert DevGuard(1).token != DevGuard(1).token
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(p) for p in (task / "children").read_text().split()]
+    return found
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    status = Path(f"/proc/{pid}/status").read_text() if Path(f"/proc/{pid}/status").exists() else ""
+    return "State:\tZ" in status
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 0)])
+def test_ctrl_c_stops_the_page_and_its_server_without_a_traceback(signum: int, code: int) -> None:
+    with baton_dev(EVERYTHING) as dev:
+        deadline = time.monotonic() + 20
+        while not (children := _children(dev.proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert children, "baton dev started no server process"
+        dev.proc.send_signal(signum)
+        _, err = dev.proc.communicate(timeout=20)
+        assert dev.proc.returncode == code
+        assert "Traceback" not in err.decode()
+        deadline = time.monotonic() + 10
+        while not all(_gone(pid) for pid in children) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert all(_gone(pid) for pid in children), "the server process outlived baton dev"
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", dev.port), timeout=1).close()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["nosuch.py"], "baton dev: no such file: nosuch.py"),
+        (["ftp://example.com/mcp"], "a server URL starts with http:// or https://"),
+        (["node"], "for a command, put `--` before it: baton dev -- node ..."),
+        ([], "name a server: baton dev FILE.py[:ATTR] | baton dev URL | baton dev -- COMMAND ..."),
+        (["--port", "70000", EVERYTHING], "--port takes 0 to 65535"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], said: str) -> None:
+    done = subprocess.run([BATON, "dev", "--no-browser", *args], cwd=ROOT, capture_output=True, timeout=30)
+    err = done.stderr.decode()
+    assert done.returncode == 2
+    assert said in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_a_taken_port_is_one_line_and_exit_2() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [BATON, "dev", "--no-browser", "--port", str(port), EVERYTHING], cwd=ROOT, capture_output=True, timeout=30
+        )
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr.decode()
+    assert "--port 0" in done.stderr.decode()
