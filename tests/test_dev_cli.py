@@ -146,7 +146,7 @@ def test_ctrl_c_stops_the_page_and_its_server_without_a_traceback(signum: int, c
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], said: str) -> None:
-    done = subprocess.run([BATON, "dev", "--no-browser", *args], cwd=ROOT, capture_output=True, timeout=30)
+    done = subprocess.run([BATON, "dev", "--no-browser", *args], cwd=ROOT, capture_output=True, timeout=30, check=False)
     err = done.stderr.decode()
     assert done.returncode == 2
     assert said in err
@@ -160,7 +160,11 @@ def test_a_taken_port_is_one_line_and_exit_2() -> None:
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [BATON, "dev", "--no-browser", "--port", str(port), EVERYTHING], cwd=ROOT, capture_output=True, timeout=30
+            [BATON, "dev", "--no-browser", "--port", str(port), EVERYTHING],
+            cwd=ROOT,
+            capture_output=True,
+            timeout=30,
+            check=False,
         )
     assert done.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr.decode()
