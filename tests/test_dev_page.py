@@ -199,3 +199,27 @@ def test_a_2025_11_25_server_started_with_a_command(page: Page) -> None:
         expect(timeline).to_contain_text('The server asked: form "Book a stay in Oslo?"')
         flow.get_by_text("Raw exchange").click()
         expect(flow.get_by_label("Messages")).to_contain_text('"method": "elicitation/create"')
+
+
+def test_list_changes_refresh_the_lists_and_prompts_offer_completions(page: Page) -> None:
+    with baton_dev(FLOWS) as dev:
+        page.goto(dev.address)
+        tools = page.get_by_role("region", name="Tools")
+        expect(tools).to_contain_text("grow")
+        tool(page, "grow").get_by_role("button", name="Call").click()
+        expect(call(page, "grow").get_by_role("region", name="Result")).to_contain_text("added a tool")
+        expect(tools.get_by_text("grown", exact=True)).to_be_visible()
+    with baton_dev(EVERYTHING) as dev:
+        page.goto(dev.address)
+        prompt = tool(page, "test_prompt_with_arguments")
+        first = prompt.get_by_role("combobox", name=re.compile("^arg1"))  # a text box with suggestions
+        first.fill("g")
+        expect(page.locator(f"datalist#{first.get_attribute('id')}-completions option")).to_have_attribute(
+            "value", "gamma"
+        )
+        first.fill("gamma")
+        prompt.get_by_role("combobox", name=re.compile("^arg2")).fill("b")
+        prompt.get_by_role("button", name="Get").click()
+        expect(call(page, "test_prompt_with_arguments").get_by_role("region", name="Result")).to_contain_text(
+            "Prompt with arguments: arg1='gamma', arg2='b'"
+        )

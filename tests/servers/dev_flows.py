@@ -57,3 +57,15 @@ def count() -> Count:
 def fails() -> str:
     """Always fails as a tool (isError)."""
     raise RuntimeError("the tool failed on purpose")
+
+
+@server.tool()
+def grow() -> str:
+    """Adds a tool, so the page hears tools/list_changed and lists it."""
+
+    def grown() -> str:
+        """Added by grow()."""
+        return "grown"
+
+    server.add_tool(grown)
+    return "added a tool"
