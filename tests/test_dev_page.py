@@ -6,6 +6,7 @@ its child over stdio), a URL of a `baton serve` on loopback, or `-- COMMAND` for
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -223,3 +224,24 @@ def test_list_changes_refresh_the_lists_and_prompts_offer_completions(page: Page
         expect(call(page, "test_prompt_with_arguments").get_by_role("region", name="Result")).to_contain_text(
             "Prompt with arguments: arg1='gamma', arg2='b'"
         )
+
+
+def test_the_screenshot_in_the_docs(page: Page, tmp_path: Path) -> None:
+    """The picture README and the tutorial show: a two-round flow waiting for its second answer.
+
+    Written to docs/images/baton-dev.png when BATON_UPDATE_SCREENSHOTS=1, else to a temporary file."""
+    target = ROOT / "docs" / "images" / "baton-dev.png" if os.environ.get("BATON_UPDATE_SCREENSHOTS") else tmp_path / "shot.png"
+    page.set_viewport_size({"width": 1280, "height": 860})
+    with baton_dev(EVERYTHING) as dev:
+        page.goto(dev.address)
+        item = tool(page, "test_input_required_result_multi_round")
+        item.get_by_role("button", name="Call").click()
+        flow = call(page, "test_input_required_result_multi_round")
+        first = flow.get_by_role("region", name="Question: What is your name?")
+        first.get_by_role("textbox", name="name (required)").fill("Alice")
+        first.get_by_role("button", name="Send").click()
+        expect(flow.get_by_role("region", name="Question: What is your favorite color?")).to_be_visible()
+        item.locator("summary").first.click()  # closed again, so that the calls fill the picture
+        page.screenshot(path=str(target))
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert target.stat().st_size > 10_000

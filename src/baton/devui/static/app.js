@@ -148,6 +148,7 @@ const handlers = {
     );
     calls.set(e.call, { article, state, stop, timeline, questions, result, raw, progress: null, asked: new Map() });
     document.getElementById("calls").prepend(article);
+    article.scrollIntoView({ block: "nearest" });
   },
   round(e) {
     const call = calls.get(e.call);
