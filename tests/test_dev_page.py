@@ -230,7 +230,11 @@ def test_the_screenshot_in_the_docs(page: Page, tmp_path: Path) -> None:
     """The picture README and the tutorial show: a two-round flow waiting for its second answer.
 
     Written to docs/images/baton-dev.png when BATON_UPDATE_SCREENSHOTS=1, else to a temporary file."""
-    target = ROOT / "docs" / "images" / "baton-dev.png" if os.environ.get("BATON_UPDATE_SCREENSHOTS") else tmp_path / "shot.png"
+    target = (
+        ROOT / "docs" / "images" / "baton-dev.png"
+        if os.environ.get("BATON_UPDATE_SCREENSHOTS")
+        else tmp_path / "shot.png"
+    )
     page.set_viewport_size({"width": 1280, "height": 860})
     with baton_dev(EVERYTHING) as dev:
         page.goto(dev.address)
@@ -245,3 +249,23 @@ def test_the_screenshot_in_the_docs(page: Page, tmp_path: Path) -> None:
         page.screenshot(path=str(target))
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert target.stat().st_size > 10_000
+
+
+def test_deprecated_sampling_and_roots_are_shown_as_such(page: Page) -> None:
+    with baton_dev(EVERYTHING) as dev:
+        page.goto(dev.address)
+        tool(page, "test_input_required_result_multiple_inputs").get_by_role("button", name="Call").click()
+        flow = call(page, "test_input_required_result_multiple_inputs")
+        timeline = flow.get_by_role("list", name="Timeline")
+        expect(timeline).to_contain_text("sampling/createMessage (deprecated)")
+        expect(timeline).to_contain_text("roots/list (deprecated)")
+        flow.get_by_role("region", name="Question: What is your name?").get_by_role(
+            "textbox", name="name (required)"
+        ).fill("Ann")
+        flow.get_by_role("region", name="Question: What is your name?").get_by_role("button", name="Send").click()
+        model = flow.get_by_role("region", name="Question: sampling")
+        expect(model).to_contain_text("deprecated: sampling")
+        expect(model).to_contain_text("Generate a greeting")
+        model.get_by_role("textbox", name="Reply as the model").fill("Hello")
+        model.get_by_role("button", name="Send").click()
+        expect(flow.get_by_role("region", name="Result")).to_contain_text("Hello Ann; 0 root(s)")
