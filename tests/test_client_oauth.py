@@ -7,8 +7,8 @@ itself is driven in tests/test_auth_e2e.py. Covered: the 401 → discovery → r
 → retry path, every later request reusing the token (2026 POSTs; a session's POSTs, GET and DELETE),
 step-up with the union of scopes, refresh before a new login, the user-only file store, pre-registered
 clients bound to their issuer, a tampered redirect refused before any code exchange, the server moving
-to another authorization server, the loopback redirect listener, and `baton call` logging in through
-`$BROWSER`.
+to another authorization server, the loopback redirect listener, and `baton call` and `baton dev` logging
+in through `$BROWSER`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
+from playwright.sync_api import expect
+from support.dev import baton_dev
 from support.oauth import AuthServer, start_as, start_protected
 from support.paths import BATON
 from support.processes import free_port
@@ -403,3 +405,28 @@ def test_a_broken_token_store_breaks_only_the_logins_of_the_command_line(
     assert protected_run.returncode == 1
     assert why in protected_run.stderr
     assert not opened.exists()  # refused before the browser: the login could not be kept
+
+
+def test_baton_dev_logs_in_as_baton_tools_does(
+    auth_server: AuthServer, server: RunningServer, tmp_path: Path, chromium: Any
+) -> None:
+    """`baton dev URL` on a protected server: the same browser login and token store as `baton tools`."""
+    script, opened = tmp_path / "browser.py", tmp_path / "opened.txt"
+    script.write_text(BROWSER_SCRIPT)
+    env = {"BATON_DATA_DIR": str(tmp_path / "data"), "BROWSER": f"{sys.executable} {script} %s {opened}"}
+    context = chromium.new_context()
+    try:
+        with baton_dev(server.url, env=env) as dev:
+            page = context.new_page()
+            page.goto(dev.address)
+            expect(page.get_by_role("region", name="Tools")).to_contain_text("whoami", timeout=30_000)
+            page.locator("details.item", has=page.get_by_text("whoami", exact=True)).locator("summary").first.click()
+            page.get_by_role("button", name="Call").first.click()
+            expect(page.get_by_role("region", name="Result")).to_contain_text(f"{auth_server.issuer}|gina")
+            page.get_by_text("Raw exchange").click()
+            token = json.loads((tmp_path / "data" / "client" / "oauth.json").read_text())[f"token {server.url}"]
+            expect(page.get_by_label("Messages")).to_contain_text('"method": "tools/call"')
+            assert token["access_token"] not in page.content()
+    finally:
+        context.close()
+    assert opened.read_text().count("opened") == 1
