@@ -269,3 +269,39 @@ def test_deprecated_sampling_and_roots_are_shown_as_such(page: Page) -> None:
         model.get_by_role("textbox", name="Reply as the model").fill("Hello")
         model.get_by_role("button", name="Send").click()
         expect(flow.get_by_role("region", name="Result")).to_contain_text("Hello Ann; 0 root(s)")
+
+
+def test_a_broken_edit_is_reported_and_the_next_save_recovers(page: Page, tmp_path: Path) -> None:
+    source = tmp_path / "editable.py"
+    source.write_text(_EDITABLE.format(name="first"))
+    with baton_dev(str(source), cwd=tmp_path) as dev:
+        page.goto(dev.address)
+        expect(page.get_by_role("region", name="Tools")).to_contain_text("first")
+        source.write_text("this is not Python\n")
+        status = page.get_by_role("status").first
+        expect(status).to_contain_text("cannot connect to", timeout=30_000)
+        expect(status).to_contain_text("save a change to the file to try again")
+        source.write_text(_EDITABLE.format(name="second"))
+        expect(status).to_contain_text("Connected to editable", timeout=30_000)
+        expect(page.get_by_role("region", name="Tools")).to_contain_text("second")
+
+
+def test_results_show_text_images_audio_and_embedded_resources(page: Page) -> None:
+    with baton_dev(EVERYTHING) as dev:
+        page.goto(dev.address)
+        tool(page, "test_multiple_content_types").get_by_role("button", name="Call").click()
+        result = call(page, "test_multiple_content_types").get_by_role("region", name="Result")
+        expect(result).to_contain_text("Multiple content types test:")
+        image = result.get_by_role("img", name=re.compile(r"^image \(image\/png, about \d+ bytes\)$"))
+        expect(image).to_be_visible()
+        assert image.evaluate("img => img.complete && img.naturalWidth") == 1  # the 1x1 PNG, decoded
+        expect(result).to_contain_text("Embedded resource: test://mixed-content-resource")
+        expect(result).to_contain_text('{"test": "data", "value": 123}')
+        tool(page, "test_audio_content").get_by_role("button", name="Call").click()
+        audio = call(page, "test_audio_content").get_by_role("region", name="Result").locator("audio")
+        expect(audio).to_have_attribute("aria-label", re.compile(r"^audio \(audio\/wav, about \d+ bytes\)$"))
+        page.get_by_role("region", name="Resources").get_by_text("static-binary", exact=True).click()
+        page.locator("details.item", has=page.get_by_text("static-binary", exact=True)).get_by_role(
+            "button", name="Read"
+        ).click()
+        expect(call(page, "test://static-binary").get_by_role("img")).to_be_visible()

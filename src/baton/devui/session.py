@@ -158,13 +158,21 @@ class DevSession:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            self.publish({"type": "status", "state": "failed", "text": f"cannot connect: {_reason(exc)}"})
+            self.publish({"type": "status", "state": "failed", "text": self._cannot_connect(exc)})
             return
         self.completions = "completions" in (info.get("capabilities") or {})
         self.publish({"type": "connected", **info})
         await self.refresh()
         if era != LEGACY_VERSION:
             self._listen = asyncio.ensure_future(self._listen_for_changes(info.get("capabilities") or {}))
+
+    def _cannot_connect(self, exc: BaseException) -> str:
+        text = f"cannot connect to {self.target.shown}: {_reason(exc)}"
+        if self.target.command is not None:
+            text += "; the server's own messages are in the terminal where baton dev runs"
+        if self.target.watch is not None:
+            text += "; save a change to the file to try again"
+        return text
 
     async def _server_info(self, client: Client, era: str) -> dict[str, Any]:
         if era == LEGACY_VERSION:
