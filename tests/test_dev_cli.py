@@ -6,20 +6,26 @@ against a real `baton dev` over a real socket; then the command's own errors and
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import os
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import MutableMapping
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 from support.dev import BATON, baton_dev
 from support.paths import ROOT
 
+from baton.devui.app import DevApp
 from baton.devui.guard import DevGuard
+from baton.devui.session import DevSession
+from baton.devui.target import DevTarget
 
 EVERYTHING = "examples/everything.py"
 
@@ -169,3 +175,38 @@ def test_a_taken_port_is_one_line_and_exit_2() -> None:
     assert done.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr.decode()
     assert "--port 0" in done.stderr.decode()
+
+
+def test_the_event_stream_survives_its_keep_alives() -> None:
+    """An idle page gets `{}` lines, and the next event after them still arrives (nothing was cut mid-wait)."""
+    async def main() -> list[bytes]:
+        session = DevSession(DevTarget("nothing", url="http://127.0.0.1:9/mcp"))
+        guard = DevGuard(4242, token="t")
+        app = DevApp(session, guard, keepalive_s=0.05)
+        sent: list[bytes] = []
+        leave = asyncio.Event()
+
+        async def receive() -> dict[str, object]:
+            await leave.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(message.get("body", b""))
+
+        scope = {
+            "type": "http",
+            "method": "GET",
+            "path": "/api/events",
+            "headers": [(b"host", b"127.0.0.1:4242"), (b"x-baton-dev-token", b"t")],
+        }
+        serving = asyncio.ensure_future(app(scope, receive, send))
+        await asyncio.sleep(0.3)
+        session.publish({"type": "notice", "text": "after the keep-alives"})
+        await asyncio.sleep(0.1)
+        leave.set()
+        await serving
+        return sent
+
+    sent = asyncio.run(main())
+    assert sent.count(b"{}\n") >= 3
+    assert any(b"after the keep-alives" in body for body in sent)

@@ -67,9 +67,10 @@ def static_file(name: str) -> bytes:
 class DevApp:
     """The ASGI app of one `baton dev` run."""
 
-    def __init__(self, session: DevSession, guard: DevGuard) -> None:
+    def __init__(self, session: DevSession, guard: DevGuard, *, keepalive_s: float = KEEPALIVE_S) -> None:
         self.session = session
         self.guard = guard
+        self.keepalive_s = keepalive_s
         self._static = {path: (static_file(name), kind) for path, (name, kind) in STATIC.items()}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -142,27 +143,29 @@ class DevApp:
                 "headers": [(b"content-type", b"application/x-ndjson"), *_HEADERS],
             }
         )
-        gone = asyncio.ensure_future(_disconnected(receive))
+        gone: asyncio.Future[Any] = asyncio.ensure_future(_disconnected(receive))
         stream = aiter(self.session.events())
+        pending: asyncio.Future[Any] | None = None  # kept across keep-alives: never cut mid-wait
         try:
             while not gone.done():
-                nxt = asyncio.ensure_future(anext(stream))
-                done, _ = await asyncio.wait({nxt, gone}, timeout=KEEPALIVE_S, return_when=asyncio.FIRST_COMPLETED)
-                if nxt in done:
-                    await send(
-                        {"type": "http.response.body", "body": orjson.dumps(nxt.result()) + b"\n", "more_body": True}
-                    )
-                    continue
-                nxt.cancel()
-                with contextlib.suppress(BaseException):
-                    await nxt
-                if gone.done():
-                    break
-                await send({"type": "http.response.body", "body": b"{}\n", "more_body": True})
+                if pending is None:
+                    pending = asyncio.ensure_future(anext(stream))
+                done, _ = await asyncio.wait(
+                    {pending, gone}, timeout=self.keepalive_s, return_when=asyncio.FIRST_COMPLETED
+                )
+                if pending in done:
+                    event, pending = pending.result(), None
+                    await send({"type": "http.response.body", "body": orjson.dumps(event) + b"\n", "more_body": True})
+                elif not gone.done():
+                    await send({"type": "http.response.body", "body": b"{}\n", "more_body": True})
         except OSError:
             pass  # the page went away mid-write
         finally:
             gone.cancel()
+            if pending is not None:
+                pending.cancel()
+                with contextlib.suppress(BaseException):
+                    await pending
             with contextlib.suppress(Exception):
                 await stream.aclose()  # type: ignore[attr-defined]
         with contextlib.suppress(Exception):

@@ -42,7 +42,15 @@ from ..forms.url_safety import check_url, format_for_display
 from ..protocol.constants import LEGACY_VERSION, META_LOG_LEVEL, META_SERVER_INFO
 from ..protocol.errors import METHOD_NOT_FOUND, McpError
 from ..render.html import form_html, form_values
-from .arguments import ArgumentError, ArgumentForm, string_form, template_variables, tool_form
+from .arguments import (
+    ArgumentError,
+    ArgumentForm,
+    expand_template,
+    read_arguments,
+    string_form,
+    template_variables,
+    tool_form,
+)
 from .masking import masked
 from .target import DevTarget
 
@@ -299,8 +307,6 @@ class DevSession:
             except ArgumentError as exc:
                 raise DevError(str(exc)) from None
         if kind == "resource" and name in self.templates:
-            from .arguments import expand_template
-
             name = expand_template(self.templates[name], {k: str(v) for k, v in arguments.items()})
         elif kind == "resource" and not name:
             raise DevError("name the resource's URI")
@@ -483,8 +489,8 @@ class DevSession:
             "request": params,
         }
         text = await self._wait(call, key, waiting, event)
-        if not isinstance(text, str):
-            raise McpError(-1, "the person declined to answer as the model")
+        if not isinstance(text, str):  # sampling has no "decline": the call stops here, and says why
+            raise ClientError("the sampling request was declined in baton dev")
         return {
             "role": "assistant",
             "content": {"type": "text", "text": text},
@@ -568,8 +574,6 @@ class DevSession:
 
 
 def _read(form: ArgumentForm, pairs: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    from .arguments import read_arguments
-
     arguments = read_arguments(form, pairs)
     try:
         form.form.validate({k: v for k, v in arguments.items() if k in {f.name for f in form.form.fields}})
