@@ -141,6 +141,19 @@ def test_ctrl_c_stops_the_page_and_its_server_without_a_traceback(signum: int, c
             socket.create_connection(("127.0.0.1", dev.port), timeout=1).close()
 
 
+def test_ctrl_c_in_a_terminal_reaches_the_server_too_and_nothing_prints_a_traceback() -> None:
+    """A terminal sends Ctrl-C to the whole foreground group: `baton dev` and its stdio server both get it."""
+    with baton_dev(EVERYTHING) as dev:
+        deadline = time.monotonic() + 20
+        while not _children(dev.proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1)  # the server is up and has been listed
+        os.killpg(dev.proc.pid, signal.SIGINT)
+        _, err = dev.proc.communicate(timeout=20)
+        assert dev.proc.returncode == 130
+        assert "Traceback" not in err.decode() and "KeyboardInterrupt" not in err.decode(), err.decode()
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [
@@ -179,6 +192,7 @@ def test_a_taken_port_is_one_line_and_exit_2() -> None:
 
 def test_the_event_stream_survives_its_keep_alives() -> None:
     """An idle page gets `{}` lines, and the next event after them still arrives (nothing was cut mid-wait)."""
+
     async def main() -> list[bytes]:
         session = DevSession(DevTarget("nothing", url="http://127.0.0.1:9/mcp"))
         guard = DevGuard(4242, token="t")

@@ -53,6 +53,7 @@ def baton_dev(
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         env={**os.environ, **(env or {})},
+        start_new_session=True,  # its own process group, as a terminal gives it: Ctrl-C can reach the group
     )
     try:
         line = _first_line(proc, timeout)
