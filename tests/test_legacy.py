@@ -297,10 +297,18 @@ def test_a_client_error_ends_a_tool_with_a_tool_error_and_a_prompt_with_an_error
     assert body["error"]["data"]["input"] == "q1"
 
 
-def test_a_missing_capability_is_minus_32602_with_the_requirement() -> None:
+def test_a_missing_capability_is_a_tool_error_and_minus_32602_for_a_prompt() -> None:
     server = confirm_server()
+
+    @server.prompt()
+    async def brief(ctx: Context) -> str:
+        return str(await ctx.elicit(Person, "Who?"))
+
     session = initialize(server, {})  # no elicitation declared
     body, client = run(server, session, "tools/call", {"name": "greet", "arguments": {"name": "A"}})
+    assert body["result"]["isError"] is True  # protocol.md P96
+    assert "cannot show one" in body["result"]["content"][0]["text"]
+    body, client = run(server, session, "prompts/get", {"name": "brief"})
     assert body["error"]["code"] == -32602
     assert body["error"]["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
     assert client.requests() == []

@@ -28,6 +28,7 @@ ENV_TARGET = "BATON_SERVE_TARGET"
 ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
 ENV_AUTH = "BATON_SERVE_AUTH"  # --auth-* for the worker processes, as JSON
 ENV_LOG_LEVEL = "BATON_SERVE_LOG_LEVEL"  # --log-level for the worker processes (the format: $BATON_LOG_FORMAT)
+ENV_ASK_TIMEOUT = "BATON_SERVE_ASK_TIMEOUT"  # --ask-timeout for the worker processes
 TEXT_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 ENV_AUTH_CLIENT_ID = "BATON_AUTH_CLIENT_ID"
 ENV_AUTH_CLIENT_SECRET = "BATON_AUTH_CLIENT_SECRET"  # never a flag: argv is visible to every local user
@@ -84,6 +85,17 @@ def load_server(target: str) -> Server:
     return servers[0]
 
 
+def _seconds(text: str) -> float:
+    """A positive number of seconds, for argparse."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+    return value
+
+
 def _is_windows_path(target: str) -> bool:
     return len(target) > 2 and target[1] == ":" and target[2] in "\\/"
 
@@ -93,6 +105,8 @@ def _worker_app() -> Any:
     was told to (`--log-level`, `--log-format`)."""
     configure_logs(os.environ.get(ENV_LOG_LEVEL, "warning").upper(), log_format(None), TEXT_LOG_FORMAT)
     server = load_server(os.environ[ENV_TARGET])
+    if ENV_ASK_TIMEOUT in os.environ:
+        server.ask_timeout_s = float(os.environ[ENV_ASK_TIMEOUT])
     options = os.environ.get(ENV_AUTH)
     if options:
         problem = _protect(server, json.loads(options))
@@ -239,6 +253,8 @@ def serve(args: argparse.Namespace) -> int:
         server = load_server(args.target)
     except TargetError as exc:
         return refuse(str(exc))
+    if args.ask_timeout is not None:  # protocol.md P95
+        server.ask_timeout_s = args.ask_timeout
     auth_options = _auth_options(args)
     if auth_options is None and (args.auth_audience or args.auth_scopes or args.auth_introspection):
         return refuse("--auth-audience, --auth-scopes and --auth-introspection need --auth-issuer URL")
@@ -258,8 +274,7 @@ def serve(args: argparse.Namespace) -> int:
         if refusal:
             return refuse(refusal)
         _announce(server, "on stdio (stdout carries only protocol messages)", fmt)
-        serve_stdio(server)
-        return 0
+        return serve_stdio(server)  # 0 at EOF or SIGTERM, 130 after SIGINT (protocol.md P98)
     host, _, port_text = args.http.rpartition(":")
     if not host or not port_text.isdigit():
         return refuse(f"--http takes HOST:PORT, not {args.http!r}")
@@ -294,6 +309,8 @@ def serve(args: argparse.Namespace) -> int:
         if auth_options is not None:
             os.environ[ENV_AUTH] = json.dumps(auth_options)
         os.environ[ENV_LOG_LEVEL] = args.log_level
+        if args.ask_timeout is not None:
+            os.environ[ENV_ASK_TIMEOUT] = repr(args.ask_timeout)
         os.environ[LOG_FORMAT_ENV] = fmt
         uvicorn.run(
             "baton.cli:_worker_app",
@@ -340,6 +357,13 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         metavar="NAME",
         help="admit this Host header besides loopback names (repeatable; * admits any)",
+    )
+    p.add_argument(
+        "--ask-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long a 2025-11-25 request waits for the answer to a question before reading it as cancelled "
+        "(default: the server's ask_timeout_s, 600)",
     )
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     p.add_argument(
@@ -394,7 +418,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     configure_logs(args.log_level.upper(), fmt, TEXT_LOG_FORMAT)
     if args.command == "serve":
-        return serve(args)
+        try:
+            return serve(args)
+        except KeyboardInterrupt:  # Ctrl-C before serving began (loading the target, the checks): no traceback
+            return 130
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 

@@ -186,22 +186,33 @@ class ConnectKit:
 
     # -- ctx.secret ---------------------------------------------------------------------------------
 
-    async def secret(self, ctx: Context, name: str, message: str, *, key: str | None = None) -> CredentialHandle:
+    async def secret(
+        self, ctx: Context, name: str, message: str, *, key: str | None = None, timeout_s: float | None = None
+    ) -> CredentialHandle:
         if not _NAME.match(name):
             raise UsageError("ctx.secret: a name is 1-64 characters of A-Z a-z 0-9 _ . -")
-        return await self._obtain(ctx, name, f"secret:{name}", message, key or f"connect-{name}")
+        return await self._obtain(ctx, name, f"secret:{name}", message, key or f"connect-{name}", timeout_s)
 
     async def connect(
-        self, ctx: Context, provider: str | OAuthProvider, message: str | None = None, *, key: str | None = None
+        self,
+        ctx: Context,
+        provider: str | OAuthProvider,
+        message: str | None = None,
+        *,
+        key: str | None = None,
+        timeout_s: float | None = None,
     ) -> CredentialHandle:
         name = provider if isinstance(provider, str) else provider.name
         found = self.providers.get(name)
         if found is None:
             raise UsageError(f"ctx.connect: no OAuth provider {name!r} is configured (ConnectKit(providers=[...]))")
         text = message or f"Connect your {name} account"
-        return await self._obtain(ctx, found.vault_name, f"oauth:{name}", text, key or f"connect-oauth-{name}")
+        base = key or f"connect-oauth-{name}"
+        return await self._obtain(ctx, found.vault_name, f"oauth:{name}", text, base, timeout_s)
 
-    async def _obtain(self, ctx: Context, name: str, purpose: str, message: str, base: str) -> CredentialHandle:
+    async def _obtain(
+        self, ctx: Context, name: str, purpose: str, message: str, base: str, timeout_s: float | None
+    ) -> CredentialHandle:
         principal = ctx.principal
         if principal == "anonymous" and not self.development:
             raise ConfigurationError(_anonymous("ctx.secret", self.base_url), setting=PRINCIPAL_SETTING)
@@ -221,7 +232,7 @@ class ConnectKit:
         for attempt in range(1, self.max_asks + 1):
             text = message if attempt == 1 else f"Not connected yet: open the link and finish there. {message}"
             ask_key = base if attempt == 1 else f"{base}-{attempt}"
-            answer = await ctx.elicit_url(text, url, key=ask_key, development=self.development)
+            answer = await ctx.elicit_url(text, url, key=ask_key, development=self.development, timeout_s=timeout_s)
             if not isinstance(answer, Accepted):
                 raise NotConnected(f"{name} was not connected: the user declined")
             hold = 0.0

@@ -121,6 +121,24 @@ def required_capability(input_request: dict[str, Any]) -> dict[str, Any]:
     return capability_for(*ask_kinds(input_request))
 
 
+_CANNOT: Final = (  # what each missing capability keeps a person (or the model) from doing, in words a model can relay
+    ("url", "the user to open a link in a browser, and this client cannot show one"),
+    ("form", "the user to fill in a form, and this client cannot show one"),
+    ("sampling", "the client's language model (MCP sampling), which this client does not offer"),
+    ("roots", "the client's roots (MCP roots), which this client does not share"),
+)
+
+
+def cannot_ask(required: dict[str, Any]) -> str:
+    """A sentence for a person or a model: what the missing capabilities `required` (as in -32021's data) keep
+    the server from asking (protocol.md P96)."""
+    elicitation = required.get("elicitation") or {}
+    have = {"url": "url" in elicitation, "form": "form" in elicitation, "sampling": "sampling" in required}
+    have["roots"] = "roots" in required
+    needs = [text for kind, text in _CANNOT if have[kind]] or ["input this client did not declare it can give"]
+    return " It also needs ".join(needs)
+
+
 def allows(caps: ClientCapabilities, input_request: dict[str, Any]) -> bool:
     """Whether the request's declared capabilities let the server send this input request (never an
     unknown method)."""

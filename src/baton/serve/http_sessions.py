@@ -353,6 +353,8 @@ class SessionHttp:
             state.store.delivered(stream_log)
         elif not task.done():
             log.info("client left the stream of request %r; it goes on (protocol.md P32)", msg.id)
+            # Its questions can no longer reach the person: they end now, as unanswered (protocol.md P95).
+            stream.close("the client closed the request's stream")
 
     def _run(
         self, state: SessionState, msg: Message, ex: Exchange, stream: Stream, stream_log: StreamLog

@@ -10,7 +10,9 @@ updates for the session go to stdout once `notifications/initialized` has arrive
 stdout carries only MCP messages, built by `baton.protocol.messages`, one whole line each; logs go to
 stderr. `notifications/cancelled` stops the request it names, of either era (and ends a listen stream);
 nothing more is written for it. EOF on stdin fails the session's open server requests, then ends the
-server after the requests in flight finish.
+server after the requests in flight finish. SIGINT and SIGTERM end it at once: reading stops, the
+requests in flight are cancelled, and the process exits 130 after SIGINT, 0 after SIGTERM or EOF, with
+no traceback (protocol.md P98).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import stat
 import sys
 import threading
@@ -69,6 +72,8 @@ class StdioServer:
         self._ready = False  # notifications/initialized arrived: list changes may be sent
         self._eof = False
         self._unwatch: Callable[[], None] | None = None
+        self.signal: int | None = None  # the signal that stopped the server, if one did
+        self._reading: asyncio.Future[None] | None = None
 
     def write(self, payload: dict[str, Any]) -> None:
         # One message per line: orjson never emits a raw newline inside a document. Writes never await,
@@ -76,9 +81,32 @@ class StdioServer:
         self.out.write(orjson.dumps(payload) + b"\n")
         self.out.flush()
 
+    def stop(self, signum: int) -> None:
+        """A signal asks the server to end: stop reading now; `run` cancels what is in flight (P98)."""
+        self.signal = signum
+        if self._reading is not None:
+            self._reading.cancel()
+
     async def run(self) -> None:
         _ = self.server.sealer  # load the key ring before the first request
         mount_default_kit(self.server)  # ctx.secret asks for the connect kit's pages
+        self._reading = asyncio.ensure_future(self._read())
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reading
+        # Nobody is left to answer the session's server requests: the requests waiting on them end (P33).
+        self._eof = True
+        self.outbound.fail_all("the client closed stdin" if self.signal is None else "the server is stopping")
+        if self.signal is not None:
+            for task in self.inflight.values():
+                task.cancel()
+        if self.inflight:
+            await asyncio.gather(*self.inflight.values(), return_exceptions=True)
+        if self._unwatch is not None:
+            self._unwatch()
+        await self.server.aclose()
+
+    async def _read(self) -> None:
+        """Read and dispatch lines until EOF."""
         while True:
             try:
                 line = await self.reader.readline()
@@ -96,14 +124,6 @@ class StdioServer:
                 # Finished before the next line is read, so that what the client sends next (its
                 # notifications/initialized, the session's first requests) finds the session open.
                 await handshake
-        # Nobody is left to answer the session's server requests: the requests waiting on them end (P33).
-        self._eof = True
-        self.outbound.fail_all("the client closed stdin")
-        if self.inflight:
-            await asyncio.gather(*self.inflight.values(), return_exceptions=True)
-        if self._unwatch is not None:
-            self._unwatch()
-        await self.server.aclose()
 
     def _dispatch(self, line: bytes) -> Coroutine[Any, Any, None] | None:
         """Answer, or start answering, one line; returns the `initialize` to finish before reading on."""
@@ -250,8 +270,9 @@ def _id_of(data: Any) -> RequestId | None:
     return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
 
 
-async def serve_stdio_async(server: Server) -> None:
-    """Serve on this process's stdin/stdout until stdin closes (after the start-up checks, protocol.md P36)."""
+async def serve_stdio_async(server: Server) -> int:
+    """Serve on this process's stdin/stdout until stdin closes, or SIGINT or SIGTERM (after the start-up
+    checks, protocol.md P36); the exit status: 0, or 130 after SIGINT (protocol.md P98)."""
     mount_default_kit(server)
     server.check_startup("stdio")
     loop = asyncio.get_running_loop()
@@ -264,23 +285,34 @@ async def serve_stdio_async(server: Server) -> None:
     # Keep stray print() calls in user code off the protocol stream.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr
-    with contextlib.closing(out):
-        await StdioServer(server, reader, out).run()
+    stdio = StdioServer(server, reader, out)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stdio.stop, signum)
+    try:
+        with contextlib.closing(out):
+            await stdio.run()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    return 128 + signal.SIGINT if stdio.signal == signal.SIGINT else 0
 
 
 def _feed(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
     """Copy stdin into `reader` from a thread, for a stdin the event loop cannot watch; EOF at the end."""
     fd = sys.stdin.fileno()
-    while chunk := os.read(fd, 65536):
-        loop.call_soon_threadsafe(reader.feed_data, chunk)
-    loop.call_soon_threadsafe(reader.feed_eof)
+    try:
+        while chunk := os.read(fd, 65536):
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+        loop.call_soon_threadsafe(reader.feed_eof)
+    except (OSError, RuntimeError):  # stdin went away, or the loop is closed: the server is ending anyway
+        return
 
 
-def serve_stdio(server: Server) -> None:
-    """Blocking: serve `server` over stdio (uvloop when available)."""
+def serve_stdio(server: Server) -> int:
+    """Blocking: serve `server` over stdio (uvloop when available) until stdin closes or SIGINT / SIGTERM;
+    returns the exit status (0, or 130 after SIGINT)."""
     try:
         import uvloop
-
-        uvloop.run(serve_stdio_async(server))
     except ImportError:
-        asyncio.run(serve_stdio_async(server))
+        return asyncio.run(serve_stdio_async(server))
+    return uvloop.run(serve_stdio_async(server))

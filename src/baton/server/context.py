@@ -67,6 +67,7 @@ _PENDING = _Pending()
 _NO_RESPONSES: dict[str, Any] = {}  # never written: answers are recorded in the journal
 _KEYS = tuple(f"q{n}" for n in range(64))  # the default ask keys, made once
 _TO_URL = bytes.maketrans(b"+/", b"-_")
+_FOREVER = float("inf")
 
 
 def _digest(blob: bytes) -> str:
@@ -91,6 +92,7 @@ class Context:
         "_ordinal",
         "_responses",
         "_solicited",
+        "_timeouts",
         "_url_done",
         "client_capabilities",
         "flow_id",
@@ -137,62 +139,97 @@ class Context:
         # "2026-07-28", or "2025-11-25" in a session, where asks are answered while the request waits.
         self.protocol_version = exchange.protocol_version
         self._url_done = exchange.url_done
+        self._timeouts = exchange.ask_timeouts  # a 2025-11-25 round's per-ask waits, by key (protocol.md P95)
 
     # -- asking -------------------------------------------------------------------------------------
 
     @overload
     async def elicit(
-        self, form: type[T], message: str, *, key: str | None = None, allow_secrets: bool = False
+        self,
+        form: type[T],
+        message: str,
+        *,
+        key: str | None = None,
+        allow_secrets: bool = False,
+        timeout_s: float | None = None,
     ) -> Accepted[T] | Declined | Cancelled: ...
     @overload
     async def elicit(
-        self, form: Any, message: str, *, key: str | None = None, allow_secrets: bool = False
+        self,
+        form: Any,
+        message: str,
+        *,
+        key: str | None = None,
+        allow_secrets: bool = False,
+        timeout_s: float | None = None,
     ) -> Accepted[Any] | Declined | Cancelled: ...
 
-    async def elicit(self, form: Any, message: str, *, key: str | None = None, allow_secrets: bool = False) -> Any:
+    async def elicit(
+        self,
+        form: Any,
+        message: str,
+        *,
+        key: str | None = None,
+        allow_secrets: bool = False,
+        timeout_s: float | None = None,
+    ) -> Any:
         """Ask the user to fill in a form (form mode). Returns `Accepted(data) | Declined() | Cancelled()`.
 
         A field that looks like a secret is refused (`FormError`): ask for secrets with `ctx.secret`; pass
-        `allow_secrets=True` for a field that only looks like one.
+        `allow_secrets=True` for a field that only looks like one. `timeout_s` bounds the wait for the
+        answer in a 2025-11-25 session (default `Server(ask_timeout_s)`); no answer in time reads as
+        `Cancelled`. A 2026-07-28 request never waits, so there it changes nothing (protocol.md P95).
         """
         spec = compile_form(form, allow_secrets=allow_secrets)
         params, check, read, canonical = _form_request(spec, message)
-        return await self._ask(key, "elicitation/create", params, check, read, canonical)
+        return await self._ask(key, "elicitation/create", params, check, read, canonical, timeout_s)
 
-    async def confirm(self, message: str, *, key: str | None = None) -> bool:
-        """Ask a yes/no question; True only if the user accepted and said yes."""
+    async def confirm(self, message: str, *, key: str | None = None, timeout_s: float | None = None) -> bool:
+        """Ask a yes/no question; True only if the user accepted and said yes (`timeout_s` as for `elicit`)."""
         params, check, read, canonical = _form_request(_CONFIRM, message)
-        answer = await self._ask(key, "elicitation/create", params, check, read, canonical)
+        answer = await self._ask(key, "elicitation/create", params, check, read, canonical, timeout_s)
         return isinstance(answer, Accepted) and bool(answer.data)
 
-    async def elicit_url(self, message: str, url: str, *, key: str | None = None, development: bool = False) -> Any:
+    async def elicit_url(
+        self,
+        message: str,
+        url: str,
+        *,
+        key: str | None = None,
+        development: bool = False,
+        timeout_s: float | None = None,
+    ) -> Any:
         """Ask the user to open a URL (URL mode). `Accepted` means only that they agreed to open it.
 
         The URL must be https (http to a loopback host with `development=True`) and carry no personal data
-        or credentials: see `baton.forms.guard.check_elicit_url`.
+        or credentials: see `baton.forms.guard.check_elicit_url`. `timeout_s` as for `elicit`.
         """
         check_elicit_url(url, development=development)
         params = {"mode": "url", "message": message, "url": url}
-        return await self._ask(key, "elicitation/create", params, _url_checker, _action_reader(None))
+        return await self._ask(key, "elicitation/create", params, _url_checker, _action_reader(None), None, timeout_s)
 
-    async def secret(self, name: str, message: str, *, key: str | None = None) -> Credential:
+    async def secret(
+        self, name: str, message: str, *, key: str | None = None, timeout_s: float | None = None
+    ) -> Credential:
         """A handle to the caller's credential `name`, asked for in URL mode on the server's own connect page.
 
         The secret never passes through the client: read it on the server with `await handle.reveal()`.
-        See `baton.connect.ConnectKit`.
+        See `baton.connect.ConnectKit`. `timeout_s` as for `elicit`.
         """
         if self._connect is None:
             raise UsageError("ctx.secret needs a connect kit: Server(connect=ConnectKit(...)), or serve the server")
-        return await self._connect().secret(self, name, message, key=key)
+        return await self._connect().secret(self, name, message, key=key, timeout_s=timeout_s)
 
-    async def connect(self, provider: Any, message: str | None = None, *, key: str | None = None) -> Credential:
+    async def connect(
+        self, provider: Any, message: str | None = None, *, key: str | None = None, timeout_s: float | None = None
+    ) -> Credential:
         """A handle to the caller's OAuth token for `provider` (a third party), obtained in URL mode on the
         server's own connect page (authorization code + PKCE). `reveal()` gives the token response as JSON.
-        `provider` is a provider's name or a `baton.connect.OAuthProvider`.
+        `provider` is a provider's name or a `baton.connect.OAuthProvider`. `timeout_s` as for `elicit`.
         """
         if self._connect is None:
             raise UsageError("ctx.connect needs a connect kit: Server(connect=ConnectKit(...)), or serve the server")
-        return await self._connect().connect(self, provider, message, key=key)
+        return await self._connect().connect(self, provider, message, key=key, timeout_s=timeout_s)
 
     async def url_completed(self, key: str) -> None:
         """Tell the client that the URL asked under `key` has been completed (2025-11-25 sessions get
@@ -210,6 +247,7 @@ class Context:
         *,
         max_tokens: int,
         key: str | None = None,
+        timeout_s: float | None = None,
         **params: Any,
     ) -> dict[str, Any]:
         """Deprecated (SEP-2577): ask the client's model for a completion. Returns a CreateMessageResult."""
@@ -219,12 +257,13 @@ class Context:
         body = {"messages": messages, "maxTokens": max_tokens}
         for name, value in params.items():
             body[_camel(name)] = value
-        return cast(dict[str, Any], await self._ask(key, "sampling/createMessage", body, _sampling_checker, _same))
+        answer = await self._ask(key, "sampling/createMessage", body, _sampling_checker, _same, None, timeout_s)
+        return cast(dict[str, Any], answer)
 
-    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
+    async def list_roots(self, *, key: str | None = None, timeout_s: float | None = None) -> list[dict[str, Any]]:
         """Deprecated (SEP-2577): ask the client for its roots; prefer a path argument checked on the server."""
         _deprecated("ctx.list_roots() uses MCP roots, deprecated in 2026-07-28; take paths as tool arguments")
-        answer = await self._ask(key, "roots/list", None, _roots_checker, _same)
+        answer = await self._ask(key, "roots/list", None, _roots_checker, _same, None, timeout_s)
         return cast(list[dict[str, Any]], answer["roots"])
 
     async def gather(self, *asks: Awaitable[Any]) -> tuple[Any, ...]:
@@ -278,8 +317,11 @@ class Context:
         check: Callable[[Any], dict[str, Any]],
         read: Callable[[dict[str, Any]], Any],
         canonical: bytes | None = None,
+        timeout_s: float | None = None,
     ) -> Any:
         self._ordinal += 1
+        if timeout_s is not None and not 0 < timeout_s < _FOREVER:
+            raise UsageError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
         if key is None:
             key = _KEYS[self._ordinal] if self._ordinal < len(_KEYS) else f"q{self._ordinal}"
         request: dict[str, Any] = {"method": method}
@@ -311,6 +353,8 @@ class Context:
                 self._journal.answers[key] = (digest, answer)
                 return read(answer)
         self._asks[key] = Ask(key, request, digest, read, check)
+        if timeout_s is not None and self._timeouts is not None:
+            self._timeouts[key] = timeout_s
         if self._batching:
             return _PENDING
         raise Suspended

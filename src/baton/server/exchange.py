@@ -72,8 +72,9 @@ class AuthUnavailable(Exception):
 class Exchange:
     """One request's link to its transport: where it came from and how to notify on its stream.
 
-    The last three are set for a 2025-11-25 request only (`baton.server.legacy`): the session's log
-    level, its version, and how to send `notifications/elicitation/complete`.
+    The last four are set for a 2025-11-25 request only (`baton.server.legacy`): the session's log
+    level, its version, how to send `notifications/elicitation/complete`, and the asks of the round
+    that set their own wait.
     """
 
     info: RequestInfo
@@ -83,6 +84,7 @@ class Exchange:
     log_level: str | None = None
     protocol_version: str = PROTOCOL_VERSION
     url_done: UrlDone | None = None
+    ask_timeouts: dict[str, float] | None = None  # a round's asks given their own wait (`timeout_s`), by key
 
 
 @dataclass(slots=True)

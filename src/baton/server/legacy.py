@@ -154,6 +154,8 @@ class Legacy:
         ex.protocol_version = session.version
         ex.url_done = url_done
         for round_no in range(1, MAX_ROUNDS + 1):
+            timeouts: dict[str, float] = {}  # the round's asks that set their own wait (protocol.md P95)
+            ex.ask_timeouts = timeouts
             result = await handler(Message(method, params, msg.id, True), ex, session.capabilities)
             if result.get("resultType") != "input_required":
                 return legacy_result(method, result)
@@ -161,7 +163,7 @@ class Legacy:
                 break
             requests = result.get("inputRequests") or {}
             try:
-                answers = await self._ask_all(requests, stream, elicitation_ids)
+                answers = await self._ask_all(requests, stream, elicitation_ids, timeouts)
             except _Refused as refused:
                 return legacy_result(method, _refused(method, refused))
             params = {**params, "inputResponses": answers, "requestState": result["requestState"]}
@@ -200,10 +202,11 @@ class Legacy:
         return {}
 
     async def _ask_all(
-        self, requests: dict[str, Any], stream: Stream, elicitation_ids: dict[str, str]
+        self, requests: dict[str, Any], stream: Stream, elicitation_ids: dict[str, str], timeouts: dict[str, float]
     ) -> dict[str, Any]:
-        """Send every input request of a round to the client at once and collect the answers by key."""
-        timeout = self.server.ask_timeout_s
+        """Send every input request of a round to the client at once and collect the answers by key; each
+        waits for its own `timeout_s`, else `Server(ask_timeout_s)` (protocol.md P95)."""
+        default = self.server.ask_timeout_s
         sendable: list[tuple[str, str, dict[str, Any] | None]] = []
         for key, request in requests.items():
             method = request["method"]
@@ -219,6 +222,8 @@ class Legacy:
         observer = self.server._engine.observer  # telemetry: each ask a span of its own (protocol.md P63)
 
         async def one(key: str, method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+            timeout = timeouts.get(key, default)
+
             def send(sent: dict[str, Any] | None) -> Awaitable[dict[str, Any]]:
                 return stream.request(method, sent, timeout, key)
 
@@ -227,7 +232,7 @@ class Legacy:
                     return key, await send(params)
                 return key, await observer.asking(key, {"method": method, "params": params}, send)
             except (TimeoutError, PeerGone) as exc:
-                why = str(exc) if isinstance(exc, PeerGone) else f"no answer within {timeout:g} s"
+                why = exc.message if isinstance(exc, PeerGone) else f"no answer within {timeout:g} s"
                 if method == "elicitation/create":  # the user never answered: as if they dismissed it
                     log.info("elicitation %r: %s; read as cancelled", key, why)
                     return key, {"action": "cancel"}

@@ -83,6 +83,12 @@ class Outbound:
     def forget(self, rid: RequestId) -> None:
         self._waiting.pop(rid, None)
 
+    def fail(self, rid: RequestId, reason: str) -> None:
+        """End one open request: no answer can come for it (the stream it went out on was closed)."""
+        future = self._waiting.pop(rid, None)
+        if future is not None and not future.done():
+            future.set_exception(PeerGone(reason))
+
     def fail_all(self, reason: str) -> None:
         """End every open request (the connection or the session ended)."""
         waiting, self._waiting = self._waiting, {}
@@ -98,7 +104,8 @@ class Stream:
     """One client request's way back to the client: its notifications and the server's requests.
 
     `can_request` is False where the stream cannot carry server requests (an HTTP POST answered with
-    JSON only); asks then fail fast (protocol.md P29).
+    JSON only); asks then fail fast (protocol.md P29). `close` is for a stream the client closed: the
+    requests it carries, and any it would carry, end at once with `PeerGone` (protocol.md P95).
     """
 
     def __init__(self, write: Write, outbound: Outbound, *, can_request: bool = True) -> None:
@@ -106,6 +113,14 @@ class Stream:
         self.outbound = outbound
         self.can_request = can_request
         self.keys: dict[RequestId, str] = {}  # request id -> the ask key it carries; never sent (protocol.md P72)
+        self._open: set[RequestId] = set()
+        self._gone: str | None = None
+
+    def close(self, reason: str) -> None:
+        """The client closed this stream: its open requests end now, and later ones fail at once."""
+        self._gone = reason
+        for rid in list(self._open):
+            self.outbound.fail(rid, reason)
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         await self._write(notification(method, params))
@@ -116,15 +131,23 @@ class Stream:
         """Send a request to the client and await its result; raises `PeerError` when the client answered an
         error, `TimeoutError` when it did not answer in time (it is then told the request is cancelled).
         `key` is the handler's ask key, kept in `keys` for an in-process transport to read."""
+        if self._gone is not None:
+            raise PeerGone(self._gone)
         rid, future = self.outbound.open()
         if key is not None:
             self.keys[rid] = key
+        self._open.add(rid)
         try:
             await self._write(request(rid, method, params))
             return await asyncio.wait_for(future, wait_s)
-        except (TimeoutError, asyncio.CancelledError) as exc:
+        except (TimeoutError, asyncio.CancelledError, PeerGone) as exc:
             self.outbound.forget(rid)
-            reason = "timed out" if isinstance(exc, TimeoutError) else "the request it served was cancelled"
+            if isinstance(exc, PeerGone):
+                reason = exc.message
+            else:
+                reason = "timed out" if isinstance(exc, TimeoutError) else "the request it served was cancelled"
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.notify("notifications/cancelled", {"requestId": rid, "reason": reason}))
             raise
+        finally:
+            self._open.discard(rid)

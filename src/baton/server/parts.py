@@ -48,10 +48,18 @@ class ConnectPart(Protocol):
         kit (`Server.check_startup` calls it once attached); `authenticated`: whether callers are identified."""
         ...
 
-    async def secret(self, ctx: Context, name: str, message: str, *, key: str | None = None) -> Credential: ...
+    async def secret(
+        self, ctx: Context, name: str, message: str, *, key: str | None = None, timeout_s: float | None = None
+    ) -> Credential: ...
 
     async def connect(
-        self, ctx: Context, provider: Any, message: str | None = None, *, key: str | None = None
+        self,
+        ctx: Context,
+        provider: Any,
+        message: str | None = None,
+        *,
+        key: str | None = None,
+        timeout_s: float | None = None,
     ) -> Credential: ...
 
     async def aclose(self) -> None: ...

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..protocol.capabilities import ClientCapabilities
+from ..forms import FormError
+from ..protocol.capabilities import ClientCapabilities, cannot_ask
 from ..protocol.constants import LOG_LEVELS, META_LOG_LEVEL
-from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, UsageError, invalid_params
+from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityMissing, McpError, UsageError, invalid_params
 from ..protocol.messages import Message, log_level
 from ..state.seal import FlowState, InvalidState, Sealer
 from ..telemetry.never import resource_uri
@@ -160,8 +161,19 @@ def _failure(exc: Exception, flow: Flow, target: str) -> dict[str, Any]:
     `ToolError` or a `ValueError` of the author's becomes, for a tool, a tool error the model reads, for
     a resource or prompt, invalid params (-32602) with its message; anything else (Baton's own
     `UsageError` included) is logged and answered as an internal error that hides the details."""
+    if isinstance(exc, CapabilityMissing) and flow.tool_errors:
+        # protocol.md P96: a tool result the model can relay, in both eras (resources and prompts keep the error).
+        required = exc.data["requiredCapabilities"] if isinstance(exc.data, dict) else {}
+        log.info("tool %s needs %s, which the client did not declare", target, required)
+        return error_result(f"Tool {target} needs {cannot_ask(required)}.")
     if isinstance(exc, McpError):
         raise exc
+    if isinstance(exc, FormError):
+        # protocol.md P97: a form the wire cannot express, found when the tool asks it: say what is wrong.
+        log.error("%s %r asked a form the wire cannot express: %s", flow.method, _logged(flow, target), exc)
+        if flow.tool_errors:
+            return error_result(f"Tool {target} cannot ask its question: {exc}")
+        raise McpError(INTERNAL_ERROR, f"Cannot answer {flow.method} {target}: {exc}")
     if isinstance(exc, ConfigurationError):
         log.error("%s %r cannot run: %s", flow.method, _logged(flow, target), exc)
         if flow.tool_errors:
