@@ -112,7 +112,6 @@ class DevSession:
         self._seq = itertools.count(1)
         self._listeners: set[asyncio.Queue[dict[str, Any]]] = set()
         self._ids = itertools.count(1)
-        self._background: set[asyncio.Task[None]] = set()
         self._refreshing: asyncio.Task[None] | None = None
         self._listen: asyncio.Task[None] | None = None
         self.completions = False
@@ -167,6 +166,9 @@ class DevSession:
             raise
         except Exception as exc:
             self.publish({"type": "status", "state": "failed", "text": self._cannot_connect(exc)})
+            self.client = None
+            with contextlib.suppress(Exception):
+                await client.close()  # a child that did start is stopped
             return
         self.completions = "completions" in (info.get("capabilities") or {})
         self.publish({"type": "connected", **info})
@@ -274,7 +276,7 @@ class DevSession:
 
     async def close(self) -> None:
         """Stop every call and the client (its child process, if any)."""
-        tasks = [c.task for c in self.calls.values()] + [self._listen, self._refreshing, *self._background]
+        tasks = [c.task for c in self.calls.values()] + [self._listen, self._refreshing]
         for task in tasks:
             if task is not None:
                 task.cancel()
