@@ -51,16 +51,22 @@ def call(page: Page, name: str) -> Any:
     return page.get_by_role("article", name=re.compile(rf"^Call c\d+: \S+ {escaped}$")).first
 
 
+def first_round(page: Page) -> tuple[Any, Any]:
+    """Call the two-round flow and answer its first question: its tool entry and its call."""
+    item = tool(page, "test_input_required_result_multi_round")
+    item.get_by_role("button", name="Call").click()
+    flow = call(page, "test_input_required_result_multi_round")
+    first = flow.get_by_role("region", name="Question: What is your name?")
+    first.get_by_role("textbox", name="name (required)").fill("Alice")
+    first.get_by_role("button", name="Send").click()
+    return item, flow
+
+
 def test_a_two_round_form_flow_shows_each_round(page: Page) -> None:
     with baton_dev(EVERYTHING) as dev:
         page.goto(dev.address)
         expect(page.get_by_role("status").first).to_contain_text("protocol version 2026-07-28")
-        item = tool(page, "test_input_required_result_multi_round")
-        item.get_by_role("button", name="Call").click()
-        flow = call(page, "test_input_required_result_multi_round")
-        first = flow.get_by_role("region", name="Question: What is your name?")
-        first.get_by_role("textbox", name="name (required)").fill("Alice")
-        first.get_by_role("button", name="Send").click()
+        _, flow = first_round(page)
         second = flow.get_by_role("region", name="Question: What is your favorite color?")
         second.get_by_role("textbox", name="color (required)").fill("blue")
         second.get_by_role("button", name="Send").click()
@@ -238,12 +244,7 @@ def test_the_screenshot_in_the_docs(page: Page, tmp_path: Path) -> None:
     page.set_viewport_size({"width": 1280, "height": 860})
     with baton_dev(EVERYTHING) as dev:
         page.goto(dev.address)
-        item = tool(page, "test_input_required_result_multi_round")
-        item.get_by_role("button", name="Call").click()
-        flow = call(page, "test_input_required_result_multi_round")
-        first = flow.get_by_role("region", name="Question: What is your name?")
-        first.get_by_role("textbox", name="name (required)").fill("Alice")
-        first.get_by_role("button", name="Send").click()
+        item, flow = first_round(page)
         expect(flow.get_by_role("region", name="Question: What is your favorite color?")).to_be_visible()
         item.locator("summary").first.click()  # closed again, so that the calls fill the picture
         page.screenshot(path=str(target))

@@ -35,12 +35,13 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..cli_client.commands import listed
 from ..client import Accepted, Cancelled, Client, ClientError, Declined, InvalidReply, Question
 from ..client.tap import Direction
 from ..forms.answers import Answer
 from ..forms.url_safety import check_url, format_for_display
 from ..protocol.constants import LEGACY_VERSION, META_LOG_LEVEL, META_SERVER_INFO
-from ..protocol.errors import METHOD_NOT_FOUND, McpError
+from ..protocol.errors import McpError
 from ..render.html import form_html, form_values
 from .arguments import (
     ArgumentError,
@@ -206,10 +207,10 @@ class DevSession:
         lists: dict[str, Any] = {}
         forms: dict[tuple[Kind, str], ArgumentForm] = {}
         try:
-            tools = await _listed(client.list_tools)
-            prompts = await _listed(client.list_prompts)
-            resources = await _listed(client.list_resources)
-            templates = await _listed(client.list_resource_templates)
+            tools = await listed(client.list_tools)
+            prompts = await listed(client.list_prompts)
+            resources = await listed(client.list_resources)
+            templates = await listed(client.list_resource_templates)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -582,16 +583,6 @@ def _read(form: ArgumentForm, pairs: Mapping[str, Sequence[str]]) -> dict[str, A
     except ValueError as exc:
         raise ArgumentError(str(exc)) from None
     return arguments
-
-
-async def _listed(fetch: Callable[[], Any]) -> Any:
-    """A whole list, or None when the server does not offer it (-32601)."""
-    try:
-        return await fetch()
-    except McpError as exc:
-        if exc.code == METHOD_NOT_FOUND:
-            return None
-        raise
 
 
 def _object(value: Any) -> dict[str, Any]:
