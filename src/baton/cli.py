@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
-import importlib.util
 import json
 import logging
 import os
 import socket
 import sys
-from pathlib import Path
 from typing import Any, Literal
 
 from .protocol.hosts import is_loopback
+from .serve.target import TargetError, load_server
 from .server.core import Server
 from .server.startup import ConfigurationError, connect_users
 from .state.keys import data_dir
@@ -46,45 +44,6 @@ GRACEFUL_SHUTDOWN_S = 5
 standalone GET, `subscriptions/listen`) would otherwise hold the server up for ever."""
 
 
-class TargetError(Exception):
-    """A serve target that cannot be loaded; the message says what to fix."""
-
-
-def load_server(target: str) -> Server:
-    """Load `path/to/file.py[:attr]` or `module:attr` (attr defaults to the module's only Server)."""
-    spec, _, attr = target.partition(":") if not _is_windows_path(target) else (target, "", "")
-    if spec.endswith(".py") or os.sep in spec:
-        path = Path(spec).resolve()
-        if not path.exists():
-            raise TargetError(f"no such file: {spec}")
-        sys.path.insert(0, str(path.parent))
-        module_spec = importlib.util.spec_from_file_location(f"baton_target_{path.stem}", path)
-        if module_spec is None or module_spec.loader is None:
-            raise TargetError(f"cannot import {spec}")
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[module_spec.name] = module
-        module_spec.loader.exec_module(module)
-    else:
-        try:
-            module = importlib.import_module(spec)
-        except ImportError as exc:
-            raise TargetError(f"cannot import module {spec!r}: {exc}") from None
-    if attr:
-        obj = getattr(module, attr, None)
-        if obj is None:
-            raise TargetError(f"{spec} has no attribute {attr!r}")
-        if callable(obj) and not isinstance(obj, Server):
-            obj = obj()
-        if not isinstance(obj, Server):
-            raise TargetError(f"{target} is a {type(obj).__name__}, not a baton.Server")
-        return obj
-    servers = [v for v in vars(module).values() if isinstance(v, Server)]
-    if len(servers) != 1:
-        found = "no Server" if not servers else f"{len(servers)} Servers"
-        raise TargetError(f"{spec} defines {found}; name one as {spec}:ATTRIBUTE")
-    return servers[0]
-
-
 def _seconds(text: str) -> float:
     """A positive number of seconds, for argparse."""
     try:
@@ -94,10 +53,6 @@ def _seconds(text: str) -> float:
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
     return value
-
-
-def _is_windows_path(target: str) -> bool:
-    return len(target) > 2 and target[1] == ":" and target[2] in "\\/"
 
 
 def _worker_app() -> Any:

@@ -95,18 +95,17 @@ def parse(command: Command, argv: Sequence[str]) -> Invocation:
         words, server_command = words[:cut], words[cut + 1 :]
         if not server_command:
             raise UsageError("nothing after --: give the command that starts the stdio server")
-    args = parser(command).parse_intermixed_args(words)
+    args, unknown = parser(command).parse_known_intermixed_args(words)
     rest: list[str] = list(args.words)
     target: str | list[str]
+    if server_command is None and rest and not rest[0].startswith(("http://", "https://")):
+        raise UsageError(_missing_dashes(command, words, rest[0]))
+    if unknown:
+        raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
     if server_command is not None:
         target = server_command
     elif not rest:
         raise UsageError("give the server as an http(s) URL, or after -- as a command that starts a stdio server")
-    elif not rest[0].startswith(("http://", "https://")):
-        raise UsageError(
-            f"{rest[0]!r} is not an http(s) URL: give the server's URL first, "
-            "or after -- the command that starts a stdio server"
-        )
     else:
         target = rest.pop(0)
     if len(rest) < len(command.needs):
@@ -115,6 +114,16 @@ def parse(command: Command, argv: Sequence[str]) -> Invocation:
     if not command.pairs and len(rest) > len(command.needs):
         raise UsageError(f"unexpected words: {' '.join(rest[len(command.needs) :])}")
     return Invocation(target, rest, args.json, not args.no_token_store)
+
+
+def _missing_dashes(command: Command, words: list[str], first: str) -> str:
+    """The hint for a first word that is not a URL: most likely a stdio command given without `--`."""
+    problem = f"{first!r} is not an http(s) URL"
+    if command.needs or command.pairs:
+        return f"{problem}: give the server's URL first, or the command that starts a stdio server last, after --"
+    cut = words.index(first)
+    suggested = " ".join(["baton", command.name, *words[:cut], "--", *words[cut:]])
+    return f"{problem}; to start a stdio server, put -- before its command: {suggested}"
 
 
 def split_pairs(pairs: Sequence[str]) -> list[tuple[str, str]]:

@@ -29,12 +29,14 @@ from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, Sealer
 from ..state.store_url import parse_store_url
 from .context import Context
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo
+from .form_check import check_forms
 from .guard import Guard, ResourceAuth
 from .legacy import REMOVED_METHODS, Legacy, legacy_error, removed_method
 from .methods import Methods
 from .observe import instrument
 from .outbound import Stream
 from .parts import ConnectPart
+from .problems import registering
 from .registry import (
     Flow,
     Handler,
@@ -314,12 +316,13 @@ class Server:
         if fn is not None:
             if not callable(fn) or options:
                 raise TypeError("@server.tool takes only keyword options: @server.tool(name='...')")
-            self.add_tool(fn)
+            registering(fn, f"tool {getattr(fn, '__name__', '?')}", lambda: self.add_tool(fn))
             return fn
         _check_options(dict(options), "@server.tool")
 
         def register(f: F) -> F:
-            self.add_tool(f, **options)
+            # protocol.md P97: while `baton serve` loads its target, every tool's problems are gathered.
+            registering(f, f"tool {options.get('name') or f.__name__}", lambda: self.add_tool(f, **options))
             return f
 
         return register
@@ -340,6 +343,7 @@ class Server:
             structured=options.get("structured"),
             meta=options.get("meta"),
         )
+        check_forms(fn, tool.signature.context_param)  # the forms it asks, where its source names them (P97)
         finish = structured_tool_result if tool.output_schema is not None else tool_result
         context_param = tool.signature.context_param
         tool.flow = Flow("tools/call", fn, context_param, finish, tool_errors=True, single_use=single_use)
@@ -372,6 +376,10 @@ class Server:
         needed = scope_list(scopes, "@server.resource(scopes=...)")
 
         def register(fn: F) -> F:
+            registering(fn, f"resource {uri}", lambda: add(fn))
+            return fn
+
+        def add(fn: F) -> None:
             desc = description if description is not None else (inspect.getdoc(fn) or None)
             sig = inspect_handler(fn, Context)
             if is_template(uri):
@@ -382,7 +390,6 @@ class Server:
             else:
                 resource = Resource(uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms, needed)
                 self._add(self.resources, "resources", "resource", uri, resource)
-            return fn
 
         return register
 
@@ -415,13 +422,14 @@ class Server:
         if callable(name):
             if title is not None or description is not None or scopes is not None:
                 raise TypeError("@server.prompt: give options in the call, @server.prompt(title=...)")
-            self.add_prompt(name)
+            registering(name, f"prompt {getattr(name, '__name__', '?')}", lambda: self.add_prompt(name))
             return name
         if name is not None and not isinstance(name, str):
             raise TypeError(f"@server.prompt: the name must be a string, not {type(name).__name__}")
 
         def register(fn: F) -> F:
-            self.add_prompt(fn, name=name, title=title, description=description, scopes=scopes)
+            add = lambda: self.add_prompt(fn, name=name, title=title, description=description, scopes=scopes)  # noqa: E731
+            registering(fn, f"prompt {name or fn.__name__}", add)
             return fn
 
         return register

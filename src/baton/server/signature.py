@@ -16,6 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from .problems import HandlerProblems
+from .source import handler_source
+
 
 @dataclass(frozen=True, slots=True)
 class Param:
@@ -24,6 +27,16 @@ class Param:
     description: str | None = None
     title: str | None = None
     header: str | None = None  # mirror this argument in the `Mcp-Param-<header>` HTTP header
+
+
+SUPPORTED_TYPES = (
+    "parameter types Baton can describe: str, int, float, bool, None, Literal, Enum, list, tuple, set, "
+    "dict[str, T], unions of these, dataclasses, TypedDicts and pydantic models"
+)
+
+
+class UnsupportedType(TypeError):
+    """A type that JSON Schema cannot describe, as a handler parameter (or inside one)."""
 
 
 class ArgumentError(ValueError):
@@ -99,7 +112,7 @@ def _compile(hint: Any) -> tuple[dict[str, Any], Check]:
         return _compile_object(hint)
     if isinstance(hint, type) and hasattr(hint, "model_json_schema") and hasattr(hint, "model_validate"):
         return _compile_pydantic(hint)
-    raise TypeError(f"parameter type {hint!r} cannot be described as JSON Schema")
+    raise UnsupportedType(f"{getattr(hint, '__qualname__', None) or repr(hint)} cannot be described as JSON Schema")
 
 
 def _typed(tp: type, what: str) -> Check:
@@ -276,6 +289,7 @@ def inspect_handler(fn: Callable[..., Any], context_type: type, *, skip: Sequenc
     required: list[str] = []
     context_param = None
     accepts_extra = False
+    problems: list[tuple[str, str]] = []  # (parameter, what is wrong): every one is reported, not the first
     for name, param in sig.parameters.items():
         hint = hints.get(name, Any)
         bare = get_args(hint)[0] if get_origin(hint) is Annotated else hint
@@ -286,13 +300,15 @@ def inspect_handler(fn: Callable[..., Any], context_type: type, *, skip: Sequenc
             accepts_extra = True
             continue
         if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.POSITIONAL_ONLY):
-            raise TypeError(f"{fn.__qualname__}: parameter {name!r} must be passable by keyword")
+            problems.append((name, "must be passable by keyword"))
+            continue
         if name in skip:
             continue
         try:
             schema, check = compile_type(hint)
-        except TypeError as exc:
-            raise TypeError(f"{fn.__qualname__}: parameter {name!r}: {exc}") from None
+        except UnsupportedType as exc:
+            problems.append((name, str(exc)))
+            continue
         if param.default is not inspect.Parameter.empty:
             default = param.default
             if default is None or isinstance(default, (str, int, float, bool)):
@@ -301,9 +317,22 @@ def inspect_handler(fn: Callable[..., Any], context_type: type, *, skip: Sequenc
             required.append(name)
         properties[name] = schema
         checks[name] = check
+    if problems:
+        raise _located(fn, problems)
     input_schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         input_schema["required"] = required
     if not accepts_extra:
         input_schema["additionalProperties"] = False
     return Signature(input_schema, context_param, checks, tuple(required), accepts_extra)
+
+
+def _located(fn: Callable[..., Any], problems: list[tuple[str, str]]) -> HandlerProblems:
+    """The parameters' problems, each at the line of the parameter in the user's file (protocol.md P97)."""
+    source = handler_source(fn)
+    located = []
+    for name, text in problems:
+        arg = source.parameter(name) if source is not None else None
+        where = source.where(arg) if source is not None else fn.__qualname__
+        located.append((where, f"parameter {name!r}: {text}"))
+    return HandlerProblems(located, SUPPORTED_TYPES)

@@ -24,11 +24,8 @@ opaque internal error (`ConfigurationError` is judged in `replay._failure`).
 
 from __future__ import annotations
 
-import ast
 import asyncio
-import inspect
 import os
-import textwrap
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..state.keys import ENV_KEYS, KeyRing, KeyRingError, default_key_file
 from ..state.ledger import LedgerError, ledger_from_url
 from ..state.store_url import parse_store_url
+from .source import handler_source
 
 if TYPE_CHECKING:
     from .core import Server
@@ -90,24 +88,14 @@ def connect_calls(fn: Callable[..., Any], context_param: str | None) -> list[str
     Nested functions of `fn` count (they see the same `ctx`); helpers it calls do not. A function
     without readable source (a builtin, a lambda inside an expression, a `functools.partial`) gives none.
     """
-    if context_param is None:
-        return []
-    try:
-        source = textwrap.dedent(inspect.getsource(inspect.unwrap(fn)))
-        tree = ast.parse(source)
-    except (OSError, TypeError, SyntaxError, ValueError):
+    source = handler_source(fn) if context_param is not None else None
+    if source is None or context_param is None:
         return []
     found: list[str] = []
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Attribute)
-            and node.attr in CONNECT_METHODS
-            and isinstance(node.value, ast.Name)
-            and node.value.id == context_param
-        ):
-            call = f"{context_param}.{node.attr}"
-            if call not in found:
-                found.append(call)
+    for method, _ in source.context_calls(context_param, CONNECT_METHODS):
+        call = f"{context_param}.{method}"
+        if call not in found:
+            found.append(call)
     return found
 
 
