@@ -4,6 +4,7 @@ and the pytest plugin, loaded by its entry point in a pytest of its own (protoco
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -279,6 +280,7 @@ def test_tampering_needs_a_flow_that_asks() -> None:
 
 PLUGIN_TEST = """
 import asyncio
+import json
 
 import pytest
 
@@ -379,3 +381,89 @@ def test_tampering_of_a_single_use_flow_needs_a_probe() -> None:
             )
         )
     assert LEDGER == []
+
+
+# -- URL mode and the connect kit, in memory (protocol.md P99) ------------------------------------------
+
+
+def connect_server() -> Server:
+    from baton.connect import ConnectKit, OAuthProvider
+
+    github = OAuthProvider("github", "client-1", "https://github.example/authorize", "https://github.example/token")
+    server = Server("kit-connect", connect=ConnectKit(store="memory:", providers=[github]))
+
+    @server.tool()
+    async def deploy(ctx: Context, app: str) -> str:
+        key = await ctx.secret("deploy_key", "Connect your deploy key")
+        return f"deployed {app} with a key ending {(await key.reveal())[-4:]}"
+
+    @server.tool()
+    async def repos(ctx: Context) -> str:
+        token = await ctx.connect("github")
+        return f"token {json.loads(await token.reveal())['access_token']}"
+
+    return server
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_the_scripted_user_finishes_a_connect_page(era: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from baton.testing import Connected
+
+    monkeypatch.delenv("BATON_PUBLIC_URL", raising=False)  # the kit supplies a loopback one
+    server = connect_server()
+    user = ScriptedUser({"connect-deploy_key": Connected("key-0123-abcd")})
+    user.on("connect-oauth-github", Connected({"access_token": "gho_1", "token_type": "bearer"}))
+
+    async def flow() -> tuple[str, str, str]:
+        async with memory_client(server, user, protocol=era) as client:
+            first = await client.call_tool("deploy", {"app": "shop"})
+            again = await client.call_tool("deploy", {"app": "cart"})  # the vault holds it now: no question
+            token = await client.call_tool("repos", {})
+            return first.text, again.text, token.text
+
+    first, again, token = asyncio.run(flow())
+    assert first == "deployed shop with a key ending abcd"
+    assert again == "deployed cart with a key ending abcd"
+    assert token == "token gho_1"
+    assert user.keys == ["connect-deploy_key", "connect-oauth-github"]
+    [secret_ask, _] = user.asked
+    assert secret_ask.mode == "url" and secret_ask.url is not None
+    assert secret_ask.url.startswith("http://127.0.0.1:8000/connect/")
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_vault_filled_beforehand_asks_nothing(era: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from baton.testing import store_credential
+
+    monkeypatch.delenv("BATON_PUBLIC_URL", raising=False)
+    server = connect_server()
+    asyncio.run(store_credential(server, "deploy_key", "key-9999"))
+    asyncio.run(store_credential(server, "oauth:github", {"access_token": "gho_2"}))
+    user = ScriptedUser()  # no script: any question would fail the call
+
+    async def flow() -> tuple[str, str]:
+        async with memory_client(server, user, protocol=era) as client:
+            deployed = await client.call_tool("deploy", {"app": "shop"})
+            return deployed.text, (await client.call_tool("repos", {})).text
+
+    assert asyncio.run(flow()) == ("deployed shop with a key ending 9999", "token gho_2")
+    assert user.asked == []
+
+
+def test_a_server_without_a_kit_gets_an_in_memory_one() -> None:
+    from baton.testing import Connected
+
+    server = Server("kit-default")
+
+    @server.tool()
+    async def deploy(ctx: Context) -> str:
+        key = await ctx.secret("token", "Connect")
+        return await key.reveal()
+
+    async def flow() -> str:
+        async with memory_client(server, ScriptedUser({"connect-token": Connected("t0k")})) as client:
+            return (await client.call_tool("deploy", {})).text
+
+    assert asyncio.run(flow()) == "t0k"
+    data = Path(os.environ["BATON_DATA_DIR"])
+    assert not (data / "connect-tickets.sqlite3").exists() and not (data / "vault.sqlite3").exists()  # in memory

@@ -3,7 +3,8 @@
 - `memory_client(server, user)`: a `baton.Client` bound to a `Server` without sockets, in either era
   (`MemoryTransport` is its transport);
 - `ScriptedUser`: answers questions by key or predicate (`Accepted`, `Declined`, `Cancelled`,
-  `Invalid`), records what was asked, fails on a question it has no script for;
+  `Invalid`, `Connected` for a connect page), records what was asked, fails on a question it has no
+  script for; `store_credential` fills the vault beforehand instead;
 - `FakeClock`: the wall clock every expiry reads, moved by hand;
 - `check_refusals` and `check_tampering`: a flow never acts on a refusal, and never trusts a mutated
   `requestState`.
@@ -15,13 +16,14 @@ docs/testing.md.
 from ..forms import Accepted, Cancelled, Declined
 from .checks import Outcome, check_refusals, check_tampering
 from .clock import FakeClock
-from .memory import MemorySession, MemoryTransport, memory_client
-from .user import Asked, Invalid, ScriptedUser, UnexpectedQuestion
+from .memory import MemorySession, MemoryTransport, memory_client, store_credential
+from .user import Asked, Connected, Invalid, ScriptedUser, UnexpectedQuestion
 
 __all__ = [
     "Accepted",
     "Asked",
     "Cancelled",
+    "Connected",
     "Declined",
     "FakeClock",
     "Invalid",
@@ -33,4 +35,5 @@ __all__ = [
     "check_refusals",
     "check_tampering",
     "memory_client",
+    "store_credential",
 ]

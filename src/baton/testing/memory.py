@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import orjson
 
 from ..client import Client
 from ..client.inbound import Inbound
 from ..client.probe import MODERN, ProtocolChoice
-from ..connect import mount_default_kit
+from ..connect import ConnectKit
+from ..connect.kit import ENV_PUBLIC_URL
 from ..protocol.errors import INVALID_REQUEST, McpError
 from ..protocol.messages import error_response, notification, parse
 from ..server import Exchange, RequestInfo, Server, Unauthenticated
@@ -68,7 +71,7 @@ class MemoryTransport:
         self.info = info or RequestInfo("stdio")
         self.wire = wire
         self._tokens = itertools.count(1)
-        mount_default_kit(server)  # ctx.secret and ctx.connect, as every transport mounts them
+        testing_kit(server)  # ctx.secret and ctx.connect, as every transport mounts a kit: here in memory
         # The start-up checks of a stdio server, as `serve_stdio` runs them (a `ConfigurationError` here is one
         # `baton serve --stdio` would refuse with); they also instrument the server when telemetry is on.
         server.check_startup("stdio")
@@ -96,6 +99,19 @@ class MemoryTransport:
             self.server.hub.close(reply)
             raise McpError(INVALID_REQUEST, "subscriptions/listen is not served by the in-memory transport")
         return _copy(reply.body)
+
+    async def finish_connect(self, url: str, value: str | dict[str, Any]) -> None:
+        """Do what the user does on the connect page at `url`: the ticket it carries is completed and `value`
+        (a secret, or for an OAuth provider its token response) goes to the vault for the ticket's caller."""
+        kit = testing_kit(self.server)
+        ticket_id = urlsplit(url).path.rstrip("/").rpartition("/")[2]
+        ticket = await kit.tickets.get(ticket_id)
+        if ticket is None or ticket.done:
+            raise AssertionError(f"{url} is not an open connect link of this server")
+        kind, _, name = ticket.purpose.partition(":")
+        await kit.tickets.complete(ticket.id, ticket.principal)
+        stored = value if isinstance(value, str) else orjson.dumps(value).decode()
+        await kit.vault.put(ticket.principal, name if kind == "secret" else f"oauth:{name}", stored)
 
     def token(self) -> str:
         """A fresh progress token, for a request whose caller wants its notifications."""
@@ -219,9 +235,40 @@ def memory_client(
     `protocol` is the era, `"2026-07-28"` by default (`"2025-11-25"` opens a session, `"auto"` probes);
     other `options` go to `Client` (a URL asked again is not paced unless `url_backoff_s` says so).
     """
+    transport = MemoryTransport(server, info=info, wire=user)
     if user is not None:
         user.bound = True
+        user.connector = transport.finish_connect
         options.setdefault("on_form", user)
         options.setdefault("on_url", user)
     options.setdefault("url_backoff_s", (0.0, 0.0))
-    return Client(MemoryTransport(server, info=info, wire=user), protocol=protocol, **options)
+    return Client(transport, protocol=protocol, **options)
+
+
+LOOPBACK_PUBLIC_URL = "http://127.0.0.1:8000"
+"""The public URL the kit gives a server that has none: loopback http, so the connect kit is in development
+mode (anonymous callers, the development login) and nothing is served (protocol.md P99)."""
+
+
+def testing_kit(server: Server) -> ConnectKit:
+    """The server's connect kit for tests: a `ConnectKit` with in-memory stores mounted unless the server has
+    one, and a loopback public URL unless one is configured (protocol.md P99)."""
+    if not server.has_connect_kit:
+        server.mount_connect(ConnectKit(store="memory:"))
+    if server.public_url is None and not os.environ.get(ENV_PUBLIC_URL):
+        server.public_url = LOOPBACK_PUBLIC_URL
+    kit = server.connect_kit
+    if not isinstance(kit, ConnectKit):
+        raise TypeError(f"the testing kit works with a baton.connect.ConnectKit, not {type(kit).__name__}")
+    return kit
+
+
+async def store_credential(
+    server: Server, name: str, value: str | dict[str, Any], *, principal: str | None = None
+) -> None:
+    """Fill the server's vault before a test, as if the caller had connected already: `name` as `ctx.secret`
+    names it (for `ctx.connect(provider)`, `"oauth:<provider>"` with the token response as a dict). The
+    caller is the in-memory client's (`principal`, else the principal hook's for stdio, else the OS user)."""
+    kit = testing_kit(server)
+    who = principal or await server.principal_of(RequestInfo("stdio"))
+    await kit.vault.put(who, name, value if isinstance(value, str) else orjson.dumps(value).decode())

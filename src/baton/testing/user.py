@@ -3,7 +3,8 @@
 A script maps an ask key (`key=` of `ctx.confirm` / `ctx.elicit`, or the default by position: `q1`, `q2`, ...) to
 replies, or a predicate to replies (`when`): a reply is `Accepted(...)`, `Declined()`, `Cancelled()`,
 a dict (short for `Accepted(dict)`), `Invalid(content)` (an answer that does not fit the form, sent
-anyway, to test a re-ask), or a function of the `Question`. Several replies answer successive asks
+anyway, to test a re-ask), `Connected(value)` (the connect page of `ctx.secret` / `ctx.connect`
+finished with that value, then accepted), or a function of the `Question`. Several replies answer successive asks
 of that key in order, and the last one answers every ask after it. A question no script covers
 fails the call with `UnexpectedQuestion` (protocol.md P74).
 
@@ -16,12 +17,24 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..client.questions import Question
 from ..forms import Accepted, Answer, Cancelled, Declined, FormSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Connected:
+    """Finish the server's connect page, as the user would in a browser, then accept the URL question.
+
+    For `ctx.secret` the value is the secret typed on the page; for `ctx.connect` it is the provider's
+    token response (a dict). Only the kit's in-memory client can finish a page: the kit completes the
+    ticket the URL carries and stores the value in the server's vault, in memory (protocol.md P99).
+    """
+
+    value: str | dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +48,9 @@ class Invalid:
     content: Any
 
 
-Reply = Answer[Any] | Invalid | dict[str, Any]
+Reply = Answer[Any] | Invalid | Connected | dict[str, Any]
+Connector = Callable[[str, "str | dict[str, Any]"], Awaitable[None]]
+"""Finishes the connect page at a URL with a value (the in-memory transport's `finish_connect`)."""
 Script = Reply | Callable[[Question], Any]
 Match = str | Callable[[Question], bool]
 """A predicate on the question, or a string the question's message contains."""
@@ -71,6 +86,7 @@ class ScriptedUser:
         self.asked: list[Asked] = []
         self.aliases: dict[str, str] = {}  # wire id -> ask key, filled by the in-memory transport (2025-11-25)
         self.bound = False  # an in-memory transport carries this user's forged answers
+        self.connector: Connector | None = None  # set by memory_client: finishes a connect page (Connected)
         self._forged: dict[str, dict[str, Any]] = {}
         self._failures: list[UnexpectedQuestion] = []
         for key, script in (answers or {}).items():
@@ -109,9 +125,14 @@ class ScriptedUser:
             reply = await reply
         if isinstance(reply, dict):
             reply = Accepted(reply)
-        if not isinstance(reply, (Accepted, Declined, Cancelled, Invalid)):
+        if not isinstance(reply, (Accepted, Declined, Cancelled, Invalid, Connected)):
             raise self._fail(f"the script for {key!r} gave {reply!r}, not a reply")
         self.asked.append(Asked(key, question.mode, question.message, question.form, question.url, reply))
+        if isinstance(reply, Connected):
+            if self.connector is None or question.url is None:
+                raise self._fail("Connected(...) answers a connect URL only, through baton.testing's in-memory client")
+            await self.connector(question.url, reply.value)
+            return Accepted(None)
         if isinstance(reply, Invalid):
             if not self.bound:
                 raise self._fail("Invalid(...) answers only through baton.testing's in-memory client")
