@@ -3,7 +3,7 @@
 Shared by the single-use ledger (`state.ledger_redis`) and the connect kit's stores, so that an outage
 looks the same everywhere: a call waits at most `timeout_s` (a connection at most `connect_timeout_s`),
 and one quick retry on a fresh connection covers a pooled connection that a Redis restart broke.
-`pooled_client` needs the optional `redis` package (`pip install 'mcp-baton[redis]'`); `redacted` does not.
+`pooled_client` needs the optional `redis` package (Baton's `[redis]` extra); `redacted` does not.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ T = TypeVar("T")
 Kind = Literal["memory", "sqlite", "redis"]
 REDIS_SCHEMES = frozenset({"redis", "rediss", "unix"})
 FORMS = "use memory:, sqlite:, sqlite:///PATH or redis://HOST:PORT/DB"
-NEEDS_REDIS = "needs the redis package: pip install 'mcp-baton[redis]'"
+NEEDS_REDIS = "needs the redis package (Baton's [redis] extra): pip install 'redis>=5.0.1'"
 
 
 class StoreUnavailable(Exception):

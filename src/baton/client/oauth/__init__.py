@@ -6,7 +6,7 @@ sends the person's browser to the authorization server and checks what comes bac
 `response`), and retries the request with the token, which every later request carries (`pool`,
 `login`), within the size and time bounds of `limits`. Scopes follow `scopes`; tokens are kept in
 a `store`. `LoopbackRedirect` is the browser part for a program on the user's computer. The
-decisions are protocol.md P48-P59. Needs Authlib (`pip install 'mcp-baton[oauth]'`).
+decisions are protocol.md P48-P59. Needs Authlib (Baton's `[oauth]` extra).
 """
 
 from ..errors import AuthError
