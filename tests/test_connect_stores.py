@@ -565,7 +565,8 @@ def test_redis_url_without_the_redis_package(monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setattr(sys, "meta_path", [_NoRedis(), *sys.meta_path])
     for make in (tickets_from_url, vault_store_from_url):
-        with pytest.raises(ValueError, match=re.escape("needs the redis package (Baton's [redis] extra): pip install 'redis>=5.0.1'")):
+        needs = "needs the redis package (Baton's [redis] extra): pip install 'redis>=5.0.1'"
+        with pytest.raises(ValueError, match=re.escape(needs)):
             make("redis://127.0.0.1:6379/0")
     assert isinstance(tickets_from_url("memory:"), MemoryTickets)  # the rest works without it
 
