@@ -591,3 +591,31 @@ def test_rebuilt_tables_never_reuse_an_id() -> None:
         assert first != second and first.startswith("baton-")
 
     asyncio.run(go())
+
+
+def test_open_questions_are_capped_per_session_with_a_clear_tool_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from baton.server import legacy
+
+    server = make_server()
+
+    @server.tool()
+    async def three(ctx: Context) -> str:
+        answers = await ctx.gather(*(ctx.confirm(f"{n}?", key=f"k{n}") for n in range(3)))
+        return str(answers)
+
+    session = initialize(server, {"elicitation": {}})
+    monkeypatch.setattr(legacy, "MAX_OPEN_ASKS_PER_SESSION", 2)
+    body, client = run(server, session, "tools/call", {"name": "three"}, accept({"confirm": True}))
+    assert body["result"]["isError"] is True  # protocol.md P95
+    assert (
+        "this session already has too many questions waiting for answers (at most 2)"
+        in (body["result"]["content"][0]["text"])
+    )
+    assert client.requests() == []  # none was sent
+    monkeypatch.setattr(legacy, "MAX_OPEN_ASKS_PER_SESSION", 3)
+    body, _ = run(server, session, "tools/call", {"name": "three"}, accept({"confirm": True}))
+    assert body["result"]["content"][0]["text"] == "(True, True, True)"
+    assert server._legacy.open_asks == 0  # every slot given back
+    monkeypatch.setattr(legacy, "MAX_OPEN_ASKS", 2)  # and per instance, across sessions
+    body, _ = run(server, initialize(server, {"elicitation": {}}), "tools/call", {"name": "three"})
+    assert "this server already has too many questions waiting" in body["result"]["content"][0]["text"]

@@ -48,6 +48,10 @@ log = logging.getLogger("baton.server")
 
 MAX_ROUNDS = 16
 """Rounds one 2025-11-25 request may run (each re-ask of an invalid answer is one)."""
+MAX_OPEN_ASKS_PER_SESSION = 32
+MAX_OPEN_ASKS = 10_000
+"""Questions waiting for a client's answer at once, per 2025-11-25 session and per server instance: each holds
+a request open for up to `ask_timeout_s`, so a client that never answers cannot pile them up (protocol.md P95)."""
 MAX_SUBSCRIPTIONS = 1000
 MAX_SUBSCRIBED_URI = 2048
 """A session's subscriptions are soft state on the instance that serves it: bounded (protocol.md P31)."""
@@ -72,6 +76,7 @@ class Legacy:
     def __init__(self, server: Server, methods: dict[str, MethodHandler]) -> None:
         self.server = server
         self._methods = methods
+        self.open_asks = 0  # questions of every session of this instance waiting for an answer (P95)
 
     # -- the handshake -----------------------------------------------------------------------------
 
@@ -219,6 +224,17 @@ class Legacy:
             sendable.append((key, method, params))
         if not stream.can_request:
             raise _cannot_ask(sendable)
+        waiting = len(sendable)
+        if len(stream.outbound) + waiting > MAX_OPEN_ASKS_PER_SESSION or self.open_asks + waiting > MAX_OPEN_ASKS:
+            where = "this session" if len(stream.outbound) + waiting > MAX_OPEN_ASKS_PER_SESSION else "this server"
+            log.warning("refused %d question(s): %s has too many waiting for answers", waiting, where)
+            raise _Refused(
+                sendable[0][0],
+                f"{where} already has too many questions waiting for answers (at most "
+                f"{MAX_OPEN_ASKS_PER_SESSION if where == 'this session' else MAX_OPEN_ASKS}); answer or cancel "
+                "those first, then call again",
+            )
+        self.open_asks += waiting
         observer = self.server._engine.observer  # telemetry: each ask a span of its own (protocol.md P63)
 
         async def one(key: str, method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
@@ -249,6 +265,7 @@ class Legacy:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            self.open_asks -= waiting
 
 
 def _cannot_ask(sendable: list[tuple[str, str, dict[str, Any] | None]]) -> McpError:

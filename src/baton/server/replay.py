@@ -156,11 +156,13 @@ def _logged(flow: Flow, target: str) -> str:
 
 
 def _failure(exc: Exception, flow: Flow, target: str) -> dict[str, Any]:
-    """What a handler's exception answers (protocol.md P17): its own McpError as is; a
-    `ConfigurationError` names the setting to fix (a tool error, or -32603 for a resource or prompt); a
-    `ToolError` or a `ValueError` of the author's becomes, for a tool, a tool error the model reads, for
-    a resource or prompt, invalid params (-32602) with its message; anything else (Baton's own
-    `UsageError` included) is logged and answered as an internal error that hides the details."""
+    """What a handler's exception answers (protocol.md P17): a `CapabilityMissing` in a tool, a tool error a
+    model can relay (P96); its own McpError as is; a `FormError` (a form the wire cannot carry), what is
+    wrong with the form (P97); a `ConfigurationError` names the setting to fix (a tool error, or -32603
+    for a resource or prompt); a `ToolError` or a `ValueError` of the author's becomes, for a tool, a
+    tool error the model reads, for a resource or prompt, invalid params (-32602) with its message;
+    anything else (Baton's own `UsageError` included) is logged and answered as an internal error that
+    hides the details."""
     if isinstance(exc, CapabilityMissing) and flow.tool_errors:
         # protocol.md P96: a tool result the model can relay, in both eras (resources and prompts keep the error).
         required = exc.data["requiredCapabilities"] if isinstance(exc.data, dict) else {}
