@@ -137,11 +137,15 @@ class Stream:
         if key is not None:
             self.keys[rid] = key
         self._open.add(rid)
+        sent = False
         try:
             await self._write(request(rid, method, params))
+            sent = True
             return await asyncio.wait_for(future, wait_s)
         except (TimeoutError, asyncio.CancelledError, PeerGone) as exc:
             self.outbound.forget(rid)
+            if not sent:  # it never went out: nothing to withdraw
+                raise
             if isinstance(exc, PeerGone):
                 reason = exc.message
             else:
