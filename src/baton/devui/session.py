@@ -120,7 +120,7 @@ class DevSession:
     # -- events -----------------------------------------------------------------------------------------
 
     def publish(self, event: dict[str, Any]) -> None:
-        event = {"seq": next(self._seq), "at": time.time(), **event}
+        event = {"seq": next(self._seq), **event}
         self._events.append(event)
         for queue in self._listeners:
             queue.put_nowait(event)
