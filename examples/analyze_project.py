@@ -83,3 +83,7 @@ def _scan(top: Path) -> ProjectReport:
                     break
     by_extension = [ExtensionStats(ext, n, sizes[ext]) for ext, n in counts.most_common()]
     return ProjectReport(".", counts.total(), directories, sum(sizes.values()), links, truncated, by_extension)
+
+
+if __name__ == "__main__":
+    server.run()  # stdio, as a host starts it; server.run("http", port=8000) for Streamable HTTP

@@ -517,3 +517,7 @@ def complete(ref: dict[str, Any], argument: dict[str, Any], context: dict[str, A
     words = ["alpha", "beta", "gamma", "delta"]
     prefix = str(argument.get("value", ""))
     return [w for w in words if w.startswith(prefix)]
+
+
+if __name__ == "__main__":
+    server.run()  # stdio, as a host starts it; server.run("http", port=8000) for Streamable HTTP

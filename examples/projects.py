@@ -100,3 +100,7 @@ async def create_project(ctx: Context, name: str) -> str:
         return "Creation cancelled."
     PROJECTS[project_id] = {"owner": ctx.principal, "template": answer.data.template}
     return f"Created {project_id} ({answer.data.template} in {', '.join(answer.data.regions)}), ${cost}/month."
+
+
+if __name__ == "__main__":
+    server.run()  # stdio, as a host starts it; server.run("http", port=8000) for Streamable HTTP

@@ -286,9 +286,12 @@ def test_stdio_says_it_on_stderr_and_keeps_stdout_for_protocol_messages(tmp_path
     )
     done = baton("serve", write(tmp_path, PLAIN), "--stdio", stdin=line)
     assert done.returncode == 0, done.stderr
-    assert "baton serve: serving 'plain' on stdio" in done.stderr and "baton serve: data directory: " in done.stderr
+    assert done.stderr == "baton serve: serving 'plain' on stdio\n"  # one short line: a host logs it
     (reply,) = done.stdout.splitlines()
     assert reply.startswith('{"jsonrpc":"2.0","id":1,"result":')
+    quiet = baton("serve", write(tmp_path, PLAIN), "--stdio", "--quiet", stdin=line)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.stdout == done.stdout
 
 
 # -- baton keys -------------------------------------------------------------------------------------------

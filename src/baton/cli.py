@@ -5,20 +5,21 @@ client subcommands `baton tools|call|resources|read|prompts|prompt` (`baton.cli_
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import os
 import socket
 import sys
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any
 
 from .protocol.hosts import is_loopback
+from .serve.run import GRACEFUL_SHUTDOWN_S, announce, can_listen, ready, serve_http, telemetry, where
+from .serve.run import refuse as _refuse
 from .serve.target import TargetError, load_server
 from .server.core import Server
-from .server.startup import ConfigurationError, connect_users
-from .state.keys import data_dir
-from .telemetry.logs import FORMATS, LOG_FORMAT_ENV, LogFormat, log_format, uvicorn_config
+from .server.startup import ConfigurationError
+from .telemetry.logs import FORMATS, LOG_FORMAT_ENV, log_format, uvicorn_config
 from .telemetry.logs import configure as configure_logs
 from .telemetry.logs import line as stderr_line
 
@@ -27,6 +28,7 @@ ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
 ENV_AUTH = "BATON_SERVE_AUTH"  # --auth-* for the worker processes, as JSON
 ENV_LOG_LEVEL = "BATON_SERVE_LOG_LEVEL"  # --log-level for the worker processes (the format: $BATON_LOG_FORMAT)
 ENV_ASK_TIMEOUT = "BATON_SERVE_ASK_TIMEOUT"  # --ask-timeout for the worker processes
+ENV_RELOAD = "BATON_SERVE_RELOAD"  # set for the process `--reload` restarts: it runs the start-up checks itself
 TEXT_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 ENV_AUTH_CLIENT_ID = "BATON_AUTH_CLIENT_ID"
 ENV_AUTH_CLIENT_SECRET = "BATON_AUTH_CLIENT_SECRET"  # never a flag: argv is visible to every local user
@@ -39,9 +41,6 @@ CLIENT_COMMANDS = {
     "prompt": "get a prompt: baton prompt URL NAME [key=value ...] | baton prompt NAME ... -- COMMAND...",
 }
 """The client subcommands (`baton.cli_client`); each answers `--help` and takes `--json`."""
-GRACEFUL_SHUTDOWN_S = 5
-"""How long `baton serve` waits, on SIGTERM, for open connections: long-lived SSE streams (a session's
-standalone GET, `subscriptions/listen`) would otherwise hold the server up for ever."""
 
 
 def _seconds(text: str) -> float:
@@ -59,7 +58,14 @@ def _worker_app() -> Any:
     """uvicorn factory for `--workers N`: each worker process loads the target itself, and logs as the parent
     was told to (`--log-level`, `--log-format`)."""
     configure_logs(os.environ.get(ENV_LOG_LEVEL, "warning").upper(), log_format(None), TEXT_LOG_FORMAT)
-    server = load_server(os.environ[ENV_TARGET])
+    try:  # SystemExit: the worker process ends printing only the message (what to fix), no traceback
+        server = load_server(os.environ[ENV_TARGET])
+    except TargetError as exc:
+        raise SystemExit(f"baton serve: {exc}") from None
+    if ENV_RELOAD in os.environ:  # an edit may break what the first start checked
+        refusal = ready(server, "http")
+        if refusal:
+            raise SystemExit(f"baton serve: {refusal}")
     if ENV_ASK_TIMEOUT in os.environ:
         server.ask_timeout_s = float(os.environ[ENV_ASK_TIMEOUT])
     options = os.environ.get(ENV_AUTH)
@@ -67,7 +73,7 @@ def _worker_app() -> Any:
         problem = _protect(server, json.loads(options))
         if problem:
             raise SystemExit(f"baton serve: {problem}")
-    _telemetry(server, worker=True)  # each worker its own exporters (they do not survive a fork)
+    telemetry(server, worker=True)  # each worker its own exporters (they do not survive a fork)
     hosts = os.environ.get(ENV_APP_OPTIONS)
     return server.asgi(allowed_hosts=hosts.split(",") if hosts else None)
 
@@ -130,74 +136,6 @@ def _protect(server: Server, options: dict[str, Any]) -> str | None:
     return None
 
 
-def _telemetry(server: Server, *, worker: bool = False) -> None:
-    """Set up OpenTelemetry export when the standard variables ask for it (protocol.md P60); the instance
-    is named as in the `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), a `--workers` process's
-    `$BATON_INSTANCE:pid` (each process its own `service.instance.id`). Once set up, the server's
-    `aclose` (which the transport awaits when it shuts down: uvicorn's lifespan on SIGTERM or SIGINT, in each
-    worker; the end of stdio) exports what is queued and shuts the providers down, bounded (protocol.md P70)."""
-    from .serve.http import ENV_INSTANCE
-    from .telemetry.setup import from_env, shutdown
-
-    named = os.environ.get(ENV_INSTANCE)
-    instance = f"{named or socket.gethostname()}:{os.getpid()}" if worker or not named else named
-    if not from_env(server.name, instance):
-        return
-    close = server.aclose
-
-    async def aclose() -> None:
-        try:
-            await close()
-        finally:
-            await asyncio.to_thread(shutdown)
-
-    vars(server)["aclose"] = aclose  # an instance attribute, as `instrument` shadows the entry points
-
-
-def _refuse(message: str, fmt: LogFormat = "text") -> int:
-    print(stderr_line(message, "ERROR", fmt), file=sys.stderr)
-    return 2
-
-
-def _ready(server: Server, transport: Literal["http", "stdio"]) -> str | None:
-    """Mount the default connect kit and run the start-up checks: why the server cannot be served, or None.
-
-    Also creates the shared key file before any worker races for it."""
-    from .connect import mount_default_kit
-
-    mount_default_kit(server)
-    try:
-        server.check_startup(transport)
-    except ConfigurationError as exc:
-        return f"cannot serve {server.name!r}: {exc}"
-    return None
-
-
-def _announce(server: Server, where: str, fmt: LogFormat = "text") -> None:
-    """Say on stderr where the server answers and what it uses: its keys, its data directory, its connect pages."""
-    from .connect import ConnectKit
-
-    lines = [f"serving {server.name!r} {where}", f"keys: {server.key_ring.source}", f"data directory: {data_dir()}"]
-    kit = server.connect_kit if server.has_connect_kit else None
-    if isinstance(kit, ConnectKit) and kit.configured and (server.connect_declared or any(connect_users(server))):
-        lines.append(f"connect pages: {kit.base_url}/connect/")
-    for line in lines:
-        print(stderr_line(line, "INFO", fmt), file=sys.stderr)
-    sys.stderr.flush()
-
-
-def _can_listen(host: str, port: int) -> str | None:
-    """Why nothing can listen on host:port (taken, not an address of this machine), or None."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-        with socket.socket(infos[0][0], socket.SOCK_STREAM) as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds it
-            sock.bind(infos[0][4])
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    return None
-
-
 def serve(args: argparse.Namespace) -> int:
     fmt = log_format(getattr(args, "log_format", None))  # the flag, else $BATON_LOG_FORMAT, else text
 
@@ -221,20 +159,25 @@ def serve(args: argparse.Namespace) -> int:
         if problem:
             return refuse(problem)
     if args.workers <= 1 or args.stdio:
-        _telemetry(server)
+        telemetry(server)
+    if args.stdio and args.reload:
+        return refuse(
+            "--reload is for HTTP: over stdio the host starts and owns the server process, so restart it from "
+            "the host (or use baton dev FILE, which restarts a stdio server when you save)"
+        )
     if args.stdio:
         from .serve.stdio import serve_stdio
 
-        refusal = _ready(server, "stdio")
+        refusal = ready(server, "stdio")
         if refusal:
             return refuse(refusal)
-        _announce(server, "on stdio (stdout carries only protocol messages)", fmt)
+        announce(server, "on stdio", fmt, quiet=args.quiet, brief=True)  # one line: a host shows it in its log
         return serve_stdio(server)  # 0 at EOF or SIGTERM, 130 after SIGINT (protocol.md P98)
     host, _, port_text = args.http.rpartition(":")
     if not host or not port_text.isdigit():
         return refuse(f"--http takes HOST:PORT, not {args.http!r}")
     host = host.strip("[]")
-    refusal = _ready(server, "http")
+    refusal = ready(server, "http")
     if refusal:
         return refuse(refusal)
     if args.workers > 1 and server.key_ring.ephemeral:
@@ -242,12 +185,14 @@ def serve(args: argparse.Namespace) -> int:
             "--workers needs keys every worker shares, but this server uses a per-process key; "
             "set BATON_STATE_KEYS or use the default key file (do not pass KeyRing.ephemeral_key())"
         )
-    taken = _can_listen(host, int(port_text))
+    taken = can_listen(host, int(port_text))
     if taken:
         return refuse(f"cannot listen on {args.http}: {taken}")
-    shown = f"[{host}]" if ":" in host else host
+    if args.reload and args.workers > 1:
+        return refuse("--reload restarts one process; it cannot be used with --workers")
     workers = f" ({args.workers} worker processes)" if args.workers > 1 else ""
-    _announce(server, f"at http://{shown}:{port_text}/mcp{workers}", fmt)
+    workers += f" (restarted when a file under {_watched(args.target)} changes)" if args.reload else ""
+    announce(server, where(host, int(port_text)) + workers, fmt, quiet=args.quiet)
     allowed = args.allow_host or None
     if not is_loopback(host) and allowed is None:
         logging.getLogger("baton").warning(
@@ -256,7 +201,7 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     logs: dict[str, Any] = {"log_config": uvicorn_config(args.log_level)} if fmt == "json" else {}
-    if args.workers > 1:
+    if args.workers > 1 or args.reload:
         _nodelay_listener()
         os.environ[ENV_TARGET] = args.target
         if allowed:
@@ -267,28 +212,32 @@ def serve(args: argparse.Namespace) -> int:
         if args.ask_timeout is not None:
             os.environ[ENV_ASK_TIMEOUT] = repr(args.ask_timeout)
         os.environ[LOG_FORMAT_ENV] = fmt
+        reload: dict[str, Any] = {}
+        if args.reload:  # uvicorn's reloader, with watchfiles: a new process on each change, same port
+            os.environ[ENV_RELOAD] = "1"
+            reload = {"reload": True, "reload_dirs": [_watched(args.target)]}
+        else:
+            reload = {"workers": args.workers}
         uvicorn.run(
             "baton.cli:_worker_app",
             factory=True,
             host=host,
             port=int(port_text),
-            workers=args.workers,
+            **reload,
             log_level=args.log_level,
             **logs,
             access_log=False,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )
     else:
-        uvicorn.run(
-            server.asgi(allowed_hosts=allowed),
-            host=host,
-            port=int(port_text),
-            log_level=args.log_level,
-            **logs,
-            access_log=False,
-            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-        )
+        return serve_http(server, host, int(port_text), allowed_hosts=allowed, log_level=args.log_level, fmt=fmt)
     return 0
+
+
+def _watched(target: str) -> str:
+    """The folder `--reload` watches: the server file's, or the working directory for `module:attr`."""
+    spec = target.partition(":")[0] if not (len(target) > 2 and target[1] == ":") else target
+    return str(Path(spec).resolve().parent) if spec.endswith(".py") or os.sep in spec else os.getcwd()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -307,6 +256,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     mode.add_argument("--stdio", action="store_true", help="serve newline-delimited JSON on stdin/stdout")
     p.add_argument("--workers", type=int, default=1, help="worker processes for HTTP (they share the key file)")
+    p.add_argument(
+        "--reload",
+        action="store_true",
+        help="HTTP only: restart the server, on the same port, when a file under its folder changes. Not for "
+        "--stdio: there the host owns the process (restart it from the host, or use baton dev FILE)",
+    )
+    p.add_argument(
+        "--quiet", action="store_true", help="no start-up lines on stderr (on stdio they are one line already)"
+    )
     p.add_argument(
         "--allow-host",
         action="append",

@@ -496,6 +496,18 @@ class Server:
         self._checked.clear()
         self.hub.publish(kind)
 
+    def run(self, transport: Literal["stdio", "http"] = "stdio", *, host: str = "127.0.0.1", port: int = 8000) -> None:
+        """Serve this server from `python server.py`, as `baton serve` does: the same start-up checks (a
+        refusal is one line and exit status 2), the same banner (one line on stdio), a clean end (Ctrl-C is
+        exit status 130, no traceback). `transport="stdio"` (the default, what a host starts) or `"http"`
+        (Streamable HTTP at http://host:port/mcp). Blocks; exits the process with a non-zero status.
+        """
+        from ..serve.run import run  # the serving layer, when asked for, as `asgi` imports it
+
+        code = run(self, transport, host, port)
+        if code:
+            raise SystemExit(code)
+
     def asgi(
         self,
         *,

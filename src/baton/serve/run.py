@@ -1,0 +1,154 @@
+"""Serving one `Server` in this process, the way `baton serve` and `Server.run()` both do.
+
+`ready` mounts the default connect kit and runs the start-up checks (a refusal is one message, exit 2);
+`announce` says on stderr where the server answers (on stdio one short line, none when `quiet`, since
+stdout is the protocol there and a host shows stderr in its logs); `telemetry` sets up OpenTelemetry
+export when the standard variables ask for it; `serve_http` runs uvicorn on one address;
+`run` is all of it for `Server.run(transport=..., host=..., port=...)`. `baton serve` adds what only a
+command line has (`--workers`, `--auth-*`, `--reload`) around the same functions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..connect import ConnectKit, mount_default_kit
+from ..server.startup import ConfigurationError, connect_users
+from ..state.keys import data_dir
+from ..telemetry.logs import LogFormat, uvicorn_config
+from ..telemetry.logs import line as stderr_line
+
+if TYPE_CHECKING:
+    from ..server.core import Server
+
+Transport = Literal["http", "stdio"]
+GRACEFUL_SHUTDOWN_S = 5
+"""How long serving waits, on SIGTERM, for open connections: long-lived SSE streams (a session's
+standalone GET, `subscriptions/listen`) would otherwise hold the server up for ever."""
+
+
+def refuse(message: str, fmt: LogFormat = "text") -> int:
+    """Print why the server cannot be served (one line on stderr); the exit status, 2."""
+    print(stderr_line(message, "ERROR", fmt), file=sys.stderr)
+    return 2
+
+
+def ready(server: Server, transport: Transport) -> str | None:
+    """Mount the default connect kit and run the start-up checks: why the server cannot be served, or None.
+
+    Also creates the shared key file before any worker races for it."""
+    mount_default_kit(server)
+    try:
+        server.check_startup(transport)
+    except ConfigurationError as exc:
+        return f"cannot serve {server.name!r}: {exc}"
+    return None
+
+
+def announce(server: Server, where: str, fmt: LogFormat = "text", *, quiet: bool = False, brief: bool = False) -> None:
+    """Say on stderr where the server answers and what it uses (its keys, its data directory, its connect
+    pages); `brief`: only the first line (stdio); `quiet`: nothing."""
+    if quiet:
+        return
+    kit = server.connect_kit if server.has_connect_kit else None
+    pages = None
+    if isinstance(kit, ConnectKit) and kit.configured and (server.connect_declared or any(connect_users(server))):
+        pages = f"connect pages: {kit.base_url}/connect/"
+    if brief:
+        lines = [f"serving {server.name!r} {where}" + (f"; {pages}" if pages else "")]
+    else:
+        lines = [f"serving {server.name!r} {where}", f"keys: {server.key_ring.source}", f"data directory: {data_dir()}"]
+        lines += [pages] if pages else []
+    for line in lines:
+        print(stderr_line(line, "INFO", fmt), file=sys.stderr)
+    sys.stderr.flush()
+
+
+def telemetry(server: Server, *, worker: bool = False) -> None:
+    """Set up OpenTelemetry export when the standard variables ask for it (protocol.md P60); the instance
+    is named as in the `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), a `--workers` process's
+    `$BATON_INSTANCE:pid` (each process its own `service.instance.id`). Once set up, the server's
+    `aclose` (which the transport awaits when it shuts down: uvicorn's lifespan on SIGTERM or SIGINT, in each
+    worker; the end of stdio) exports what is queued and shuts the providers down, bounded (protocol.md P70)."""
+    from ..telemetry.setup import from_env, shutdown
+    from .http import ENV_INSTANCE
+
+    named = os.environ.get(ENV_INSTANCE)
+    instance = f"{named or socket.gethostname()}:{os.getpid()}" if worker or not named else named
+    if not from_env(server.name, instance):
+        return
+    close = server.aclose
+
+    async def aclose() -> None:
+        try:
+            await close()
+        finally:
+            await asyncio.to_thread(shutdown)
+
+    vars(server)["aclose"] = aclose  # an instance attribute, as `instrument` shadows the entry points
+
+
+def can_listen(host: str, port: int) -> str | None:
+    """Why nothing can listen on host:port (taken, not an address of this machine), or None."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds it
+            sock.bind(infos[0][4])
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def where(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"at http://{shown}:{port}/mcp"
+
+
+def serve_http(
+    server: Server,
+    host: str,
+    port: int,
+    *,
+    allowed_hosts: list[str] | None = None,
+    log_level: str = "warning",
+    fmt: LogFormat = "text",
+) -> int:
+    """Blocking: serve Streamable HTTP at http://host:port/mcp until SIGINT or SIGTERM; the exit status."""
+    import uvicorn
+
+    logs: dict[str, Any] = {"log_config": uvicorn_config(log_level)} if fmt == "json" else {}
+    uvicorn.run(
+        server.asgi(allowed_hosts=allowed_hosts),
+        host=host,
+        port=port,
+        log_level=log_level,
+        **logs,
+        access_log=False,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+    )
+    return 0
+
+
+def run(server: Server, transport: Transport, host: str, port: int, *, quiet: bool = False) -> int:
+    """Serve `server` as `baton serve` would (checks, announcement, telemetry); the exit status."""
+    from .stdio import serve_stdio
+
+    if transport not in ("stdio", "http"):
+        return refuse(f'transport is "stdio" or "http", not {transport!r}')
+    refusal = ready(server, transport)
+    if refusal:
+        return refuse(refusal)
+    telemetry(server)
+    if transport == "stdio":
+        announce(server, "on stdio", quiet=quiet, brief=True)
+        return serve_stdio(server)
+    taken = can_listen(host, port)
+    if taken:
+        return refuse(f"cannot listen on {host}:{port}: {taken}")
+    announce(server, where(host, port), quiet=quiet)
+    return serve_http(server, host, port)
