@@ -4,4 +4,5 @@ import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not when a spawned process (uvicorn's reloader, workers) imports it again
+    sys.exit(main())

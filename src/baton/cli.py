@@ -1,5 +1,5 @@
-"""The `baton` command: `baton serve TARGET [--http HOST:PORT | --stdio] [--workers N] [--auth-issuer URL
---auth-audience URL]`, `baton keys`, and the
+"""The `baton` command: `baton serve TARGET [--http HOST:PORT | --stdio] [--workers N] [--reload] [--auth-issuer
+URL --auth-audience URL]`, `baton keys`, `baton dev` (`baton.devui`), `baton install` (`baton.install`), and the
 client subcommands `baton tools|call|resources|read|prompts|prompt` (`baton.cli_client`)."""
 
 from __future__ import annotations
@@ -302,6 +302,9 @@ def main(argv: list[str] | None = None) -> int:
         f"${ENV_AUTH_CLIENT_SECRET}",
     )
     commands.add_parser(
+        "install", help="put a server into a host: baton install claude-desktop|claude-code|cursor|vscode|mcp-json FILE"
+    )
+    commands.add_parser(
         "dev", help="see and drive a server's flows in the browser: baton dev FILE.py | URL | -- COMMAND"
     )
     commands.add_parser(
@@ -311,6 +314,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, summary in CLIENT_COMMANDS.items():  # parsed by baton.cli_client, each with --help and --json
         commands.add_parser(name, help=summary)
     words = list(sys.argv[1:] if argv is None else argv)
+    if words and words[0] == "install":
+        from .install.command import main as install
+
+        return install(words[1:])
     if words and words[0] == "dev":
         from .devui.command import main as dev
 

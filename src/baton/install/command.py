@@ -1,0 +1,199 @@
+"""`baton install HOST TARGET [--name NAME] [--env KEY=VALUE ...] [--env-file FILE] [--workspace DIR] [--dry-run]`.
+
+The entry starts the server from any working directory and PATH: this environment's Python by its
+absolute path, `-m baton serve` and the server file's absolute path, `--stdio --quiet`, and the `--env`
+values (an `--env-file` first, `--env` over it). Before anything is written the server is loaded and its
+start-up checks are run here, with those variables, exactly as the host will run them: a server that
+would refuse to start in the host (a `ctx.secret` tool without `BATON_PUBLIC_URL`, an unsupported
+parameter) is not installed, and the message says what is missing. A URL target is written as a URL
+entry where the host's file supports one. Values from `--env` are never printed: a dry run, `mcp-json`
+and the `claude mcp add` line show `${KEY}` in their place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..serve.run import ready
+from ..serve.target import TargetError, load_server
+from . import config_file
+from .hosts import HOSTS, Entry, HostName, InstallError, entry_json, servers_key
+from .hosts import config_file as host_file
+
+USAGE = (
+    "baton install {claude-desktop,claude-code,cursor,vscode,mcp-json} TARGET [--name NAME] "
+    "[--env KEY=VALUE ...] [--env-file FILE] [--workspace DIR] [--dry-run]"
+)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="baton install",
+        usage=USAGE,
+        description="Put a Baton server into an MCP host's configuration, so that the host starts it (or, for a "
+        "URL, connects to it). The server's start-up checks run first: nothing is written for a server that "
+        "would not start in the host. Other entries of the file are kept; the old file is kept beside it as "
+        "FILE.bak. See docs/hosts.md.",
+    )
+    p.add_argument("host", choices=HOSTS, metavar="HOST", help=f"one of {', '.join(HOSTS)}")
+    p.add_argument("target", help="FILE.py[:ATTR] (run over stdio by the host) or an http(s) URL")
+    p.add_argument("--name", help="the server's name in the host (default: the Server's name, or the URL's host)")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a variable for the server")
+    p.add_argument("--env-file", type=Path, metavar="FILE", help="variables for the server, KEY=VALUE lines")
+    p.add_argument("--workspace", type=Path, metavar="DIR", help="cursor and vscode: this project's file")
+    p.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
+    return p
+
+
+def main(words: list[str]) -> int:
+    args = parser().parse_args(words)
+    try:
+        return install(args)
+    except InstallError as exc:
+        print(f"baton install: {exc}", file=sys.stderr)
+        return exc.status
+
+
+def install(args: argparse.Namespace) -> int:
+    host: HostName = args.host
+    env = _variables(args.env_file, args.env)
+    if args.workspace is not None and host not in ("cursor", "vscode"):
+        raise InstallError("--workspace is for cursor and vscode")
+    if args.target.startswith(("http://", "https://")):
+        if env:
+            raise InstallError("--env and --env-file are for a server the host starts; a URL server has its own")
+        entry = Entry(url=args.target)
+        name = args.name or _url_name(args.target)
+    else:
+        path, attr, server_name = _checked(args.target, env)
+        entry = Entry(
+            command=sys.executable,
+            args=("-m", "baton", "serve", f"{path}{attr}", "--stdio", "--quiet"),
+            env=tuple(env.items()),
+        )
+        name = args.name or server_name
+    if host == "mcp-json":
+        print(json.dumps({"mcpServers": {name: entry_json(host, entry, mask=True)}}, indent=2))
+        if env:
+            print(f"note: put the values of {', '.join(env)} where it says ${{...}}", file=sys.stderr)
+        return 0
+    if host == "claude-code":
+        return _claude_code(name, entry, dry_run=args.dry_run)
+    workspace = args.workspace.resolve() if args.workspace is not None else None
+    path_ = host_file(host, workspace)
+    config, had_comments = config_file.read(path_, comments=host == "vscode")
+    updated, replaced = config_file.put(path_, config, servers_key(host), name, entry_json(host, entry))
+    shown = json.dumps({name: entry_json(host, entry, mask=True)}, indent=2)
+    if args.dry_run:
+        print(f"would {'replace' if replaced else 'add'} {name!r} in {path_}:\n{shown}")
+        return 0
+    backup = config_file.write(path_, updated)
+    print(
+        f"{'replaced' if replaced else 'added'} {name!r} in {path_}" + (f" (the old file: {backup})" if backup else "")
+    )
+    if had_comments:
+        print(f"note: the comments in {path_} were not kept; they are in {backup}", file=sys.stderr)
+    print(f"restart {_shown_host(host)} to start it")
+    return 0
+
+
+def _checked(target: str, env: dict[str, str]) -> tuple[Path, str, str]:
+    """The server file's absolute path, its `:ATTR` and the Server's name, once its start-up checks pass
+    with `env` set, as in the host; InstallError says what would stop it there."""
+    spec, _, attr = target.partition(":") if not (len(target) > 2 and target[1] == ":") else (target, "", "")
+    if not spec.endswith(".py"):
+        raise InstallError(f"{target!r}: the target is a server file (FILE.py[:ATTR]) or an http(s) URL")
+    path = Path(spec).resolve()
+    with _environment(env):
+        try:
+            server = load_server(f"{path}{':' + attr if attr else ''}")
+        except TargetError as exc:
+            raise InstallError(f"not installed: {exc}") from None
+        refusal = ready(server, "stdio")
+    if refusal:
+        raise InstallError(f"not installed, as the host could not start it: {refusal}; pass what it needs with --env")
+    return path, f":{attr}" if attr else "", server.name
+
+
+@contextmanager
+def _environment(env: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _variables(env_file: Path | None, pairs: list[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    if env_file is not None:
+        try:
+            lines = env_file.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise InstallError(f"cannot read --env-file {env_file}: {exc.strerror or exc}") from None
+        for number, line in enumerate(lines, 1):
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continue
+            key, sep, value = text.removeprefix("export ").partition("=")
+            if not sep or not key.strip().isidentifier():
+                raise InstallError(f"{env_file}, line {number}: expected KEY=VALUE")
+            values[key.strip()] = value.strip().strip("'\"")
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise InstallError(f"--env takes KEY=VALUE, not {pair.partition('=')[0]!r}...")
+        values[key] = value
+    return values
+
+
+def _url_name(url: str) -> str:
+    return urlsplit(url).hostname or "server"
+
+
+def _claude_code(name: str, entry: Entry, *, dry_run: bool) -> int:
+    if entry.url is not None:
+        words = ["claude", "mcp", "add", "--transport", "http", name, entry.url]
+    else:
+        words = ["claude", "mcp", "add", name]
+        for key, _ in entry.env:
+            words += ["-e", f"{key}=${{{key}}}"]
+        words += ["--", entry.command or "", *entry.args]
+    # "KEY=${KEY}" is left for the shell to fill in from its own environment: the value is never printed
+    shown = " ".join(f'"{w}"' if "=${" in w else shlex.quote(w) for w in words)
+    claude = shutil.which("claude")
+    if claude is None or dry_run:
+        why = "" if dry_run else "claude is not on PATH; run this where it is:\n"
+        print(f"{why}{shown}")
+        return 0
+    real = ["claude", "mcp", "add", *([] if entry.url is None else ["--transport", "http"]), name]
+    if entry.url is not None:
+        real.append(entry.url)
+    else:
+        for key, value in entry.env:
+            real += ["-e", f"{key}={value}"]
+        real += ["--", entry.command or "", *entry.args]
+    done = subprocess.run([claude, *real[1:]], check=False)
+    if done.returncode != 0:
+        raise InstallError(f"claude mcp add failed (exit status {done.returncode})", status=1)
+    print(f"added {name!r} to Claude Code")
+    return 0
+
+
+def _shown_host(host: HostName) -> str:
+    return {"claude-desktop": "Claude Desktop", "cursor": "Cursor", "vscode": "VS Code"}.get(host, host)
