@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable
 from pathlib import Path
@@ -34,8 +35,8 @@ from typing import Any
 
 import httpx
 
-from baton import Context, Server
-from baton.client import Accepted, Answer, Client, Question
+from baton import Context, McpError, Server
+from baton.client import Accepted, Answer, Client, ClientError, Question
 from baton.forms.url_safety import check_url, format_for_display
 from baton.render import TerminalRenderer
 
@@ -156,9 +157,8 @@ def auto_connect(question: Question) -> Awaitable[Answer[Any]]:
     return answer()
 
 
-async def run(url: str, auto: bool) -> None:
+async def run(url: str, auto: bool, renderer: TerminalRenderer | None) -> None:
     # At a terminal, the questions are asked by Baton's terminal renderer; --auto answers by itself.
-    renderer = None if auto else TerminalRenderer()
     on_form = auto_answerer if renderer is None else renderer
     on_url = auto_connect if renderer is None else renderer
     async with Client(url, on_form=on_form, on_url=on_url, name="baton-demo") as client:
@@ -183,6 +183,16 @@ async def run(url: str, auto: bool) -> None:
             print(result.text)
 
 
+def relay(server: subprocess.Popen[str], renderer: TerminalRenderer | None) -> None:
+    """Copy the server's stderr to ours, a line at a time, never into an open question."""
+    assert server.stderr is not None
+    for line in server.stderr:
+        if renderer is None:
+            sys.stderr.write(line)
+        else:
+            renderer.between_dialogs(line)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--auto", action="store_true", help="answer the server's questions automatically")
@@ -195,7 +205,12 @@ def main() -> int:
     env["BATON_CONNECT_STORE"] = "memory:"  # a fresh vault each run, so the key is asked for every time
     baton = Path(sys.executable).with_name("baton")
     target = f"{HERE / 'demo.py'}:demo_server"
-    server = subprocess.Popen([str(baton), "serve", target, "--http", f"127.0.0.1:{port}"], env=env)
+    # The server's log lines go through the renderer, which holds them while a question is open.
+    renderer = None if auto else TerminalRenderer()
+    server = subprocess.Popen(
+        [str(baton), "serve", target, "--http", f"127.0.0.1:{port}"], env=env, stderr=subprocess.PIPE, text=True
+    )
+    threading.Thread(target=relay, args=(server, renderer), daemon=True).start()
     try:
         deadline = time.monotonic() + 15
         while True:
@@ -208,7 +223,13 @@ def main() -> int:
                     return 1
                 time.sleep(0.05)
         print(f"Projects server on http://127.0.0.1:{port}/mcp (pid {server.pid})")
-        asyncio.run(run(f"http://127.0.0.1:{port}/mcp", auto))
+        asyncio.run(run(f"http://127.0.0.1:{port}/mcp", auto, renderer))
+    except (ClientError, McpError, OSError) as exc:  # said in one line: what happened, not a traceback
+        print(f"demo: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130
     finally:
         server.terminate()
         server.wait(10)

@@ -815,6 +815,7 @@ def test_session_asks_carry_only_trace_context_and_bounded_codes(traces: bool) -
 SESSION_PROBE = """
     import itertools
 
+    from baton.client.deadline import Deadlines
     from baton.client.inbound import Inbound
     from baton.client.legacy import Session
     from baton.client.session_http import SessionGone
@@ -850,7 +851,7 @@ SESSION_PROBE = """
     async def main():
         wire = Wire()
         session = Session(wire, Inbound(None, None, None, None), capabilities={}, client_info={"name": "t"},
-                          ids=itertools.count(1), deadline_s=5, url_retries=1,
+                          ids=itertools.count(1), deadlines=Deadlines(5), url_retries=1,
                           observer=ClientObserver("http://127.0.0.1:1/mcp"))
         await session.open()
         envelope_only = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}

@@ -435,3 +435,37 @@ def test_secret_warning_uses_the_form_guards_rule(name: str, warned: bool) -> No
     out = io.StringIO()
     TerminalRenderer(io.StringIO("\n"), out, color=False).ask_form("Hello", FormSpec([StringField(name)]))
     assert ("looks like a request for a secret" in out.getvalue()) is warned
+
+
+def test_a_log_line_during_a_question_waits_until_the_question_is_answered() -> None:
+    """A program's log lines never land inside an open prompt (protocol.md P92): held, then written."""
+    import io
+    import logging
+
+    from baton.forms import Accepted, FormSpec, StringField
+    from baton.render import TerminalRenderer
+
+    out = io.StringIO()
+    logger = logging.getLogger("test.between.dialogs")
+
+    class Typing(io.StringIO):
+        def readline(self, *args: Any) -> str:
+            logger.warning("the server logged this while you typed")  # mid-question
+            return super().readline(*args)
+
+    renderer = TerminalRenderer(stdin=Typing("\nAda\n"), stdout=out, color=False)  # Enter = answer, then Ada
+    handler = renderer.log_handler(stream=out)
+    handler.setFormatter(logging.Formatter("LOG %(message)s"))
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        renderer.between_dialogs("LOG before any question", stream=out)
+        answer = renderer.ask_form("Your name?", FormSpec([StringField("name")]))
+    finally:
+        logger.removeHandler(handler)
+    assert answer == Accepted({"name": "Ada"})
+    text = out.getvalue()
+    assert text.index("LOG before any question") < text.index("Your name?")
+    held = text.index("LOG the server logged this while you typed")
+    assert held > text.rindex("name")  # after the whole dialog, not inside its prompt
+    assert text.rstrip().endswith("LOG the server logged this while you typed")

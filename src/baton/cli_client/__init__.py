@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from ..client import ClientError
+from ..client.http11 import HttpError
 from ..protocol.errors import McpError
 from .args import COMMANDS, UsageError, parse, parser
 from .commands import RUN, NotOffered
@@ -50,9 +51,16 @@ def run(command: str, argv: Sequence[str]) -> int:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the interpreter flushes it at exit
         return 141
-    except (OSError, ConnectionError) as exc:
-        print(f"baton {command}: cannot reach the server: {exc}", file=sys.stderr)
+    except HttpError as exc:  # the server answered, but not as an MCP endpoint does (protocol.md P91)
+        where = invocation.target if isinstance(invocation.target, str) else "the server"
+        print(f"baton {command}: {where}: {exc}", file=sys.stderr)
         return 1
+    except (OSError, ConnectionError) as exc:
+        print(f"baton {command}: cannot reach the server: {exc or type(exc).__name__}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C outside a question: the requests were cancelled on the way out
+        print(file=sys.stderr)
+        return 130
 
 
 __all__ = ["COMMANDS", "run"]

@@ -65,6 +65,9 @@ class Invocation:
     words: list[str]
     json: bool
     token_store: bool = True
+    timeout: float | None = None  # --timeout: the client's deadline_s
+    answers: tuple[str, ...] = ()  # --answer KEY=JSON, in order
+    answers_file: str | None = None
 
 
 def parser(command: Command) -> argparse.ArgumentParser:
@@ -83,7 +86,33 @@ def parser(command: Command) -> argparse.ArgumentParser:
         help="keep login tokens in memory only (by default a server that asks for a login gets its tokens kept in "
         "a file only you can read, in Baton's data directory)",
     )
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long to wait for the server (default 300); time spent answering its questions does not count",
+    )
+    if command.name in ("call", "read", "prompt"):
+        p.add_argument(
+            "--answer",
+            action="append",
+            default=[],
+            metavar="KEY=JSON",
+            help="answer the question asked under KEY without a terminal: the form's content as a JSON object, or "
+            "accept, decline, cancel; '*' answers any question (repeatable)",
+        )
+        p.add_argument("--answers", metavar="FILE", help="answers as a JSON object of KEY -> answer")
     return p
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+    return value
 
 
 def parse(command: Command, argv: Sequence[str]) -> Invocation:
@@ -113,7 +142,15 @@ def parse(command: Command, argv: Sequence[str]) -> Invocation:
         raise UsageError(f"missing {missing}: {command.usage().splitlines()[0]}")
     if not command.pairs and len(rest) > len(command.needs):
         raise UsageError(f"unexpected words: {' '.join(rest[len(command.needs) :])}")
-    return Invocation(target, rest, args.json, not args.no_token_store)
+    return Invocation(
+        target,
+        rest,
+        args.json,
+        not args.no_token_store,
+        args.timeout,
+        tuple(getattr(args, "answer", ())),
+        getattr(args, "answers", None),
+    )
 
 
 def _missing_dashes(command: Command, words: list[str], first: str) -> str:

@@ -19,6 +19,7 @@ from ..client.oauth.discovery import may_carry_tokens
 from ..protocol.errors import METHOD_NOT_FOUND, McpError
 from ..render import TerminalRenderer
 from . import login, show
+from .answers import GivenAnswers, read_answers
 from .args import Invocation, UsageError, parse_arguments, split_pairs
 
 Item = TypeVar("Item")
@@ -36,7 +37,10 @@ async def client(run: Invocation, *, asks: bool) -> AsyncIterator[Client]:
     handlers: dict[str, Any] = {}
     if asks:
         renderer = TerminalRenderer(stdout=sys.stderr if run.json else None)
-        handlers = {"on_form": renderer, "on_url": renderer}
+        given = GivenAnswers(read_answers(run.answers, run.answers_file), renderer)
+        handlers = {"on_form": given, "on_url": given}
+    if run.timeout is not None:
+        handlers["deadline_s"] = run.timeout
     # A command (stdio), or plain http to another computer, gets no login: a 401 there is an error.
     auth, browser = login.oauth(store=run.token_store) if _may_log_in(run.target) else (None, None)
     try:

@@ -38,6 +38,7 @@ from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
 from ..protocol.headers import argument_at, header_param_specs, header_text
 from ..protocol.messages import request as request_message
 from ..version import __version__
+from .deadline import Deadlines
 from .errors import AuthError, ClientError, InvalidReply, result_of
 from .http11 import HttpError
 from .http_transport import HttpTransport
@@ -120,6 +121,7 @@ class Client:
         version: str = __version__,
         max_rounds: int = 10,
         deadline_s: float = 300.0,
+        answer_timeout_s: float | None = None,
         stdio_probe_s: float = STDIO_PROBE_S,
         headers: dict[str, str] | None = None,
         env: dict[str, str] | None = None,
@@ -180,7 +182,7 @@ class Client:
         self.client_info = {"name": name, "version": version}
         self.protocol_version = SUPPORTED_VERSIONS[0]
         self.max_rounds = max_rounds
-        self.deadline_s = deadline_s
+        self.deadlines = Deadlines(deadline_s, answer_timeout_s)
         self.stdio_probe_s = stdio_probe_s  # a stdio server that starts slowly needs more (protocol.md P34)
         self.server_name: str | None = None
         self._ids = itertools.count(1)
@@ -188,6 +190,15 @@ class Client:
         self._cache: dict[tuple[str, str | None], tuple[float, dict[str, Any]]] | None = {} if cache else None
         # None unless OpenTelemetry is configured (protocol.md P60); `trace_arguments` as the server's (P64)
         self._observer = observer(target, trace_arguments)
+
+    @property
+    def deadline_s(self) -> float:
+        """How long one request may wait for the server, time spent answering its questions not counted."""
+        return self.deadlines.deadline_s
+
+    @deadline_s.setter
+    def deadline_s(self, seconds: float) -> None:
+        self.deadlines.deadline_s = seconds
 
     async def __aenter__(self) -> Client:
         return self
@@ -265,6 +276,7 @@ class Client:
             declared=self.declared,
             observer=self._observer,
             tap=self.on_message,
+            deadlines=self.deadlines,
         )
         transport: SessionTransport
         if isinstance(self.transport, HttpTransport):
@@ -282,7 +294,7 @@ class Client:
             capabilities=self.capabilities,
             client_info=self.client_info,
             ids=self._ids,
-            deadline_s=self.deadline_s,
+            deadlines=self.deadlines,
             url_retries=self.max_rounds,
             url_backoff_s=self.url_backoff_s,
             observer=self._observer,
@@ -529,7 +541,7 @@ class Client:
 
         In a 2025-11-25 session it is one request, and the server's questions come during it.
         """
-        async with asyncio.timeout(self.deadline_s):
+        async with self.deadlines.running(method):  # the server's time only (protocol.md P90)
             if not self._modern and await self.settle_era() == LEGACY:
                 assert self._session is not None
                 return await self._session.request(method, params, progress)
@@ -555,15 +567,15 @@ class Client:
             handler = self.on_url if question.mode == "url" else self.on_form
             if handler is None:
                 return Cancelled()  # not declared, so a conforming server never asks this
-            reply = await handler(question)
+            reply = await self.deadlines.answering(handler(question))
             question.answer(reply)  # validate now, so a bad reply fails before anything is sent
             if question.mode == "url" and isinstance(reply, Accepted):
                 pacing.accepted(question.url)
             return reply
         if method == "sampling/createMessage" and self.on_sampling is not None:
-            return await self.on_sampling(params)
+            return await self.deadlines.answering(self.on_sampling(params), limited=False)
         if method == "roots/list" and self.on_roots is not None:
-            return await self.on_roots(params)
+            return await self.deadlines.answering(self.on_roots(params), limited=False)
         raise ClientError(f"the server asked {method!r}, which this client did not declare")
 
 

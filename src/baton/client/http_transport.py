@@ -94,6 +94,10 @@ def _decode(status: int, body: bytes) -> dict[str, Any]:
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
+        if status == 404:  # a web server, but no MCP endpoint at this path (protocol.md P91)
+            raise HttpError(
+                status, f"no MCP endpoint at this address (HTTP 404); the server says: {_excerpt(body)}"
+            ) from None
         raise HttpError(status, f"HTTP {status}: the body is not JSON: {_excerpt(body)}") from None
     ok = 200 <= status < 300
     if not isinstance(data, dict):

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..forms import Accepted
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from ..protocol.messages import error_response, result_response
+from .deadline import Deadlines
 from .errors import MalformedQuestion
 from .pacing import UrlPacing
 from .questions import ElicitHandler, Question
@@ -55,9 +56,11 @@ class Inbound:
         declared: Collection[str] = (),
         observer: ClientObserver | None = None,
         tap: MessageTap | None = None,
+        deadlines: Deadlines | None = None,
     ) -> None:
         self.observer = observer
         self.tap = tap
+        self.deadlines = deadlines or Deadlines(float("inf"))  # the client's, paused while a handler runs
         self.on_form, self.on_url = on_form, on_url
         self.declared = declared
         self.on_sampling, self.on_roots = on_sampling, on_roots
@@ -135,9 +138,9 @@ class Inbound:
         if method == "elicitation/create":
             return await self._elicit(params, rid)
         if method == "sampling/createMessage" and self.on_sampling is not None:
-            return await self.on_sampling(params)
+            return await self.deadlines.answering(self.on_sampling(params), limited=False)
         if method == "roots/list" and self.on_roots is not None:
-            return await self.on_roots(params)
+            return await self.deadlines.answering(self.on_roots(params), limited=False)
         if method in ("sampling/createMessage", "roots/list"):
             raise McpError(METHOD_NOT_FOUND, f"this client did not declare {method.partition('/')[0]}")
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -154,7 +157,7 @@ class Inbound:
             raise McpError(INVALID_PARAMS, f"this client did not declare elicitation.{question.mode}")
         if isinstance(url_id, str):
             self.urls.setdefault(url_id, False)
-        reply = await handler(question)
+        reply = await self.deadlines.answering(handler(question))
         return question.answer(reply)
 
     # -- -32042 ----------------------------------------------------------------------------------------------
@@ -177,7 +180,7 @@ class Inbound:
             if isinstance(url_id, str):
                 self.urls.setdefault(url_id, False)
             async with self._asking:
-                reply = await self.on_url(question)
+                reply = await self.deadlines.answering(self.on_url(question))
             if not isinstance(reply, Accepted):
                 return False
             pacing.accepted(question.url)

@@ -23,6 +23,7 @@ from ..protocol.constants import LEGACY_VERSION
 from ..protocol.errors import URL_ELICITATION_REQUIRED, McpError
 from ..protocol.messages import notification
 from ..protocol.messages import request as request_message
+from .deadline import Deadlines
 from .errors import ClientError, result_of
 from .inbound import Inbound
 from .pacing import DEFAULT_URL_BACKOFF_S, UrlPacing
@@ -90,7 +91,7 @@ class Session:
         capabilities: dict[str, Any],
         client_info: dict[str, Any],
         ids: itertools.count[int],
-        deadline_s: float,
+        deadlines: Deadlines,
         url_retries: int,
         url_backoff_s: tuple[float, float] = DEFAULT_URL_BACKOFF_S,
         observer: ClientObserver | None = None,
@@ -102,7 +103,7 @@ class Session:
         self.inbound = inbound
         self.capabilities = capabilities
         self.client_info = client_info
-        self.deadline_s = deadline_s
+        self.deadlines = deadlines  # paused while the person answers (protocol.md P90)
         self.url_retries = url_retries
         self.url_backoff_s = url_backoff_s
         self.result: dict[str, Any] = {}  # the InitializeResult
@@ -114,7 +115,7 @@ class Session:
     async def open(self) -> None:
         """The handshake: `initialize`, the version check, `notifications/initialized`."""
         params = {"protocolVersion": LEGACY_VERSION, "capabilities": self.capabilities, "clientInfo": self.client_info}
-        async with asyncio.timeout(self.deadline_s):
+        async with self.deadlines.running("initialize"):
             if self.observer is not None:
                 result = await self.observer.leg("initialize", params, self._initialize, LEGACY_VERSION)
             else:
@@ -173,7 +174,7 @@ class Session:
         reopened = False
         url_rounds = 0
         pacing = UrlPacing(self.url_backoff_s)
-        async with asyncio.timeout(self.deadline_s):
+        async with self.deadlines.running(method):
             while True:
                 generation = self._generation
                 message = request_message(next(self._ids), method, _copy(body))

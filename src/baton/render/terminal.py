@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import os
 import re
@@ -140,6 +141,41 @@ class TerminalRenderer:
         self._allow_http_loopback = allow_http_loopback
         self._lock = threading.Lock()  # one dialog at a time on one terminal
         self._fd = _tty_fd(self._in)
+        self._held: list[tuple[TextIO, str]] | None = None  # log lines held while a dialog is open
+        self._held_lock = threading.Lock()
+
+    # ----- log lines around dialogs (protocol.md P92)
+
+    def between_dialogs(self, text: str, stream: TextIO | None = None) -> None:
+        """Write a line (a log message) to `stream` (stderr) where it cannot break into a question: at once
+        when no dialog is open, else as soon as the open one ends. Never blocks."""
+        out = stream if stream is not None else sys.stderr
+        line = text if text.endswith("\n") else text + "\n"
+        with self._held_lock:
+            if self._held is not None:
+                self._held.append((out, line))
+                return
+        out.write(line)
+        out.flush()
+
+    def log_handler(self, level: int = logging.NOTSET, stream: TextIO | None = None) -> logging.Handler:
+        """A `logging` handler that writes each record with `between_dialogs` (to `stream`, stderr by default):
+        install it instead of a stream handler, so that a program's log lines never land inside an open prompt."""
+        return _BetweenDialogs(self, level, stream)
+
+    @contextlib.contextmanager
+    def _holding_logs(self) -> Iterator[None]:
+        with self._held_lock:
+            self._held = []
+        try:
+            yield
+        finally:
+            with self._held_lock:
+                held, self._held = self._held or [], None
+            for out, line in held:
+                with contextlib.suppress(OSError, ValueError):
+                    out.write(line)
+                    out.flush()
 
     # ----- public entry points
 
@@ -155,7 +191,7 @@ class TerminalRenderer:
 
     def ask_form(self, message: str, form: FormSpec, server: str | None = None) -> Answer[Any]:
         """Ask a form question; Accepted(content) with the JSON values, Declined() or Cancelled()."""
-        with self._lock, self._dialog():
+        with self._lock, self._holding_logs(), self._dialog():
             try:
                 if _is_confirmation(form):
                     return self._confirm(message, form, server)
@@ -166,7 +202,7 @@ class TerminalRenderer:
 
     def ask_url(self, message: str, url: str, server: str | None = None) -> Answer[None]:
         """Ask for consent to open a URL; Accepted(None) once the user is done, Declined() or Cancelled()."""
-        with self._lock, self._dialog():
+        with self._lock, self._holding_logs(), self._dialog():
             try:
                 return self._url(message, url, server)
             except _Cancel:
@@ -606,3 +642,16 @@ def _shown(field: FieldSpec, value: Any) -> str:
         shown = [f"{titles[v]} ({v})" if v in titles and titles[v] != v else str(v) for v in items]
         return _clean(", ".join(shown)) if shown else "(none)"
     return _clean(str(value))
+
+
+class _BetweenDialogs(logging.Handler):
+    def __init__(self, renderer: TerminalRenderer, level: int, stream: TextIO | None) -> None:
+        super().__init__(level)
+        self.renderer = renderer
+        self.stream = stream
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.renderer.between_dialogs(self.format(record), self.stream)
+        except Exception:
+            self.handleError(record)

@@ -1,0 +1,97 @@
+"""Answers given on the command line: `baton call ... --answer KEY=JSON` (repeatable) and `--answers FILE`.
+
+Each answer is for the question the server asks under KEY (the key of its `inputRequests` on
+2026-07-28; on 2025-11-25 the id of its `elicitation/create`, so a `*` key, which answers any question
+not named, is the way there). The JSON is the form's content as an object, or `"accept"` (a URL
+question, or a form taken with its defaults), `"decline"` or `"cancel"`. An answer is checked against
+the question's schema exactly as a typed one is (`Question.answer`); one that does not fit is a usage
+error naming the key. A question with no answer goes to the terminal renderer (which also reads answers
+piped to stdin), and with no stdin at all (closed, or /dev/null, as under CI) fails with a message that
+says which `--answer` to add.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..client import Accepted, Cancelled, Declined, InvalidReply, Question
+from ..forms.answers import Answer
+from .args import UsageError
+
+ANY = "*"
+
+
+def read_answers(pairs: Sequence[str], file: str | None) -> dict[str, Any]:
+    """The answers of `--answers FILE` (a JSON object of key -> answer), then `--answer KEY=JSON` over them."""
+    answers: dict[str, Any] = {}
+    if file is not None:
+        try:
+            data = json.loads(Path(file).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UsageError(f"cannot read --answers {file}: {exc.strerror or exc}") from None
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--answers {file} is not JSON (line {exc.lineno}: {exc.msg})") from None
+        if not isinstance(data, dict):
+            raise UsageError(f"--answers {file} holds an object of question key -> answer")
+        answers.update(data)
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--answer takes KEY=JSON, not {pair!r}")
+        try:
+            answers[key] = json.loads(text)
+        except json.JSONDecodeError:
+            answers[key] = text  # a bare word: decline, cancel, accept
+    return answers
+
+
+class GivenAnswers:
+    """An elicitation handler: the answer given for the question's key, else `fallback` (the terminal)."""
+
+    def __init__(
+        self, answers: Mapping[str, Any], fallback: Callable[[Question], Awaitable[Answer[Any]]] | None
+    ) -> None:
+        self.answers = dict(answers)
+        self.fallback = fallback
+
+    async def __call__(self, question: Question) -> Answer[Any]:
+        key = question.key if question.key in self.answers else ANY if ANY in self.answers else None
+        if key is None:
+            if self.fallback is None or no_terminal():
+                raise UsageError(
+                    f"the server asks {question.message!r} (key {question.key!r}) and there is no terminal to "
+                    f"answer at: pass --answer {question.key}=JSON (or --answer '*'=JSON for any question)"
+                )
+            return await self.fallback(question)
+        reply = _reply(self.answers[key])
+        try:
+            question.answer(reply)
+        except InvalidReply as exc:
+            raise UsageError(f"--answer {key}: {exc}") from None
+        return reply
+
+
+def no_terminal() -> bool:
+    """Whether nobody can answer at all: no stdin, or /dev/null (a pipe or a file still gives its lines to
+    the terminal renderer, as `printf 'y\\n' | baton call ...` does)."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return True
+    return stat.S_ISCHR(mode) and not sys.stdin.isatty()
+
+
+def _reply(value: Any) -> Answer[Any]:
+    if value == "decline":
+        return Declined()
+    if value == "cancel":
+        return Cancelled()
+    if value == "accept" or value is None:
+        return Accepted(None)
+    return Accepted(value)

@@ -1,0 +1,100 @@
+"""Deadlines that measure the server, not the person (protocol.md P90).
+
+A request's `deadline_s` bounds how long the client waits for the server. Time a person spends on a
+question (a form, a URL flow in the browser, the deprecated sampling and roots) is not the server's,
+so every deadline of the client stops while a question handler runs and starts again, with what was
+left, when it returns: `Deadlines.running(what)` is one request's deadline, `Deadlines.answering()`
+wraps a handler. In a 2025-11-25 session the questions come while the request waits, answered in tasks
+of their own, so the pause is client-wide: while anyone answers, no request of the client times out.
+
+A deadline that fires raises `DeadlineExceeded`, which says which deadline, after how long, and how
+to raise it. The person's own limit is separate and off by default (`answer_timeout_s`): a question
+not answered in time is answered `cancel`, so the server's handler can fall back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable
+from typing import TypeVar
+
+from ..forms import Cancelled
+from .errors import ClientError
+
+log = logging.getLogger("baton.client")
+T = TypeVar("T")
+HOW = "Client(deadline_s=...) or --timeout SECONDS raises it; time spent answering questions does not count"
+
+
+class DeadlineExceeded(ClientError, TimeoutError):
+    """The server did not finish within the request's deadline (time answering questions not counted)."""
+
+
+class Deadlines:
+    """The deadlines of one client's requests in flight, and the pause while a person answers."""
+
+    def __init__(self, deadline_s: float, answer_timeout_s: float | None = None) -> None:
+        self.deadline_s = deadline_s
+        self.answer_timeout_s = answer_timeout_s
+        self._running: set[asyncio.Timeout] = set()
+        self._paused: dict[asyncio.Timeout, float] = {}  # a timeout -> the seconds it had left
+        self._answering = 0
+
+    @contextlib.asynccontextmanager
+    async def running(self, what: str) -> AsyncIterator[None]:
+        """Bound the block by `deadline_s` of the server's time; DeadlineExceeded names `what` when it fires."""
+        timer = asyncio.timeout(self.deadline_s)
+        try:
+            async with timer:
+                self._running.add(timer)
+                if self._answering:  # begun while someone answers: starts when they are done
+                    self._paused[timer] = self.deadline_s
+                    timer.reschedule(None)
+                try:
+                    yield
+                finally:
+                    self._running.discard(timer)
+                    self._paused.pop(timer, None)
+        except TimeoutError:
+            if not timer.expired():
+                raise
+            raise DeadlineExceeded(f"{what}: the server did not finish within {self.deadline_s:g} s ({HOW})") from None
+
+    async def answering(self, ask: Awaitable[T], *, limited: bool = True) -> T:
+        """Await a question handler with every deadline paused. With `limited` (an elicitation) and
+        `answer_timeout_s` set, a person who has not answered by then gets the question answered `cancel`."""
+        self._pause()
+        try:
+            if self.answer_timeout_s is None or not limited:
+                return await ask
+            try:
+                async with asyncio.timeout(self.answer_timeout_s):
+                    return await ask
+            except TimeoutError:
+                log.warning("no answer within %g s (answer_timeout_s): answered cancel", self.answer_timeout_s)
+                return Cancelled()  # type: ignore[return-value]
+        finally:
+            self._resume()
+
+    def _pause(self) -> None:
+        self._answering += 1
+        if self._answering > 1:
+            return
+        now = asyncio.get_running_loop().time()
+        for timer in self._running:
+            when = timer.when()
+            if when is not None:
+                self._paused[timer] = max(0.0, when - now)
+                timer.reschedule(None)
+
+    def _resume(self) -> None:
+        self._answering -= 1
+        if self._answering:
+            return
+        now = asyncio.get_running_loop().time()
+        for timer, left in list(self._paused.items()):
+            if timer in self._running:
+                timer.reschedule(now + left)
+        self._paused.clear()

@@ -1,0 +1,92 @@
+"""Issue: people take their time and hosts drop questions. The client side: a person slower than the
+deadline in a 2025-11-25 session, `baton call --answer/--answers/--timeout`, a wrong path, Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from support.paths import BATON, ROOT
+
+from baton.client import Accepted, Client, Question
+
+EVERYTHING = "examples/everything.py"
+
+
+def test_a_person_slower_than_the_deadline_in_a_2025_11_25_session(serve: Any) -> None:
+    server = serve(EVERYTHING)
+
+    async def slow(question: Question) -> Any:
+        await asyncio.sleep(1.5)  # three times the deadline: the person's time, not the server's
+        return Accepted({"confirm": True})
+
+    async def flow() -> str:
+        async with Client(server.url, protocol="2025-11-25", on_form=slow, deadline_s=0.5) as client:
+            return (await client.call_tool("perform", {"action": "deploy"})).text
+
+    assert asyncio.run(flow()) == "done: deploy"
+
+
+def baton(*args: str, stdin: int | None = subprocess.DEVNULL, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [BATON, *args], cwd=ROOT, stdin=stdin, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def test_answers_on_the_command_line(serve: Any, tmp_path: Path) -> None:
+    url = serve(EVERYTHING).url
+    flow = "test_input_required_result_multi_round"
+    done = baton("call", url, flow, "--answer", 'step1={"name":"Al"}', "--answer", 'step2={"color":"red"}')
+    assert done.returncode == 0 and done.stdout.strip() == "Al likes red", done.stderr
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"step1": {"name": "Bo"}, "step2": "decline"}))
+    assert baton("call", url, flow, "--answers", str(answers)).stdout.strip() == "Bo likes no colour"
+    declined = baton("call", url, "perform", "action=x", "--answer", "*=decline")
+    assert declined.stdout.strip() == "not confirmed: x"
+    # checked against the schema like a typed answer
+    wrong = baton("call", url, flow, "--answer", 'step1={"nom":"Al"}')
+    assert wrong.returncode == 2 and "--answer step1: the answer to 'step1' does not fit the question" in wrong.stderr
+    # no terminal and no answer: a clear failure, not a hang
+    started = time.monotonic()
+    missing = baton("call", url, flow, "--answer", 'step1={"name":"Al"}')
+    assert missing.returncode == 2 and time.monotonic() - started < 30
+    assert "there is no terminal to answer at: pass --answer step2=JSON" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
+def test_timeout_and_a_wrong_path(serve: Any) -> None:
+    server = serve(EVERYTHING)
+    helped = baton("call", "--help")
+    assert "--timeout SECONDS" in helped.stdout and "--answer KEY=JSON" in helped.stdout
+    bad = baton("tools", "--timeout", "0", server.url)
+    assert bad.returncode == 2 and "positive number of seconds" in bad.stderr
+    assert baton("tools", "--timeout", "30", server.url).returncode == 0
+    wrong = server.url.replace("/mcp", "/wrong")
+    done = baton("tools", wrong)
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"baton tools: {wrong}: no MCP endpoint at this address (HTTP 404); the server says: "
+        "'Not found: the MCP endpoint is /mcp'"
+    )
+
+
+def test_ctrl_c_while_waiting_on_a_silent_stdio_server_exits_130_without_a_traceback() -> None:
+    proc = subprocess.Popen(
+        [BATON, "tools", "--", sys.executable, "-c", "import time; time.sleep(120)"],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
