@@ -151,17 +151,20 @@ def test_library_misuse_is_an_internal_error_not_a_tool_error(caplog: pytest.Log
         await ctx.log("verbose", "starting")
         return "unreachable"
 
-    @server.tool()
-    async def bad_form(ctx: Context) -> str:
-        await ctx.elicit(Nested, "Fill in")
-        return "unreachable"
+    # A form the wire cannot carry is refused where the tool is registered, naming the field (protocol.md P97).
+    with pytest.raises(TypeError, match=r"the form Nested asked with ctx.elicit: Nested.inner: type .dict."):
+
+        @server.tool()
+        async def bad_form(ctx: Context) -> str:
+            await ctx.elicit(Nested, "Fill in")
+            return "unreachable"
 
     @server.tool()
     async def author_value_error(ctx: Context) -> str:
         raise ValueError("the project name must be lowercase")
 
     caplog.set_level(logging.ERROR, logger="baton.server")
-    for tool, leaked in (("bad_level", "log level"), ("bad_form", "Nested")):
+    for tool, leaked in (("bad_level", "log level"),):
         result = run(server, "tools/call", {"name": tool, "arguments": {}})["result"]
         text = result["content"][0]["text"]
         assert result["isError"] is True

@@ -269,8 +269,8 @@ def test_decline_is_a_tool_error(mcp: Mcp) -> None:
 
 def test_without_url_capability_nothing_is_asked(server: RunningServer) -> None:
     resp = call(server.url, "weather", {"city": "Oslo"}, caps={"elicitation": {"form": {}}}, Authorization="Bearer dan")
-    result = resp.json()["result"]  # a tool error the model can relay (protocol.md P96)
-    assert resp.status_code == 200 and result["isError"] is True and "open a link" in result["content"][0]["text"]
+    error = resp.json()["error"]  # 2026-07-28: -32021, its message the sentence a host can pass on (P96)
+    assert resp.status_code == 400 and error["code"] == -32021 and "open a link" in error["message"]
 
 
 def test_connect_pages_check_host_and_login_redirect(server: RunningServer) -> None:

@@ -116,14 +116,16 @@ def test_expired_state_is_rejected(serve, runlog: Path) -> None:  # type: ignore
 
 def test_undeclared_capability_never_reaches_the_wire(guarded: RunningServer, runlog: Path) -> None:
     resp = call(guarded.url, "delete_project", {"project": "p1"}, caps={}, Authorization="Bearer alice")
-    # A tool error the model can relay, never an ask on the wire (protocol.md P96).
-    assert resp.status_code == 200
-    result = resp.json()["result"]
-    assert result["isError"] is True and "resultType" in result and "inputRequests" not in result
-    assert "fill in a form, and this client cannot show one" in result["content"][0]["text"]
+    # 2026-07-28: -32021, never an ask on the wire; its message says it as a host can pass on (P96).
+    assert resp.status_code == 400
+    body = resp.json()
+    assert "result" not in body
+    assert body["error"]["code"] == -32021
+    assert body["error"]["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+    assert "fill in a form, and this client cannot show one" in body["error"]["message"]
     # A URL-only client cannot be sent a form either.
     resp = call(guarded.url, "delete_project", {"project": "p1"}, caps={"elicitation": {"url": {}}})
-    assert resp.json()["result"]["isError"] is True
+    assert resp.json()["error"]["code"] == -32021
 
 
 @pytest.mark.parametrize(

@@ -68,7 +68,9 @@ WRITTEN = {
 
 
 @pytest.mark.parametrize("host", sorted(WRITTEN))
-def test_each_host_file_matches_its_golden_file_and_starts_from_anywhere(host: str, tmp_path: Path) -> None:
+def test_each_host_file_matches_its_golden_file_and_starts_from_anywhere(
+    host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     done = baton(tmp_path, host, str(PROJECTS), "--env", "PROJECTS_NOTE=kept secret")
     assert done.returncode == 0, done.stderr
     assert "kept secret" not in done.stdout + done.stderr
@@ -90,7 +92,7 @@ def test_each_host_file_matches_its_golden_file_and_starts_from_anywhere(host: s
         async with Client(command, env=entry.get("env")) as client:
             return [tool.name for tool in await client.list_tools()]
 
-    os.chdir("/")
+    monkeypatch.chdir("/")
     assert "delete_project" in asyncio.run(baton_lists())
 
 
@@ -218,7 +220,7 @@ def test_an_env_file_and_bad_pairs(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "--env takes KEY=VALUE" in bad.stderr
 
 
-def test_python_server_py_serves_over_stdio() -> None:
+def test_python_server_py_serves_over_stdio(monkeypatch: pytest.MonkeyPatch) -> None:
     """`Server.run()` at the end of an example: `python examples/projects.py` is a stdio server."""
 
     async def call() -> Any:
@@ -226,6 +228,6 @@ def test_python_server_py_serves_over_stdio() -> None:
             tools = [tool.name for tool in await client.list_tools()]
             return tools, (await client.call_tool("list_projects")).text
 
-    os.chdir("/")
+    monkeypatch.chdir("/")
     tools, text = asyncio.run(call())
     assert "delete_project" in tools and text

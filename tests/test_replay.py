@@ -141,7 +141,7 @@ def test_first_round_answer_without_state_is_validated() -> None:
     assert bad["result"]["resultType"] == "input_required"
 
 
-def test_missing_capability_can_be_caught_or_becomes_a_tool_error_the_model_can_relay() -> None:
+def test_missing_capability_can_be_caught_or_becomes_32021_that_says_why() -> None:
     server = make_server()
 
     @server.tool()
@@ -156,13 +156,13 @@ def test_missing_capability_can_be_caught_or_becomes_a_tool_error_the_model_can_
         return str(await ctx.confirm("Sure?"))
 
     assert call(server, "careful", caps={})["result"]["content"][0]["text"] == "fallback"
-    result = call(server, "careless", caps={})["result"]
-    assert result["isError"] is True and result["resultType"] == "complete"
-    assert result["content"][0]["text"] == (
-        "Tool careless needs the user to fill in a form, and this client cannot show one."
+    error = call(server, "careless", caps={})["error"]  # 2026-07-28 requires -32021 (protocol.md P96)
+    assert error["code"] == -32021 and error["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+    assert error["message"].startswith(
+        "Tool careless needs the user to fill in a form, and this client cannot show one. This request needs"
     )
 
-    # A resource or prompt has no isError: there the request's error stays -32021 (protocol.md P96).
+    # A resource or prompt says it too.
     @server.prompt()
     async def asks(ctx: Context) -> str:
         return str(await ctx.confirm("Sure?"))
@@ -183,7 +183,7 @@ def test_deprecated_asks_warn_once_at_the_call_site_and_are_gated() -> None:
         warnings.simplefilter("default")
         r1 = call(server, "legacy", caps={"roots": {}})
         r2 = finish(server, "legacy", r1, {"q1": {"roots": [{"uri": "file:///a"}]}}, caps={"roots": {}})
-        assert "MCP roots" in call(server, "legacy", caps=FORM)["result"]["content"][0]["text"]
+        assert call(server, "legacy", caps=FORM)["error"]["code"] == -32021
     assert r2["result"]["content"][0]["text"] == "file:///a"
     deprecations = [w for w in caught if issubclass(w.category, BatonDeprecationWarning)]
     assert len(deprecations) == 1 and deprecations[0].filename == __file__
@@ -202,8 +202,8 @@ def test_url_mode_needs_https_and_the_url_capability() -> None:
     assert r1["result"]["inputRequests"]["q1"]["params"]["mode"] == "url"
     insecure = call(server, "connect", caps=caps, arguments={"url": "http://example.com/connect"})
     assert insecure["result"]["isError"] is True
-    refused = call(server, "connect", caps=FORM, arguments={"url": "https://example.com/"})["result"]
-    assert refused["isError"] is True and "open a link" in refused["content"][0]["text"]
+    refused = call(server, "connect", caps=FORM, arguments={"url": "https://example.com/"})["error"]
+    assert refused["code"] == -32021 and "open a link" in refused["message"]
 
 
 def test_resources_and_prompts_can_ask_but_lists_cannot() -> None:

@@ -81,10 +81,11 @@ def test_a_host_without_elicitation_gets_a_tool_error_it_can_relay(
     assert polite["is_error"] is False and polite["text"].startswith("booked: Paris for 1 night (the default")
 
 
-def test_a_2026_request_without_the_capability_gets_the_same_tool_error(http: RunningServer) -> None:
+def test_a_2026_request_without_the_capability_gets_32021_saying_the_same(http: RunningServer) -> None:
+    """2026-07-28 requires -32021 (SEP-2575, checked by the conformance suite): the words go in its message."""
     resp = call(http.url, "book", {"city": "Paris"}, caps={})
-    result = resp.json()["result"]
-    assert resp.status_code == 200 and result["isError"] is True and result["content"][0]["text"] == CANNOT
+    error = resp.json()["error"]
+    assert resp.status_code == 400 and error["code"] == -32021 and error["message"].startswith(CANNOT)
 
 
 # -- item 2: a host that never answers -----------------------------------------------------------------

@@ -22,7 +22,7 @@ import orjson
 
 from ..forms import FormError
 from ..protocol.capabilities import ClientCapabilities, cannot_ask
-from ..protocol.constants import LOG_LEVELS, META_LOG_LEVEL
+from ..protocol.constants import LEGACY_VERSION, LOG_LEVELS, META_LOG_LEVEL
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityMissing, McpError, UsageError, invalid_params
 from ..protocol.messages import Message, log_level
 from ..state.seal import FlowState, InvalidState, Sealer
@@ -97,7 +97,7 @@ class ReplayEngine:
         if self.observer is not None:
             self.observer.round(flow.method, params, state, arguments)
         ctx = Context(request=msg, exchange=ex, capabilities=caps, state=state, log_level=level, connect=self._connect)
-        play = self._play(flow, target, kwargs, ctx, state, digest)
+        play = self._play(flow, target, kwargs, ctx, state, digest, ex.protocol_version == LEGACY_VERSION)
         if solicited and (flow.single_use or self._all_single_use()):
             return self.single_use.run(str(token), ex.principal, state.expires, play)
         return play
@@ -107,7 +107,14 @@ class ReplayEngine:
         return self._sealer
 
     async def _play(
-        self, flow: Flow, target: str, kwargs: dict[str, Any], ctx: Context, state: FlowState, digest: bytes
+        self,
+        flow: Flow,
+        target: str,
+        kwargs: dict[str, Any],
+        ctx: Context,
+        state: FlowState,
+        digest: bytes,
+        session: bool = False,
     ) -> dict[str, Any]:
         """Run the handler once for this round, with the journal opened from the state."""
         if flow.context_param is not None:
@@ -142,7 +149,7 @@ class ReplayEngine:
                 "requestState": (self._sealer or self._load_sealer()).seal(state, ctx.principal, digest),
             }
         if failure is not None:
-            return _failure(failure, flow, target)
+            return _failure(failure, flow, target, session)
         result = flow.finish(value)
         if "cacheScope" in result and (state.round or state.journal.answers):
             # What the user answered shapes this result: no cache may share it with another caller (P18).
@@ -155,7 +162,7 @@ def _logged(flow: Flow, target: str) -> str:
     return resource_uri(target) if flow.method == "resources/read" else target
 
 
-def _failure(exc: Exception, flow: Flow, target: str) -> dict[str, Any]:
+def _failure(exc: Exception, flow: Flow, target: str, session: bool) -> dict[str, Any]:
     """What a handler's exception answers (protocol.md P17): a `CapabilityMissing` in a tool, a tool error a
     model can relay (P96); its own McpError as is; a `FormError` (a form the wire cannot carry), what is
     wrong with the form (P97); a `ConfigurationError` names the setting to fix (a tool error, or -32603
@@ -164,10 +171,14 @@ def _failure(exc: Exception, flow: Flow, target: str) -> dict[str, Any]:
     anything else (Baton's own `UsageError` included) is logged and answered as an internal error that
     hides the details."""
     if isinstance(exc, CapabilityMissing) and flow.tool_errors:
-        # protocol.md P96: a tool result the model can relay, in both eras (resources and prompts keep the error).
+        # protocol.md P96: in a 2025-11-25 session, a tool result the model can relay; 2026-07-28 requires
+        # -32021 (the conformance suite checks it), so there the error stays and its message says the same.
         required = exc.data["requiredCapabilities"] if isinstance(exc.data, dict) else {}
         log.info("tool %s needs %s, which the client did not declare", target, required)
-        return error_result(f"Tool {target} needs {cannot_ask(required)}.")
+        said = f"Tool {target} needs {cannot_ask(required)}."
+        if session:
+            return error_result(said)
+        raise McpError(exc.code, f"{said} {exc.message}.", exc.data)
     if isinstance(exc, McpError):
         raise exc
     if isinstance(exc, FormError):
