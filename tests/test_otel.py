@@ -882,3 +882,62 @@ def test_a_session_opened_again_nests_in_the_request_and_params_keep_their_shape
     lists_spans = [span for _, name, span, _ in found["spans"] if name == "tools/list"]  # in the order they ended
     parents = [parent for _, name, _, parent in found["spans"] if name == "initialize"]
     assert parents == [None, lists_spans[0]], found["spans"]  # the second initialize is under the first tools/list
+
+
+def test_megabyte_trace_headers_are_dropped_before_the_propagator_and_cost_nothing() -> None:
+    """`_meta` trace headers come from the client: over their W3C lengths they never reach the propagator
+    (protocol.md P100, CVE-2026-126360), so a request carrying megabytes of them is answered as fast as one
+    without, in a new trace; a valid traceparent beside an oversized baggage is still followed."""
+    found = run(
+        """
+        import time
+        from baton import KeyRing, Server
+        from baton.testing import memory_client
+
+        server = Server("p", state_keys=KeyRing.ephemeral_key())
+        server.tool(name="ok")(lambda: "ok")
+        huge = "00-" + "0af7651916cd43dd8448eb211c80319c" * 32768 + "-b7ad6b7169203331-01"  # 1 MiB
+        parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        cases = {
+            "plain": {},
+            "huge": {"traceparent": huge, "tracestate": "k=" + "v" * 2**20, "baggage": "b=" + "x" * 2**20},
+            "valid": {"traceparent": parent, "baggage": "b=" + "x" * 2**20},
+        }
+        seconds = {}
+        import baton.telemetry.otel as otel_module
+
+        longest = [0]
+        extract = otel_module.propagate.extract
+
+        def watched(carrier, *args, **kwargs):  # what the propagator is handed
+            longest[0] = max([longest[0], *(len(v) for v in carrier.values())])
+            return extract(carrier, *args, **kwargs)
+
+        otel_module.propagate.extract = watched
+
+        async def main():
+            async with memory_client(server) as client:
+                for name, meta in cases.items():
+                    best = 1e9
+                    for _ in range(5):
+                        started = time.perf_counter()
+                        await client.request("tools/call", {"name": "ok", "arguments": {}, "_meta": meta})
+                        best = min(best, time.perf_counter() - started)
+                    seconds[name] = best
+
+        asyncio.run(main())
+        from opentelemetry import trace
+        from baton.telemetry.otel import from_meta
+
+        def trace_of(meta):
+            ctx = from_meta(meta)
+            return None if ctx is None else f"{trace.get_current_span(ctx).get_span_context().trace_id:032x}"
+
+        traces = {name: trace_of(meta) for name, meta in cases.items()}
+        print(json.dumps({"seconds": seconds, "traces": traces, "longest": longest[0]}))
+        """
+    )
+    seconds, traces = found["seconds"], found["traces"]
+    assert seconds["huge"] < seconds["plain"] * 3 + 0.02, seconds
+    assert traces == {"plain": None, "huge": None, "valid": "0af7651916cd43dd8448eb211c80319c"}
+    assert 0 < found["longest"] <= 8192  # nothing over its W3C length reached the propagator

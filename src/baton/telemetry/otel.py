@@ -24,6 +24,11 @@ from .flowtrace import FlowTrace, encode
 
 TRACE_KEYS = ("traceparent", "tracestate", "baggage")
 """The `_meta` keys that carry W3C trace context and baggage (SEP-414)."""
+TRACE_LIMITS = {"traceparent": 128, "tracestate": 512, "baggage": 8192}
+"""The longest value of each key handed to the propagator, in bytes (protocol.md P100): a `traceparent` is 55
+characters (version 00), a `tracestate` need not be kept past 512, baggage past 8,192 (W3C). A longer one
+comes from the client, unchecked, and some propagator versions parse it with a regular expression whose
+time grows with it (CVE-2026-126360, fixed in opentelemetry-api 1.45.2): it is dropped, whatever is installed."""
 SERVER, CLIENT = SpanKind.SERVER, SpanKind.CLIENT
 ERROR = Status(StatusCode.ERROR)
 """A span's error status carries no description: messages may quote the user (protocol.md P64)."""
@@ -141,7 +146,9 @@ def from_meta(meta: Any) -> Context | None:
     carries no valid `traceparent`."""
     if type(meta) is not dict or "traceparent" not in meta:
         return None
-    carrier = {k: meta[k] for k in TRACE_KEYS if isinstance(meta.get(k), str)}
+    carrier = {k: v for k in TRACE_KEYS if isinstance(v := meta.get(k), str) and len(v) <= TRACE_LIMITS[k]}
+    if "traceparent" not in carrier:
+        return None
     try:
         ctx = propagate.extract(carrier, context=Context())
     except (TypeError, ValueError):
