@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .cli_client.args import seconds
 from .protocol.hosts import is_loopback
 from .serve.run import GRACEFUL_SHUTDOWN_S, announce, can_listen, ready, serve_http, telemetry, where
 from .serve.run import refuse as _refuse
@@ -41,17 +42,6 @@ CLIENT_COMMANDS = {
     "prompt": "get a prompt: baton prompt URL NAME [key=value ...] | baton prompt NAME ... -- COMMAND...",
 }
 """The client subcommands (`baton.cli_client`); each answers `--help` and takes `--json`."""
-
-
-def _seconds(text: str) -> float:
-    """A positive number of seconds, for argparse."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
-    return value
 
 
 def _worker_app() -> Any:
@@ -273,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--ask-timeout",
-        type=_seconds,
+        type=seconds,
         metavar="SECONDS",
         help="how long a 2025-11-25 request waits for the answer to a question before reading it as cancelled "
         "(default: the server's ask_timeout_s, 600)",

@@ -88,7 +88,7 @@ def parser(command: Command) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--timeout",
-        type=_seconds,
+        type=seconds,
         metavar="SECONDS",
         help="how long to wait for the server (default 300); time spent answering its questions does not count",
     )
@@ -105,7 +105,8 @@ def parser(command: Command) -> argparse.ArgumentParser:
     return p
 
 
-def _seconds(text: str) -> float:
+def seconds(text: str) -> float:
+    """A positive number of seconds, for argparse (`--timeout`, and `baton serve --ask-timeout`)."""
     try:
         value = float(text)
     except ValueError:
