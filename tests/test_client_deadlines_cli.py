@@ -1,11 +1,10 @@
 """Issue: people take their time and hosts drop questions. The client side: a person slower than the
-deadline in either protocol version, `baton call --answer/--answers/--timeout`, a wrong path, Ctrl-C."""
+deadline in a 2025-11-25 session, `baton call --answer/--answers/--timeout`, a wrong path, Ctrl-C."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,7 +12,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from support.paths import BATON, ROOT
 
 from baton.client import Accepted, Client, Question
@@ -21,9 +19,7 @@ from baton.client import Accepted, Client, Question
 EVERYTHING = "examples/everything.py"
 
 
-@pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
-def test_a_person_slower_than_the_deadline_in_either_version(serve: Any, protocol: str) -> None:
-    """A Baton server's question answered after three times the client's deadline: the person's time (P90)."""
+def test_a_person_slower_than_the_deadline_in_a_2025_11_25_session(serve: Any) -> None:
     server = serve(EVERYTHING)
 
     async def slow(question: Question) -> Any:
@@ -31,7 +27,7 @@ def test_a_person_slower_than_the_deadline_in_either_version(serve: Any, protoco
         return Accepted({"confirm": True})
 
     async def flow() -> str:
-        async with Client(server.url, protocol=protocol, on_form=slow, deadline_s=0.5) as client:
+        async with Client(server.url, protocol="2025-11-25", on_form=slow, deadline_s=0.5) as client:
             return (await client.call_tool("perform", {"action": "deploy"})).text
 
     assert asyncio.run(flow()) == "done: deploy"
@@ -60,7 +56,6 @@ def test_answers_on_the_command_line(serve: Any, tmp_path: Path) -> None:
     started = time.monotonic()
     missing = baton("call", url, flow, "--answer", 'step1={"name":"Al"}')
     assert missing.returncode == 2 and time.monotonic() - started < 30
-    assert missing.stderr.startswith("baton call: the server asks") and len(missing.stderr.splitlines()) == 1
     assert "there is no terminal to answer at: pass --answer step2=JSON" in missing.stderr
     assert "Traceback" not in missing.stderr
 
@@ -72,9 +67,6 @@ def test_timeout_and_a_wrong_path(serve: Any) -> None:
     bad = baton("tools", "--timeout", "0", server.url)
     assert bad.returncode == 2 and "positive number of seconds" in bad.stderr
     assert baton("tools", "--timeout", "30", server.url).returncode == 0
-    # a long wait shows it waits: the server's progress, on stderr
-    shown = baton("call", "--timeout", "30", server.url, "test_tool_with_progress")
-    assert shown.returncode == 0 and "... 50/100 step 50\n" in shown.stderr, shown.stderr
     wrong = server.url.replace("/mcp", "/wrong")
     done = baton("tools", wrong)
     assert done.returncode == 1
@@ -82,9 +74,6 @@ def test_timeout_and_a_wrong_path(serve: Any) -> None:
         f"baton tools: {wrong}: no MCP endpoint at this address (HTTP 404); the server says: "
         "'Not found: the MCP endpoint is /mcp'"
     )
-    refused = baton("tools", "http://127.0.0.1:1/mcp")  # nothing listens on port 1: cannot reach, and why
-    assert refused.returncode == 1
-    assert refused.stderr.startswith("baton tools: cannot reach the server: cannot connect to http://127.0.0.1:1")
 
 
 def test_ctrl_c_while_waiting_on_a_silent_stdio_server_exits_130_without_a_traceback() -> None:
@@ -101,59 +90,3 @@ def test_ctrl_c_while_waiting_on_a_silent_stdio_server_exits_130_without_a_trace
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
-
-
-SLOW = '''
-import asyncio
-import os
-from pathlib import Path
-
-from baton import Server
-
-server = Server("slow", "1.0.0")
-MARK = Path(os.environ["SLOW_MARK"])
-
-
-@server.tool()
-async def slow() -> str:
-    """Takes a minute."""
-    MARK.write_text("started\\n")
-    try:
-        await asyncio.sleep(60)
-    except asyncio.CancelledError:
-        MARK.write_text("started\\ncancelled\\n")
-        raise
-    return "done"
-'''
-
-
-@pytest.mark.parametrize("transport", ["http", "stdio"])
-def test_ctrl_c_during_a_call_cancels_it_on_the_wire(serve: Any, tmp_path: Path, transport: str) -> None:
-    """Ctrl-C outside a question: exit 130, no traceback, and the server's tool is cancelled (issue 24)."""
-    (tmp_path / "slow.py").write_text(SLOW)
-    mark = tmp_path / "mark"
-    env = {**os.environ, "SLOW_MARK": str(mark)}
-    if transport == "http":
-        words = [serve(str(tmp_path / "slow.py"), env=env).url, "slow"]
-    else:
-        words = ["slow", "--", BATON, "serve", str(tmp_path / "slow.py"), "--stdio"]
-    proc = subprocess.Popen(
-        [BATON, "call", *words],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 30
-    while not mark.exists():
-        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
-    assert "Traceback" not in err and "KeyboardInterrupt" not in err and out == ""
-    while "cancelled" not in mark.read_text():
-        assert time.monotonic() < deadline, "the server's tool was never cancelled"
-        time.sleep(0.05)

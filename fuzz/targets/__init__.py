@@ -1,1 +1,0 @@
-"""The fuzz targets: one module each, with a module-level `TARGET` (`fuzz.harness.Target`)."""
