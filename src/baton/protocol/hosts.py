@@ -14,13 +14,19 @@ line. A loopback host is
 The host must come without a port; `host_without_port` takes it off a `Host` header or an authority.
 Other spellings of an address (`127.1`, `2130706433`, `0x7f.0.0.1`) are not loopback here: a caller
 that reads hosts the way a browser does (`baton.forms.url_safety`) normalises them first.
+`origin_host(origin)` reads an `Origin` header strictly as `scheme://host[:port]` (protocol.md P101).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 
-__all__ = ["host_without_port", "is_loopback"]
+__all__ = ["host_without_port", "is_loopback", "origin_host"]
+
+_ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::[0-9]{1,5})?", re.ASCII)
+"""An `Origin` as browsers send it (RFC 6454), lower-cased: a scheme, `://`, a name, IPv4 or bracketed IPv6
+host, an optional port; nothing else (no userinfo, path, query, fragment or space)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -51,3 +57,12 @@ def host_without_port(authority: str) -> str:
     if authority.startswith("["):
         return authority[: authority.find("]") + 1]
     return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+
+
+def origin_host(origin: str) -> str | None:
+    """The host of an `Origin` header value (`scheme://host[:port]`, brackets kept, lower-cased), or None when
+    it is anything else: `http://localhost:80@other.example` names other.example, not localhost, and is
+    refused rather than read loosely (protocol.md P101). A trailing `/` is tolerated."""
+    value = origin.strip().lower()
+    match = _ORIGIN.fullmatch(value[:-1] if value.endswith("/") else value)
+    return match.group(1) if match else None

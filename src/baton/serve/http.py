@@ -30,11 +30,11 @@ from typing import Any
 import orjson
 
 from ..connect import mount_default_kit
-from ..protocol.constants import HANDSHAKE_VERSIONS, META_PROTOCOL_VERSION
+from ..protocol.constants import ADVERTISED_VERSIONS, HANDSHAKE_VERSIONS, META_PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from ..protocol.era import is_modern
 from ..protocol.errors import HEADER_MISMATCH, INVALID_REQUEST, McpError, http_status
 from ..protocol.headers import Headers
-from ..protocol.hosts import host_without_port, is_loopback
+from ..protocol.hosts import host_without_port, is_loopback, origin_host
 from ..protocol.messages import Message, RequestId, error_response, notification, parse, request_id_of, result_response
 from ..server import Exchange, Reply, RequestInfo, Server
 from ..server.scopes import declared_scopes
@@ -143,11 +143,14 @@ class HttpApp:
         except McpError as exc:
             answer = response_object(body) if SESSION_HEADER in raw else None
             if answer is not None:  # a client's answer to a server request of its session (protocol.md P32)
-                await self.sessions.response(answer, _info(scope, headers), raw, send)
+                if not await self._refuse_version(raw, send):
+                    await self.sessions.response(answer, _info(scope, headers), raw, send)
                 return
             await self._error(send, http_status(exc.code), request_id_of(body), exc)
             return
         if not msg.is_request:
+            if await self._refuse_version(raw, send):
+                return
             if SESSION_HEADER in raw and _handshake_header(raw):
                 await self.sessions.notification(msg, _info(scope, headers), raw, send)
             else:
@@ -235,13 +238,12 @@ class HttpApp:
         origin = headers.get("origin")
         if origin is None:
             return None
+        host = origin_host(origin)
+        if host is None:  # userinfo, a path, anything but scheme://host[:port] (protocol.md P101)
+            return f"Origin {origin[:200]!r} is not scheme://host[:port]"
         origin = origin.strip().lower().rstrip("/")
-        if self.allowed_origins is not None:
-            ok = origin in self.allowed_origins
-        else:
-            authority = origin.split("://", 1)[-1]
-            ok = is_loopback(host_without_port(authority))
-        return None if ok else f"Origin {origin!r} is not allowed; configure allowed_origins"
+        ok = origin in self.allowed_origins if self.allowed_origins is not None else is_loopback(host)
+        return None if ok else f"Origin {origin[:200]!r} is not allowed; configure allowed_origins"
 
     def _refuse_host(self, headers: Headers) -> str | None:
         if self.allowed_hosts is not None:
@@ -273,6 +275,22 @@ class HttpApp:
             await self._too_large(send, limit)
             return None
         return b"".join(chunks)
+
+    async def _refuse_version(self, raw: dict[bytes, bytes], send: Send) -> bool:
+        """Refuse (400) a POSTed notification or answer whose `MCP-Protocol-Version` header names a version this
+        server does not speak, as a request with it is refused; True once refused (protocol.md P104)."""
+        version = raw.get(b"mcp-protocol-version")
+        if version is None:
+            return False
+        value = version.decode("latin-1").strip()
+        if value in HANDSHAKE_VERSIONS or value in SUPPORTED_VERSIONS:
+            return False
+        error = McpError(
+            INVALID_REQUEST,
+            f"Unsupported MCP-Protocol-Version {value[:40]!r}: this server speaks {', '.join(ADVERTISED_VERSIONS)}",
+        )
+        await self._error(send, 400, None, error)
+        return True
 
     async def _notification(self, msg: Message, scope: Scope, headers: Headers, send: Send) -> None:
         # protocol.md P4: accept any well-formed notification with 202; refuse only a present header

@@ -437,12 +437,21 @@ class SessionHttp:
         parsed = parse_event_id(last)
         if parsed is None or not state.store.owns(parsed[0]):
             error = McpError(
-                INVALID_REQUEST, f"Invalid request: Last-Event-ID {last!r} names no stream of this session"
+                INVALID_REQUEST, f"Invalid request: Last-Event-ID {last[:100]!r} names no stream of this session"
             )
             await self._error(send, 400, None, error)
             return
         sid, seq = parsed
         stream_log = state.store.find(sid)
+        if stream_log is not None and seq > stream_log.seq:
+            # protocol.md P103: an event this stream never sent; following from it would skip its response.
+            error = McpError(
+                INVALID_REQUEST,
+                f"Invalid request: Last-Event-ID {last[:100]!r} is past the end of its stream (event "
+                f"{stream_log.seq} is the last sent); resume from an id the server sent",
+            )
+            await self._error(send, 400, None, error)
+            return
         await send({"type": "http.response.start", "status": 200, "headers": self._sse_head})
         if stream_log is None:  # its events are gone (expired, or kept by another instance): nothing to replay
             log.info("resumption of stream %s: nothing stored on this instance", sid)

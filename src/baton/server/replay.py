@@ -25,7 +25,7 @@ from ..protocol.capabilities import ClientCapabilities, cannot_ask
 from ..protocol.constants import LEGACY_VERSION, LOG_LEVELS, META_LOG_LEVEL
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityMissing, McpError, UsageError, invalid_params
 from ..protocol.messages import Message, log_level
-from ..state.seal import FlowState, InvalidState, Sealer
+from ..state.seal import FlowState, InvalidState, Sealer, StateTooLarge
 from ..telemetry.never import resource_uri
 from .context import Context, Suspended
 from .exchange import Exchange
@@ -143,11 +143,11 @@ class ReplayEngine:
                 pending[key] = ask.digest
                 requests[key] = ask.request
             state.journal.pending = pending
-            return {
-                "resultType": "input_required",
-                "inputRequests": requests,
-                "requestState": (self._sealer or self._load_sealer()).seal(state, ctx.principal, digest),
-            }
+            try:
+                sealed = (self._sealer or self._load_sealer()).seal(state, ctx.principal, digest)
+            except StateTooLarge as exc:
+                return _too_large(exc, flow, target, state)
+            return {"resultType": "input_required", "inputRequests": requests, "requestState": sealed}
         if failure is not None:
             return _failure(failure, flow, target, session)
         result = flow.finish(value)
@@ -160,6 +160,26 @@ class ReplayEngine:
 def _logged(flow: Flow, target: str) -> str:
     """A flow's target as a log line names it: a resource URI without userinfo, query or fragment (P64)."""
     return resource_uri(target) if flow.method == "resources/read" else target
+
+
+def _too_large(exc: StateTooLarge, flow: Flow, target: str, state: FlowState) -> dict[str, Any]:
+    """The state to seal outgrew its cap (protocol.md P102). When the client's answers take the room the
+    overflow needs, the client sent too much: a tool error (invalid params elsewhere) naming the answer, and
+    a warning line. Otherwise the author's `ctx.once` results did it: a server fault, logged without a traceback."""
+    biggest = state.journal.largest_answer()
+    if biggest is None or state.journal.answers_size() * 4 // 3 < exc.size - exc.cap:  # base64 adds a third
+        log.error("%s %r: %s", flow.method, _logged(flow, target), exc)
+        raise McpError(INTERNAL_ERROR, f"Cannot answer {flow.method} {target}: its state outgrew the server's cap")
+    key, field, size = biggest
+    named = f"answer {key!r}" + (f", field {field!r}," if field else "")
+    said = (
+        f"The {named} is too large ({size} bytes): the server carries at most {exc.cap} bytes of state between "
+        "questions. Answer with less."
+    )
+    log.warning("%s %r: the client sent too much: %s", flow.method, _logged(flow, target), said)
+    if flow.tool_errors:
+        return error_result(said)
+    raise invalid_params(f"Invalid params: {said}")
 
 
 def _failure(exc: Exception, flow: Flow, target: str, session: bool) -> dict[str, Any]:

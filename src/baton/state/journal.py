@@ -41,3 +41,21 @@ class Journal:
         answered = data.get("a")
         answers = {k: (v[0], v[1]) for k, v in answered.items()} if answered else {}
         return cls(answers, data.get("p") or {}, data.get("o") or {}, data.get("t") or "")
+
+    def answers_size(self) -> int:
+        """The bytes the recorded answers take in the journal (what the client put into the state)."""
+        return len(orjson.dumps({k: v for k, (_, v) in self.answers.items()})) if self.answers else 0
+
+    def largest_answer(self) -> tuple[str, str | None, int] | None:
+        """The recorded answer that takes the most room: (ask key, the form field that takes the most room in
+        it, or None when it is not a form's, its bytes), or None without answers (protocol.md P102)."""
+        if not self.answers:
+            return None
+        key, (_, value) = max(self.answers.items(), key=lambda item: len(orjson.dumps(item[1][1])))
+        content = value.get("content") if isinstance(value, dict) else None
+        field = (
+            max(content, key=lambda name: len(orjson.dumps(content[name])))
+            if isinstance(content, dict) and content
+            else None
+        )
+        return key, field, len(orjson.dumps(value))

@@ -74,7 +74,17 @@ class InvalidState(Exception):
 
 
 class StateTooLarge(RuntimeError):
-    """The journal of a flow outgrew the size cap; keep `ctx.once` results and answers small."""
+    """The journal of a flow outgrew the size cap; keep `ctx.once` results and answers small.
+
+    `size` is the token's length and `cap` the sealer's `max_bytes` (protocol.md P102 says whose fault it is)."""
+
+    def __init__(self, size: int, cap: int) -> None:
+        super().__init__(
+            f"requestState would be {size} bytes, over the cap of {cap}: "
+            "keep ctx.once results and answers small, or raise state_max_bytes"
+        )
+        self.size = size
+        self.cap = cap
 
 
 @dataclass(slots=True)
@@ -110,10 +120,7 @@ class Sealer:
         sealed = nonce + cipher.encrypt(nonce, plaintext, self._aad_head(kid, principal) + request)
         token = f"{VERSION}.{kid}.{_b64encode(sealed)}"
         if len(token) > self.max_bytes:
-            raise StateTooLarge(
-                f"requestState would be {len(token)} bytes, over the cap of {self.max_bytes}: "
-                "keep ctx.once results and answers small, or raise state_max_bytes"
-            )
+            raise StateTooLarge(len(token), self.max_bytes)
         return token
 
     def open(self, token: object, principal: str, request: bytes) -> FlowState:
