@@ -146,7 +146,7 @@ def from_meta(meta: Any) -> Context | None:
     carries no valid `traceparent`."""
     if type(meta) is not dict or "traceparent" not in meta:
         return None
-    carrier = {k: v for k in TRACE_KEYS if isinstance(v := meta.get(k), str) and len(v) <= TRACE_LIMITS[k]}
+    carrier = {k: v for k in TRACE_KEYS if isinstance(v := meta.get(k), str) and _within(v, TRACE_LIMITS[k])}
     if "traceparent" not in carrier:
         return None
     try:
@@ -154,6 +154,11 @@ def from_meta(meta: Any) -> Context | None:
     except (TypeError, ValueError):
         return None
     return ctx if trace.get_current_span(ctx).get_span_context().is_valid else None
+
+
+def _within(value: str, limit: int) -> bool:
+    """Whether a header value is at most `limit` bytes in UTF-8 (counted without encoding a long one)."""
+    return len(value) <= limit and (value.isascii() or len(value.encode("utf-8", "surrogatepass")) <= limit)
 
 
 def parent_of_round(client: Context | None, flow: FlowTrace | None) -> tuple[Context | None, list[Link]]:
