@@ -1,7 +1,7 @@
 """Hostile input on the Streamable HTTP transport, against examples/everything.py on a loopback port (issue 25):
-an `Origin` that is not `scheme://host[:port]` (P101), an answer too large for `requestState` (P102), a
-`Last-Event-ID` past the end of its stream (P103), and notifications and answers with an unsupported
-`MCP-Protocol-Version` (P104)."""
+megabyte trace headers in `_meta` with tracing on (P100), an `Origin` that is not `scheme://host[:port]`
+(P101), an answer too large for `requestState` (P102), a `Last-Event-ID` past the end of its stream (P103),
+and notifications and answers with an unsupported `MCP-Protocol-Version` (P104)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import httpx
 import pytest
 from support.serve import RunningServer, start_server
 from test_http_legacy import Client, message_of, rpc, until
-from wire import accept, call, post, request
+from wire import accept, call, headers_for, post, request
 
 ANSWER = 40_000
 """Bytes of one answer: over the 16 KiB requestState cap on its own."""
@@ -231,3 +231,42 @@ def test_an_answer_or_cancel_with_an_unsupported_version_is_refused_and_not_acte
         _, second = until(events, lambda m: m.get("method") == "elicitation/create")
         assert session.answer(json.loads(second["data"])["id"], accept(color="red")).status_code == 202
         assert rest_response(events)["result"]["content"][0]["text"] == "Ada likes red"
+
+
+# -- megabyte trace headers in _meta, tracing on (P100) ---------------------------------------------------
+
+
+def test_megabyte_trace_headers_are_answered_as_fast_as_none_over_http(tmp_path: Path) -> None:
+    env = {"BATON_DATA_DIR": str(tmp_path), "OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none"}
+    parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    huge = {
+        "traceparent": "00-" + "0af7651916cd43dd8448eb211c80319c" * 32768 + "-b7ad6b7169203331-01",
+        "tracestate": "k=" + "v" * 2**20,
+        "baggage": "b=" + "x" * 2**20,
+    }
+    cases: dict[str, dict[str, str]] = {
+        "plain": {},
+        "huge": huge,
+        "followed": {"traceparent": parent, "baggage": huge["baggage"]},
+        "same size": {"padding": "p" * (3 * 2**20 + 100)},
+    }
+    best: dict[str, float] = {}
+    with start_server("examples/everything.py", log=tmp_path / "server.log", env=env) as server, httpx.Client() as http:
+        for name, extra in cases.items():
+            times = []
+            for _ in range(5):
+                msg = request("tools/call", {"name": "test_simple_text", "arguments": {}})
+                msg["params"]["_meta"].update(extra)
+                started = time.perf_counter()
+                resp = http.post(server.url, content=json.dumps(msg), headers={**headers_for(msg)}, timeout=30)
+                times.append(time.perf_counter() - started)
+                assert resp.status_code == 200, resp.text[:300]
+                assert resp.json()["result"]["content"][0]["type"] == "text"
+            best[name] = min(times)
+        time.sleep(0.5)
+    spans = (tmp_path / "server.log").read_text()
+    # As fast as a request of the same size whose bytes are not trace headers: moving 3 MiB is all it costs.
+    assert best["huge"] < best["same size"] * 2 + 0.01, best
+    assert best["huge"] < best["plain"] + 0.1, best
+    assert "0af7651916cd43dd8448eb211c80319c" in spans  # the valid traceparent beside huge baggage was followed
+    assert "xxxxxxxx" not in spans and "vvvvvvvv" not in spans  # nothing oversized reached a span
