@@ -1,0 +1,1 @@
+"""Coverage-guided fuzz targets (atheris) for every parser of untrusted input: `./dev fuzz --list`."""

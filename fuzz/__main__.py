@@ -1,0 +1,102 @@
+"""`./dev fuzz --list | TARGET --seconds N | --all --seconds N`: run the fuzz targets under atheris.
+
+One target runs in this process (libFuzzer ends it); `--all` runs each in a process of its own, in
+turn, and prints per target the executions, the coverage libFuzzer counts (`cov:` edges, `ft:`
+features) and the finding, if any. New inputs go to `.cache/fuzz/<target>/corpus`, findings to
+`.cache/fuzz/<target>/` (crash-*, timeout-*, oom-*); the seed corpus in `fuzz/corpus/<target>` is read, never written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import subprocess
+import sys
+
+from .harness import ROOT, RSS_LIMIT_MB, SLOW_S, load, names
+
+WORK = ROOT.parent / ".cache" / "fuzz"
+MAX_LEN = 8192
+_STATS = re.compile(r"^#(\d+)\s+\w+\s+cov: (\d+) ft: (\d+).*?exec/s: (\d+)", re.M)
+_ARTIFACT = re.compile(r"Test unit written to (\S+)")
+
+
+def fuzz_one(name: str, seconds: int) -> None:
+    """Fuzz one target for `seconds` in this process; libFuzzer exits (non-zero on a finding)."""
+    import atheris
+
+    logging.disable(logging.CRITICAL)  # the parsers' log lines for refused input, once per execution
+    with atheris.instrument_imports(include=["baton"]):
+        target = load(name)
+    work = WORK / name
+    (work / "corpus").mkdir(parents=True, exist_ok=True)
+    argv = [
+        sys.argv[0],
+        f"-max_total_time={seconds}",
+        f"-timeout={SLOW_S:.0f}",
+        f"-rss_limit_mb={RSS_LIMIT_MB}",
+        f"-max_len={MAX_LEN}",
+        f"-artifact_prefix={work}/",
+        "-print_final_stats=1",
+        str(work / "corpus"),
+        str(target.corpus),
+    ]
+    atheris.Setup(argv, target.run)
+    atheris.Fuzz()
+
+
+def fuzz_all(seconds: int) -> int:
+    """Each target in turn, in its own process; a summary line each. 1 if any had a finding."""
+    failed = 0
+    print(f"{'target':<20} {'execs':>10} {'exec/s':>7} {'cov':>6} {'ft':>7}  finding")
+    for name in names():
+        log = WORK / name / "last-run.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("w") as out:
+            rc = subprocess.run(
+                [sys.executable, "-m", "fuzz", name, "--seconds", str(seconds)],
+                cwd=ROOT.parent,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                check=False,
+            ).returncode
+        text = log.read_text(errors="replace")
+        stats = _STATS.findall(text)
+        execs, cov, ft, rate = stats[-1] if stats else ("?", "?", "?", "?")
+        artifact = _ARTIFACT.search(text)
+        finding = "none" if rc == 0 else (artifact.group(1) if artifact else f"exit {rc}, see {log}")
+        failed |= rc != 0
+        print(f"{name:<20} {execs:>10} {rate:>7} {cov:>6} {ft:>7}  {finding}", flush=True)
+    return 1 if failed else 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="./dev fuzz", description="coverage-guided fuzzing of Baton's parsers")
+    parser.add_argument("target", nargs="?", help="one target (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the targets")
+    parser.add_argument("--all", action="store_true", help="run every target in turn")
+    parser.add_argument("--seconds", type=int, default=60, help="how long each target runs (default 60)")
+    args = parser.parse_args(argv)
+    if args.list:
+        for name in names():
+            print(f"{name:<20} {load(name).about}")
+        return 0
+    if args.seconds < 1:
+        parser.error("--seconds must be at least 1")
+    if args.all:
+        return fuzz_all(args.seconds)
+    if args.target is None:
+        parser.error("name a target (see --list), or give --all")
+    if args.target not in names():
+        parser.error(f"no fuzz target {args.target!r}; ./dev fuzz --list lists them")
+    print(f"fuzzing {args.target} for {args.seconds} s (findings are written under {WORK / args.target})", flush=True)
+    fuzz_one(args.target, args.seconds)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,69 @@
+"""Every fuzz target's corpus replayed through its harness (fuzz/harness.py): no undocumented exception, no
+input over 1 s, no memory growth. The corpus holds the seeds and every input that was once a finding, so each
+fixed finding stays fixed (docs/security.md lists them)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.paths import ROOT
+
+sys.path.append(str(ROOT))  # the fuzz/ package at the project root, as `./dev fuzz` runs it
+
+from fuzz.harness import Finding, Target, load, names, replay
+
+
+@pytest.mark.parametrize("name", names())
+def test_corpus_replays_without_findings(name: str) -> None:
+    target = load(name)
+    assert replay(target) >= 3, f"{name}: the seed corpus under {target.corpus} holds fewer than 3 inputs"
+
+
+def test_a_finding_is_an_undocumented_exception() -> None:
+    def parser(data: bytes) -> None:
+        if data == b"documented":
+            raise ValueError("the parser's answer")
+        if data == b"bug":
+            raise KeyError("a crash")
+
+    target = Target("probe", "a probe", parser, (ValueError,))
+    target.run(b"documented")
+    with pytest.raises(KeyError):
+        target.run(b"bug")
+
+
+def test_a_finding_is_a_slow_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fuzz import harness
+
+    monkeypatch.setattr(harness, "CORPUS", tmp_path)
+    (tmp_path / "slow").mkdir()
+    for i in range(3):
+        (tmp_path / "slow" / f"{i}").write_bytes(b"x")
+    clock = iter([0.0, 2.0])
+    monkeypatch.setattr(harness.time, "perf_counter", lambda: next(clock))
+    with pytest.raises(Finding, match=r"took 2\.00 s"):
+        replay(Target("slow", "a slow parser", lambda data: None))
+
+
+def test_the_fuzz_command_lists_every_target() -> None:
+    done = subprocess.run(
+        [str(ROOT / "dev"), "fuzz", "--list"], capture_output=True, text=True, timeout=300, check=False, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[0] for line in done.stdout.splitlines()] == names()
+
+
+def test_the_fuzz_command_runs_a_target_for_the_seconds_given() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "fuzz", "www_authenticate", "--seconds", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Done " in done.stderr and "cov: " in done.stderr
