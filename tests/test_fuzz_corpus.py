@@ -4,6 +4,7 @@ fixed finding stays fixed (docs/security.md lists them)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -67,3 +68,20 @@ def test_the_fuzz_command_runs_a_target_for_the_seconds_given() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Done " in done.stderr and "cov: " in done.stderr
+
+
+def test_finding_a_requested_schema_with_a_constraint_of_the_wrong_type_is_a_malformed_question() -> None:
+    """fuzz/corpus/form_answers/finding-max-length-not-a-number.json: `maxLength: "date"` was a TypeError
+    when the answer was checked; now the client refuses the question (docs/security.md)."""
+    from baton.client.errors import MalformedQuestion
+    from baton.client.questions import Question
+    from baton.forms import FormError, parse_schema
+
+    schema, _ = json.loads((ROOT / "fuzz/corpus/form_answers/finding-max-length-not-a-number.json").read_bytes())
+    with pytest.raises(MalformedQuestion, match="maxLength must be a non-negative integer"):
+        Question.from_params("q", {"message": "m", "requestedSchema": schema})
+    for key, value in [("minItems", -1), ("maxItems", 1.5), ("minimum", "0"), ("maximum", True)]:
+        kind = "array" if "Items" in key else "number"
+        prop = {"type": kind, key: value} | ({"items": {"enum": ["a"]}} if kind == "array" else {})
+        with pytest.raises(FormError, match=key):
+            parse_schema({"type": "object", "properties": {"f": prop}})

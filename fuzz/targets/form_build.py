@@ -77,6 +77,13 @@ def _value(fdp: atheris.FuzzedDataProvider) -> Any:
     return fdp.PickValueInList(["a", "b", "red", "blue", "2026-01-02", "2026-01-02T03:04:05Z", "a@b.example"])
 
 
+def _default(value: Any) -> Any:
+    """A dataclass field with this default (a list through a factory, as dataclasses require)."""
+    if isinstance(value, list):
+        return dataclasses.field(default_factory=lambda: list(value))
+    return dataclasses.field(default=value)
+
+
 def one(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
     fields: list[tuple[str, Any, Any]] = []
@@ -90,7 +97,7 @@ def one(data: bytes) -> None:
     kind = fdp.ConsumeIntInRange(0, 2)
     cls: type
     if kind == 0:
-        specs = [(n, h) if d is dataclasses.MISSING else (n, h, dataclasses.field(default=d)) for n, h, d in fields]
+        specs = [(n, h) if d is dataclasses.MISSING else (n, h, _default(d)) for n, h, d in fields]
         cls = dataclasses.make_dataclass("Fuzzed", specs)
     elif kind == 1:
         cls = TYPED_DICT("Fuzzed", {n: h for n, h, _ in fields})

@@ -1,11 +1,14 @@
 """Reading a `requestedSchema` received from a server back into form fields (the client side).
 
 Accepts every variant of the MCP form schema, including the deprecated `enumNames` form; anything else
-is refused with `FormError`, so a client never renders a question it cannot validate.
+is refused with `FormError`, so a client never renders a question it cannot validate. The schema comes
+from a server, so each constraint's type is checked here too: a `maxLength` of "date" is a malformed
+question, not a `TypeError` when the answer is checked (found by fuzz/targets/form_answers.py).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .fields import (
@@ -56,7 +59,10 @@ def _field(name: str, prop: Any, required: bool) -> FieldSpec:
         return BooleanField(**common)
     if kind in ("number", "integer"):
         return NumberField(
-            **common, integer=kind == "integer", minimum=prop.get("minimum"), maximum=prop.get("maximum")
+            **common,
+            integer=kind == "integer",
+            minimum=_bound(name, prop, "minimum"),
+            maximum=_bound(name, prop, "maximum"),
         )
     if kind == "string":
         if "oneOf" in prop:
@@ -69,7 +75,9 @@ def _field(name: str, prop: Any, required: bool) -> FieldSpec:
         fmt = prop.get("format")
         if fmt is not None and fmt not in FORMATS:
             raise FormError(f"field {name!r}: unknown format {fmt!r}")
-        return StringField(**common, min_length=prop.get("minLength"), max_length=prop.get("maxLength"), format=fmt)
+        return StringField(
+            **common, min_length=_count(name, prop, "minLength"), max_length=_count(name, prop, "maxLength"), format=fmt
+        )
     if kind == "array":
         items = prop.get("items")
         if not isinstance(items, dict):
@@ -78,9 +86,25 @@ def _field(name: str, prop: Any, required: bool) -> FieldSpec:
             list(_titled(name, items["anyOf"])) if "anyOf" in items else list(_strings(name, items.get("enum")))
         )
         return MultiSelectField(
-            **common, values=options, min_items=prop.get("minItems"), max_items=prop.get("maxItems")
+            **common, values=options, min_items=_count(name, prop, "minItems"), max_items=_count(name, prop, "maxItems")
         )
     raise FormError(f"field {name!r}: type {kind!r} is not allowed in an elicitation form")
+
+
+def _count(name: str, prop: dict[str, Any], key: str) -> int | None:
+    """A length or item count the schema gives: absent, or a non-negative integer (JSON Schema)."""
+    value = prop.get(key)
+    if value is None or (type(value) is int and value >= 0):
+        return value
+    raise FormError(f"field {name!r}: {key} must be a non-negative integer, not {value!r}")
+
+
+def _bound(name: str, prop: dict[str, Any], key: str) -> float | None:
+    """A number's bound the schema gives: absent, or a finite number."""
+    value = prop.get(key)
+    if value is None or (type(value) in (int, float) and math.isfinite(value)):
+        return value
+    raise FormError(f"field {name!r}: {key} must be a number, not {value!r}")
 
 
 def _strings(name: str, values: Any) -> list[str]:
