@@ -3,7 +3,7 @@
 Accepts every variant of the MCP form schema, including the deprecated `enumNames` form; anything else
 is refused with `FormError`, so a client never renders a question it cannot validate. The schema comes
 from a server, so each constraint's type is checked here too: a `maxLength` of "date" is a malformed
-question, not a `TypeError` when the answer is checked (found by fuzz/targets/form_answers.py).
+question, not a `TypeError` when the answer is checked (protocol.md P105).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def _field(name: str, prop: Any, required: bool) -> FieldSpec:
 
 
 def _count(name: str, prop: dict[str, Any], key: str) -> int | None:
-    """A length or item count the schema gives: absent, or a non-negative integer (JSON Schema)."""
+    """A length or item count the schema gives: absent, or a non-negative integer (protocol.md P105)."""
     value = prop.get(key)
     if value is None or (type(value) is int and value >= 0):
         return value
@@ -100,7 +100,7 @@ def _count(name: str, prop: dict[str, Any], key: str) -> int | None:
 
 
 def _bound(name: str, prop: dict[str, Any], key: str) -> float | None:
-    """A number's bound the schema gives: absent, or a finite number."""
+    """A number's bound the schema gives: absent, or a finite number (protocol.md P105)."""
     value = prop.get(key)
     if value is None or (type(value) in (int, float) and math.isfinite(value)):
         return value
