@@ -502,10 +502,15 @@ def test_the_deadline_bounds_the_server_not_the_person(mock: MockMcp) -> None:
             return await client.call_tool("t")
 
     assert text_of(run(flow(slow_person))) == "finished"
-    mock.on("tools/call", ask({"q": form_ask()}, "s"), Delay(3.0, done("finished")))
 
     async def quick(question: Question) -> Answer:
         return Accepted({"confirm": True})
+
+    # each leg has its own deadline: three legs of 0.35 s pass a 0.5 s deadline
+    three = [Delay(0.35, ask({"q": form_ask()}, "s")), Delay(0.35, ask({"q": form_ask()}, "t"))]
+    mock.on("tools/call", *three, Delay(0.35, done("finished")))
+    assert text_of(run(flow(quick))) == "finished"
+    mock.on("tools/call", ask({"q": form_ask()}, "s"), Delay(3.0, done("finished")))
 
     started = time.monotonic()
     with pytest.raises(DeadlineExceeded) as caught:

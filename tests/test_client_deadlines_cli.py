@@ -1,5 +1,5 @@
 """Issue: people take their time and hosts drop questions. The client side: a person slower than the
-deadline in a 2025-11-25 session, `baton call --answer/--answers/--timeout`, a wrong path, Ctrl-C."""
+deadline in either protocol version, `baton call --answer/--answers/--timeout`, a wrong path, Ctrl-C."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.paths import BATON, ROOT
 
 from baton.client import Accepted, Client, Question
@@ -19,7 +20,9 @@ from baton.client import Accepted, Client, Question
 EVERYTHING = "examples/everything.py"
 
 
-def test_a_person_slower_than_the_deadline_in_a_2025_11_25_session(serve: Any) -> None:
+@pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
+def test_a_person_slower_than_the_deadline_in_either_version(serve: Any, protocol: str) -> None:
+    """A Baton server's question answered after three times the client's deadline: the person's time (P90)."""
     server = serve(EVERYTHING)
 
     async def slow(question: Question) -> Any:
@@ -27,7 +30,7 @@ def test_a_person_slower_than_the_deadline_in_a_2025_11_25_session(serve: Any) -
         return Accepted({"confirm": True})
 
     async def flow() -> str:
-        async with Client(server.url, protocol="2025-11-25", on_form=slow, deadline_s=0.5) as client:
+        async with Client(server.url, protocol=protocol, on_form=slow, deadline_s=0.5) as client:
             return (await client.call_tool("perform", {"action": "deploy"})).text
 
     assert asyncio.run(flow()) == "done: deploy"

@@ -17,9 +17,11 @@ import asyncio
 import json
 import os
 import re
+import signal
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -359,6 +361,33 @@ def test_baton_call_logs_in_through_the_browser_and_keeps_the_token_for_the_next
     memory_only = baton("call", "--no-token-store", server.url, "whoami")
     assert memory_only.returncode == 0, memory_only.stderr
     assert opened.read_text().count("opened") == 2
+
+
+def test_ctrl_c_while_waiting_for_the_login_exits_130_without_a_traceback(
+    server: RunningServer, tmp_path: Path
+) -> None:
+    """A browser that never comes back: Ctrl-C ends the wait at once, no KeyboardInterrupt traceback (issue 24)."""
+    env = {**os.environ, "BATON_DATA_DIR": str(tmp_path / "data"), "BROWSER": "true %s"}
+    proc = subprocess.Popen(
+        [BATON, "call", "--timeout", "2", server.url, "whoami"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    seen = ""
+    while "Waiting for the sign-in" not in seen:
+        line = proc.stderr.readline()
+        assert line, f"the command ended before the login: {seen}"
+        seen += line
+    time.sleep(3)  # past --timeout: the person's time at the browser is not the server's
+    assert proc.poll() is None, "the deadline counted the login"
+    proc.send_signal(signal.SIGINT)
+    _, rest = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "Traceback" not in rest and "KeyboardInterrupt" not in rest
 
 
 def test_the_login_snippet_of_client_md_runs_as_printed(

@@ -147,7 +147,8 @@ class Client:
         if isinstance(target, str):
             if not target.startswith(("http://", "https://")):
                 raise ValueError(f"a client target is an http(s) URL or a command list, not {target!r}")
-            self.transport = HttpTransport(target, headers=headers, auth=auth)
+            # No cap of its own on a 2026 leg: deadline_s bounds each one, paused for a person (protocol.md P90)
+            self.transport = HttpTransport(target, headers=headers, auth=auth, timeout=None)
             self.http = True
         elif isinstance(target, Sequence):
             if auth is not None:  # MCP: a stdio server takes its credentials from the environment
@@ -238,6 +239,10 @@ class Client:
 
     async def _probe(self) -> str:
         """`server/discover` with the 2026 envelope; the era its answer shows (`probe`)."""
+        async with self.deadlines.running("server/discover"):  # a leg of its own (protocol.md P90)
+            return await self._discover()
+
+    async def _discover(self) -> str:
         try:
             async with asyncio.timeout(None if self.http else self.stdio_probe_s):
                 result = await self._leg("server/discover", None, None)
@@ -339,7 +344,8 @@ class Client:
                 return hit[1]
         for attempt in (1, 2):
             try:
-                result = await self._leg(method, params, progress)
+                async with self.deadlines.running(method):  # each leg its own deadline (protocol.md P90)
+                    result = await self._leg(method, params, progress)
                 break
             except McpError as exc:
                 if attempt == 2:
@@ -540,21 +546,21 @@ class Client:
         """The whole loop for one request, answering through the handlers; bounded in rounds and time.
 
         In a 2025-11-25 session it is one request, and the server's questions come during it.
+        Each leg to the server has its own `deadline_s`; answering is the person's time (protocol.md P90).
         """
-        async with self.deadlines.running(method):  # the server's time only (protocol.md P90)
-            if not self._modern and await self.settle_era() == LEGACY:
-                assert self._session is not None
-                return await self._session.request(method, params, progress)
-            step = await self.start(method, params, progress=progress)
-            pacing = UrlPacing(self.url_backoff_s)
-            for _ in range(self.max_rounds):
-                if not isinstance(step, Round):
-                    return step
-                await pacing.wait(_urls_asked(step))  # a URL accepted before: give its flow time
-                answers = {key: await self._answer(key, ask, step, pacing) for key, ask in step.input_requests.items()}
-                step = await self.advance(step, answers, progress=progress)
+        if not self._modern and await self.settle_era() == LEGACY:
+            assert self._session is not None
+            return await self._session.request(method, params, progress)  # paused while the person answers
+        step = await self.start(method, params, progress=progress)
+        pacing = UrlPacing(self.url_backoff_s)
+        for _ in range(self.max_rounds):
             if not isinstance(step, Round):
                 return step
+            await pacing.wait(_urls_asked(step))  # a URL accepted before: give its flow time
+            answers = {key: await self._answer(key, ask, step, pacing) for key, ask in step.input_requests.items()}
+            step = await self.advance(step, answers, progress=progress)
+        if not isinstance(step, Round):
+            return step
         raise ClientError(f"{method}: the server still asked after {self.max_rounds} rounds")
 
     async def _answer(self, key: str, ask: Any, step: Round, pacing: UrlPacing) -> Any:

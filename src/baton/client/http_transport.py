@@ -19,13 +19,20 @@ Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _STANDARD = (("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"))
+LEG_S = 60.0  # the bound of one exchange the transport makes where no caller's deadline runs (protocol.md P90)
 
 
 class HttpTransport:
-    """One MCP endpoint URL and a pool of keep-alive connections to it."""
+    """One MCP endpoint URL and a pool of keep-alive connections to it. `timeout` bounds each request (None: the
+    caller bounds it, as the Client does with its deadline_s)."""
 
     def __init__(
-        self, url: str, *, timeout: float = 60.0, headers: dict[str, str] | None = None, auth: OAuth | None = None
+        self,
+        url: str,
+        *,
+        timeout: float | None = LEG_S,
+        headers: dict[str, str] | None = None,
+        auth: OAuth | None = None,
     ) -> None:
         self.url = url
         self.timeout = timeout

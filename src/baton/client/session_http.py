@@ -31,7 +31,7 @@ from ..protocol.constants import LEGACY_VERSION
 from ..protocol.messages import notification
 from .errors import ClientError
 from .http11 import Disconnected, HttpError, ProtocolError, Response, encode_headers
-from .http_transport import HttpTransport, SseDecoder, _decode, _excerpt, read_body, sse_message
+from .http_transport import LEG_S, HttpTransport, SseDecoder, _decode, _excerpt, read_body, sse_message
 from .inbound import Inbound
 
 log = logging.getLogger("baton.client")
@@ -61,7 +61,7 @@ class SessionHttp:
     def __init__(self, http: HttpTransport, inbound: Inbound) -> None:
         self.pool = http.pool
         self.target = http.target
-        self.timeout = http.timeout
+        self.timeout = http.timeout or LEG_S  # a head, an answer, a listen GET: one exchange each
         self.inbound = inbound
         self.session_id: str | None = None
         extra = [(k, v) for k, v in http.extra_headers.items() if k.lower() not in _OURS and not _param(k)]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 
+from ..deadline import person_time
 from ..http11 import Pool, Response, Url
 from .limits import paused
 from .login import Attempts, Login, wants_login
@@ -51,7 +52,7 @@ class AuthPool(Pool):
             if attempts is None:
                 attempts = Attempts()
             resp.release()
-            with paused(_own_limit()):
+            with paused(_own_limit()), person_time():  # the client's deadline too (protocol.md P90)
                 renewed = await login.recover(resp.status, challenge, sent, attempts, interactive=method != "DELETE")
             if renewed is None:  # nothing more to try: the server's refusal again, to be read by the caller
                 return await super().send(url, method, headers + sent, body)
