@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -70,6 +71,9 @@ def test_timeout_and_a_wrong_path(serve: Any) -> None:
     bad = baton("tools", "--timeout", "0", server.url)
     assert bad.returncode == 2 and "positive number of seconds" in bad.stderr
     assert baton("tools", "--timeout", "30", server.url).returncode == 0
+    # a long wait shows it waits: the server's progress, on stderr
+    shown = baton("call", "--timeout", "30", server.url, "test_tool_with_progress")
+    assert shown.returncode == 0 and "... 50/100 step 50\n" in shown.stderr, shown.stderr
     wrong = server.url.replace("/mcp", "/wrong")
     done = baton("tools", wrong)
     assert done.returncode == 1
@@ -77,6 +81,9 @@ def test_timeout_and_a_wrong_path(serve: Any) -> None:
         f"baton tools: {wrong}: no MCP endpoint at this address (HTTP 404); the server says: "
         "'Not found: the MCP endpoint is /mcp'"
     )
+    refused = baton("tools", "http://127.0.0.1:1/mcp")  # nothing listens on port 1: cannot reach, and why
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("baton tools: cannot reach the server: cannot connect to http://127.0.0.1:1")
 
 
 def test_ctrl_c_while_waiting_on_a_silent_stdio_server_exits_130_without_a_traceback() -> None:
@@ -93,3 +100,59 @@ def test_ctrl_c_while_waiting_on_a_silent_stdio_server_exits_130_without_a_trace
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
+
+
+SLOW = '''
+import asyncio
+import os
+from pathlib import Path
+
+from baton import Server
+
+server = Server("slow", "1.0.0")
+MARK = Path(os.environ["SLOW_MARK"])
+
+
+@server.tool()
+async def slow() -> str:
+    """Takes a minute."""
+    MARK.write_text("started\\n")
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        MARK.write_text("started\\ncancelled\\n")
+        raise
+    return "done"
+'''
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_ctrl_c_during_a_call_cancels_it_on_the_wire(serve: Any, tmp_path: Path, transport: str) -> None:
+    """Ctrl-C outside a question: exit 130, no traceback, and the server's tool is cancelled (issue 24)."""
+    (tmp_path / "slow.py").write_text(SLOW)
+    mark = tmp_path / "mark"
+    env = {**os.environ, "SLOW_MARK": str(mark)}
+    if transport == "http":
+        words = [serve(str(tmp_path / "slow.py"), env=env).url, "slow"]
+    else:
+        words = ["slow", "--", BATON, "serve", str(tmp_path / "slow.py"), "--stdio"]
+    proc = subprocess.Popen(
+        [BATON, "call", *words],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while not mark.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err and out == ""
+    while "cancelled" not in mark.read_text():
+        assert time.monotonic() < deadline, "the server's tool was never cancelled"
+        time.sleep(0.05)

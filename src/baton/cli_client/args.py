@@ -49,7 +49,7 @@ The server is an http(s) URL (the first word), or the command that starts a stdi
 after --. Options come before the --. Servers of 2026-07-28 and of 2025-11-25 both work.
 
 exit status: 0 done; 1 the server refused, failed or could not be reached (or the tool reported an
-error); 2 the command line cannot be used."""
+error); 2 the command line cannot be used (or a question has no answer and no terminal); 130 Ctrl-C."""
 PAIRS_HELP = {
     "call": "key=value: a tool argument; the value stays a string where the tool's schema says string, "
     "and is read as JSON otherwise (n=3, flags='[\"a\"]').",

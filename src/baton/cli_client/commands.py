@@ -31,12 +31,11 @@ class NotOffered(Exception):
 
 
 @asynccontextmanager
-async def client(run: Invocation, *, asks: bool) -> AsyncIterator[Client]:
-    """The client for one subcommand; with `asks`, questions are answered at the terminal. An HTTP server
-    that answers 401 gets a login through the browser (`login`)."""
+async def client(run: Invocation, renderer: TerminalRenderer | None = None) -> AsyncIterator[Client]:
+    """The client for one subcommand; with a `renderer`, questions are answered at the terminal (or by
+    `--answer`). An HTTP server that answers 401 gets a login through the browser (`login`)."""
     handlers: dict[str, Any] = {}
-    if asks:
-        renderer = TerminalRenderer(stdout=sys.stderr if run.json else None)
+    if renderer is not None:
         given = GivenAnswers(read_answers(run.answers, run.answers_file), renderer)
         handlers = {"on_form": given, "on_url": given}
     if run.timeout is not None:
@@ -49,6 +48,11 @@ async def client(run: Invocation, *, asks: bool) -> AsyncIterator[Client]:
     finally:
         if browser is not None:
             await browser.aclose()
+
+
+def asker(run: Invocation) -> TerminalRenderer:
+    """The terminal renderer of a command whose server may ask (on stderr with --json, stdout is the result)."""
+    return TerminalRenderer(stdout=sys.stderr if run.json else None)
 
 
 def _may_log_in(target: str | Sequence[str]) -> bool:
@@ -83,7 +87,7 @@ async def requested(c: Client, what: str, request: Awaitable[Any]) -> Any:
 
 
 async def tools(run: Invocation) -> int:
-    async with client(run, asks=False) as c:
+    async with client(run) as c:
         items: list[Tool] = await listed(c.list_tools) or []
         if run.json:
             show.as_json({"tools": [tool.raw for tool in items]})
@@ -95,7 +99,7 @@ async def tools(run: Invocation) -> int:
 
 
 async def resources(run: Invocation) -> int:
-    async with client(run, asks=False) as c:
+    async with client(run) as c:
         items: list[Resource] = await listed(c.list_resources) or []
         templates: list[ResourceTemplate] = await listed(c.list_resource_templates) or []
         if run.json:
@@ -108,7 +112,7 @@ async def resources(run: Invocation) -> int:
 
 
 async def prompts(run: Invocation) -> int:
-    async with client(run, asks=False) as c:
+    async with client(run) as c:
         items: list[Prompt] = await listed(c.list_prompts) or []
         if run.json:
             show.as_json({"prompts": [prompt.raw for prompt in items]})
@@ -124,12 +128,14 @@ async def prompts(run: Invocation) -> int:
 
 async def call(run: Invocation) -> int:
     name, pairs = run.words[0], run.words[1:]
-    async with client(run, asks=True) as c:
+    renderer = asker(run)
+    async with client(run, renderer) as c:
         found = {tool.name: tool for tool in await listed(c.list_tools) or []}
         if name not in found:
             has = f"it has: {', '.join(sorted(found))}" if found else "it offers no tools"
             raise UsageError(f"the server has no tool {name!r}; {has}")
-        result = await c.call_tool(name, parse_arguments(pairs, found[name].input_schema))
+        arguments = parse_arguments(pairs, found[name].input_schema)
+        result = await c.call_tool(name, arguments, progress=show.Notices(renderer))
     if run.json:
         show.as_json(result.raw)
     else:
@@ -138,8 +144,9 @@ async def call(run: Invocation) -> int:
 
 
 async def read(run: Invocation) -> int:
-    async with client(run, asks=True) as c:
-        result = await requested(c, "resources", c.read_resource(run.words[0]))
+    renderer = asker(run)
+    async with client(run, renderer) as c:
+        result = await requested(c, "resources", c.read_resource(run.words[0], progress=show.Notices(renderer)))
     if run.json:
         show.as_json(result.raw)
     else:
@@ -149,7 +156,8 @@ async def read(run: Invocation) -> int:
 
 async def prompt(run: Invocation) -> int:
     name, arguments = run.words[0], dict(split_pairs(run.words[1:]))
-    async with client(run, asks=True) as c:
+    renderer = asker(run)
+    async with client(run, renderer) as c:
         found = {p.name: p for p in await listed(c.list_prompts) or []}
         if name not in found:
             has = f"it has: {', '.join(sorted(found))}" if found else "it offers no prompts"
@@ -158,7 +166,7 @@ async def prompt(run: Invocation) -> int:
         if missing:
             given = " ".join(f"{m}=..." for m in missing)
             raise UsageError(f"prompt {name!r} needs {', '.join(missing)}: add {given}")
-        result = await c.get_prompt(name, arguments)
+        result = await c.get_prompt(name, arguments, progress=show.Notices(renderer))
     if run.json:
         show.as_json(result.raw)
     else:

@@ -3,6 +3,9 @@
 For people, text from the server is printed with control and invisible characters escaped (newlines
 and tabs kept), so a result cannot move the cursor or repaint the terminal; binary content is named
 with its MIME type and size, never written out. `--json` prints the raw result instead, indented.
+While a request runs, the server's progress notifications are shown on stderr (`Notices`): asking for
+them also makes the response a stream, which Ctrl-C closes, and closing it cancels the request on the
+server (protocol.md P93).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from ..client import (
     Tool,
 )
 from ..client.results import base64_size
+from ..render import TerminalRenderer
 
 
 def safe(text: str) -> str:
@@ -140,3 +144,23 @@ def prompt_result(result: GetPromptResult) -> None:
     for message in result.messages:
         out(f"[{message.role}]")
         block(message.content)
+
+
+class Notices:
+    """The progress callback of a request: each progress notification as one line on stderr, written
+    between the renderer's questions (never into an open prompt, protocol.md P92)."""
+
+    def __init__(self, renderer: TerminalRenderer) -> None:
+        self.renderer = renderer
+
+    async def __call__(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        if message.get("method") != "notifications/progress" or not isinstance(params, dict):
+            return
+        done, total, note = params.get("progress"), params.get("total"), params.get("message")
+        shown = f"{done:g}" if isinstance(done, (int, float)) else "?"
+        if isinstance(total, (int, float)):
+            shown += f"/{total:g}"
+        if isinstance(note, str) and note:
+            shown += f" {safe(note)}"
+        self.renderer.between_dialogs(f"... {shown}")
