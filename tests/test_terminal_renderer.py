@@ -11,6 +11,7 @@ only) and §5.4 (show the full URL, get consent, never prefetch, refuse unsafe U
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -469,3 +470,51 @@ def test_a_log_line_during_a_question_waits_until_the_question_is_answered() -> 
     held = text.index("LOG the server logged this while you typed")
     assert held > text.rindex("name")  # after the whole dialog, not inside its prompt
     assert text.rstrip().endswith("LOG the server logged this while you typed")
+
+
+NOISY = """
+import logging
+import threading
+import time
+
+from baton.forms import FormSpec, StringField
+from baton.render import TerminalRenderer
+
+renderer = TerminalRenderer()
+log = logging.getLogger("noisy")
+log.addHandler(renderer.log_handler())
+log.setLevel(logging.INFO)
+log.propagate = False
+
+
+def noise() -> None:
+    for i in range(10_000):
+        log.info("LOG line %d", i)
+        time.sleep(0.05)
+
+
+threading.Thread(target=noise, daemon=True).start()
+time.sleep(0.3)
+print("ANSWER", renderer.ask_form("Your name?", FormSpec([StringField("name")])))
+time.sleep(0.3)
+"""
+
+
+def test_log_lines_from_another_thread_never_land_inside_an_open_prompt_on_a_real_terminal() -> None:
+    """A program that logs twenty lines a second while a person answers on a pty (protocol.md P92): nothing
+    between the question's first line and the answer, every held line written after it."""
+    term = support.terminal.Terminal([sys.executable, "-c", NOISY])
+    try:
+        assert "LOG line 0" in term.expect("Your name?")  # logged before the question, shown at once
+        term.expect("(Enter = answer): ")
+        assert "LOG" not in term.idle(1.0)  # twenty lines were logged meanwhile, none shown
+        term.type(ENTER)
+        term.expect("name")
+        assert "LOG" not in term.idle(0.5)
+        term.type("Ada" + ENTER)
+        assert "LOG" not in term.expect("Sent.")  # the dialog's last line
+        held = [int(n) for n in re.findall(r"LOG line (\d+)\n", term.expect("ANSWER Accepted"))]
+        assert len(held) >= 20 and held == sorted(held)  # then the held lines, in order
+        assert term.wait() == 0
+    finally:
+        term.close()
