@@ -60,6 +60,7 @@ def test_answers_on_the_command_line(serve: Any, tmp_path: Path) -> None:
     started = time.monotonic()
     missing = baton("call", url, flow, "--answer", 'step1={"name":"Al"}')
     assert missing.returncode == 2 and time.monotonic() - started < 30
+    assert missing.stderr.startswith("baton call: the server asks") and len(missing.stderr.splitlines()) == 1
     assert "there is no terminal to answer at: pass --answer step2=JSON" in missing.stderr
     assert "Traceback" not in missing.stderr
 

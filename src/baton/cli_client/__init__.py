@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from ..client import ClientError
 from ..client.http11 import HttpError
 from ..protocol.errors import McpError
+from .answers import Unanswered
 from .args import COMMANDS, UsageError, parse, parser
 from .commands import RUN, NotOffered
 
@@ -34,6 +35,9 @@ def run(command: str, argv: Sequence[str]) -> int:
         return asyncio.run(RUN[command](invocation))
     except SystemExit as exc:  # --help (0) or a malformed option (2), printed by argparse
         return exc.code if isinstance(exc.code, int) else 2
+    except Unanswered as exc:
+        print(f"baton {command}: {exc}", file=sys.stderr)
+        return 2
     except UsageError as exc:
         parser(spec).print_usage(sys.stderr)
         print(f"baton {command}: {exc}", file=sys.stderr)

@@ -51,6 +51,10 @@ def read_answers(pairs: Sequence[str], file: str | None) -> dict[str, Any]:
     return answers
 
 
+class Unanswered(UsageError):
+    """A question with no answer given and no terminal: exit 2, one line (no usage block, the command line was fine)."""
+
+
 class GivenAnswers:
     """An elicitation handler: the answer given for the question's key, else `fallback` (the terminal)."""
 
@@ -64,7 +68,7 @@ class GivenAnswers:
         key = question.key if question.key in self.answers else ANY if ANY in self.answers else None
         if key is None:
             if self.fallback is None or no_terminal():
-                raise UsageError(
+                raise Unanswered(
                     f"the server asks {question.message!r} (key {question.key!r}) and there is no terminal to "
                     f"answer at: pass --answer {question.key}=JSON (or --answer '*'=JSON for any question)"
                 )
