@@ -1,4 +1,4 @@
-"""`./dev fuzz --list | TARGET --seconds N | --all --seconds N`: run the fuzz targets under atheris.
+"""`./dev fuzz --list | TARGET | --all`, with `--seconds N` and `--runs R`: run the fuzz targets under atheris.
 
 One target runs in this process (libFuzzer ends it); `--all` runs each in a process of its own, in
 turn, and prints per target the executions, the coverage libFuzzer counts (`cov:` edges, `ft:`
@@ -22,8 +22,9 @@ _STATS = re.compile(r"^#(\d+)\s+\w+\s+cov: (\d+) ft: (\d+).*?exec/s: (\d+)", re.
 _ARTIFACT = re.compile(r"Test unit written to (\S+)")
 
 
-def fuzz_one(name: str, seconds: int) -> None:
-    """Fuzz one target for `seconds` in this process; libFuzzer exits (non-zero on a finding)."""
+def fuzz_one(name: str, seconds: int, runs: int | None) -> None:
+    """Fuzz one target for `seconds` (or until `runs` executions) in this process; libFuzzer exits (non-zero on a
+    finding)."""
     import atheris
 
     logging.disable(logging.CRITICAL)  # the parsers' log lines for refused input, once per execution
@@ -34,6 +35,7 @@ def fuzz_one(name: str, seconds: int) -> None:
     argv = [
         sys.argv[0],
         f"-max_total_time={seconds}",
+        *([f"-runs={runs}"] if runs is not None else []),
         f"-timeout={SLOW_S:.0f}",
         f"-rss_limit_mb={RSS_LIMIT_MB}",
         f"-max_len={MAX_LEN}",
@@ -46,7 +48,7 @@ def fuzz_one(name: str, seconds: int) -> None:
     atheris.Fuzz()
 
 
-def fuzz_all(seconds: int) -> int:
+def fuzz_all(seconds: int, runs: int | None) -> int:
     """Each target in turn, in its own process; a summary line each. 1 if any had a finding."""
     failed = 0
     print(f"{'target':<20} {'execs':>10} {'exec/s':>7} {'cov':>6} {'ft':>7}  finding")
@@ -55,7 +57,15 @@ def fuzz_all(seconds: int) -> int:
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("w") as out:
             rc = subprocess.run(
-                [sys.executable, "-m", "fuzz", name, "--seconds", str(seconds)],
+                [
+                    sys.executable,
+                    "-m",
+                    "fuzz",
+                    name,
+                    "--seconds",
+                    str(seconds),
+                    *(["--runs", str(runs)] if runs else []),
+                ],
                 cwd=ROOT.parent,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -76,7 +86,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("target", nargs="?", help="one target (see --list)")
     parser.add_argument("--list", action="store_true", help="list the targets")
     parser.add_argument("--all", action="store_true", help="run every target in turn")
-    parser.add_argument("--seconds", type=int, default=60, help="how long each target runs (default 60)")
+    parser.add_argument("--seconds", type=int, default=60, help="how long each target runs at most (default 60)")
+    parser.add_argument("--runs", type=int, help="stop a target after this many executions (if sooner than --seconds)")
     args = parser.parse_args(argv)
     if args.list:
         for name in names():
@@ -84,14 +95,16 @@ def main(argv: list[str]) -> int:
         return 0
     if args.seconds < 1:
         parser.error("--seconds must be at least 1")
+    if args.runs is not None and args.runs < 1:
+        parser.error("--runs must be at least 1")
     if args.all:
-        return fuzz_all(args.seconds)
+        return fuzz_all(args.seconds, args.runs)
     if args.target is None:
         parser.error("name a target (see --list), or give --all")
     if args.target not in names():
         parser.error(f"no fuzz target {args.target!r}; ./dev fuzz --list lists them")
     print(f"fuzzing {args.target} for {args.seconds} s (findings are written under {WORK / args.target})", flush=True)
-    fuzz_one(args.target, args.seconds)
+    fuzz_one(args.target, args.seconds, args.runs)
     return 0
 
 

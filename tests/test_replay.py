@@ -279,3 +279,48 @@ def test_registration_errors_are_clear() -> None:
             name="hdr",
             input_schema={"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}},
         )
+
+
+ADDRESS_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        "kind": {"enum": ["home", "work"]},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+
+def test_arguments_are_checked_against_an_explicit_input_schema() -> None:
+    """mcp-fuzzer called a tool given `input_schema=` with a string where its schema asks for an object, and
+    the handler ran: the arguments are now checked against the schema first, and a mismatch is a tool error
+    naming where and what, which the model can fix (protocol.md P17, P106)."""
+    server = make_server()
+    ran: list[dict[str, Any]] = []
+
+    def record(**arguments: Any) -> str:
+        ran.append(arguments)
+        return "ok"
+
+    server.add_tool(record, name="address", input_schema=ADDRESS_SCHEMA)
+    refused = call(server, "address", arguments={"name": "x", "address": "<svg/onload=alert(1)>"})["result"]
+    assert refused["isError"] is True
+    text = refused["content"][0]["text"]
+    assert "address" in text and "not of type 'object'" in text, text
+    assert call(server, "address", arguments={"name": "x", "extra": 1})["result"]["isError"] is True
+    assert call(server, "address", arguments={"kind": "home"})["result"]["isError"] is True  # name is required
+    long = call(server, "address", arguments={"name": "x", "kind": "w" * 5000})["result"]
+    assert long["isError"] is True and len(long["content"][0]["text"]) < 400  # the quoted value is cut short
+    assert ran == []
+    good = call(server, "address", arguments={"name": "x", "address": {"city": "Oslo"}, "kind": "home"})["result"]
+    assert good.get("isError") is not True, good
+    assert ran == [{"name": "x", "address": {"city": "Oslo"}, "kind": "home"}]
+
+
+def test_an_input_schema_that_is_not_json_schema_is_refused_at_registration() -> None:
+    server = make_server()
+    with pytest.raises(ValueError, match="tool 'bad': input_schema is not a valid JSON Schema"):
+        server.add_tool(lambda **kw: "x", name="bad", input_schema={"type": "object", "properties": {"n": {"type": 5}}})

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
 from ..protocol.headers import header_param_specs
-from .signature import Signature, compile_type, inspect_handler
+from .signature import Signature, compile_type, inspect_handler, schema_checker
 
 Handler = Callable[..., Any]
 
@@ -92,8 +92,13 @@ def make_tool(
         if input_schema.get("type") != "object":
             raise ValueError(f"tool {tool_name!r}: input_schema must have type 'object' at the root")
         schema = input_schema
-        # An explicit schema is published as given; the handler takes the arguments it names.
-        signature = Signature(schema, signature.context_param, {}, (), True)
+        # An explicit schema is published as given, and arguments are checked against it (protocol.md P106);
+        # the handler takes the arguments it names.
+        try:
+            check = schema_checker(schema)
+        except ValueError as exc:
+            raise ValueError(f"tool {tool_name!r}: {exc}") from None
+        signature = Signature(schema, signature.context_param, {}, (), True, check)
     try:
         headers = header_param_specs(schema)
     except ValueError as exc:

@@ -259,9 +259,12 @@ class Signature:
     checks: dict[str, Check]
     required: tuple[str, ...]
     accepts_extra: bool
+    schema_check: Callable[[dict[str, Any]], None] | None = None  # an explicit input_schema (protocol.md P106)
 
     def bind(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Checked keyword arguments for the handler; raises ArgumentError naming what is wrong."""
+        if self.schema_check is not None:
+            self.schema_check(arguments)
         checks = self.checks
         if not self.accepts_extra:
             for name in arguments:
@@ -275,6 +278,28 @@ class Signature:
             if name not in kwargs:
                 raise ArgumentError(f"missing required argument {name!r}")
         return kwargs
+
+
+def schema_checker(schema: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    """A check of arguments against a tool's explicit `input_schema` (JSON Schema, by its `$schema`, else
+    2020-12): ArgumentError naming the first problem, the value cut short (protocol.md P106)."""
+    from jsonschema import exceptions, validators  # 150 ms to import: paid only by tools with an input_schema
+
+    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except exceptions.SchemaError as exc:
+        raise ValueError(f"input_schema is not a valid JSON Schema: {exc.message}") from None
+    validator = cls(schema)
+
+    def check(arguments: dict[str, Any]) -> None:
+        error = exceptions.best_match(validator.iter_errors(arguments))
+        if error is not None:
+            where = "/".join(str(part) for part in error.absolute_path) or "arguments"
+            message = error.message if len(error.message) <= 200 else error.message[:200] + "…"
+            raise ArgumentError(f"{where}: {message}")
+
+    return check
 
 
 def inspect_handler(fn: Callable[..., Any], context_type: type, *, skip: Sequence[str] = ()) -> Signature:
