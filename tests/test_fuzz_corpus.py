@@ -85,3 +85,23 @@ def test_finding_a_requested_schema_with_a_constraint_of_the_wrong_type_is_a_mal
         prop = {"type": kind, key: value} | ({"items": {"enum": ["a"]}} if kind == "array" else {})
         with pytest.raises(FormError, match=key):
             parse_schema({"type": "object", "properties": {"f": prop}})
+
+
+def test_finding_a_uri_answer_with_a_stray_bracket_is_an_invalid_answer() -> None:
+    """fuzz/corpus/form_answers/finding-uri-bracket-not-ipv6.json: an answer `https://]x.example/` to a field of
+    format uri raised urllib's ValueError ("Invalid IPv6 URL") out of the server's validation, a -32603 for
+    the client; now both sides say the answer is not a valid uri (docs/security.md)."""
+    from baton.client.errors import InvalidReply
+    from baton.client.questions import Question
+    from baton.forms import Accepted
+    from baton.forms.fields import InvalidAnswer
+
+    schema = {"type": "object", "properties": {"site": {"type": "string", "format": "uri"}}}
+    question = Question.from_params("q", {"message": "m", "requestedSchema": schema})
+    assert question.form is not None
+    for bad in ["https://]x.example/", "http://[", "http://[::1"]:
+        with pytest.raises(InvalidAnswer, match="valid uri"):
+            question.form.validate({"site": bad})
+        with pytest.raises(InvalidReply, match="valid uri"):
+            question.answer(Accepted({"site": bad}))
+    assert question.form.validate({"site": "http://[::1]:8000/x"}) == {"site": "http://[::1]:8000/x"}

@@ -135,10 +135,10 @@ class StringField(FieldSpec):
 def _format_ok(fmt: str, value: str) -> bool:
     if fmt == "email":
         return bool(_EMAIL.match(value))
-    if fmt == "uri":
-        parts = urlsplit(value)
-        return bool(parts.scheme) and bool(parts.netloc or parts.path) and " " not in value
     try:
+        if fmt == "uri":
+            parts = urlsplit(value)  # ValueError for a bracketed host that is not IPv6 ("http://[")
+            return bool(parts.scheme) and bool(parts.netloc or parts.path) and " " not in value
         if fmt == "date":
             return bool(_DATE.match(value)) and bool(dt.date.fromisoformat(value))
         if not _DATE_TIME.match(value):
