@@ -69,8 +69,43 @@ def test_completion_decorator_bare_and_called() -> None:
         registered = server.completion(complete) if form == "bare" else server.completion()(complete)
         assert registered is complete
         assert "completions" in server.capabilities()
-        result = run(server, "completion/complete", {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {}})
+        argument = {"name": "x", "value": ""}
+        result = run(server, "completion/complete", {"ref": {"type": "ref/prompt", "name": "p"}, "argument": argument})
         assert result["result"]["completion"] == {"values": ["a", "b"]}
+
+
+def test_completion_params_of_the_wrong_shape_are_invalid_params() -> None:
+    """mcp-fuzzer sent refs of made-up types and arguments of other JSON types, and the author's handler was
+    called with them: they are -32602 naming what is wrong, and the handler is not called (protocol.md P107)."""
+    server = make_server()
+    called: list[Any] = []
+
+    @server.completion
+    def complete(ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any]) -> list[str]:
+        called.append(ref)
+        return ["a"]
+
+    good_ref, good_arg = {"type": "ref/resource", "uri": "files://{name}"}, {"name": "name", "value": "s"}
+    cases = [
+        ({"type": "cursor_AAAA", "uri": "x"}, good_arg, None, "ref.type must be"),
+        ({"type": "ref/prompt", "uri": "x"}, good_arg, None, "ref.name must be a string"),
+        ({"type": "ref/resource", "uri": 5}, good_arg, None, "ref.uri must be a string"),
+        (good_ref, {"name": "name"}, None, "string name and a string value"),
+        (good_ref, {"name": 1, "value": "s"}, None, "string name and a string value"),
+        (good_ref, good_arg, {"arguments": {"a": 1}}, "context.arguments"),
+        (good_ref, good_arg, {"arguments": "a"}, "context.arguments"),
+    ]
+    for ref, argument, context, words in cases:
+        params: dict[str, Any] = {"ref": ref, "argument": argument}
+        if context is not None:
+            params["context"] = context
+        error = run(server, "completion/complete", params)["error"]
+        assert error["code"] == -32602 and words in error["message"], (params, error)
+    assert called == []
+    ok = run(
+        server, "completion/complete", {"ref": good_ref, "argument": good_arg, "context": {"arguments": {"a": "b"}}}
+    )
+    assert ok["result"]["completion"] == {"values": ["a"]}
 
 
 def test_completion_decorator_refuses_arguments() -> None:

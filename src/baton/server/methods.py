@@ -176,11 +176,33 @@ class Methods:
         if not isinstance(ref, dict) or not isinstance(argument, dict):
             raise invalid_params('Invalid params: completion/complete needs "ref" and "argument" objects')
         context = msg.params.get("context") or {}
+        problem = _completion_problem(ref, argument, context)
+        if problem is not None:
+            raise invalid_params(f"Invalid params: {problem}")
         value = completion(ref, argument, context)
         if inspect.isawaitable(value):
             value = await value
         result = value if isinstance(value, dict) else {"values": list(value or [])[:100]}
         return {"resultType": "complete", "completion": result}
+
+
+_REF_MEMBER = {"ref/prompt": "name", "ref/resource": "uri"}
+
+
+def _completion_problem(ref: dict[str, Any], argument: dict[str, Any], context: Any) -> str | None:
+    """What is wrong with `completion/complete` params, by the schema's shape (protocol.md P107); None if nothing.
+    The author's handler may then rely on `ref`, `argument` and `context.arguments` holding strings."""
+    member = _REF_MEMBER.get(str(ref.get("type")))
+    if member is None:
+        return 'ref.type must be "ref/prompt" or "ref/resource"'
+    if not isinstance(ref.get(member), str):
+        return f"ref.{member} must be a string"
+    if not isinstance(argument.get("name"), str) or not isinstance(argument.get("value"), str):
+        return "argument needs a string name and a string value"
+    arguments = context.get("arguments", {}) if isinstance(context, dict) else None
+    if not isinstance(arguments, dict) or not all(isinstance(v, str) for v in arguments.values()):
+        return "context.arguments must map names to strings"
+    return None
 
 
 async def _ready(result: dict[str, Any]) -> dict[str, Any]:
