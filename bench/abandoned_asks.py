@@ -32,7 +32,7 @@ from processes import Server, start, stop
 
 from baton.client.http11 import Pool, Response, Url, encode_headers
 
-PER_SESSION = 32  # MAX_OPEN_ASKS_PER_SESSION, baton.server.legacy
+PER_SESSION = 32  # MAX_OPEN_ASKS_PER_SESSION, baton.server.handshake
 VERSION = "2025-11-25"
 ASKING_TOOL = "test_elicitation"
 BASE = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]

@@ -31,7 +31,7 @@ from baton.server.challenge import bearer_challenge
 from baton.server.scopes import Implications, scope_list
 from baton.server.startup import ConfigurationError
 
-LEGACY = "2025-11-25"
+HANDSHAKE = "2025-11-25"
 
 
 def challenge(header: str) -> dict[str, str]:
@@ -181,8 +181,8 @@ def test_an_algorithm_that_does_not_fit_the_jwks_key_is_401_in_both_eras(server:
     # The JWKS key test-key-1 is RSA; an ES256 header naming it made PyJWT raise TypeError (a 500).
     forged = b64({"alg": "ES256", "kid": "test-key-1", "typ": "JWT"}) + "." + b64({"sub": "x"}) + ".AAAA"
     refused(call(server.url, "whoami", **bearer(forged)))
-    init = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    resp = legacy(server.url, "initialize", init, 1, None, forged)
+    init = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    resp = handshake(server.url, "initialize", init, 1, None, forged)
     assert resp.status_code == 401 and 'error="invalid_token"' in resp.headers["www-authenticate"]
 
 
@@ -296,42 +296,46 @@ def test_every_mrtr_round_is_authenticated_and_scope_checked(auth_server: AuthSe
 # -- the 2025-11-25 session path ------------------------------------------------------------------------------
 
 
-def legacy(url: str, method: str, params: dict[str, Any], rid: int, session: str | None, token: str) -> httpx.Response:
+def handshake(
+    url: str, method: str, params: dict[str, Any], rid: int, session: str | None, token: str
+) -> httpx.Response:
     headers = {"Content-Type": "application/json", "Accept": "application/json", "Authorization": f"Bearer {token}"}
     if session:
-        headers |= {"Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY}
+        headers |= {"Mcp-Session-Id": session, "MCP-Protocol-Version": HANDSHAKE}
     body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
     return httpx.post(url, json=body, headers=headers, timeout=10)
 
 
 def test_a_session_gets_403_on_the_post_and_goes_on(auth_server: AuthServer, server: RunningServer) -> None:
     read_only = token_for(auth_server, server, "mcp:read")
-    init = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    resp = legacy(server.url, "initialize", init, 1, None, read_only)
+    init = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    resp = handshake(server.url, "initialize", init, 1, None, read_only)
     assert resp.status_code == 200, resp.text
     sid = resp.headers["mcp-session-id"]
-    assert legacy(server.url, "notifications/initialized", {}, 2, sid, read_only).status_code in (200, 202)
-    denied = legacy(server.url, "tools/call", {"name": "write_file", "arguments": {"name": "a"}}, 3, sid, read_only)
+    assert handshake(server.url, "notifications/initialized", {}, 2, sid, read_only).status_code in (200, 202)
+    denied = handshake(server.url, "tools/call", {"name": "write_file", "arguments": {"name": "a"}}, 3, sid, read_only)
     forbidden(denied, "mcp:read files:write")
-    ok = legacy(server.url, "tools/call", {"name": "whoami", "arguments": {}}, 4, sid, read_only)
+    ok = handshake(server.url, "tools/call", {"name": "whoami", "arguments": {}}, 4, sid, read_only)
     assert ok.status_code == 200 and "alice" in ok.json()["result"]["content"][0]["text"]
     # The same user, stepped up, continues the same session.
     writer = token_for(auth_server, server, "mcp:read files:write")
-    done = legacy(server.url, "tools/call", {"name": "write_file", "arguments": {"name": "a"}}, 5, sid, writer)
+    done = handshake(server.url, "tools/call", {"name": "write_file", "arguments": {"name": "a"}}, 5, sid, writer)
     assert done.json()["result"]["content"][0]["text"] == "wrote a"
     # Subscribing to (or unsubscribing from) a scoped resource needs its scopes too (protocol.md P39).
     forbidden(
-        legacy(server.url, "resources/subscribe", {"uri": "files://secret"}, 7, sid, read_only), "mcp:read files:read"
+        handshake(server.url, "resources/subscribe", {"uri": "files://secret"}, 7, sid, read_only),
+        "mcp:read files:read",
     )
     forbidden(
-        legacy(server.url, "resources/unsubscribe", {"uri": "files://docs/a"}, 8, sid, read_only), "mcp:read files:read"
+        handshake(server.url, "resources/unsubscribe", {"uri": "files://docs/a"}, 8, sid, read_only),
+        "mcp:read files:read",
     )
     reader = token_for(auth_server, server, "mcp:read files:read")
-    assert "result" in legacy(server.url, "resources/subscribe", {"uri": "files://secret"}, 9, sid, reader).json()
+    assert "result" in handshake(server.url, "resources/subscribe", {"uri": "files://secret"}, 9, sid, reader).json()
     no_token = httpx.post(
         server.url,
         json={"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": {}},
-        headers={"Content-Type": "application/json", "Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY},
+        headers={"Content-Type": "application/json", "Mcp-Session-Id": sid, "MCP-Protocol-Version": HANDSHAKE},
     )
     assert no_token.status_code == 401 and "resource_metadata" in no_token.headers["www-authenticate"]
 
@@ -340,9 +344,9 @@ def test_a_sessions_get_delete_notifications_and_answers_need_the_token(
     auth_server: AuthServer, server: RunningServer
 ) -> None:
     alice = token_for(auth_server, server, "mcp:read")
-    init = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    sid = legacy(server.url, "initialize", init, 1, None, alice).headers["mcp-session-id"]
-    session = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY}
+    init = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    sid = handshake(server.url, "initialize", init, 1, None, alice).headers["mcp-session-id"]
+    session = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": HANDSHAKE}
     posted = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **session}
     note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     answer = {"jsonrpc": "2.0", "id": 7, "result": {}}

@@ -150,7 +150,7 @@ def test_a_malformed_token_is_told_so_without_the_library_text(token: str) -> No
     assert challenge(resp)["error_description"] in (*fixed, "the token's signature does not verify")
 
 
-def legacy_post(app: Any, body: dict[str, Any], session: str | None = None) -> httpx.Response:
+def handshake_post(app: Any, body: dict[str, Any], session: str | None = None) -> httpx.Response:
     """POST one 2025-11-25 message (in a session when `session` is given), without credentials."""
     head = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     if session is not None:
@@ -184,10 +184,10 @@ def test_scopes_added_at_run_time_to_a_server_without_auth_are_refused_in_both_e
         "scope": "db:admin",
     }
     init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    opened = legacy_post(app, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+    opened = handshake_post(app, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
     sid = opened.headers["mcp-session-id"]
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "drop_tables", "arguments": {}}}
-    assert legacy_post(app, call, sid).status_code == 403
+    assert handshake_post(app, call, sid).status_code == 403
 
 
 def test_a_notification_to_a_protected_server_is_authenticated() -> None:
@@ -337,11 +337,11 @@ def test_an_unreachable_jwks_is_503_not_401_in_both_eras(jwks_server: JwksServer
         "Authorization": f"Bearer {mint(kid='k1')}",
     }
 
-    async def legacy_init() -> httpx.Response:
+    async def handshake_init() -> httpx.Response:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as http:
             return await http.post("/mcp", json=body, headers=head)
 
-    resp = asyncio.run(legacy_init())
+    resp = asyncio.run(handshake_init())
     assert resp.status_code == 503 and "www-authenticate" not in resp.headers  # (backing off: no new attempt)
     jwks_server.status = 200
     assert jwks_server.hits == 1

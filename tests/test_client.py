@@ -35,7 +35,7 @@ from baton.forms import BooleanField
 
 def Client(*args: Any, **kwargs: Any) -> AnyEraClient:
     """The client pinned to 2026-07-28: these tests count and read the driver's legs, which a probe
-    would precede (the probe and the default are tested in test_client_legacy.py and below)."""
+    would precede (the probe and the default are tested in test_client_handshake.py and below)."""
     kwargs.setdefault("protocol", "2026-07-28")
     return AnyEraClient(*args, **kwargs)
 
@@ -434,8 +434,8 @@ def test_state_only_round_pauses_before_retrying(mock: MockMcp, monkeypatch: pyt
 
 @pytest.mark.parametrize("method", ["tools/call", "prompts/get", "resources/read"])
 def test_missing_result_type_is_complete(mock: MockMcp, method: str) -> None:
-    legacy = {"content": [{"type": "text", "text": "old"}], "messages": [], "contents": []}
-    mock.on(method, legacy)
+    untyped = {"content": [{"type": "text", "text": "old"}], "messages": [], "contents": []}
+    mock.on(method, untyped)
 
     async def flow() -> dict[str, Any]:
         async with Client(mock.url) as client:
@@ -445,7 +445,7 @@ def test_missing_result_type_is_complete(mock: MockMcp, method: str) -> None:
                 return await client.get_prompt("p")
             return await client.read_resource("test://r")
 
-    assert run(flow()) == legacy
+    assert run(flow()) == untyped
     assert len(mock.requests()) == 1
 
 

@@ -22,7 +22,7 @@ from support.stub_http import Reply, Seen, Stub, consent, json_reply, oauth_as, 
 
 from baton.client.oauth import AuthError, FileStore, MemoryStore, OAuth
 from baton.client.oauth.challenge import Challenge
-from baton.client.oauth.login import Attempts, Login
+from baton.client.oauth.login import Attempts, LoginState
 
 REDIRECT = "http://127.0.0.1:9/callback"
 T = TypeVar("T")
@@ -53,7 +53,7 @@ def config(browser: Callable[[str], Awaitable[str]] = consent, **kw: Any) -> OAu
 
 async def login_at(server: Stub, auth: OAuth, challenge: Challenge | None = None) -> bytes | None:
     """One recovery from a 401 of the server at `server.url/mcp`, its challenge pointing at `/prm`."""
-    login = Login(auth, f"{server.url}/mcp")
+    login = LoginState(auth, f"{server.url}/mcp")
     return await login.recover(401, challenge or Challenge({"resource_metadata": f"{server.url}/prm"}), b"", Attempts())
 
 
@@ -163,7 +163,7 @@ def test_a_remote_server_cannot_point_the_login_at_this_computer() -> None:
         async with Stub() as stub:  # metadata and an authorization server on 127.0.0.1
             oauth_as(stub)
             prm(stub, "https://mcp.example.com/mcp", [stub.url])
-            login = Login(config(browser), "https://mcp.example.com/mcp")
+            login = LoginState(config(browser), "https://mcp.example.com/mcp")
             challenge = Challenge({"resource_metadata": f"{stub.url}/prm"})
             with pytest.raises(AuthError, match=r"on this computer, but the server https://mcp\.example\.com/mcp"):
                 await login.recover(401, challenge, b"", Attempts())
@@ -299,12 +299,12 @@ def test_a_pre_registered_secret_is_never_stored_and_still_refreshes(tmp_path: P
             prm(stub, f"{stub.url}/mcp", [stub.url])
             stub.token = {"access_token": "AT-1", "token_type": "Bearer", "refresh_token": "RT-1"}  # type: ignore[attr-defined]
             auth = config(client_id="app", client_secret="THE-SECRET", issuer=stub.url, store=FileStore(path))
-            login = Login(auth, f"{stub.url}/mcp")
+            login = LoginState(auth, f"{stub.url}/mcp")
             challenge = Challenge({"resource_metadata": f"{stub.url}/prm"})
             sent = await login.recover(401, challenge, b"", Attempts())
             assert "THE-SECRET" not in path.read_text()
             stub.token = {"access_token": "AT-2", "token_type": "Bearer"}  # type: ignore[attr-defined]
-            again = Login(auth, f"{stub.url}/mcp")  # a later client: the grant comes from the file
+            again = LoginState(auth, f"{stub.url}/mcp")  # a later client: the grant comes from the file
             assert await again.current() == sent
             assert await again.recover(401, challenge, sent or b"", Attempts()) == b"Authorization: Bearer AT-2\r\n"
             return stub
@@ -415,7 +415,7 @@ def test_a_grant_from_the_old_authorization_server_never_reaches_the_new_one() -
                 stub.token = {"access_token": f"AT-{stub.url}", "token_type": "Bearer", "refresh_token": "RT-OLD"}  # type: ignore[attr-defined]
             server = f"{old.url}/mcp"
             prm(old, server, [old.url])
-            login = Login(config(store=store), server)
+            login = LoginState(config(store=store), server)
             challenge = Challenge({"resource_metadata": f"{old.url}/prm"})
             sent = await login.recover(401, challenge, b"", Attempts())
             assert (await store.get(f"token {server}"))["refresh_token"] == "RT-OLD"  # type: ignore[index]
@@ -489,7 +489,7 @@ def test_step_up_is_bounded_per_request() -> None:
         async with Stub() as stub:
             oauth_as(stub)
             prm(stub, f"{stub.url}/mcp", [stub.url])
-            login = Login(config(browser), f"{stub.url}/mcp")
+            login = LoginState(config(browser), f"{stub.url}/mcp")
             attempts = Attempts()
             sent = b""
             for i in range(2):  # every challenge asks for one scope more: the union keeps growing
@@ -511,7 +511,7 @@ def test_a_401_after_a_fresh_login_is_not_met_with_another_login() -> None:
         async with Stub() as stub:
             oauth_as(stub)
             prm(stub, f"{stub.url}/mcp", [stub.url])
-            login = Login(config(browser), f"{stub.url}/mcp")
+            login = LoginState(config(browser), f"{stub.url}/mcp")
             attempts = Attempts()
             challenge = Challenge({"resource_metadata": f"{stub.url}/prm"})
             sent = await login.recover(401, challenge, b"", attempts) or b""
@@ -535,7 +535,7 @@ def test_a_delete_never_opens_the_browser() -> None:
             header = {"WWW-Authenticate": f'Bearer resource_metadata="{stub.url}/prm"'}
             stub.routes["DELETE /mcp"] = lambda seen: json_reply({}, 401, header)
             stub.routes["POST /mcp"] = lambda seen: json_reply({}, 401, header)
-            pool = AuthPool(Login(config(browser), f"{stub.url}/mcp"))
+            pool = AuthPool(LoginState(config(browser), f"{stub.url}/mcp"))
             try:
                 url = Url.parse(f"{stub.url}/mcp")
                 deleted = await pool.send(url, "DELETE", b"", b"")

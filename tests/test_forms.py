@@ -536,7 +536,7 @@ def test_multi_select_titled() -> None:
     assert prop_of(spec, "x", "TitledMultiSelectEnumSchema") == {"type": "array", "items": {"anyOf": ONE_OF}}
 
 
-def test_legacy_enum_names() -> None:
+def test_enum_names_give_titles() -> None:
     spec = single(Annotated[Literal["s", "m", "l"], Field(titles=TITLES, legacy_titles=True)])
     prop = prop_of(spec, "x", "LegacyTitledEnumSchema")
     assert prop == {"type": "string", "enum": ["s", "m", "l"], "enumNames": ["Small", "Medium", "Large"]}
@@ -550,7 +550,7 @@ def test_legacy_enum_names() -> None:
     }
 
 
-def test_legacy_flag_without_titles_is_untitled() -> None:
+def test_enum_names_flag_without_titles_is_untitled() -> None:
     spec = single(Annotated[Literal["a"], Field(legacy_titles=True)])
     assert prop_of(spec, "x", "UntitledSingleSelectEnumSchema") == {"type": "string", "enum": ["a"]}
 

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from support.serve import RunningServer, start_server
-from test_http_legacy import Client, message_of, rpc, until
+from test_http_handshake import Client, message_of, rpc, until
 from wire import accept, call, headers_for, post, request
 
 ANSWER = 40_000

@@ -817,7 +817,7 @@ SESSION_PROBE = """
 
     from baton.client.deadline import Deadlines
     from baton.client.inbound import Inbound
-    from baton.client.legacy import Session
+    from baton.client.handshake import ClientSession
     from baton.client.session_http import SessionGone
     from baton.client.tracing import ClientObserver
 
@@ -850,7 +850,7 @@ SESSION_PROBE = """
 
     async def main():
         wire = Wire()
-        session = Session(wire, Inbound(None, None, None, None), capabilities={}, client_info={"name": "t"},
+        session = ClientSession(wire, Inbound(None, None, None, None), capabilities={}, client_info={"name": "t"},
                           ids=itertools.count(1), deadlines=Deadlines(5), url_retries=1,
                           observer=ClientObserver("http://127.0.0.1:1/mcp"))
         await session.open()

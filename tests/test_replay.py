@@ -175,15 +175,15 @@ def test_deprecated_asks_warn_once_at_the_call_site_and_are_gated() -> None:
     server = make_server()
 
     @server.tool()
-    async def legacy(ctx: Context) -> str:
+    async def roots_of(ctx: Context) -> str:
         roots = await ctx.list_roots()
         return ",".join(r["uri"] for r in roots)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
-        r1 = call(server, "legacy", caps={"roots": {}})
-        r2 = finish(server, "legacy", r1, {"q1": {"roots": [{"uri": "file:///a"}]}}, caps={"roots": {}})
-        assert call(server, "legacy", caps=FORM)["error"]["code"] == -32021
+        r1 = call(server, "roots_of", caps={"roots": {}})
+        r2 = finish(server, "roots_of", r1, {"q1": {"roots": [{"uri": "file:///a"}]}}, caps={"roots": {}})
+        assert call(server, "roots_of", caps=FORM)["error"]["code"] == -32021
     assert r2["result"]["content"][0]["text"] == "file:///a"
     deprecations = [w for w in caught if issubclass(w.category, BatonDeprecationWarning)]
     assert len(deprecations) == 1 and deprecations[0].filename == __file__

@@ -20,7 +20,7 @@ import pytest
 from support.paths import BATON, ROOT, SERVERS
 from support.peer_venvs import INSTALL_TIMEOUT_S, as_text, ensure_venv, peer_env
 from support.serve import RunningServer, start_server
-from test_http_legacy import Client, message_of, rpc, until
+from test_http_handshake import Client, message_of, rpc, until
 from wire import call
 
 TARGET = str(SERVERS / "unanswered.py")

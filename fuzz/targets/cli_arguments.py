@@ -3,7 +3,7 @@ after a first word naming which properties the schema types as strings."""
 
 from __future__ import annotations
 
-from baton.cli_client.args import UsageError, parse_arguments
+from baton.cli_client.args import CommandLineError, parse_arguments
 
 from ..harness import Target
 
@@ -14,4 +14,4 @@ def one(data: bytes) -> None:
     parse_arguments(words, schema)
 
 
-TARGET = Target("cli_arguments", "the CLI's key=value arguments", one, (UsageError,))
+TARGET = Target("cli_arguments", "the CLI's key=value arguments", one, (CommandLineError,))

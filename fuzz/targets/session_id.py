@@ -5,7 +5,7 @@ from __future__ import annotations
 import atheris
 
 from baton.protocol.capabilities import ClientCapabilities
-from baton.server.sessions import LegacySession, SessionSeal
+from baton.server.sessions import ServerSession, SessionSeal
 from baton.state.keys import Key, KeyRing
 
 from ..harness import Finding, Target
@@ -21,7 +21,7 @@ def one(data: bytes) -> None:
         return
     caps = ClientCapabilities.parse({"elicitation": {}} if fdp.ConsumeBool() else {})
     info = {"name": fdp.ConsumeUnicodeNoSurrogates(128), "version": fdp.ConsumeUnicodeNoSurrogates(16)}
-    token = SEAL.mint(LegacySession(principal, "2025-11-25", caps, info))
+    token = SEAL.mint(ServerSession(principal, "2025-11-25", caps, info))
     session = SEAL.open(token, principal)
     if session is None or session.client_info != info:
         raise Finding("a minted session id did not open to its session")

@@ -48,7 +48,7 @@ MAX_PATH_BYTES = 4096  # Linux PATH_MAX
 MAX_NAME_BYTES = 255  # NAME_MAX
 MAX_SYMLINKS = 40  # as the kernel (MAXSYMLINKS)
 
-Kind = Literal["any", "file", "dir"]
+PathKind = Literal["any", "file", "dir"]
 _OUTSIDE = "is outside the allowed directories"
 _LINK_OUTSIDE = "goes through a symbolic link that leads outside the allowed directories"
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -108,7 +108,7 @@ class Roots:
     def __repr__(self) -> str:
         return f"Roots({', '.join(repr(r.real) for r in self._roots)})"
 
-    def resolve(self, user_path: str, *, kind: Kind = "any", must_exist: bool = True) -> Path:
+    def resolve(self, user_path: str, *, kind: PathKind = "any", must_exist: bool = True) -> Path:
         """The real path of `user_path` inside a root, or `PathRefused`.
 
         `kind` asks for a regular file (`"file"`) or a directory (`"dir"`). With `must_exist=False` a path
@@ -165,7 +165,7 @@ class Roots:
 
     # -- the walk -----------------------------------------------------------------------------------
 
-    def _resolve(self, user_path: str, kind: Kind, must_exist: bool) -> tuple[_Root, list[str]]:
+    def _resolve(self, user_path: str, kind: PathKind, must_exist: bool) -> tuple[_Root, list[str]]:
         shown = _check_text(user_path)
         components = user_path.split("/")
         if user_path.startswith("/"):

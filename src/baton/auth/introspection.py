@@ -32,7 +32,7 @@ from ..state import clock
 from .resource_uri import require_https
 from .ttl_cache import TtlCache
 
-Answer = dict[str, Any] | None
+Introspected = dict[str, Any] | None
 """An active token's introspection answer, or None for an inactive one."""
 
 log = logging.getLogger("baton.auth")
@@ -68,7 +68,7 @@ class Introspector:
         self.config = config
         self._active: TtlCache[bytes, dict[str, Any]] = TtlCache(config.cache_size)
         self._inactive: TtlCache[bytes, None] = TtlCache(config.inactive_cache_size)
-        self._pending: dict[bytes, asyncio.Task[Answer]] = {}
+        self._pending: dict[bytes, asyncio.Task[Introspected]] = {}
         self._http: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.calls = 0  # round trips to the endpoint (for tests and metrics)
@@ -93,7 +93,7 @@ class Introspector:
         if http is not None and self._loop is asyncio.get_running_loop():
             await http.aclose()
 
-    async def _shared(self, key: bytes, token: str) -> Answer:
+    async def _shared(self, key: bytes, token: str) -> Introspected:
         """The endpoint's answer, asked once for all concurrent requests with this token."""
         loop = asyncio.get_running_loop()
         task = self._pending.get(key)
@@ -102,13 +102,13 @@ class Introspector:
             task.add_done_callback(lambda done: self._settled(key, done))
         return await asyncio.shield(task)
 
-    def _settled(self, key: bytes, task: asyncio.Task[Answer]) -> None:
+    def _settled(self, key: bytes, task: asyncio.Task[Introspected]) -> None:
         if self._pending.get(key) is task:
             del self._pending[key]
         if not task.cancelled():
             task.exception()  # retrieved here, so a task whose waiters all left logs no warning
 
-    async def _ask_and_remember(self, key: bytes, token: str) -> Answer:
+    async def _ask_and_remember(self, key: bytes, token: str) -> Introspected:
         answer = await self._ask(token)
         self._remember(key, answer, clock.now())
         return answer
@@ -126,7 +126,7 @@ class Introspector:
             self._loop = loop
         return self._http
 
-    async def _ask(self, token: str) -> Answer:
+    async def _ask(self, token: str) -> Introspected:
         cfg = self.config
         data = {"token": token, "token_type_hint": "access_token"}
         if cfg.auth_method == "client_secret_post":  # else the client sends Basic credentials
@@ -150,7 +150,7 @@ class Introspector:
             return None  # a refresh token is not an access token
         return body
 
-    def _remember(self, key: bytes, answer: Answer, now: float) -> None:
+    def _remember(self, key: bytes, answer: Introspected, now: float) -> None:
         cfg = self.config
         if answer is None:
             self._inactive.put(key, None, now + cfg.inactive_ttl_s, now)

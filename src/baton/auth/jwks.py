@@ -28,7 +28,7 @@ from .resource_uri import require_https
 
 log = logging.getLogger("baton.auth")
 
-Entry = tuple[Any, "str | None"]
+CachedKey = tuple[Any, "str | None"]
 """A public key and the `alg` its JWK publishes (None when it names none)."""
 
 
@@ -44,13 +44,13 @@ class Jwks:
         self.min_refresh_s = min_refresh_s
         self.retry_s = retry_s
         self.timeout_s = timeout_s
-        self._keys: dict[str | None, Entry] = {}
+        self._keys: dict[str | None, CachedKey] = {}
         self._loaded = -math.inf  # time.monotonic() of the last successful load
         self._failed = -math.inf  # of the last failed one (a failure after the last success: the issuer is down)
         self._refresh: asyncio.Task[None] | None = None
         self.fetches = 0  # attempts to load the set (for tests and metrics)
 
-    async def key(self, kid: str | None) -> Entry:
+    async def key(self, kid: str | None) -> CachedKey:
         """The public key `kid` names, with the `alg` its JWK publishes; `Unauthenticated` when the
         issuer's set has no such key, `AuthUnavailable` when it cannot be loaded to find out."""
         entry = self._lookup(kid)
@@ -68,7 +68,7 @@ class Jwks:
             raise AuthUnavailable("the authorization server's signing keys cannot be loaded now")
         raise Unauthenticated("the token's signing key is not in the issuer's key set")
 
-    def _lookup(self, kid: str | None) -> Entry | None:
+    def _lookup(self, kid: str | None) -> CachedKey | None:
         entry = self._keys.get(kid)
         if entry is None and kid is None and len(self._keys) == 1:
             return next(iter(self._keys.values()))  # a token without `kid`, an issuer with one key
@@ -109,13 +109,13 @@ class Jwks:
         self._loaded = time.monotonic()
 
 
-def _parse(document: Any) -> dict[str | None, Entry]:
+def _parse(document: Any) -> dict[str | None, CachedKey]:
     """The signing keys of a JWKS document by key id (`ValueError` if it is not one); keys PyJWT cannot
     use, or marked for encryption, are skipped. Without key ids, the first key stands under None."""
     items = document.get("keys") if isinstance(document, dict) else None
     if not isinstance(items, list):
         raise ValueError("not a JWK set")
-    keys: dict[str | None, Entry] = {}
+    keys: dict[str | None, CachedKey] = {}
     for item in items:
         if not isinstance(item, dict) or item.get("use", "sig") != "sig":
             continue

@@ -23,7 +23,7 @@ from ..client import ClientError
 from ..client.http11 import HttpError
 from ..protocol.errors import McpError
 from .answers import Unanswered
-from .args import COMMANDS, UsageError, parse, parser
+from .args import COMMANDS, CommandLineError, parse, parser
 from .commands import RUN, NotOffered
 
 
@@ -38,7 +38,7 @@ def run(command: str, argv: Sequence[str]) -> int:
     except Unanswered as exc:
         print(f"baton {command}: {exc}", file=sys.stderr)
         return 2
-    except UsageError as exc:
+    except CommandLineError as exc:
         parser(spec).print_usage(sys.stderr)
         print(f"baton {command}: {exc}", file=sys.stderr)
         return 2

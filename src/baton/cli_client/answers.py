@@ -22,7 +22,7 @@ from typing import Any
 
 from ..client import Accepted, Cancelled, Declined, InvalidReply, Question
 from ..forms.answers import Answer
-from .args import UsageError
+from .args import CommandLineError
 
 ANY = "*"
 
@@ -34,16 +34,16 @@ def read_answers(pairs: Sequence[str], file: str | None) -> dict[str, Any]:
         try:
             data = json.loads(Path(file).read_text(encoding="utf-8"))
         except OSError as exc:
-            raise UsageError(f"cannot read --answers {file}: {exc.strerror or exc}") from None
+            raise CommandLineError(f"cannot read --answers {file}: {exc.strerror or exc}") from None
         except json.JSONDecodeError as exc:
-            raise UsageError(f"--answers {file} is not JSON (line {exc.lineno}: {exc.msg})") from None
+            raise CommandLineError(f"--answers {file} is not JSON (line {exc.lineno}: {exc.msg})") from None
         if not isinstance(data, dict):
-            raise UsageError(f"--answers {file} holds an object of question key -> answer")
+            raise CommandLineError(f"--answers {file} holds an object of question key -> answer")
         answers.update(data)
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key:
-            raise UsageError(f"--answer takes KEY=JSON, not {pair!r}")
+            raise CommandLineError(f"--answer takes KEY=JSON, not {pair!r}")
         try:
             answers[key] = json.loads(text)
         except json.JSONDecodeError:
@@ -51,7 +51,7 @@ def read_answers(pairs: Sequence[str], file: str | None) -> dict[str, Any]:
     return answers
 
 
-class Unanswered(UsageError):
+class Unanswered(CommandLineError):
     """A question with no answer given and no terminal: exit 2, one line (no usage block, the command line was fine)."""
 
 
@@ -77,7 +77,7 @@ class GivenAnswers:
         try:
             question.answer(reply)
         except InvalidReply as exc:
-            raise UsageError(f"--answer {key}: {exc}") from None
+            raise CommandLineError(f"--answer {key}: {exc}") from None
         return reply
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 
-class UsageError(Exception):
+class CommandLineError(Exception):
     """Command-line input that cannot be used; the message says how to fix it."""
 
 
@@ -117,32 +117,32 @@ def seconds(text: str) -> float:
 
 
 def parse(command: Command, argv: Sequence[str]) -> Invocation:
-    """The invocation, or UsageError; `--help` prints the help and raises SystemExit(0) (argparse)."""
+    """The invocation, or CommandLineError; `--help` prints the help and raises SystemExit(0) (argparse)."""
     words = list(argv)
     server_command: list[str] | None = None
     if "--" in words:
         cut = words.index("--")
         words, server_command = words[:cut], words[cut + 1 :]
         if not server_command:
-            raise UsageError("nothing after --: give the command that starts the stdio server")
+            raise CommandLineError("nothing after --: give the command that starts the stdio server")
     args, unknown = parser(command).parse_known_intermixed_args(words)
     rest: list[str] = list(args.words)
     target: str | list[str]
     if server_command is None and rest and not rest[0].startswith(("http://", "https://")):
-        raise UsageError(_missing_dashes(command, words, rest[0]))
+        raise CommandLineError(_missing_dashes(command, words, rest[0]))
     if unknown:
-        raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
+        raise CommandLineError(f"unrecognized arguments: {' '.join(unknown)}")
     if server_command is not None:
         target = server_command
     elif not rest:
-        raise UsageError("give the server as an http(s) URL, or after -- as a command that starts a stdio server")
+        raise CommandLineError("give the server as an http(s) URL, or after -- as a command that starts a stdio server")
     else:
         target = rest.pop(0)
     if len(rest) < len(command.needs):
         missing = " ".join(command.needs[len(rest) :])
-        raise UsageError(f"missing {missing}: {command.usage().splitlines()[0]}")
+        raise CommandLineError(f"missing {missing}: {command.usage().splitlines()[0]}")
     if not command.pairs and len(rest) > len(command.needs):
-        raise UsageError(f"unexpected words: {' '.join(rest[len(command.needs) :])}")
+        raise CommandLineError(f"unexpected words: {' '.join(rest[len(command.needs) :])}")
     return Invocation(
         target,
         rest,
@@ -165,12 +165,12 @@ def _missing_dashes(command: Command, words: list[str], first: str) -> str:
 
 
 def split_pairs(pairs: Sequence[str]) -> list[tuple[str, str]]:
-    """`key=value` words as (key, text); UsageError for a word without `=` or without a key."""
+    """`key=value` words as (key, text); CommandLineError for a word without `=` or without a key."""
     out = []
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key:
-            raise UsageError(f"arguments are written key=value, not {pair!r}")
+            raise CommandLineError(f"arguments are written key=value, not {pair!r}")
         out.append((key, text))
     return out
 

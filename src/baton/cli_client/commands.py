@@ -20,7 +20,7 @@ from ..protocol.errors import METHOD_NOT_FOUND, McpError
 from ..render import TerminalRenderer
 from . import login, show
 from .answers import GivenAnswers, read_answers
-from .args import Invocation, UsageError, parse_arguments, split_pairs
+from .args import CommandLineError, Invocation, parse_arguments, split_pairs
 
 Item = TypeVar("Item")
 CLIENT_NAME = "baton-cli"
@@ -133,7 +133,7 @@ async def call(run: Invocation) -> int:
         found = {tool.name: tool for tool in await listed(c.list_tools) or []}
         if name not in found:
             has = f"it has: {', '.join(sorted(found))}" if found else "it offers no tools"
-            raise UsageError(f"the server has no tool {name!r}; {has}")
+            raise CommandLineError(f"the server has no tool {name!r}; {has}")
         arguments = parse_arguments(pairs, found[name].input_schema)
         result = await c.call_tool(name, arguments, progress=show.Notices(renderer))
     if run.json:
@@ -161,11 +161,11 @@ async def prompt(run: Invocation) -> int:
         found = {p.name: p for p in await listed(c.list_prompts) or []}
         if name not in found:
             has = f"it has: {', '.join(sorted(found))}" if found else "it offers no prompts"
-            raise UsageError(f"the server has no prompt {name!r}; {has}")
+            raise CommandLineError(f"the server has no prompt {name!r}; {has}")
         missing = [a.name for a in found[name].arguments if a.required and a.name not in arguments]
         if missing:
             given = " ".join(f"{m}=..." for m in missing)
-            raise UsageError(f"prompt {name!r} needs {', '.join(missing)}: add {given}")
+            raise CommandLineError(f"prompt {name!r} needs {', '.join(missing)}: add {given}")
         result = await c.get_prompt(name, arguments, progress=show.Notices(renderer))
     if run.json:
         show.as_json(result.raw)

@@ -7,7 +7,7 @@ treated as complete and an unknown one as an error.
 
 The era follows protocol.md P34: `"auto"` (the default) probes once with `server/discover` (`probe`)
 and keeps the verdict for the client's life (a 2026 server's answer is kept as the discover result);
-`protocol="2026-07-28"` speaks it without asking; `"2025-11-25"` opens a session (`legacy.Session`).
+`protocol="2026-07-28"` speaks it without asking; `"2025-11-25"` opens a session (`handshake.ClientSession`).
 Once settled, a 2026 request pays one attribute check.
 
 The named requests return typed views over the raw results (`baton.client.results`); `request`,
@@ -38,18 +38,19 @@ from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
 from ..protocol.headers import argument_at, header_param_specs, header_text
 from ..protocol.messages import request as request_message
 from ..version import __version__
+from .callbacks import RawHandler
 from .deadline import Deadlines
 from .errors import AuthError, ClientError, InvalidReply, result_of
+from .handshake import ClientSession, SessionStdio, SessionTransport
 from .http11 import HttpError
 from .http_transport import HttpTransport
 from .inbound import Inbound
-from .legacy import Session, SessionStdio, SessionTransport
 from .observe import observer
 from .pacing import DEFAULT_URL_BACKOFF_S, UrlPacing, check_backoff
 from .probe import (
     AUTO,
     CHOICES,
-    LEGACY,
+    HANDSHAKE,
     MODERN,
     STDIO_PROBE_S,
     ProtocolChoice,
@@ -68,7 +69,6 @@ if TYPE_CHECKING:
     from .oauth import OAuth
 
 log = logging.getLogger("baton.client")
-RawHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 Progress = Callable[[dict[str, Any]], Awaitable[None]]
 Mode = Literal["form", "url"]
 MODES: tuple[Mode, ...] = ("form", "url")
@@ -140,7 +140,7 @@ class Client:
         self.url_backoff_s = check_backoff(url_backoff_s)
         self.protocol: ProtocolChoice = protocol
         self._modern = protocol == MODERN  # the era check of every request: settled and 2026-07-28
-        self._session: Session | None = None
+        self._session: ClientSession | None = None
         self._era_lock = asyncio.Lock()
         self._probe_answer = ""  # what the probe got, for the message if the handshake fails too
         self.transport: Transport
@@ -171,7 +171,7 @@ class Client:
         for capability, handler in (("sampling", on_sampling), ("roots", on_roots)):
             if handler is not None:
                 caps[capability] = {}
-                if capability not in _warned_deprecated and protocol != LEGACY:  # current in 2025-11-25
+                if capability not in _warned_deprecated and protocol != HANDSHAKE:  # current in 2025-11-25
                     _warned_deprecated.add(capability)
                     warnings.warn(
                         f"the MCP {capability} capability is deprecated in 2026-07-28 (SEP-2577)",
@@ -219,7 +219,7 @@ class Client:
         """The protocol version in use, `"2026-07-28"` or `"2025-11-25"`; None until the probe has run."""
         if self._modern:
             return MODERN
-        return LEGACY if self._session is not None else None
+        return HANDSHAKE if self._session is not None else None
 
     @property
     def initialize_result(self) -> dict[str, Any] | None:
@@ -235,7 +235,7 @@ class Client:
                         self._modern = True
                     else:
                         self._session = await self._open_session()
-        return MODERN if self._modern else LEGACY
+        return MODERN if self._modern else HANDSHAKE
 
     async def _probe(self) -> str:
         """`server/discover` with the 2026 envelope; the era its answer shows (`probe`)."""
@@ -248,7 +248,7 @@ class Client:
                 result = await self._leg("server/discover", None, None)
         except TimeoutError:
             self._probe_answer = f"no answer within {self.stdio_probe_s:g} s"
-            return LEGACY
+            return HANDSHAKE
         except McpError as exc:
             self._probe_answer = f"error {exc.code} ({exc.message})"
             era = era_of_error(exc.code, exc.data)
@@ -259,12 +259,12 @@ class Client:
             if exc.status >= 500:
                 raise
             self._probe_answer = str(exc)
-            return LEGACY
+            return HANDSHAKE
         except AuthError:  # the login failed: the handshake would only ask again (protocol.md P48)
             raise
         except ClientError as exc:  # a reply without a result object
             self._probe_answer = str(exc)
-            return LEGACY
+            return HANDSHAKE
         era = era_of_result(result)
         if era == MODERN:
             self._remember(("server/discover", None), result)
@@ -272,7 +272,7 @@ class Client:
             self._probe_answer = "a result that is not a DiscoverResult naming 2026-07-28"
         return era
 
-    async def _open_session(self) -> Session:
+    async def _open_session(self) -> ClientSession:
         inbound = Inbound(
             self.on_form,
             self.on_url,
@@ -293,7 +293,7 @@ class Client:
             if opener is None:
                 raise ClientError("this transport speaks only 2026-07-28: it has no session(inbound)")
             transport = opener(inbound)
-        session = Session(
+        session = ClientSession(
             transport,
             inbound,
             capabilities=self.capabilities,
@@ -417,7 +417,7 @@ class Client:
 
     async def discover(self) -> dict[str, Any]:
         """The server's `DiscoverResult` (2026-07-28); a 2025-11-25 server has `initialize_result` instead."""
-        if not self._modern and await self.settle_era() == LEGACY:
+        if not self._modern and await self.settle_era() == HANDSHAKE:
             raise ClientError("server/discover is 2026-07-28 only; this server speaks 2025-11-25 (initialize_result)")
         return await self.request("server/discover")
 
@@ -494,7 +494,7 @@ class Client:
         self, method: str, params: dict[str, Any], *, progress: Progress | None = None
     ) -> Round | dict[str, Any]:
         """Step mode (2026-07-28 only): send the first leg; returns the complete result, or a `Round` to answer."""
-        if not self._modern and await self.settle_era() == LEGACY:
+        if not self._modern and await self.settle_era() == HANDSHAKE:
             raise ClientError(STEP_MODE_2026)
         return self._classify(method, params, await self.request(method, params, progress=progress), 1)
 
@@ -506,7 +506,7 @@ class Client:
         `answers` maps each key asked to a reply (`Accepted`/`Declined`/`Cancelled` for elicitation,
         a raw result dict for the deprecated sampling and roots asks).
         """
-        if not self._modern and await self.settle_era() == LEGACY:
+        if not self._modern and await self.settle_era() == HANDSHAKE:
             raise ClientError(STEP_MODE_2026)
         missing = [key for key in round_.input_requests if key not in answers]
         if missing:
@@ -548,7 +548,7 @@ class Client:
         In a 2025-11-25 session it is one request, and the server's questions come during it.
         Each leg to the server has its own `deadline_s`; answering is the person's time (protocol.md P90).
         """
-        if not self._modern and await self.settle_era() == LEGACY:
+        if not self._modern and await self.settle_era() == HANDSHAKE:
             assert self._session is not None
             return await self._session.request(method, params, progress)  # paused while the person answers
         step = await self.start(method, params, progress=progress)

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..protocol.constants import NAME_PARAM
 from ..protocol.headers import encode_value
+from .callbacks import Notify
 from .http11 import Disconnected, HttpError, Pool, ProtocolError, Response, Url, encode_headers
 
 if TYPE_CHECKING:
     from .oauth import OAuth
 
-Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _STANDARD = (("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"))

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..forms import Accepted
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from ..protocol.messages import error_response, result_response
+from .callbacks import RawHandler
 from .deadline import Deadlines
 from .errors import MalformedQuestion
 from .pacing import UrlPacing
@@ -35,8 +36,7 @@ if TYPE_CHECKING:
     from .tracing import ClientObserver
 
 log = logging.getLogger("baton.client")
-RawHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-Reply = Callable[[dict[str, Any]], Awaitable[None]]
+SendReply = Callable[[dict[str, Any]], Awaitable[None]]
 """Sends a JSON-RPC response back to the server (a POST on HTTP, a line on stdio)."""
 
 COMPLETE = "notifications/elicitation/complete"
@@ -71,7 +71,7 @@ class Inbound:
 
     # -- requests ------------------------------------------------------------------------------------------
 
-    def take(self, message: dict[str, Any], reply: Reply) -> asyncio.Task[None] | None:
+    def take(self, message: dict[str, Any], reply: SendReply) -> asyncio.Task[None] | None:
         """Answer a server request in a task of its own, so that the stream it came on keeps being read.
 
         The task is returned so that the client request whose stream carried the ask can `drop` it when
@@ -97,7 +97,7 @@ class Inbound:
         if self._running.get(rid) is task:
             del self._running[rid]
 
-    async def _answer_and_reply(self, message: dict[str, Any], reply: Reply) -> None:
+    async def _answer_and_reply(self, message: dict[str, Any], reply: SendReply) -> None:
         if self.tap is not None:
             self.tap("received", message)
         response = await self.answer(message)

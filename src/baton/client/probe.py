@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from ..protocol.constants import LEGACY_VERSION, PROTOCOL_VERSION, SUPPORTED_VERSIONS
+from ..protocol.constants import HANDSHAKE_VERSION, PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from ..protocol.errors import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
 
 ProtocolChoice = Literal["auto", "2026-07-28", "2025-11-25"]
 """`Client(protocol=...)`: probe, or pin one era."""
 AUTO: Final = "auto"
 MODERN: Final = PROTOCOL_VERSION
-LEGACY: Final = LEGACY_VERSION
-CHOICES: Final = (AUTO, MODERN, LEGACY)
+HANDSHAKE: Final = HANDSHAKE_VERSION
+CHOICES: Final = (AUTO, MODERN, HANDSHAKE)
 STDIO_PROBE_S: Final = 3.0
 """How long a stdio server has to answer the probe; a 2025-11-25 server may never answer it."""
 
@@ -27,12 +27,12 @@ STDIO_PROBE_S: Final = 3.0
 def era_of_result(result: Any) -> str:
     """The era of a server that answered the probe with this result."""
     if not isinstance(result, dict) or not isinstance(result.get("capabilities"), dict):
-        return LEGACY
+        return HANDSHAKE
     versions = result.get("supportedVersions")
     if not isinstance(versions, list) or not any(v in SUPPORTED_VERSIONS for v in versions):
-        return LEGACY
+        return HANDSHAKE
     kind = result.get("resultType", "complete")
-    return MODERN if kind == "complete" else LEGACY
+    return MODERN if kind == "complete" else HANDSHAKE
 
 
 def era_of_error(code: Any, data: Any) -> str:
@@ -41,7 +41,7 @@ def era_of_error(code: Any, data: Any) -> str:
         return MODERN
     if code == UNSUPPORTED_VERSION and common_versions(data):
         return MODERN
-    return LEGACY
+    return HANDSHAKE
 
 
 def common_versions(data: Any) -> list[str]:

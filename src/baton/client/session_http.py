@@ -22,20 +22,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any
 
 import orjson
 
-from ..protocol.constants import LEGACY_VERSION
+from ..protocol.constants import HANDSHAKE_VERSION
 from ..protocol.messages import notification
+from .callbacks import Notify
 from .errors import ClientError
 from .http11 import Disconnected, HttpError, ProtocolError, Response, encode_headers
 from .http_transport import LEG_S, HttpTransport, SseDecoder, _decode, _excerpt, read_body, sse_message
 from .inbound import Inbound
 
 log = logging.getLogger("baton.client")
-Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
 DEFAULT_RETRY_MS = 1000  # the wait before resuming when the server gave no `retry` field
 IDLE_RESUMES = 5  # resumptions in a row that bring no new event before the request is given up
@@ -89,7 +89,9 @@ class SessionHttp:
 
     def _open(self, session_id: str) -> None:
         try:
-            self._session = encode_headers([("Mcp-Session-Id", session_id), ("MCP-Protocol-Version", LEGACY_VERSION)])
+            self._session = encode_headers(
+                [("Mcp-Session-Id", session_id), ("MCP-Protocol-Version", HANDSHAKE_VERSION)]
+            )
         except ValueError:
             raise ProtocolError(f"the server issued a session id that cannot be sent back: {session_id!r}") from None
         self.session_id = session_id
@@ -98,7 +100,7 @@ class SessionHttp:
         if initialize:  # the version header is for requests after initialize; no session yet
             return self._post
         if self.session_id is None:
-            return self._post + b"MCP-Protocol-Version: " + LEGACY_VERSION.encode() + b"\r\n"
+            return self._post + b"MCP-Protocol-Version: " + HANDSHAKE_VERSION.encode() + b"\r\n"
         return self._post + self._session
 
     # -- requests --------------------------------------------------------------------------------------------

@@ -16,16 +16,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
 from ..protocol.constants import META_SUBSCRIPTION_ID
 from ..protocol.messages import notification
+from .callbacks import Notify
 from .inbound import Inbound
-
-Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class StdioTransport:

@@ -8,12 +8,13 @@ the exact bytes matter. It is called in the task that sends or reads the message
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Literal
+
+from .callbacks import Notify
 
 Direction = Literal["sent", "received"]
 MessageTap = Callable[[Direction, dict[str, Any]], None]
-Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 def tapped(tap: MessageTap | None, notify: Notify | None) -> Notify | None:

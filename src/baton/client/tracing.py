@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..protocol.capabilities import ask_kinds
-from ..protocol.constants import LEGACY_VERSION, SERVER_REQUEST_METHODS
+from ..protocol.constants import HANDSHAKE_VERSION, SERVER_REQUEST_METHODS
 from ..protocol.errors import McpError
 from ..telemetry import names, otel
 from ..telemetry.common import failed as failed_metric
@@ -27,8 +27,8 @@ from ..telemetry.never import error_type, screen
 FLOWS_KEPT = 256
 """Open flows whose next round's parent the client remembers (the least recently used forgotten first)."""
 
-Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-Answer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+SendRequest = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Responder = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 class ClientObserver:
@@ -48,7 +48,7 @@ class ClientObserver:
         self._answering: otel.Instruments | None = None  # the server side's histogram, made on first use
         self._flows: OrderedDict[str, tuple[otel.Context, int]] = OrderedDict()
 
-    async def leg(self, method: str, body: dict[str, Any], send: Send, version: str) -> dict[str, Any]:
+    async def leg(self, method: str, body: dict[str, Any], send: SendRequest, version: str) -> dict[str, Any]:
         """Send one request (`send`) inside its span, its context injected into `body["_meta"]` (made if absent:
         `body` is the leg's own dict). `version`: the protocol version it is sent in; in a 2025-11-25 session a
         request is one span however many questions the server asks inside it, and has no round number."""
@@ -72,7 +72,7 @@ class ClientObserver:
         parent, number = flow if flow is not None else (otel.current(), 0)
         if isinstance(state, str):
             attributes[names.STATE_OUT] = len(state)
-        if method in ("tools/call", "prompts/get", "resources/read") and version != LEGACY_VERSION:
+        if method in ("tools/call", "prompts/get", "resources/read") and version != HANDSHAKE_VERSION:
             attributes[names.ROUND] = number + 1
         started = screen(attributes, arguments=self.arguments)
         instruments = self.instruments
@@ -106,7 +106,7 @@ class ClientObserver:
             instruments.finish(span, start_ns, metric_of(kept), failed)
         return result
 
-    async def answering(self, message: dict[str, Any], answer: Answer) -> dict[str, Any]:
+    async def answering(self, message: dict[str, Any], answer: Responder) -> dict[str, Any]:
         """Answer one server request of a 2025-11-25 session (`answer`: the JSON-RPC response) inside its span,
         current while the host answers (its own spans nest in it). Its parent is the server's span when `_meta`
         carries its context, else the call whose stream brought it (`open_current`), else none. A `ping` is
@@ -118,7 +118,7 @@ class ClientObserver:
         method = known_method(method, SERVER_REQUEST_METHODS)  # the server's text names no span (P78)
         params = message.get("params")
         parent = otel.from_meta(params.get("_meta") if isinstance(params, dict) else None) or otel.open_current()
-        attributes: dict[str, Any] = {names.MCP_METHOD: method, names.MCP_PROTOCOL_VERSION: LEGACY_VERSION}
+        attributes: dict[str, Any] = {names.MCP_METHOD: method, names.MCP_PROTOCOL_VERSION: HANDSHAKE_VERSION}
         attributes[names.NETWORK_TRANSPORT] = self.network.get(names.NETWORK_TRANSPORT)
         rid = message.get("id")
         if isinstance(rid, str | int) and not isinstance(rid, bool):

@@ -17,7 +17,7 @@ import logging
 from urllib.parse import quote
 
 from .session import Sessions
-from .web import Request, Response, esc, page, redirect
+from .web import PageResponse, Request, esc, page, redirect
 
 log = logging.getLogger("baton.connect")
 MAX_PRINCIPAL = 200
@@ -34,7 +34,7 @@ class Login(abc.ABC):
     """Answers requests to `/connect/login` (and below); signs the user in with `sessions.issue`."""
 
     @abc.abstractmethod
-    async def handle(self, request: Request, sessions: Sessions) -> Response: ...
+    async def handle(self, request: Request, sessions: Sessions) -> PageResponse: ...
 
 
 class DevLogin(Login):
@@ -46,7 +46,7 @@ class DevLogin(Login):
     def __init__(self) -> None:
         log.warning("connect kit: the development login is enabled; anyone can sign in as anyone")
 
-    async def handle(self, request: Request, sessions: Sessions, *, owner: str | None = None) -> Response:
+    async def handle(self, request: Request, sessions: Sessions, *, owner: str | None = None) -> PageResponse:
         """Sign in as the typed principal. `owner`: whose the link behind `next` is, to suggest (development only)."""
         target = safe_next(request.query.get("next") or request.form.get("next"))
         problem = ""

@@ -23,12 +23,13 @@ from urllib.parse import quote, urlsplit
 
 import orjson
 
+from ..protocol.asgi import Receive, Scope, Send
 from .login import DevLogin, principal_note, safe_next
 from .oauth import STATE_PREFIX, authorization_url, exchange, new_verifier
 from .session import COOKIE_NAME, Session
 from .tickets import Ticket, mint, well_formed
 from .vault import MAX_SECRET_BYTES
-from .web import Receive, Request, Response, Scope, Send, esc, page, read_request, redirect, send_response
+from .web import PageResponse, Request, esc, page, read_request, redirect, send_response
 
 if TYPE_CHECKING:
     from .kit import ConnectKit
@@ -60,9 +61,9 @@ class ConnectApp:
             return
         await send_response(send, await self.route(request))
 
-    async def route(self, request: Request) -> Response:
+    async def route(self, request: Request) -> PageResponse:
         if request.method not in ("GET", "POST"):
-            return Response(405, "", [("allow", "GET, POST")])
+            return PageResponse(405, "", [("allow", "GET, POST")])
         if request.method == "POST" and not self._same_origin(request):
             return page("Refused", "<p>This form was sent from another site.</p>", status=403)
         path = request.path
@@ -91,7 +92,7 @@ class ConnectApp:
         ticket = await self.kit.tickets.get(ticket_id) if well_formed(ticket_id) else None
         return ticket.principal if ticket is not None and not ticket.done else None
 
-    def _not_yours(self, session: Session, ticket: Ticket) -> Response:
+    def _not_yours(self, session: Session, ticket: Ticket) -> PageResponse:
         """The 403 of a link opened by another principal; names the owner only in development."""
         if not self._names_owners():
             body = "<p>This link was made for another account. Sign in as the user who asked, or ask again.</p>"
@@ -117,7 +118,7 @@ class ConnectApp:
         base = urlsplit(self.kit.base_url)
         return origin.strip().lower().rstrip("/") == f"{base.scheme}://{base.netloc}".lower()
 
-    async def _ticket(self, request: Request, ticket_id: str) -> Response:
+    async def _ticket(self, request: Request, ticket_id: str) -> PageResponse:
         sessions = self.kit.sessions
         session = sessions.read(request.cookies.get(COOKIE_NAME))
         if session is None:
@@ -142,7 +143,7 @@ class ConnectApp:
             return self._form(session, ticket, name)
         return await self._submit(request, session, ticket, name)
 
-    def _form(self, session: Session, ticket: Ticket, name: str, problem: str = "") -> Response:
+    def _form(self, session: Session, ticket: Ticket, name: str, problem: str = "") -> PageResponse:
         csrf = self.kit.sessions.csrf(session, ticket.id)
         note = f"<p role='alert'>{esc(problem)}</p>" if problem else ""
         body = (
@@ -155,7 +156,7 @@ class ConnectApp:
         )
         return page(f"Connect: {name}", body, status=400 if problem else 200)
 
-    async def _submit(self, request: Request, session: Session, ticket: Ticket, name: str) -> Response:
+    async def _submit(self, request: Request, session: Session, ticket: Ticket, name: str) -> PageResponse:
         if not self.kit.sessions.check_csrf(session, ticket.id, request.form.get("csrf", "")):
             log.warning("connect: a form for ticket %s failed the CSRF check", _ref(ticket.id))
             return page("Refused", "<p>This form has expired or was not sent from this page.</p>", status=403)
@@ -170,7 +171,7 @@ class ConnectApp:
 
     # -- OAuth (ctx.connect) ------------------------------------------------------------------------
 
-    async def _begin_oauth(self, session: Session, ticket: Ticket, name: str) -> Response:
+    async def _begin_oauth(self, session: Session, ticket: Ticket, name: str) -> PageResponse:
         provider = self.kit.providers.get(name)
         if provider is None:
             return _invalid()
@@ -185,7 +186,7 @@ class ConnectApp:
         )
         return page(f"Connect: {name}", body)
 
-    async def _callback(self, request: Request) -> Response:
+    async def _callback(self, request: Request) -> PageResponse:
         session = self.kit.sessions.read(request.cookies.get(COOKIE_NAME))
         if session is None or request.method != "GET":
             return page("Sign in first", "<p>Your session is missing or expired.</p>", status=403)
@@ -222,5 +223,5 @@ class ConnectApp:
         return page("Connected", f"<p>{esc(_DONE)}</p>")
 
 
-def _invalid() -> Response:
+def _invalid() -> PageResponse:
     return page("Link not valid", "<p>This link is not valid or has expired; ask again.</p>", status=404)

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
-from typing import Any
 from urllib.parse import parse_qs
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+from ..protocol.asgi import Receive, Scope, Send
 
 MAX_FORM_BYTES = 16 * 1024
 _SECURITY_HEADERS = [
@@ -35,7 +31,7 @@ class Request:
 
 
 @dataclass(slots=True)
-class Response:
+class PageResponse:
     status: int
     body: str = ""
     headers: list[tuple[str, str]] = field(default_factory=list)
@@ -76,7 +72,7 @@ async def read_request(scope: Scope, receive: Receive) -> Request | None:
     return request
 
 
-async def send_response(send: Send, response: Response) -> None:
+async def send_response(send: Send, response: PageResponse) -> None:
     body = response.body.encode()
     headers = [
         (b"content-type", b"text/html; charset=utf-8"),
@@ -88,7 +84,7 @@ async def send_response(send: Send, response: Response) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def page(title: str, body_html: str, *, status: int = 200, banner: str | None = None) -> Response:
+def page(title: str, body_html: str, *, status: int = 200, banner: str | None = None) -> PageResponse:
     """An HTML page; `body_html` must already be escaped (build it with `esc`)."""
     notice = f'<p class="banner">{esc(banner)}</p>' if banner else ""
     text = (
@@ -98,11 +94,11 @@ def page(title: str, body_html: str, *, status: int = 200, banner: str | None = 
         ".banner{background:#fde68a;padding:.5em}</style></head>"
         f"<body>{notice}<h1>{esc(title)}</h1>{body_html}</body></html>"
     )
-    return Response(status, text)
+    return PageResponse(status, text)
 
 
-def redirect(location: str, headers: list[tuple[str, str]] | None = None) -> Response:
-    return Response(303, "", [("location", location), *(headers or [])])
+def redirect(location: str, headers: list[tuple[str, str]] | None = None) -> PageResponse:
+    return PageResponse(303, "", [("location", location), *(headers or [])])
 
 
 def esc(text: str) -> str:

@@ -20,19 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, MutableMapping
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs
 
 import orjson
 
+from ..protocol.asgi import Receive, Scope, Send
 from .guard import DevGuard
 from .session import DevError, DevSession
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 MAX_BODY = 1024 * 1024
 KEEPALIVE_S = 15.0

@@ -25,7 +25,7 @@ JSON_PREFIX = "json:"
 _TEMPLATE_VARIABLE = re.compile(r"\{([+#./;?&]?)([A-Za-z0-9_.%,*]+)\}")
 
 
-class ArgumentError(ValueError):
+class PageArgumentError(ValueError):
     """A submitted argument that cannot be read; the message names it."""
 
 
@@ -94,12 +94,12 @@ def read_arguments(form: ArgumentForm, pairs: Mapping[str, Sequence[str]]) -> di
         text = next(iter(pairs.get(JSON_PREFIX + name, ())), "").strip()
         if not text:
             if required:
-                raise ArgumentError(f"{name}: an answer is required (as JSON)")
+                raise PageArgumentError(f"{name}: an answer is required (as JSON)")
             continue
         try:
             arguments[name] = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            raise ArgumentError(f"{name}: not JSON ({exc})") from None
+            raise PageArgumentError(f"{name}: not JSON ({exc})") from None
     return arguments
 
 

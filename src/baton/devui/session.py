@@ -40,12 +40,12 @@ from ..client import Accepted, Cancelled, Client, ClientError, Declined, Invalid
 from ..client.tap import Direction
 from ..forms.answers import Answer
 from ..forms.url_safety import check_url, format_for_display
-from ..protocol.constants import LEGACY_VERSION, META_LOG_LEVEL, META_SERVER_INFO
+from ..protocol.constants import HANDSHAKE_VERSION, META_LOG_LEVEL, META_SERVER_INFO
 from ..protocol.errors import McpError
 from ..render.html import form_html, form_values
 from .arguments import (
-    ArgumentError,
     ArgumentForm,
+    PageArgumentError,
     expand_template,
     read_arguments,
     string_form,
@@ -56,8 +56,8 @@ from .masking import masked
 from .target import DevTarget
 
 log = logging.getLogger("baton.dev")
-Kind = Literal["tool", "resource", "prompt"]
-METHODS: dict[Kind, str] = {"tool": "tools/call", "resource": "resources/read", "prompt": "prompts/get"}
+CallKind = Literal["tool", "resource", "prompt"]
+METHODS: dict[CallKind, str] = {"tool": "tools/call", "resource": "resources/read", "prompt": "prompts/get"}
 MAX_EVENTS = 20_000
 """Events kept for a page that connects later; the oldest go first (a long session keeps its recent calls)."""
 MAX_MESSAGES = 500
@@ -66,7 +66,7 @@ DEFAULT_DEADLINE_S = 3600.0
 """How long one call may take in `baton dev`: long, as a person answers its questions at their own pace."""
 MODERN_LISTS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 
-_CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("baton_dev_call", default=None)
+_CALL: contextvars.ContextVar[PageCall | None] = contextvars.ContextVar("baton_dev_call", default=None)
 
 
 class DevError(Exception):
@@ -83,11 +83,11 @@ class Waiting:
 
 
 @dataclass(slots=True)
-class Call:
+class PageCall:
     """One call, read or get from the page, with its raw messages and what it is waiting for."""
 
     id: str
-    kind: Kind
+    kind: CallKind
     method: str
     name: str
     started: float
@@ -106,8 +106,8 @@ class DevSession:
         self.auth = auth
         self.deadline_s = deadline_s
         self.client: Client | None = None
-        self.calls: dict[str, Call] = {}
-        self.forms: dict[tuple[Kind, str], ArgumentForm] = {}
+        self.calls: dict[str, PageCall] = {}
+        self.forms: dict[tuple[CallKind, str], ArgumentForm] = {}
         self.templates: dict[str, str] = {}  # template name -> uriTemplate
         self._events: deque[dict[str, Any]] = deque(maxlen=MAX_EVENTS)
         self._seq = itertools.count(1)
@@ -174,7 +174,7 @@ class DevSession:
         self.completions = "completions" in (info.get("capabilities") or {})
         self.publish({"type": "connected", **info})
         await self.refresh()
-        if era != LEGACY_VERSION:
+        if era != HANDSHAKE_VERSION:
             self._listen = asyncio.ensure_future(self._listen_for_changes(info.get("capabilities") or {}))
 
     def _cannot_connect(self, exc: BaseException) -> str:
@@ -186,7 +186,7 @@ class DevSession:
         return text
 
     async def _server_info(self, client: Client, era: str) -> dict[str, Any]:
-        if era == LEGACY_VERSION:
+        if era == HANDSHAKE_VERSION:
             result = client.initialize_result or {}
         else:
             result = await client.discover()
@@ -205,7 +205,7 @@ class DevSession:
         if client is None:
             return
         lists: dict[str, Any] = {}
-        forms: dict[tuple[Kind, str], ArgumentForm] = {}
+        forms: dict[tuple[CallKind, str], ArgumentForm] = {}
         try:
             tools = await listed(client.list_tools)
             prompts = await listed(client.list_prompts)
@@ -297,7 +297,7 @@ class DevSession:
 
     # -- calls ------------------------------------------------------------------------------------------
 
-    def start_call(self, kind: Kind, name: str, pairs: Mapping[str, Sequence[str]]) -> str:
+    def start_call(self, kind: CallKind, name: str, pairs: Mapping[str, Sequence[str]]) -> str:
         """Start a call, read or get from the page's form; its id (the call runs on, as events)."""
         if self.client is None:
             raise DevError("not connected to the server")
@@ -307,20 +307,20 @@ class DevSession:
         if form is not None:
             try:
                 arguments = _read(form, pairs)
-            except ArgumentError as exc:
+            except PageArgumentError as exc:
                 raise DevError(str(exc)) from None
         if kind == "resource" and name in self.templates:
             name = expand_template(self.templates[name], {k: str(v) for k, v in arguments.items()})
         elif kind == "resource" and not name:
             raise DevError("name the resource's URI")
-        call = Call(f"c{next(self._ids)}", kind, METHODS[kind], name, time.monotonic())
+        call = PageCall(f"c{next(self._ids)}", kind, METHODS[kind], name, time.monotonic())
         self.calls[call.id] = call
         shown = {"uri": name} if kind == "resource" else {"name": name, "arguments": arguments}
         self.publish({"type": "call", "call": call.id, "kind": kind, "method": call.method, **shown})
         call.task = asyncio.ensure_future(self._run(call, arguments))
         return call.id
 
-    async def _run(self, call: Call, arguments: dict[str, Any]) -> None:
+    async def _run(self, call: PageCall, arguments: dict[str, Any]) -> None:
         client = self.client
         assert client is not None
         _CALL.set(call)
@@ -367,13 +367,13 @@ class DevSession:
         if call.task is not None:
             call.task.cancel()
 
-    def _call(self, call_id: str) -> Call:
+    def _call(self, call_id: str) -> PageCall:
         call = self.calls.get(call_id)
         if call is None:
             raise DevError(f"no call {call_id!r}")
         return call
 
-    def _notified(self, call: Call) -> Callable[[dict[str, Any]], Any]:
+    def _notified(self, call: PageCall) -> Callable[[dict[str, Any]], Any]:
         async def notified(message: dict[str, Any]) -> None:
             method = message.get("method")
             params = _object(message.get("params"))
@@ -426,7 +426,7 @@ class DevSession:
             params = _object(message.get("params"))
             self.publish({"type": "ask", "call": call.id, "key": str(message["id"]), **_ask_summary(method, params)})
 
-    def _leg_done(self, call: Call, reply: dict[str, Any], seconds: float) -> None:
+    def _leg_done(self, call: PageCall, reply: dict[str, Any], seconds: float) -> None:
         call.rounds += 1
         result = reply.get("result")
         event: dict[str, Any] = {
@@ -512,14 +512,14 @@ class DevSession:
         )
         return {"roots": []}
 
-    def _current(self) -> Call | None:
+    def _current(self) -> PageCall | None:
         call = _CALL.get()
         if call is None:
             running = [c for c in self.calls.values() if c.task is not None and not c.task.done()]
             call = running[0] if len(running) == 1 else None
         return call
 
-    async def _wait(self, call: Call | None, key: str, waiting: Waiting, event: dict[str, Any]) -> Any:
+    async def _wait(self, call: PageCall | None, key: str, waiting: Waiting, event: dict[str, Any]) -> Any:
         if call is None:
             return Cancelled()  # no call to show it with: nobody can answer
         call.waiting[key] = waiting
@@ -581,7 +581,7 @@ def _read(form: ArgumentForm, pairs: Mapping[str, Sequence[str]]) -> dict[str, A
     try:
         form.form.validate({k: v for k, v in arguments.items() if k in {f.name for f in form.form.fields}})
     except ValueError as exc:
-        raise ArgumentError(str(exc)) from None
+        raise PageArgumentError(str(exc)) from None
     return arguments
 
 

@@ -7,11 +7,11 @@ from typing import Final
 PROTOCOL_VERSION: Final = "2026-07-28"
 SUPPORTED_VERSIONS: Final = (PROTOCOL_VERSION,)
 """The versions served statelessly, per request (the `_meta` envelope)."""
-LEGACY_VERSION: Final = "2025-11-25"
+HANDSHAKE_VERSION: Final = "2025-11-25"
 """The one handshake-era version Baton speaks, through `initialize` and sessions (protocol.md P28)."""
-HANDSHAKE_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", LEGACY_VERSION})
+HANDSHAKE_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", HANDSHAKE_VERSION})
 """Versions of the `initialize` era: a header naming one of them never marks a request as 2026-era."""
-ADVERTISED_VERSIONS: Final = (PROTOCOL_VERSION, LEGACY_VERSION)
+ADVERTISED_VERSIONS: Final = (PROTOCOL_VERSION, HANDSHAKE_VERSION)
 """What `server/discover` and -32022 list: every version this server speaks, either way (protocol.md P28)."""
 
 META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"

@@ -15,7 +15,7 @@ import orjson
 
 from .constants import (
     ADVERTISED_VERSIONS,
-    LEGACY_VERSION,
+    HANDSHAKE_VERSION,
     META_CLIENT_CAPABILITIES,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
@@ -108,10 +108,10 @@ def check_meta(params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def _missing_meta(what: str) -> str:
-    # Legacy clients learn the supported versions only from this message (protocol.md P5).
+    # 2025-11-25 clients learn the supported versions only from this message (protocol.md P5).
     return (
         f"Invalid params: {what}; this server speaks MCP {', '.join(SUPPORTED_VERSIONS)} (per request) and"
-        f" {LEGACY_VERSION} (send initialize without _meta)"
+        f" {HANDSHAKE_VERSION} (send initialize without _meta)"
     )
 
 
@@ -122,7 +122,7 @@ def check_version(version: str) -> None:
         raise McpError(
             UNSUPPORTED_VERSION,
             f"Unsupported protocol version {version!r} in _meta; supported: {', '.join(SUPPORTED_VERSIONS)} per"
-            f" request, {LEGACY_VERSION} through initialize (without _meta)",
+            f" request, {HANDSHAKE_VERSION} through initialize (without _meta)",
             {"supported": list(ADVERTISED_VERSIONS), "requested": version},
         )
 

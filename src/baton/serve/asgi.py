@@ -3,21 +3,18 @@ empty response or a JSON-RPC reply with its status, and waiting for the client t
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import orjson
 
+from ..protocol.asgi import Receive, Send
 from ..protocol.errors import http_status
 from ..server import Reply
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-Head = list[tuple[bytes, bytes]]
+HeaderPairs = list[tuple[bytes, bytes]]
 
 
-async def send_json(send: Send, status: int, head: Head, payload: dict[str, Any]) -> None:
+async def send_json(send: Send, status: int, head: HeaderPairs, payload: dict[str, Any]) -> None:
     """One JSON response; `head` holds the content type and any other headers but the length."""
     body = orjson.dumps(payload)
     await send(
@@ -30,7 +27,7 @@ async def send_json(send: Send, status: int, head: Head, payload: dict[str, Any]
     await send({"type": "http.response.body", "body": body})
 
 
-async def send_reply(send: Send, head: Head, reply: Reply) -> None:
+async def send_reply(send: Send, head: HeaderPairs, reply: Reply) -> None:
     """A JSON-RPC reply: 200 for a result, the error's status for an error, or the guard's refusal (401, 403,
     or 503 when the credentials cannot be checked) with its `WWW-Authenticate` and `Retry-After`."""
     body = orjson.dumps(reply.body)
@@ -47,7 +44,7 @@ async def send_reply(send: Send, head: Head, reply: Reply) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def send_empty(send: Send, status: int, head: Head) -> None:
+async def send_empty(send: Send, status: int, head: HeaderPairs) -> None:
     """A response without a body (202 for an accepted notification, 200 for a DELETE, 405)."""
     await send({"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0"), *head]})
     await send({"type": "http.response.body", "body": b""})

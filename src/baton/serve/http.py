@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from ..connect import mount_default_kit
+from ..protocol.asgi import Receive, Scope, Send
 from ..protocol.constants import ADVERTISED_VERSIONS, HANDSHAKE_VERSIONS, META_PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from ..protocol.era import is_modern
 from ..protocol.errors import HEADER_MISMATCH, INVALID_REQUEST, McpError, http_status
@@ -39,8 +40,8 @@ from ..protocol.messages import Message, RequestId, error_response, notification
 from ..server import Exchange, Reply, RequestInfo, Server
 from ..server.scopes import declared_scopes
 from ..server.subscriptions import Subscription
-from .asgi import Receive, Scope, Send, disconnected, send_empty, send_json, send_reply
-from .http_sessions import SESSION_HEADER, SessionHttp, response_object
+from .asgi import disconnected, send_empty, send_json, send_reply
+from .http_sessions import SESSION_HEADER, SessionEndpoints, response_object
 
 log = logging.getLogger("baton.http")
 
@@ -86,7 +87,7 @@ class HttpApp:
         self.max_body_bytes = max_body_bytes
         self._hosts_seen: set[bytes] = set()
         # The 2025-11-25 era: initialize, and whatever carries Mcp-Session-Id (protocol.md P28, P30-P32).
-        self.sessions = SessionHttp(server, json_head=self._json_head, sse_head=self._sse_head, tag=self._tag)
+        self.sessions = SessionEndpoints(server, json_head=self._json_head, sse_head=self._sse_head, tag=self._tag)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -29,13 +29,14 @@ from typing import Any
 
 import orjson
 
+from ..protocol.asgi import Receive, Send
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from ..protocol.messages import Message, RequestId, error_response, is_response, notification, result_response
 from ..server import Exchange, RequestInfo, Server
 from ..server.outbound import Outbound, Stream
-from ..server.sessions import LegacySession
+from ..server.sessions import ServerSession
 from ..server.subscriptions import RESOURCE_UPDATED
-from .asgi import Head, Receive, Send, disconnected, send_empty, send_json, send_reply
+from .asgi import HeaderPairs, disconnected, send_empty, send_json, send_reply
 from .event_store import Budget, EventStore, StreamLog, parse_event_id, sse_event
 
 log = logging.getLogger("baton.http")
@@ -68,7 +69,7 @@ class SessionState:
 
     standalone: Channel | None
 
-    def __init__(self, session: LegacySession, budget: Budget) -> None:
+    def __init__(self, session: ServerSession, budget: Budget) -> None:
         assert session.id is not None
         self.session = session
         self.outbound = Outbound()
@@ -191,7 +192,7 @@ class SessionTable:
             state.last_used = time.monotonic()
         return state
 
-    def state(self, session: LegacySession) -> SessionState:
+    def state(self, session: ServerSession) -> SessionState:
         """The soft state of a session that just opened, made with defaults when this instance has none.
 
         Raises `Crowded` rather than forget a session that has work running (protocol.md P30)."""
@@ -247,10 +248,10 @@ class SessionTable:
                 del self._deleted[sid]
 
 
-class SessionHttp:
+class SessionEndpoints:
     """Serves the handshake-era traffic of one HTTP app: POSTs of a session, `GET` and `DELETE`."""
 
-    def __init__(self, server: Server, *, json_head: Head, sse_head: Head, tag: Head) -> None:
+    def __init__(self, server: Server, *, json_head: HeaderPairs, sse_head: HeaderPairs, tag: HeaderPairs) -> None:
         self.server = server
         self.table = SessionTable(server.session_ttl_s)
         self._json_head = json_head
@@ -364,7 +365,7 @@ class SessionHttp:
 
         async def run() -> None:
             try:
-                reply = await self.server.handle_legacy(msg, ex, state.session, stream)
+                reply = await self.server.handle_handshake(msg, ex, state.session, stream)
             except asyncio.CancelledError:
                 stream_log.finish(None)  # protocol.md P31: no response for a cancelled request
                 return
@@ -385,7 +386,7 @@ class SessionHttp:
             log.debug("dropped %s for request %r: its response is JSON", payload.get("method"), rid)
 
         task = asyncio.ensure_future(
-            self.server.handle_legacy(msg, ex, state.session, Stream(dropped, state.outbound, can_request=False))
+            self.server.handle_handshake(msg, ex, state.session, Stream(dropped, state.outbound, can_request=False))
         )
         state.running[rid] = task
         try:
@@ -471,7 +472,7 @@ class SessionHttp:
 
     # -- helpers ------------------------------------------------------------------------------------
 
-    async def _session(self, raw: dict[bytes, bytes], info: RequestInfo, send: Send) -> LegacySession | None:
+    async def _session(self, raw: dict[bytes, bytes], info: RequestInfo, send: Send) -> ServerSession | None:
         """The live session the request names, or None once the refusal (401, 403, 404) has been sent."""
         ex = Exchange(info)
         if not await self._admit(None, ex, send):
@@ -481,7 +482,7 @@ class SessionHttp:
             await self._gone(send)
         return session
 
-    async def _state(self, session: LegacySession, send: Send) -> SessionState | None:
+    async def _state(self, session: ServerSession, send: Send) -> SessionState | None:
         """The session's soft state here, or None once 503 has been sent: no room without cancelling work."""
         try:
             return self.table.state(session)
@@ -493,7 +494,7 @@ class SessionHttp:
             await send_json(send, 503, head, error_response(None, error))
             return None
 
-    def _open(self, sid_raw: bytes, principal: str) -> LegacySession | None:
+    def _open(self, sid_raw: bytes, principal: str) -> ServerSession | None:
         sid = sid_raw.decode("latin-1").strip()
         if not sid or len(sid) > 8192 or self.table.deleted(sid):
             return None
@@ -548,4 +549,4 @@ def response_object(body: bytes) -> dict[str, Any] | None:
     return data if is_response(data) else None
 
 
-__all__ = ["SESSION_HEADER", "SessionHttp", "response_object"]
+__all__ = ["SESSION_HEADER", "SessionEndpoints", "response_object"]

@@ -25,7 +25,7 @@ from ..telemetry.logs import line as stderr_line
 if TYPE_CHECKING:
     from ..server.core import Server
 
-Transport = Literal["http", "stdio"]
+ServeTransport = Literal["http", "stdio"]
 GRACEFUL_SHUTDOWN_S = 5
 """How long serving waits, on SIGTERM, for open connections: long-lived SSE streams (a session's
 standalone GET, `subscriptions/listen`) would otherwise hold the server up for ever."""
@@ -37,7 +37,7 @@ def refuse(message: str, fmt: LogFormat = "text") -> int:
     return 2
 
 
-def ready(server: Server, transport: Transport) -> str | None:
+def ready(server: Server, transport: ServeTransport) -> str | None:
     """Mount the default connect kit and run the start-up checks: why the server cannot be served, or None.
 
     Also creates the shared key file before any worker races for it."""
@@ -134,7 +134,7 @@ def serve_http(
     return 0
 
 
-def run(server: Server, transport: Transport, host: str, port: int, *, quiet: bool = False) -> int:
+def run(server: Server, transport: ServeTransport, host: str, port: int, *, quiet: bool = False) -> int:
     """Serve `server` as `baton serve` would (checks, announcement, telemetry); the exit status."""
     from .stdio import serve_stdio
 

@@ -3,7 +3,7 @@ process (protocol.md P33).
 
 Each request is sorted by `is_modern` (protocol.md P28). A 2026-07-28 request is served statelessly as
 always. An `initialize` without the 2026 envelope makes the process one 2025-11-25 session; that
-session's requests go through the bridge (`Server.handle_legacy`), whose server requests are written to
+session's requests go through the bridge (`Server.handle_handshake`), whose server requests are written to
 stdout and answered by the JSON-RPC responses the client writes to stdin. List changes and resource
 updates for the session go to stdout once `notifications/initialized` has arrived (protocol.md P31).
 
@@ -45,7 +45,7 @@ from ..protocol.messages import (
 )
 from ..server import Exchange, RequestInfo, Server, Unauthenticated
 from ..server.outbound import Outbound, PeerGone, Stream
-from ..server.sessions import LegacySession
+from ..server.sessions import ServerSession
 from ..server.subscriptions import RESOURCE_UPDATED, Subscription
 
 log = logging.getLogger("baton.stdio")
@@ -67,7 +67,7 @@ class StdioServer:
         self.inflight: dict[RequestId, asyncio.Task[None]] = {}
         self.info = RequestInfo("stdio")
         # The process's one 2025-11-25 session (protocol.md P33), and its open server requests.
-        self.session: LegacySession | None = None
+        self.session: ServerSession | None = None
         self.outbound = Outbound()
         self._ready = False  # notifications/initialized arrived: list changes may be sent
         self._eof = False
@@ -185,7 +185,7 @@ class StdioServer:
             else:
                 self.write(error_response(msg.id, McpError(INVALID_REQUEST, _NOT_INITIALIZED)))
             return None
-        return self._serve_legacy(msg, self.session)
+        return self._serve_handshake(msg, self.session)
 
     async def _serve(self, msg: Message) -> None:
         async def emit(method: str, params: dict[str, Any]) -> None:
@@ -238,10 +238,10 @@ class StdioServer:
             self._unwatch = self.server.hub.watch(self._changed)
         self.write(reply.body)
 
-    async def _serve_legacy(self, msg: Message, session: LegacySession) -> None:
+    async def _serve_handshake(self, msg: Message, session: ServerSession) -> None:
         stream = Stream(self._send, self.outbound)
         try:
-            reply = await self.server.handle_legacy(
+            reply = await self.server.handle_handshake(
                 msg, Exchange(self.info, principal=session.principal), session, stream
             )
         except asyncio.CancelledError:

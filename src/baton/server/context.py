@@ -72,7 +72,7 @@ _FOREVER = float("inf")
 
 def _digest(blob: bytes) -> str:
     """A short digest of a question's canonical bytes, to pin its answer to it."""
-    # BLAKE2b: Python's own, so no OpenSSL digest lookup per call (the pin changed from SHA-256 in 0.x).
+    # BLAKE2b: Python's own, so no OpenSSL digest lookup per call.
     pin = hashlib.blake2b(blob, digest_size=8).digest()
     return binascii.b2a_base64(pin, newline=False)[:11].translate(_TO_URL).decode()
 

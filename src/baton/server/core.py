@@ -31,7 +31,7 @@ from .context import Context
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo
 from .form_check import check_forms
 from .guard import Guard, ResourceAuth
-from .legacy import REMOVED_METHODS, Legacy, legacy_error, removed_method
+from .handshake import REMOVED_METHODS, HandshakeEra, handshake_error, removed_method
 from .methods import Methods
 from .observe import instrument
 from .outbound import Stream
@@ -40,10 +40,10 @@ from .problems import registering
 from .registry import (
     Flow,
     Handler,
-    Prompt,
-    Resource,
-    ResourceTemplate,
-    Tool,
+    RegisteredPrompt,
+    RegisteredResource,
+    RegisteredTemplate,
+    RegisteredTool,
     is_template,
     make_tool,
     prompt_arguments,
@@ -52,7 +52,7 @@ from .registry import (
 from .replay import ReplayEngine
 from .results import prompt_result, structured_tool_result, tool_result
 from .scopes import required_for, scope_list
-from .sessions import DEFAULT_SESSION_TTL_S, LegacySession, SessionSeal
+from .sessions import DEFAULT_SESSION_TTL_S, ServerSession, SessionSeal
 from .signature import inspect_handler
 from .single_use import SingleUse
 from .startup import AUTH_SETTING, LEDGER_SETTING, ConfigurationError, check_startup, load_key_ring
@@ -176,10 +176,10 @@ class Server:
         self.ask_timeout_s = ask_timeout_s  # how long a 2025-11-25 request waits for an answer (P29)
         self.trace_arguments = trace_arguments  # tool arguments on spans, off by default (protocol.md P64)
         self._sessions: SessionSeal | None = None
-        self.tools: dict[str, Tool] = {}
-        self.resources: dict[str, Resource] = {}
-        self.templates: dict[str, ResourceTemplate] = {}
-        self.prompts: dict[str, Prompt] = {}
+        self.tools: dict[str, RegisteredTool] = {}
+        self.resources: dict[str, RegisteredResource] = {}
+        self.templates: dict[str, RegisteredTemplate] = {}
+        self.prompts: dict[str, RegisteredPrompt] = {}
         self.completion_handler: Handler | None = None
         self.hub = ListenHub()
         self._capabilities: dict[str, Any] | None = None
@@ -190,7 +190,7 @@ class Server:
         engine = ReplayEngine(lambda: self.sealer, self._single_use, lambda: self.connect_kit, lambda: self.single_use)
         self._engine = engine  # telemetry gives it an observer (observe.py)
         self._methods = Methods(self, engine).table()
-        self._legacy = Legacy(self, self._methods)
+        self._handshake = HandshakeEra(self, self._methods)
 
     # -- configuration ------------------------------------------------------------------------------
 
@@ -327,7 +327,7 @@ class Server:
 
         return register
 
-    def add_tool(self, fn: Handler, /, **options: Unpack[ToolOptions]) -> Tool:
+    def add_tool(self, fn: Handler, /, **options: Unpack[ToolOptions]) -> RegisteredTool:
         """Register a tool now (options as for `@server.tool`); open listen streams are told the list changed."""
         _check_options(dict(options), "add_tool")
         single_use = options.pop("single_use", False)
@@ -383,12 +383,12 @@ class Server:
             desc = description if description is not None else (inspect.getdoc(fn) or None)
             sig = inspect_handler(fn, Context)
             if is_template(uri):
-                self.templates[uri] = ResourceTemplate(
+                self.templates[uri] = RegisteredTemplate(
                     uri, name or fn.__name__, fn, sig, template_pattern(uri), title, desc, mime_type, ttl_ms, needed
                 )
                 self._changed("resources")
             else:
-                resource = Resource(uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms, needed)
+                resource = RegisteredResource(uri, name or fn.__name__, fn, sig, title, desc, mime_type, ttl_ms, needed)
                 self._add(self.resources, "resources", "resource", uri, resource)
 
         return register
@@ -443,11 +443,11 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         scopes: list[str] | str | None = None,
-    ) -> Prompt:
+    ) -> RegisteredPrompt:
         needed = scope_list(scopes, "@server.prompt(scopes=...)")
         sig = inspect_handler(fn, Context)
         desc = description if description is not None else (inspect.getdoc(fn) or None)
-        prompt = Prompt(name or fn.__name__, fn, sig, prompt_arguments(sig), title, desc)
+        prompt = RegisteredPrompt(name or fn.__name__, fn, sig, prompt_arguments(sig), title, desc)
         prompt.flow = Flow("prompts/get", fn, sig.context_param, lambda value: prompt_result(value, desc))
         prompt.scopes = needed
         return self._add(self.prompts, "prompts", "prompt named", prompt.name, prompt)
@@ -472,7 +472,7 @@ class Server:
         self._capabilities = None
         return fn
 
-    def find_resource(self, uri: str) -> tuple[Resource | ResourceTemplate, dict[str, Any]] | None:
+    def find_resource(self, uri: str) -> tuple[RegisteredResource | RegisteredTemplate, dict[str, Any]] | None:
         """The resource `uri` names, or the first template it matches with its variables; None if neither."""
         resource = self.resources.get(uri)
         if resource is not None:
@@ -598,11 +598,11 @@ class Server:
 
     # -- the 2025-11-25 era (protocol.md P28) --------------------------------------------------------
 
-    def initialize(self, msg: Message, exchange: Exchange) -> tuple[Reply, LegacySession | None]:
+    def initialize(self, msg: Message, exchange: Exchange) -> tuple[Reply, ServerSession | None]:
         """Answer a handshake-era `initialize` (the transport has set `exchange.principal`): the reply, and
         the session it opened (None when the request was refused). HTTP gives the session a sealed id."""
         try:
-            result, session = self._legacy.initialize(msg, exchange.principal)
+            result, session = self._handshake.initialize(msg, exchange.principal)
             if exchange.info.transport == "http":
                 session.id = self.sessions.mint(session)
         except McpError as exc:
@@ -610,15 +610,15 @@ class Server:
         # No deprecation warning here: sampling and roots are current features of 2025-11-25.
         return Reply(result_response(msg.id, result)), session
 
-    async def handle_legacy(self, msg: Message, exchange: Exchange, session: LegacySession, stream: Stream) -> Reply:
+    async def handle_handshake(self, msg: Message, exchange: Exchange, session: ServerSession, stream: Stream) -> Reply:
         """Answer one request of an initialized 2025-11-25 session; asks go out on `stream` (protocol.md P29).
 
-        Errors keep the 2025-11-25 codes (`legacy_error`); the transport sends every one with HTTP 200.
+        Errors keep the 2025-11-25 codes (`handshake_error`); the transport sends every one with HTTP 200.
         """
         try:
-            result = await self._legacy.handle(msg, exchange, session, stream)
+            result = await self._handshake.handle(msg, exchange, session, stream)
         except McpError as exc:
-            error = legacy_error(exc)
+            error = handshake_error(exc)
             return Reply(error_response(msg.id, error), error.code)
         except Exception as exc:
             error = _internal(msg.method, exc)

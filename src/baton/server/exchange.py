@@ -72,7 +72,7 @@ class AuthUnavailable(Exception):
 class Exchange:
     """One request's link to its transport: where it came from and how to notify on its stream.
 
-    The last four are set for a 2025-11-25 request only (`baton.server.legacy`): the session's log
+    The last four are set for a 2025-11-25 request only (`baton.server.handshake`): the session's log
     level, its version, how to send `notifications/elicitation/complete`, and the asks of the round
     that set their own wait.
     """

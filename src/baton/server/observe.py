@@ -53,7 +53,7 @@ def instrument(server: Server) -> bool:
     # Instance attributes shadow the three entry points: an untraced server keeps its methods untouched.
     vars(server).update(
         handle=observer.wrap(server.handle),
-        handle_legacy=observer.wrap_legacy(server.handle_legacy),
+        handle_handshake=observer.wrap_handshake(server.handle_handshake),
         initialize=observer.wrap_initialize(server.initialize),
     )
     server._engine.observer = observer

@@ -36,7 +36,7 @@ def _describe(fn: Handler, description: str | None) -> str | None:
 
 
 @dataclass(slots=True)
-class Tool:
+class RegisteredTool:
     name: str
     fn: Handler
     signature: Signature
@@ -80,7 +80,7 @@ def make_tool(
     input_schema: dict[str, Any] | None,
     structured: bool | None,
     meta: dict[str, Any] | None,
-) -> Tool:
+) -> RegisteredTool:
     tool_name = name or fn.__name__
     if not _TOOL_NAME.match(tool_name):
         raise ValueError(f"tool name {tool_name!r} must be 1-128 characters of A-Z a-z 0-9 _ . -")
@@ -108,7 +108,7 @@ def make_tool(
     if structured is not False and returns is not None and _is_structured(returns):
         output_schema, _ = compile_type(returns)
         structured = True
-    return Tool(
+    return RegisteredTool(
         tool_name,
         fn,
         signature,
@@ -132,7 +132,7 @@ def _is_structured(tp: Any) -> bool:
 
 
 @dataclass(slots=True)
-class Resource:
+class RegisteredResource:
     uri: str
     name: str
     fn: Handler
@@ -153,7 +153,7 @@ _VAR = re.compile(r"\{([A-Za-z0-9_]+)\}")
 
 
 @dataclass(slots=True)
-class ResourceTemplate:
+class RegisteredTemplate:
     uri_template: str
     name: str
     fn: Handler
@@ -191,7 +191,7 @@ def is_template(uri: str) -> bool:
 
 
 @dataclass(slots=True)
-class Prompt:
+class RegisteredPrompt:
     name: str
     fn: Handler
     signature: Signature

@@ -22,7 +22,7 @@ import orjson
 
 from ..forms import FormError
 from ..protocol.capabilities import ClientCapabilities, cannot_ask
-from ..protocol.constants import LEGACY_VERSION, LOG_LEVELS, META_LOG_LEVEL
+from ..protocol.constants import HANDSHAKE_VERSION, LOG_LEVELS, META_LOG_LEVEL
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityMissing, McpError, UsageError, invalid_params
 from ..protocol.messages import Message, log_level
 from ..state.seal import FlowState, InvalidState, Sealer, StateTooLarge
@@ -32,7 +32,7 @@ from .exchange import Exchange
 from .parts import ConnectPart
 from .registry import Flow
 from .results import ToolError, error_result
-from .single_use import INVALID_STATE_MESSAGE, Round, SingleUse
+from .single_use import INVALID_STATE_MESSAGE, RoundRun, SingleUse
 from .startup import ConfigurationError
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class ReplayEngine:
         msg: Message,
         ex: Exchange,
         caps: ClientCapabilities,
-    ) -> Round:
+    ) -> RoundRun:
         """The coroutine that runs one round of `flow` for this request: `target` is the tool or prompt name
         or the resource URI, `arguments` what requestState is bound to with the method and target, `kwargs`
         the handler's checked arguments.
@@ -97,7 +97,7 @@ class ReplayEngine:
         if self.observer is not None:
             self.observer.round(flow.method, params, state, arguments)
         ctx = Context(request=msg, exchange=ex, capabilities=caps, state=state, log_level=level, connect=self._connect)
-        play = self._play(flow, target, kwargs, ctx, state, digest, ex.protocol_version == LEGACY_VERSION)
+        play = self._play(flow, target, kwargs, ctx, state, digest, ex.protocol_version == HANDSHAKE_VERSION)
         if solicited and (flow.single_use or self._all_single_use()):
             return self.single_use.run(str(token), ex.principal, state.expires, play)
         return play

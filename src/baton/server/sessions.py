@@ -25,7 +25,7 @@ _SESSION_BINDING = b"\0\0\0\0mcp-session"
 
 
 @dataclass(slots=True, eq=False)
-class LegacySession:
+class ServerSession:
     """One 2025-11-25 session: the stdio connection, or an HTTP `Mcp-Session-Id`."""
 
     principal: str
@@ -46,14 +46,14 @@ class SessionSeal:
     def __init__(self, ring: KeyRing, audience: str, ttl_s: int = DEFAULT_SESSION_TTL_S) -> None:
         self._sealer = Sealer(ring, audience, ttl_s=ttl_s)
 
-    def mint(self, session: LegacySession) -> str:
+    def mint(self, session: ServerSession) -> str:
         """The session's id; only visible ASCII (base64url, dots), a few hundred characters: only what the
         bridge reads of the capabilities is sealed, and `initialize` already cut the client's strings short."""
         caps = capability_for(*(kind for kind in ASK_KINDS if granted(session.capabilities, kind)))
         journal = Journal(once={"v": session.version, "c": caps, "i": session.client_info})
         return self._sealer.seal(FlowState(journal=journal), session.principal, _SESSION_BINDING)
 
-    def open(self, token: str, principal: str) -> LegacySession | None:
+    def open(self, token: str, principal: str) -> ServerSession | None:
         """The session this id carries, or None if it does not open for this principal (tampered, foreign,
         expired, or sealed under a key no longer in the ring)."""
         try:
@@ -63,7 +63,7 @@ class SessionSeal:
         data = state.journal.once
         caps = data.get("c")
         info = data.get("i")
-        return LegacySession(
+        return ServerSession(
             principal,
             str(data.get("v")),
             ClientCapabilities.parse(caps if isinstance(caps, dict) else {}),

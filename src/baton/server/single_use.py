@@ -32,7 +32,7 @@ LEDGER_RECORD_MESSAGE = (
 )
 LEDGER_SKEW_S = 60  # clock skew allowed between instances when a ledger entry expires
 
-Round = Coroutine[Any, Any, dict[str, Any]]
+RoundRun = Coroutine[Any, Any, dict[str, Any]]
 _OUTCOMES = {ClaimStatus.FOREIGN: "refused", ClaimStatus.IN_PROGRESS: "in_progress", ClaimStatus.DONE: "replayed"}
 
 
@@ -44,7 +44,7 @@ class SingleUse:
         self._retries = Retries()  # replies still to be recorded in the ledger
         self.observe: Callable[[str], None] | None = None  # telemetry's ear for outcomes (protocol.md P62)
 
-    async def run(self, token: str, principal: str, expires: int, play: Round) -> dict[str, Any]:
+    async def run(self, token: str, principal: str, expires: int, play: RoundRun) -> dict[str, Any]:
         """Claim `token` for `principal`, then run `play` (or close it unrun) and answer as described above."""
         ledger = self._ledger()
         tid = token_id(token)

@@ -24,7 +24,7 @@ from ..telemetry.common import CommonAttributes, failed, known_method, known_ver
 from ..telemetry.never import error_type, screen, session_digest
 from .exchange import Exchange, Reply
 from .outbound import PeerError, PeerGone, Stream
-from .sessions import LegacySession
+from .sessions import ServerSession
 from .subscriptions import Subscription
 
 if TYPE_CHECKING:
@@ -38,8 +38,8 @@ _NAMED = frozenset({"tools/call", "prompts/get"})
 _OUTCOMES = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
 
 Handle = Callable[[Message, Exchange], Coroutine[Any, Any, "Reply | Subscription"]]
-HandleLegacy = Callable[[Message, Exchange, LegacySession, Stream], Coroutine[Any, Any, Reply]]
-Initialize = Callable[[Message, Exchange], tuple[Reply, LegacySession | None]]
+HandleHandshake = Callable[[Message, Exchange, ServerSession, Stream], Coroutine[Any, Any, Reply]]
+Initialize = Callable[[Message, Exchange], tuple[Reply, ServerSession | None]]
 
 _R = TypeVar("_R", bound="Reply | Subscription")
 
@@ -75,14 +75,14 @@ class ServerObserver:
 
         return traced
 
-    def wrap_legacy(self, handle: HandleLegacy) -> HandleLegacy:
-        async def traced(msg: Message, exchange: Exchange, session: LegacySession, stream: Stream) -> Reply:
+    def wrap_handshake(self, handle: HandleHandshake) -> HandleHandshake:
+        async def traced(msg: Message, exchange: Exchange, session: ServerSession, stream: Stream) -> Reply:
             return await _served(Served(self, msg, exchange, session), handle(msg, exchange, session, stream))
 
         return traced
 
     def wrap_initialize(self, initialize: Initialize) -> Initialize:
-        def traced(msg: Message, exchange: Exchange) -> tuple[Reply, LegacySession | None]:
+        def traced(msg: Message, exchange: Exchange) -> tuple[Reply, ServerSession | None]:
             served = Served(self, msg, exchange, None)
             try:
                 reply, session = initialize(msg, exchange)
@@ -185,7 +185,7 @@ class Served:
         "transport",
     )
 
-    def __init__(self, observer: ServerObserver, msg: Message, exchange: Exchange, session: LegacySession | None):
+    def __init__(self, observer: ServerObserver, msg: Message, exchange: Exchange, session: ServerSession | None):
         self.start_ns = otel.now_ns()
         self.observer = observer
         self.msg = msg

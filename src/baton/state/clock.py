@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-Source = Callable[[], float]
-_source: list[Source] = [time.time]  # a list, not a global statement: one slot the test kit swaps
+TimeSource = Callable[[], float]
+_source: list[TimeSource] = [time.time]  # a list, not a global statement: one slot the test kit swaps
 
 
 def now() -> float:
@@ -20,7 +20,7 @@ def now() -> float:
     return _source[0]()
 
 
-def use(source: Source | None) -> Source:
+def use(source: TimeSource | None) -> TimeSource:
     """Read the time from `source` from now on (None: `time.time` again); the source it replaces."""
     previous = _source[0]
     _source[0] = source or time.time

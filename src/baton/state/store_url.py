@@ -24,7 +24,7 @@ from .redis_client import redacted
 
 T = TypeVar("T")
 
-Kind = Literal["memory", "sqlite", "redis"]
+StoreKind = Literal["memory", "sqlite", "redis"]
 REDIS_SCHEMES = frozenset({"redis", "rediss", "unix"})
 FORMS = "use memory:, sqlite:, sqlite:///PATH or redis://HOST:PORT/DB"
 NEEDS_REDIS = "needs the redis package (Baton's [redis] extra): pip install 'redis>=5.0.1'"
@@ -38,7 +38,7 @@ class StoreUnavailable(Exception):
 class StoreUrl:
     """A parsed store URL. `url` is as given (it may hold a password): show `shown` instead."""
 
-    kind: Kind
+    kind: StoreKind
     scheme: str  # lower-cased: memory, sqlite, redis, rediss or unix
     url: str = field(repr=False)
     what: str  # what the URL is for, in messages: "ledger", "connect store"

@@ -28,7 +28,7 @@ from .clock import FakeClock
 from .memory import memory_client
 from .user import Script, ScriptedUser, UnexpectedQuestion
 
-Call = Callable[[Client], Awaitable[Any]]
+ClientCall = Callable[[Client], Awaitable[Any]]
 Probe = Callable[[], Any]
 
 
@@ -47,7 +47,7 @@ async def _maybe(value: Any) -> Any:
 
 async def check_refusals(
     server: Server,
-    call: Call,
+    call: ClientCall,
     *,
     answers: Mapping[str, Script | Sequence[Script]],
     probe: Probe,

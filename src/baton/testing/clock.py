@@ -17,7 +17,7 @@ class FakeClock:
 
     def __init__(self, start: float | None = None) -> None:
         self.now = clock.now() if start is None else float(start)
-        self._previous: list[clock.Source] = []
+        self._previous: list[clock.TimeSource] = []
 
     def __call__(self) -> float:
         return self.now

@@ -1,7 +1,7 @@
 """The in-memory transport: a `baton.Client` bound to a `Server` in the same process, no sockets, both eras.
 
 A 2026-07-28 request goes to `Server.handle` and a 2025-11-25 session to `Server.initialize` and
-`Server.handle_legacy`, the entry points the stdio and HTTP transports call (protocol.md P71): the kit
+`Server.handle_handshake`, the entry points the stdio and HTTP transports call (protocol.md P71): the kit
 adds no dispatch of its own. Every message crosses as JSON bytes, both ways, as on a wire: what a
 handler returns must serialize, and neither side can keep a reference into the other's dicts. The
 caller is a stdio caller (`RequestInfo("stdio")`: the principal hook, else the OS user), unless
@@ -22,13 +22,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import orjson
 
 from ..client import Client
+from ..client.callbacks import Notify
 from ..client.inbound import Inbound
 from ..client.probe import MODERN, ProtocolChoice
 from ..connect import ConnectKit
@@ -37,11 +37,9 @@ from ..protocol.errors import INVALID_REQUEST, McpError
 from ..protocol.messages import error_response, notification, parse
 from ..server import Exchange, RequestInfo, Server, Unauthenticated
 from ..server.outbound import Outbound, Stream
-from ..server.sessions import LegacySession
+from ..server.sessions import ServerSession
 from ..server.subscriptions import Subscription
 from .user import ScriptedUser
-
-Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class Wire(Protocol):
@@ -141,7 +139,7 @@ class MemoryTransport:
 
 
 class MemorySession:
-    """One 2025-11-25 session over `MemoryTransport`: `initialize`, then `Server.handle_legacy` per request."""
+    """One 2025-11-25 session over `MemoryTransport`: `initialize`, then `Server.handle_handshake` per request."""
 
     session_id: str | None = None
 
@@ -149,7 +147,7 @@ class MemorySession:
         self.memory = memory
         self.inbound = inbound
         self.outbound = Outbound()
-        self.legacy: LegacySession | None = None
+        self.handshake: ServerSession | None = None
 
     async def request(self, message: dict[str, Any], notify: Notify | None) -> dict[str, Any]:
         memory = self.memory
@@ -158,7 +156,7 @@ class MemorySession:
         msg = parse(orjson.dumps(message))
         if msg.method == "initialize":
             return await self._initialize(msg)
-        if self.legacy is None:
+        if self.handshake is None:
             return _copy(error_response(msg.id, McpError(INVALID_REQUEST, "Invalid request: initialize first")))
         asked: list[asyncio.Task[None]] = []
 
@@ -180,8 +178,8 @@ class MemorySession:
 
         stream = Stream(write, self.outbound)
         try:
-            reply = await memory.server.handle_legacy(
-                msg, Exchange(memory.info, principal=self.legacy.principal), self.legacy, stream
+            reply = await memory.server.handle_handshake(
+                msg, Exchange(memory.info, principal=self.handshake.principal), self.handshake, stream
             )
         finally:
             self.inbound.drop(asked)
@@ -197,7 +195,7 @@ class MemorySession:
             ex.principal = await memory.server.principal_of(memory.info)
         except Unauthenticated as exc:
             return _copy(error_response(msg.id, McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")))
-        reply, self.legacy = memory.server.initialize(msg, ex)
+        reply, self.handshake = memory.server.initialize(msg, ex)
         return _copy(reply.body)
 
     async def _answer(self, response: dict[str, Any], key: str | None) -> None:
@@ -219,7 +217,7 @@ class MemorySession:
 
     async def end(self) -> None:
         self.outbound.fail_all("the client closed the session")
-        self.legacy = None
+        self.handshake = None
 
 
 def memory_client(

@@ -48,10 +48,10 @@ class Invalid:
     content: Any
 
 
-Reply = Answer[Any] | Invalid | Connected | dict[str, Any]
+UserReply = Answer[Any] | Invalid | Connected | dict[str, Any]
 Connector = Callable[[str, "str | dict[str, Any]"], Awaitable[None]]
 """Finishes the connect page at a URL with a value (the in-memory transport's `finish_connect`)."""
-Script = Reply | Callable[[Question], Any]
+Script = UserReply | Callable[[Question], Any]
 Match = str | Callable[[Question], bool]
 """A predicate on the question, or a string the question's message contains."""
 
@@ -69,7 +69,7 @@ class Asked:
     message: str
     form: FormSpec | None
     url: str | None
-    reply: Reply
+    reply: UserReply
 
     @property
     def fields(self) -> list[str]:

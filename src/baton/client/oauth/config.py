@@ -92,7 +92,7 @@ class OAuth:
 
         ValueError for a server a token would reach in clear text: plain http to another computer.
         """
-        from .login import Login
+        from .login import LoginState
 
         if not may_carry_tokens(server_url):
             raise ValueError(
@@ -101,4 +101,4 @@ class OAuth:
             )
         from .pool import AuthPool
 
-        return AuthPool(Login(self, server_url))
+        return AuthPool(LoginState(self, server_url))

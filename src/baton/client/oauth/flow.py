@@ -22,7 +22,7 @@ from .registration import ClientInfo
 
 
 @dataclass(frozen=True, slots=True)
-class Grant:
+class TokenGrant:
     """What a login gave for one server: the tokens, and what they are bound to (never logged)."""
 
     access_token: str = field(repr=False)
@@ -39,7 +39,7 @@ class Grant:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Grant | None:
+    def from_json(cls, data: dict[str, Any]) -> TokenGrant | None:
         try:
             scopes = data.get("scopes")
             return cls(
@@ -111,7 +111,7 @@ def _grant(
     resource: str,
     scopes: tuple[str, ...] | None,
     old_refresh: str | None = None,
-) -> Grant:
+) -> TokenGrant:
     data = dict(token)
     access = data.get("access_token")
     if not isinstance(access, str) or not access:
@@ -122,7 +122,7 @@ def _grant(
     expires_in = data.get("expires_in")
     expires_at = clock.now() + float(expires_in) if isinstance(expires_in, int | float) and expires_in > 0 else None
     refresh = data.get("refresh_token") if isinstance(data.get("refresh_token"), str) else old_refresh
-    return Grant(access, meta.issuer, resource, client.to_json(), scopes, refresh, expires_at)
+    return TokenGrant(access, meta.issuer, resource, client.to_json(), scopes, refresh, expires_at)
 
 
 def _failure(what: str, meta: ServerMetadata, exc: Exception) -> AuthError:
@@ -135,7 +135,7 @@ def _failure(what: str, meta: ServerMetadata, exc: Exception) -> AuthError:
     return AuthError(f"{what} at {meta.token_endpoint} failed: {detail}")
 
 
-async def exchange(meta: ServerMetadata, client: ClientInfo, attempt: Attempt, code: str, resource: str) -> Grant:
+async def exchange(meta: ServerMetadata, client: ClientInfo, attempt: Attempt, code: str, resource: str) -> TokenGrant:
     """Trade the authorization code (and the PKCE verifier) for tokens."""
     import httpx
     from authlib.common.errors import AuthlibBaseError  # type: ignore[import-untyped,import-not-found,unused-ignore]
@@ -154,7 +154,7 @@ async def exchange(meta: ServerMetadata, client: ClientInfo, attempt: Attempt, c
     return _grant(token, meta, client, resource, attempt.scopes)
 
 
-async def refresh(meta: ServerMetadata, grant: Grant, client: ClientInfo | None) -> Grant:
+async def refresh(meta: ServerMetadata, grant: TokenGrant, client: ClientInfo | None) -> TokenGrant:
     """A new access token from the grant's refresh token, by `client`, the one it was issued to."""
     import httpx
     from authlib.common.errors import AuthlibBaseError  # type: ignore[import-untyped,import-not-found,unused-ignore]

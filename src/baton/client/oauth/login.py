@@ -27,7 +27,7 @@ from . import flow
 from .challenge import Challenge, bearer_challenge
 from .config import OAuth
 from .discovery import ResourceMetadata, ServerMetadata, authorization_server, protected_resource
-from .flow import Grant
+from .flow import TokenGrant
 from .limits import MAX_AUTHORIZATION_SERVERS, capped_client, paused
 from .registration import (
     ClientInfo,
@@ -67,14 +67,14 @@ def wants_login(status: int, www_authenticate: str | None) -> Challenge | None:
     return None
 
 
-class Login:
+class LoginState:
     """The login state of one client to one server."""
 
     def __init__(self, config: OAuth, server_url: str) -> None:
         self.config = config
         self.server_url = server_url
         self.header = b""  # the Authorization line sent with every request, once there is a token
-        self._grant: Grant | None = None
+        self._grant: TokenGrant | None = None
         self._loaded = False
         self._store_error: AuthError | None = None  # the store could not be read (current)
         self._lock = asyncio.Lock()
@@ -100,12 +100,12 @@ class Login:
                         self._store_error = exc
                         log.warning("%s (no stored token is sent)", exc)
                         data = None
-                    grant = Grant.from_json(data) if data else None
+                    grant = TokenGrant.from_json(data) if data else None
                     if grant is not None:
                         self._use(grant)
         return self.header
 
-    def _use(self, grant: Grant) -> None:
+    def _use(self, grant: TokenGrant) -> None:
         try:
             header = encode_headers([("Authorization", f"Bearer {grant.access_token}")])
         except ValueError:
@@ -113,7 +113,7 @@ class Login:
         self._grant = grant
         self.header = header
 
-    async def _save(self, grant: Grant) -> None:
+    async def _save(self, grant: TokenGrant) -> None:
         self._use(grant)
         await self.config.store.set(self._key, grant.to_json())
 

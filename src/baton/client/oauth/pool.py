@@ -2,7 +2,7 @@
 
 Both eras' transports send every request through their pool (a 2026 POST; a 2025-11-25 session's
 POSTs, its GET streams and their resumption, its DELETE), so the `Authorization` line is added here,
-once, and a 401 or 403 `insufficient_scope` is handled here: the response is released, `Login`
+once, and a 401 or 403 `insufficient_scope` is handled here: the response is released, `LoginState`
 renews the token (possibly through the browser), and the same request bytes are sent again. A plain
 `Pool` (no `auth`) is untouched: the hot path without auth is the same code as before.
 
@@ -20,7 +20,7 @@ import contextvars
 from ..deadline import person_time
 from ..http11 import Pool, Response, Url
 from .limits import paused
-from .login import Attempts, Login, wants_login
+from .login import Attempts, LoginState, wants_login
 
 _LIMIT: contextvars.ContextVar[tuple[asyncio.Task[object] | None, asyncio.Timeout] | None] = contextvars.ContextVar(
     "baton_oauth_limit", default=None
@@ -30,7 +30,7 @@ _LIMIT: contextvars.ContextVar[tuple[asyncio.Task[object] | None, asyncio.Timeou
 class AuthPool(Pool):
     """A `Pool` that sends the login's token and renews it when the server asks."""
 
-    def __init__(self, login: Login) -> None:
+    def __init__(self, login: LoginState) -> None:
         super().__init__()
         self.login = login
 

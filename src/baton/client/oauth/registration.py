@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import httpx  # imported when first used: a client that never logs in does not load it
 
 METHODS = ("client_secret_basic", "client_secret_post", "none")
-Kind = Literal["pre-registered", "metadata-document", "dynamic"]
+RegistrationKind = Literal["pre-registered", "metadata-document", "dynamic"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ class ClientInfo:
     client_id: str
     client_secret: str | None
     auth_method: str
-    kind: Kind
+    kind: RegistrationKind
     issuer: str | None = None
     redirect_uris: tuple[str, ...] = ()
     secret_expires_at: int = 0

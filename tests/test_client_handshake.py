@@ -38,7 +38,7 @@ from baton.client import Accepted, Answer, Client, ClientError, Declined, Questi
 pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)
 
 T = TypeVar("T")
-LEGACY = "2025-11-25"
+HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"
 EVERYTHING = str(ROOT / "examples" / "everything.py")
 FLOW_TIMEOUT_S = 30.0
@@ -195,7 +195,7 @@ def peer_flows(target: str | list[str], env: dict[str, str] | None = None) -> No
         options = {} if env is None else {"env": env}
         async with host.client(target, name="legacy-test", version="9.9.9", **options) as client:
             assert [t["name"] for t in await client.list_tools()][:2] == ["book", "survey"]
-            assert client.era == LEGACY
+            assert client.era == HANDSHAKE
             assert client.initialize_result is not None
             assert client.initialize_result["serverInfo"]["name"] == "legacy-peer"
             assert client.server_name == "legacy-peer"
@@ -340,7 +340,11 @@ class Stub:
         body = {
             "jsonrpc": "2.0",
             "id": hit.body.get("id"),
-            "result": {"protocolVersion": LEGACY, "capabilities": {}, "serverInfo": {"name": "stub", "version": "1"}},
+            "result": {
+                "protocolVersion": HANDSHAKE,
+                "capabilities": {},
+                "serverInfo": {"name": "stub", "version": "1"},
+            },
         }
         return json_reply(body, session=f"sess-{self.sessions}")
 
@@ -419,7 +423,7 @@ async def listed(client: Client) -> list[str]:
 
 DISCOVERED = {
     "resultType": "complete",
-    "supportedVersions": [MODERN, LEGACY],
+    "supportedVersions": [MODERN, HANDSHAKE],
     "capabilities": {"tools": {}},
     "ttlMs": 0,
     "cacheScope": "public",
@@ -429,13 +433,13 @@ DISCOVERED = {
 @pytest.mark.parametrize(
     ("answer", "era"),
     [
-        (lambda hit: error(hit, -32000, "Bad Request: Missing session ID", 400), LEGACY),
-        (lambda hit: result(hit, {}), LEGACY),  # 200 with a result that is no DiscoverResult
-        (lambda hit: error(hit, -32601, "Method not found"), LEGACY),
-        (lambda hit: error(hit, -32602, "Invalid request parameters"), LEGACY),
-        (lambda hit: Reply(400, {"content-type": "text/plain"}, [b"Bad Request"]), LEGACY),
-        (lambda hit: error(hit, -32022, "Unsupported", 400, {"supported": [LEGACY]}), LEGACY),
-        (lambda hit: result(hit, {**DISCOVERED, "supportedVersions": ["2027-01-01"]}), LEGACY),
+        (lambda hit: error(hit, -32000, "Bad Request: Missing session ID", 400), HANDSHAKE),
+        (lambda hit: result(hit, {}), HANDSHAKE),  # 200 with a result that is no DiscoverResult
+        (lambda hit: error(hit, -32601, "Method not found"), HANDSHAKE),
+        (lambda hit: error(hit, -32602, "Invalid request parameters"), HANDSHAKE),
+        (lambda hit: Reply(400, {"content-type": "text/plain"}, [b"Bad Request"]), HANDSHAKE),
+        (lambda hit: error(hit, -32022, "Unsupported", 400, {"supported": [HANDSHAKE]}), HANDSHAKE),
+        (lambda hit: result(hit, {**DISCOVERED, "supportedVersions": ["2027-01-01"]}), HANDSHAKE),
         (lambda hit: result(hit, DISCOVERED), MODERN),
         (lambda hit: error(hit, -32020, "Header mismatch", 400), MODERN),
         (lambda hit: error(hit, -32022, "Unsupported", 400, {"supported": [MODERN]}), MODERN),
@@ -454,7 +458,7 @@ def test_probe_verdict(stub: Stub, answer: Route, era: str) -> None:
 
     assert run(flow()) == era
     assert len(stub.seen("server/discover")) == 1  # the verdict is kept for the client's life
-    assert len(stub.seen("initialize")) == (1 if era == LEGACY else 0)
+    assert len(stub.seen("initialize")) == (1 if era == HANDSHAKE else 0)
     assert len(stub.seen("tools/list")) == 2
 
 
@@ -474,7 +478,7 @@ def test_session_wire(stub: Stub) -> None:
     assert probe.method == "server/discover" and probe.headers["mcp-protocol-version"] == MODERN
     assert init.method == "initialize"
     assert init.params == {
-        "protocolVersion": LEGACY,
+        "protocolVersion": HANDSHAKE,
         "capabilities": {},
         "clientInfo": {"name": "wire-test", "version": "1.2.3"},
     }
@@ -483,7 +487,7 @@ def test_session_wire(stub: Stub) -> None:
     assert (get.verb, get.headers["accept"], get.headers.get("last-event-id")) == ("GET", "text/event-stream", None)
     for hit in (initialized, get, listing, call, delete):
         assert hit.headers["mcp-session-id"] == "sess-1"
-        assert hit.headers["mcp-protocol-version"] == LEGACY
+        assert hit.headers["mcp-protocol-version"] == HANDSHAKE
     for hit in (init, initialized, listing, call):
         assert hit.headers["accept"] == "application/json, text/event-stream"
         assert hit.headers["content-type"] == "application/json"
@@ -511,7 +515,7 @@ def test_initialize_declares_the_handlers(stub: Stub, handlers: dict[str, bool],
 
     async def flow() -> None:
         options = dict.fromkeys(handlers, anything)
-        async with Client(stub.url, protocol=LEGACY, **options) as client:
+        async with Client(stub.url, protocol=HANDSHAKE, **options) as client:
             await client.list_tools()
 
     run(flow())
@@ -547,7 +551,7 @@ def test_other_initialize_version_is_refused_and_the_session_deleted(stub: Stub)
     stub.routes["initialize"] = older
 
     async def flow() -> None:
-        async with Client(stub.url, protocol=LEGACY) as client:
+        async with Client(stub.url, protocol=HANDSHAKE) as client:
             await client.list_tools()
 
     with pytest.raises(ClientError, match=r"'2025-06-18'.*only 2025-11-25"):
@@ -587,7 +591,7 @@ def test_stream_resumed_after_retry_with_last_event_id(stub: Stub) -> None:
         notes.append(note)
 
     async def flow() -> dict[str, Any]:
-        async with Client(stub.url, protocol=LEGACY) as client:
+        async with Client(stub.url, protocol=HANDSHAKE) as client:
             return await client.call_tool("t", progress=on_progress)
 
     assert text_of(run(flow())) == "resumed"
@@ -603,7 +607,7 @@ def test_stream_that_cannot_be_resumed_fails(stub: Stub) -> None:
     stub.routes["tools/call"] = lambda hit: sse(event(eid="e1", retry=10))  # GET stays 405
 
     async def flow() -> None:
-        async with Client(stub.url, protocol=LEGACY) as client:
+        async with Client(stub.url, protocol=HANDSHAKE) as client:
             await client.call_tool("t")
 
     with pytest.raises(ConnectionError, match="did not resume"):
@@ -644,7 +648,7 @@ def test_server_requests_on_the_stream_are_answered_by_post(stub: Stub) -> None:
     host = Host(form={"confirm": True})
 
     async def flow() -> dict[str, Any]:
-        async with host.client(stub.url, protocol=LEGACY) as client:
+        async with host.client(stub.url, protocol=HANDSHAKE) as client:
             return await client.call_tool("t")
 
     assert text_of(run(flow())) == "answered"
@@ -653,7 +657,7 @@ def test_server_requests_on_the_stream_are_answered_by_post(stub: Stub) -> None:
     assert answers["p1"] == {"jsonrpc": "2.0", "id": "p1", "result": {}}
     assert answers["x1"]["error"]["code"] == -32601
     for hit in stub.seen("answer"):
-        assert hit.headers["mcp-session-id"] == "sess-1" and hit.headers["mcp-protocol-version"] == LEGACY
+        assert hit.headers["mcp-session-id"] == "sess-1" and hit.headers["mcp-protocol-version"] == HANDSHAKE
     assert [q.message for q in host.questions] == ["Sure?"]
 
 
@@ -682,7 +686,7 @@ def test_undeclared_asks_get_errors_not_answers(stub: Stub) -> None:
     stub.routes["answer"] = answer
 
     async def flow() -> None:
-        async with Client(stub.url, protocol=LEGACY) as client:
+        async with Client(stub.url, protocol=HANDSHAKE) as client:
             await client.call_tool("t")
 
     run(flow())
@@ -712,7 +716,7 @@ def test_cancelled_ask_stops_the_handler_and_sends_nothing(stub: Stub) -> None:
     stub.routes["tools/call"] = lambda hit: sse(event(ask), started, event(cancel), 0.2, event(done(hit, "gave up")))
 
     async def flow() -> dict[str, Any]:
-        async with Client(stub.url, on_form=never, protocol=LEGACY) as client:
+        async with Client(stub.url, on_form=never, protocol=HANDSHAKE) as client:
             return await client.call_tool("t")
 
     assert text_of(run(flow())) == "gave up"
@@ -736,7 +740,7 @@ def test_session_gone_reinitializes_once_and_retries(stub: Stub) -> None:
     stub.routes["tools/call"] = call
 
     async def flow() -> dict[str, Any]:
-        async with Client(stub.url, protocol=LEGACY) as client:
+        async with Client(stub.url, protocol=HANDSHAKE) as client:
             return await client.call_tool("t")
 
     assert text_of(run(flow())) == "second session"
@@ -751,7 +755,7 @@ def test_session_gone_twice_is_an_error(stub: Stub) -> None:
     stub.routes["tools/call"] = lambda hit: Reply(404)
 
     async def flow() -> None:
-        async with Client(stub.url, protocol=LEGACY) as client:
+        async with Client(stub.url, protocol=HANDSHAKE) as client:
             await client.call_tool("t")
 
     with pytest.raises(ClientError, match="ended the session again"):
@@ -779,7 +783,7 @@ def test_url_elicitation_required_error(stub: Stub, accept: bool) -> None:
     stub.routes["tools/call"] = call
 
     async def flow() -> dict[str, Any]:
-        async with Client(stub.url, on_url=on_url, protocol=LEGACY) as client:
+        async with Client(stub.url, on_url=on_url, protocol=HANDSHAKE) as client:
             return await client.call_tool("t")
 
     if accept:
@@ -797,7 +801,7 @@ def test_close_tolerates_a_refused_delete(stub: Stub) -> None:
     stub.routes["DELETE"] = lambda hit: Reply(405)
 
     async def flow() -> list[str]:
-        async with Client(stub.url, protocol=LEGACY) as client:
+        async with Client(stub.url, protocol=HANDSHAKE) as client:
             return await listed(client)
 
     assert run(flow()) == ["t"]
@@ -821,7 +825,7 @@ def test_standalone_stream_carries_server_requests(stub: Stub) -> None:
     host = Host()
 
     async def flow() -> dict[str, Any]:
-        async with host.client(stub.url, protocol=LEGACY) as client:
+        async with host.client(stub.url, protocol=HANDSHAKE) as client:
             return await client.call_tool("t")
 
     assert text_of(run(flow())) == "rooted"
@@ -857,7 +861,7 @@ def test_stdio_probe_timeout_falls_back(tmp_path: Path) -> None:
             return names, client.era, time.monotonic() - began
 
     names, era, took = run(flow())
-    assert (names, era) == (["quiet_tool"], LEGACY)
+    assert (names, era) == (["quiet_tool"], HANDSHAKE)
     assert 2.9 <= took < 10
 
 
@@ -872,9 +876,9 @@ def baton_flows(target: str | list[str]) -> None:
         notes.append(note)
 
     async def flow() -> None:
-        async with host.client(target, protocol=LEGACY) as client:
+        async with host.client(target, protocol=HANDSHAKE) as client:
             assert text_of(await client.call_tool("perform", {"action": "ship"})) == "done: ship"
-            assert client.era == LEGACY and client.server_name == "baton-everything"
+            assert client.era == HANDSHAKE and client.server_name == "baton-everything"
             host.form = {}
             defaults = text_of(await client.call_tool("test_elicitation_sep1034_defaults"))
             assert "'name': 'John Doe'" in defaults and "'verified': True" in defaults
@@ -914,7 +918,7 @@ def test_a_call_given_up_is_cancelled_by_notification(stub: Stub) -> None:
     stub.routes["tools/call"] = lambda hit: sse(event(eid="c1", retry=10), stub.closing)
 
     async def flow() -> None:
-        async with Client(stub.url, protocol=LEGACY, deadline_s=0.5) as client:
+        async with Client(stub.url, protocol=HANDSHAKE, deadline_s=0.5) as client:
             await client.call_tool("t")
 
     with pytest.raises(TimeoutError):
@@ -949,7 +953,7 @@ def orphan_flows(target: str | list[str]) -> None:
         return Accepted({"username": "ann", "email": "ann@example.com"})
 
     async def flow() -> str:
-        async with Client(target, on_form=on_form, protocol=LEGACY, deadline_s=FLOW_TIMEOUT_S) as client:
+        async with Client(target, on_form=on_form, protocol=HANDSHAKE, deadline_s=FLOW_TIMEOUT_S) as client:
             with pytest.raises(TimeoutError):
                 await asyncio.wait_for(client.call_tool("test_elicitation", {"message": "first?"}), 2)
             second = client.call_tool("test_elicitation", {"message": "second?"})
@@ -978,7 +982,7 @@ def test_session_gone_while_resuming_is_not_resent(stub: Stub) -> None:
     stub.routes["GET"] = get
 
     async def flow() -> None:
-        async with Client(stub.url, protocol=LEGACY) as client:
+        async with Client(stub.url, protocol=HANDSHAKE) as client:
             await client.call_tool("t")
 
     with pytest.raises(ClientError, match="unknown"):
@@ -990,7 +994,7 @@ def test_failed_initialized_notification_deletes_the_session(stub: Stub) -> None
     stub.routes["note"] = lambda hit: Reply(500, {"content-type": "text/plain"}, [b"broken"])
 
     async def flow() -> None:
-        async with Client(stub.url, protocol=LEGACY) as client:
+        async with Client(stub.url, protocol=HANDSHAKE) as client:
             await client.list_tools()
 
     with pytest.raises(ConnectionError):
@@ -1010,7 +1014,7 @@ def test_idle_standalone_streams_closed_by_a_proxy_are_reopened(stub: Stub) -> N
     stub.routes["GET"] = lambda hit: sse(b": keepalive\n\n", event(retry=20))
 
     async def flow() -> None:
-        async with Client(stub.url, protocol=LEGACY) as client:
+        async with Client(stub.url, protocol=HANDSHAKE) as client:
             await client.list_tools()
             await until(lambda: len(stub.seen("GET")) >= 6, 5)
 
@@ -1036,7 +1040,7 @@ def test_standalone_get_refused_with_409_is_tried_again(stub: Stub) -> None:
     host = Host()
 
     async def flow() -> None:
-        async with host.client(stub.url, protocol=LEGACY) as client:
+        async with host.client(stub.url, protocol=HANDSHAKE) as client:
             await client.list_tools()
             await until(lambda: bool(answers), 8)
 

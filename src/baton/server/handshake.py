@@ -7,7 +7,7 @@ as a JSON-RPC request on the request's own stream, awaits the answers, and runs 
 with them and the round's `requestState`, all inside the one client request. So a handler sees
 the same thing in both eras (`ctx.once`, side effects before an ask, re-asks, the capability
 gate, the answer checks), and the sealed state is verified on every round as for a 2026 retry.
-What leaves for the client is then reshaped for the 2025-11-25 schema (`legacy_result`).
+What leaves for the client is then reshaped for the 2025-11-25 schema (`handshake_result`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.capabilities import ClientCapabilities
-from ..protocol.constants import LEGACY_VERSION, LOG_LEVELS
+from ..protocol.constants import HANDSHAKE_VERSION, LOG_LEVELS
 from ..protocol.era import MODERN_ONLY_METHODS
 from ..protocol.errors import (
     INTERNAL_ERROR,
@@ -38,7 +38,7 @@ from ..state.entropy import random_bytes
 from .exchange import Exchange
 from .outbound import PeerError, PeerGone, Stream
 from .results import error_result
-from .sessions import MAX_INFO_CHARS, LegacySession
+from .sessions import MAX_INFO_CHARS, ServerSession
 
 if TYPE_CHECKING:
     from .core import Server
@@ -70,7 +70,7 @@ class _Refused(Exception):
         self.reason = reason
 
 
-class Legacy:
+class HandshakeEra:
     """One server's 2025-11-25 side: the handshake and the requests of a session."""
 
     def __init__(self, server: Server, methods: dict[str, MethodHandler]) -> None:
@@ -80,7 +80,7 @@ class Legacy:
 
     # -- the handshake -----------------------------------------------------------------------------
 
-    def initialize(self, msg: Message, principal: str) -> tuple[dict[str, Any], LegacySession]:
+    def initialize(self, msg: Message, principal: str) -> tuple[dict[str, Any], ServerSession]:
         """The `InitializeResult` and the session it opens. Any requested version gets 2025-11-25 back: the
         client decides whether it can use it (protocol.md P28)."""
         params = msg.params
@@ -96,15 +96,15 @@ class Legacy:
             for k in _CLIENT_INFO_KEYS
             if isinstance(info, dict) and isinstance(info.get(k), str)
         }
-        if requested != LEGACY_VERSION:
-            log.info("a client asked for MCP %r in initialize; offering %s", requested, LEGACY_VERSION)
-        session = LegacySession(principal, LEGACY_VERSION, ClientCapabilities.parse(caps), client_info)
+        if requested != HANDSHAKE_VERSION:
+            log.info("a client asked for MCP %r in initialize; offering %s", requested, HANDSHAKE_VERSION)
+        session = ServerSession(principal, HANDSHAKE_VERSION, ClientCapabilities.parse(caps), client_info)
         s = self.server
         server_info: dict[str, Any] = {"name": s.name, "version": s.version}
         if s.title:
             server_info["title"] = s.title
         result: dict[str, Any] = {
-            "protocolVersion": LEGACY_VERSION,
+            "protocolVersion": HANDSHAKE_VERSION,
             "capabilities": self.capabilities(),
             "serverInfo": server_info,
         }
@@ -122,7 +122,7 @@ class Legacy:
 
     # -- a request in a session --------------------------------------------------------------------
 
-    async def handle(self, msg: Message, ex: Exchange, session: LegacySession, stream: Stream) -> dict[str, Any]:
+    async def handle(self, msg: Message, ex: Exchange, session: ServerSession, stream: Stream) -> dict[str, Any]:
         """The result of one request of an initialized session (raises `McpError` for its error)."""
         method = msg.method
         if method in _SESSION_METHODS:
@@ -163,18 +163,18 @@ class Legacy:
             ex.ask_timeouts = timeouts
             result = await handler(Message(method, params, msg.id, True), ex, session.capabilities)
             if result.get("resultType") != "input_required":
-                return legacy_result(method, result)
+                return handshake_result(method, result)
             if round_no == MAX_ROUNDS:  # no question whose answer could not be used
                 break
             requests = result.get("inputRequests") or {}
             try:
                 answers = await self._ask_all(requests, stream, elicitation_ids, timeouts)
             except _Refused as refused:
-                return legacy_result(method, _refused(method, refused))
+                return handshake_result(method, _refused(method, refused))
             params = {**params, "inputResponses": answers, "requestState": result["requestState"]}
         raise McpError(INTERNAL_ERROR, f"{method} asked more than {MAX_ROUNDS - 1} rounds of questions; giving up")
 
-    def _session_method(self, msg: Message, session: LegacySession) -> dict[str, Any]:
+    def _session_method(self, msg: Message, session: ServerSession) -> dict[str, Any]:
         method, params = msg.method, msg.params
         if method == "ping":
             return {}
@@ -300,12 +300,12 @@ def removed_method(method: str) -> McpError:
     era that has it (protocol.md P28)."""
     return McpError(
         METHOD_NOT_FOUND,
-        f"Method not found: {method} is not part of MCP 2026-07-28; for MCP {LEGACY_VERSION}, send initialize"
+        f"Method not found: {method} is not part of MCP 2026-07-28; for MCP {HANDSHAKE_VERSION}, send initialize"
         " without the 2026 _meta and use the session",
     )
 
 
-def legacy_error(exc: McpError) -> McpError:
+def handshake_error(exc: McpError) -> McpError:
     """A 2026 error as the 2025-11-25 era knows it: -32021 becomes -32602 with the same data; a missing
     resource is -32002 (protocol.md P28)."""
     if exc.code == MISSING_CAPABILITY:
@@ -315,7 +315,7 @@ def legacy_error(exc: McpError) -> McpError:
     return exc
 
 
-def legacy_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
+def handshake_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
     """A result reshaped for the 2025-11-25 schema: no `resultType`, `ttlMs` or `cacheScope`; a tool's
     structured content only when it is an object (protocol.md P28; Baton derives output schemas only from
     object types, so tool descriptions need no change)."""

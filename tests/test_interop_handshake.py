@@ -5,7 +5,7 @@ The matrix, every cell a real process talking over a real transport on loopback:
 - peer clients by servers by transports: the `mcp==1.30.0` `ClientSession` (peers/legacy_mcp1_client.py) and
   the `mcp==2.3.0` `Client(mode="legacy")` (peers/legacy_mcp2_client.py) run the scenario of
   peers/legacy_scenario.py (an eliciting tool accepted, declined and cancelled, a plain tool, one session
-  throughout) against Baton's server (tests/servers/legacy.py:interop) and, to prove the peers themselves,
+  throughout) against Baton's server (tests/servers/handshake.py:interop) and, to prove the peers themselves,
   against the `mcp==1.30.0` FastMCP server (peers/legacy_mcp1_server.py), over Streamable HTTP and stdio;
 - Baton's client completing the eliciting tool on the `mcp==1.30.0` FastMCP server, over HTTP and stdio,
   probing the era (`protocol="auto"`) or pinned to 2025-11-25; and `baton tools` / `baton call` on it;
@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from otlp_sink import OtlpSink
 
 PEERS = ROOT / "peers"
-BATON_SERVER = f"{SERVERS / 'legacy.py'}:interop"
-LEGACY = "2025-11-25"
+BATON_SERVER = f"{SERVERS / 'handshake.py'}:interop"
+HANDSHAKE = "2025-11-25"
 CLIENT_TIMEOUT_S = 90.0
 
 # What each call of peers/legacy_scenario.py's CALLS must come back with, in order.
@@ -100,7 +100,7 @@ def baton_env(data_dir: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def baton_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    """`baton serve tests/servers/legacy.py:interop --http 127.0.0.1:PORT`."""
+    """`baton serve tests/servers/handshake.py:interop --http 127.0.0.1:PORT`."""
     logs = tmp_path_factory.mktemp("legacy-baton")
     port = free_port()
     command = [BATON, "serve", str(BATON_SERVER), "--http", f"127.0.0.1:{port}"]
@@ -171,7 +171,7 @@ def check_scenario(report: dict[str, Any], where: str) -> None:
     """Every call returned what it should, each book call asked exactly one form, all in one session."""
     context = f"{describe(report)}\n{where}"
     assert report["error"] is None, f"the client raised: {report['error']}{context}"
-    assert report["protocol"] == LEGACY, context
+    assert report["protocol"] == HANDSHAKE, context
     got = [(call["tool"], call["text"]) for call in report["calls"]]
     assert got == EXPECTED, context
     assert not any(call["is_error"] for call in report["calls"]), context
@@ -311,7 +311,7 @@ async def baton_session(target: str | list[str], protocol: Era) -> tuple[list[st
             result = await client.call_tool(tool, arguments)
             assert not result.is_error, (tool, result)
             texts.append(result.text)
-        assert client.era == LEGACY, client.era
+        assert client.era == HANDSHAKE, client.era
     return texts, seen
 
 

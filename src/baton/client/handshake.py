@@ -1,6 +1,6 @@
 """The client's 2025-11-25 session: the `initialize` handshake, requests in it, and its end (protocol.md P34).
 
-`Session.open` offers `2025-11-25` with the capabilities the client's handlers declare and its name,
+`ClientSession.open` offers `2025-11-25` with the capabilities the client's handlers declare and its name,
 refuses any other answer with a `ClientError`, then sends `notifications/initialized` (if that fails,
 the session is ended with DELETE before the error is raised). Requests carry
 no 2026 envelope (no `io.modelcontextprotocol/*` key in `_meta`, whoever put it there). A request that
@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..protocol.constants import LEGACY_VERSION
+from ..protocol.constants import HANDSHAKE_VERSION
 from ..protocol.errors import URL_ELICITATION_REQUIRED, McpError
 from ..protocol.messages import notification
 from ..protocol.messages import request as request_message
+from .callbacks import Notify
 from .deadline import Deadlines
 from .errors import ClientError, result_of
 from .inbound import Inbound
@@ -34,7 +34,6 @@ from .tap import MessageTap
 if TYPE_CHECKING:
     from .tracing import ClientObserver
 
-Notify = Callable[[dict[str, Any]], Awaitable[None]]
 ENVELOPE_PREFIX = "io.modelcontextprotocol/"
 
 
@@ -65,7 +64,7 @@ class SessionStdio:
 
     async def request(self, message: dict[str, Any], notify: Notify | None) -> dict[str, Any]:
         message.setdefault("params", {})
-        return await self.stdio.request(message, LEGACY_VERSION, notify, {})
+        return await self.stdio.request(message, HANDSHAKE_VERSION, notify, {})
 
     async def send(self, message: dict[str, Any]) -> None:
         await self.stdio.send(message)
@@ -80,7 +79,7 @@ class SessionStdio:
         pass  # closing the client closes stdin, which ends the session
 
 
-class Session:
+class ClientSession:
     """One 2025-11-25 session with a server, opened by `open()` and ended by `close()`."""
 
     def __init__(
@@ -114,18 +113,22 @@ class Session:
 
     async def open(self) -> None:
         """The handshake: `initialize`, the version check, `notifications/initialized`."""
-        params = {"protocolVersion": LEGACY_VERSION, "capabilities": self.capabilities, "clientInfo": self.client_info}
+        params = {
+            "protocolVersion": HANDSHAKE_VERSION,
+            "capabilities": self.capabilities,
+            "clientInfo": self.client_info,
+        }
         async with self.deadlines.running("initialize"):
             if self.observer is not None:
-                result = await self.observer.leg("initialize", params, self._initialize, LEGACY_VERSION)
+                result = await self.observer.leg("initialize", params, self._initialize, HANDSHAKE_VERSION)
             else:
                 result = await self._initialize(params)
         version = result.get("protocolVersion")
-        if version != LEGACY_VERSION:
+        if version != HANDSHAKE_VERSION:
             await self.transport.end()
             raise ClientError(
                 f"the server answered initialize with protocol version {version!r}; in a session Baton speaks "
-                f"only {LEGACY_VERSION} (and 2026-07-28 without one)"
+                f"only {HANDSHAKE_VERSION} (and 2026-07-28 without one)"
             )
         self.result = result
         info = result.get("serverInfo")
@@ -167,7 +170,7 @@ class Session:
             method,
             _copy(body) or {},
             lambda traced: self._send(method, traced if body is not None or traced else None, progress),
-            LEGACY_VERSION,
+            HANDSHAKE_VERSION,
         )
 
     async def _send(self, method: str, body: dict[str, Any] | None, progress: Notify | None) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from baton.protocol.era import is_modern
 from baton.protocol.messages import Message
 from baton.server import Exchange, RequestInfo
 from baton.server.outbound import Outbound, PeerError, PeerGone, Stream
-from baton.server.sessions import LegacySession, SessionSeal
+from baton.server.sessions import ServerSession, SessionSeal
 
 Answer = Callable[[dict[str, Any]], dict[str, Any] | None]
 """What the scripted client answers to a server request: a response body, or None to stay silent."""
@@ -30,7 +30,7 @@ def make_server(**options: Any) -> Server:
     return Server("legacy-tests", state_keys=KeyRing.ephemeral_key(), **options)
 
 
-def initialize(server: Server, caps: dict[str, Any], transport: str = "stdio") -> LegacySession:
+def initialize(server: Server, caps: dict[str, Any], transport: str = "stdio") -> ServerSession:
     params = {"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": {"name": "t", "version": "1"}}
     reply, session = server.initialize(Message("initialize", params, 0, True), Exchange(RequestInfo(transport)))  # type: ignore[arg-type]
     assert session is not None, reply.body
@@ -54,14 +54,14 @@ class Client:
 
 def run(
     server: Server,
-    session: LegacySession,
+    session: ServerSession,
     method: str,
     params: dict[str, Any] | None = None,
     answer: Answer = lambda req: None,
     *,
     can_request: bool = True,
 ) -> tuple[dict[str, Any], Client]:
-    """One request of the session through `Server.handle_legacy`, the scripted client answering."""
+    """One request of the session through `Server.handle_handshake`, the scripted client answering."""
 
     async def go() -> tuple[dict[str, Any], Client]:
         outbound = Outbound()
@@ -78,7 +78,7 @@ def run(
 
         stream = Stream(write, outbound, can_request=can_request)
         msg = Message(method, params or {}, 7, True)
-        reply = await server.handle_legacy(msg, Exchange(RequestInfo("stdio")), session, stream)
+        reply = await server.handle_handshake(msg, Exchange(RequestInfo("stdio")), session, stream)
         return reply.body, client
 
     return asyncio.run(go())
@@ -169,7 +169,7 @@ def test_session_ids_expire_and_are_no_request_state() -> None:
     seal = SessionSeal(ring, "aud", ttl_s=-1)
     from baton.protocol.capabilities import ClientCapabilities
 
-    session = LegacySession("p", "2025-11-25", ClientCapabilities.parse({}))
+    session = ServerSession("p", "2025-11-25", ClientCapabilities.parse({}))
     assert seal.open(seal.mint(session), "p") is None  # already expired
     server = Server("aud", state_keys=ring)
 
@@ -418,7 +418,7 @@ def test_ping_set_level_and_log_filtering() -> None:
     assert run(server, session, "server/discover")[0]["error"]["code"] == -32601
 
 
-def test_subscriptions_and_legacy_resource_errors() -> None:
+def test_subscriptions_and_resource_errors_in_a_session() -> None:
     server = make_server()
     assert run(server, initialize(server, {}), "resources/subscribe", {"uri": "x://a"})[0]["error"]["code"] == -32601
 
@@ -530,7 +530,7 @@ def test_a_refused_ask_withdraws_the_others_before_the_answer() -> None:
 
 
 def test_the_last_round_asks_nothing_it_cannot_use() -> None:
-    from baton.server.legacy import MAX_ROUNDS
+    from baton.server.handshake import MAX_ROUNDS
 
     server = make_server()
 
@@ -548,9 +548,9 @@ def test_the_last_round_asks_nothing_it_cannot_use() -> None:
 
 
 def test_subscriptions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    from baton.server import legacy
+    from baton.server import handshake
 
-    monkeypatch.setattr(legacy, "MAX_SUBSCRIPTIONS", 2)
+    monkeypatch.setattr(handshake, "MAX_SUBSCRIPTIONS", 2)
     server = make_server()
 
     @server.resource("x://t/{id}")
@@ -561,7 +561,7 @@ def test_subscriptions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     for n in (1, 2, 2):  # subscribing again to one held is no new subscription
         assert run(server, session, "resources/subscribe", {"uri": f"x://t/{n}"})[0]["result"] == {}
     assert run(server, session, "resources/subscribe", {"uri": "x://t/3"})[0]["error"]["code"] == -32602
-    long = "x://t/" + "a" * legacy.MAX_SUBSCRIBED_URI
+    long = "x://t/" + "a" * handshake.MAX_SUBSCRIBED_URI
     assert run(server, session, "resources/unsubscribe", {"uri": "x://t/1"})[0]["result"] == {}
     assert run(server, session, "resources/subscribe", {"uri": long})[0]["error"]["code"] == -32602
     assert session.subscriptions == {"x://t/2"}
@@ -594,7 +594,7 @@ def test_rebuilt_tables_never_reuse_an_id() -> None:
 
 
 def test_open_questions_are_capped_per_session_with_a_clear_tool_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from baton.server import legacy
+    from baton.server import handshake
 
     server = make_server()
 
@@ -604,7 +604,7 @@ def test_open_questions_are_capped_per_session_with_a_clear_tool_error(monkeypat
         return str(answers)
 
     session = initialize(server, {"elicitation": {}})
-    monkeypatch.setattr(legacy, "MAX_OPEN_ASKS_PER_SESSION", 2)
+    monkeypatch.setattr(handshake, "MAX_OPEN_ASKS_PER_SESSION", 2)
     body, client = run(server, session, "tools/call", {"name": "three"}, accept({"confirm": True}))
     assert body["result"]["isError"] is True  # protocol.md P95
     assert (
@@ -612,10 +612,10 @@ def test_open_questions_are_capped_per_session_with_a_clear_tool_error(monkeypat
         in (body["result"]["content"][0]["text"])
     )
     assert client.requests() == []  # none was sent
-    monkeypatch.setattr(legacy, "MAX_OPEN_ASKS_PER_SESSION", 3)
+    monkeypatch.setattr(handshake, "MAX_OPEN_ASKS_PER_SESSION", 3)
     body, _ = run(server, session, "tools/call", {"name": "three"}, accept({"confirm": True}))
     assert body["result"]["content"][0]["text"] == "(True, True, True)"
-    assert server._legacy.open_asks == 0  # every slot given back
-    monkeypatch.setattr(legacy, "MAX_OPEN_ASKS", 2)  # and per instance, across sessions
+    assert server._handshake.open_asks == 0  # every slot given back
+    monkeypatch.setattr(handshake, "MAX_OPEN_ASKS", 2)  # and per instance, across sessions
     body, _ = run(server, initialize(server, {"elicitation": {}}), "tools/call", {"name": "three"})
     assert "this server already has too many questions waiting" in body["result"]["content"][0]["text"]

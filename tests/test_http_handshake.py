@@ -24,7 +24,7 @@ from support.processes import free_port
 from support.serve import RunningServer, start_server
 from wire import meta, post, request
 
-LEGACY = "2025-11-25"
+HANDSHAKE = "2025-11-25"
 BOTH = "application/json, text/event-stream"
 _ids = itertools.count(1)
 
@@ -61,7 +61,7 @@ def rpc(method: str, params: dict[str, Any] | None = None, rid: int | None = Non
     return msg
 
 
-def init_params(version: str = LEGACY, caps: dict[str, Any] | None = None) -> dict[str, Any]:
+def init_params(version: str = HANDSHAKE, caps: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "protocolVersion": version,
         "capabilities": {"elicitation": {}} if caps is None else caps,
@@ -83,7 +83,7 @@ class Client:
             h["Authorization"] = f"Bearer {self.who}"
         if session and self.sid:
             h["Mcp-Session-Id"] = self.sid
-            h["MCP-Protocol-Version"] = LEGACY
+            h["MCP-Protocol-Version"] = HANDSHAKE
         h.update(extra)
         return h
 
@@ -168,7 +168,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def server(workdir: Path) -> Iterator[RunningServer]:
     port = free_port()
     env = {"BATON_TEST_DIR": str(workdir), "BATON_DATA_DIR": str(workdir / "data")}
-    running = start_server(f"{SERVERS / 'legacy.py'}:http", port=port, log=workdir / "server.log", env=env)
+    running = start_server(f"{SERVERS / 'handshake.py'}:http", port=port, log=workdir / "server.log", env=env)
     with running:
         yield running
 
@@ -212,7 +212,7 @@ def test_h1_initialize_opens_a_session(url: str) -> None:
     sid = resp.headers["mcp-session-id"]
     assert sid and all(0x21 <= ord(ch) <= 0x7E for ch in sid)
     result = resp.json()["result"]
-    assert result["protocolVersion"] == LEGACY  # whatever was asked for (P28)
+    assert result["protocolVersion"] == HANDSHAKE  # whatever was asked for (P28)
     assert result["capabilities"]["logging"] == {} and result["capabilities"]["resources"]["subscribe"] is True
     assert result["serverInfo"]["name"] == "http-legacy"
     # every initialize opens a new session
@@ -227,7 +227,7 @@ def test_h2_initialize_with_only_the_2026_envelope_is_a_removed_method(url: str)
     assert "mcp-session-id" not in resp.headers
     body = resp.json()
     assert body["id"] == 500 and body["error"]["code"] == -32601
-    assert "2026-07-28" in body["error"]["message"] and LEGACY in body["error"]["message"]
+    assert "2026-07-28" in body["error"]["message"] and HANDSHAKE in body["error"]["message"]
 
 
 def test_h3_initialize_in_a_live_session(client: Client) -> None:
@@ -320,7 +320,7 @@ def test_h7_a_2026_request_ignores_the_session(client: Client) -> None:
     result = resp.json()["result"]
     assert result["resultType"] == "input_required"  # the 2026 way: the ask inside the result
     resp = post(client.url, request("server/discover"), **{"Mcp-Session-Id": "garbage"})
-    assert resp.status_code == 200 and LEGACY in resp.json()["result"]["supportedVersions"]
+    assert resp.status_code == 200 and HANDSHAKE in resp.json()["result"]["supportedVersions"]
 
 
 def test_h8_no_envelope_with_a_2026_header_is_modern(url: str) -> None:
@@ -685,10 +685,10 @@ def test_the_session_table_forgets_idle_sessions_and_expires_deletions(monkeypat
 
     from baton.protocol.capabilities import ClientCapabilities
     from baton.serve import http_sessions as hs
-    from baton.server.sessions import LegacySession
+    from baton.server.sessions import ServerSession
 
-    def session(n: int) -> LegacySession:
-        return LegacySession("alice", LEGACY, ClientCapabilities.parse({}), id=f"id-{n}")
+    def session(n: int) -> ServerSession:
+        return ServerSession("alice", HANDSHAKE, ClientCapabilities.parse({}), id=f"id-{n}")
 
     async def run() -> None:
         table = hs.SessionTable(ttl_s=0.2)
@@ -794,7 +794,7 @@ http = module.http
 def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningServer, Path]]:
     work = tmp_path_factory.mktemp("http-legacy-small")
     target = work / "small.py"
-    target.write_text(SMALL.format(path=str(SERVERS / "legacy.py")))
+    target.write_text(SMALL.format(path=str(SERVERS / "handshake.py")))
     env = {"BATON_TEST_DIR": str(work), "BATON_DATA_DIR": str(work / "data")}
     with start_server(f"{target}:http", log=work / "server.log", env=env) as running:
         yield running, work

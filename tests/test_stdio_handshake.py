@@ -12,7 +12,7 @@ from support.paths import SERVERS
 from support.stdio import StdioPeer
 from wire import meta
 
-LEGACY = "2025-11-25"
+HANDSHAKE = "2025-11-25"
 CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
 
 
@@ -20,9 +20,9 @@ class Peer(StdioPeer):
     """A 2025-11-25 client (and a 2026-07-28 one) writing raw lines to `baton serve --stdio`."""
 
     def __init__(self, env: dict[str, str] | None = None) -> None:
-        super().__init__(f"{SERVERS / 'legacy.py'}:stdio", env)
+        super().__init__(f"{SERVERS / 'handshake.py'}:stdio", env)
 
-    def legacy(self, rid: Any, method: str, params: dict[str, Any] | None = None) -> None:
+    def handshake(self, rid: Any, method: str, params: dict[str, Any] | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             message["params"] = params
@@ -37,7 +37,7 @@ class Peer(StdioPeer):
         self.send({"jsonrpc": "2.0", "id": rid, "result": result})
 
     def call(self, rid: Any, tool: str, **arguments: Any) -> None:
-        self.legacy(rid, "tools/call", {"name": tool, "arguments": arguments})
+        self.handshake(rid, "tools/call", {"name": tool, "arguments": arguments})
 
     def until(self, rid: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The messages before the response to `rid`, and that response."""
@@ -52,8 +52,8 @@ class Peer(StdioPeer):
         with pytest.raises(TimeoutError):
             self.read(timeout=seconds)
 
-    def initialize(self, version: str = LEGACY, caps: dict[str, Any] | None = None) -> dict[str, Any]:
-        self.legacy(
+    def initialize(self, version: str = HANDSHAKE, caps: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.handshake(
             "init",
             "initialize",
             {
@@ -74,7 +74,7 @@ def peer() -> Iterator[Peer]:
 
 @pytest.fixture
 def session(peer: Peer) -> Peer:
-    assert peer.initialize()["result"]["protocolVersion"] == LEGACY
+    assert peer.initialize()["result"]["protocolVersion"] == HANDSHAKE
     peer.notify("notifications/initialized")
     return peer
 
@@ -84,18 +84,18 @@ def text_of(response: dict[str, Any]) -> str:
 
 
 def test_before_and_at_the_handshake(peer: Peer) -> None:
-    peer.legacy(1, "ping")
+    peer.handshake(1, "ping")
     assert peer.read() == {"jsonrpc": "2.0", "id": 1, "result": {}}  # S8: a result with no members at all
-    peer.legacy(2, "tools/list")
+    peer.handshake(2, "tools/list")
     error = peer.read()["error"]  # S6
     assert error["code"] == -32600 and "initialize first" in error["message"] and "_meta" in error["message"]
-    peer.legacy(3, "server/discover", {})
+    peer.handshake(3, "server/discover", {})
     assert peer.read()["error"]["code"] == -32602  # S7: a 2026-only method goes the 2026 way
     peer.send({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"_meta": meta()}})  # S2: only the envelope
     error = peer.read()["error"]
-    assert error["code"] == -32601 and "2026-07-28" in error["message"] and LEGACY in error["message"]
+    assert error["code"] == -32601 and "2026-07-28" in error["message"] and HANDSHAKE in error["message"]
     result = peer.initialize(version="2099-01-01")["result"]  # S1, S10: any version gets ours back
-    assert result["protocolVersion"] == LEGACY and result["serverInfo"]["name"] == "legacy-stdio"
+    assert result["protocolVersion"] == HANDSHAKE and result["serverInfo"]["name"] == "legacy-stdio"
     assert result["capabilities"]["logging"] == {} and result["capabilities"]["resources"]["subscribe"] is True
     assert "resultType" not in result
     again = peer.initialize()  # S3
@@ -104,10 +104,10 @@ def test_before_and_at_the_handshake(peer: Peer) -> None:
         and again["error"]["code"] == -32600
         and "already initialized" in again["error"]["message"]
     )
-    peer.legacy(5, "tools/list")
+    peer.handshake(5, "tools/list")
     tools = peer.read()["result"]
     assert "book" in {t["name"] for t in tools["tools"]} and "resultType" not in tools
-    peer.legacy(6, "ping", {})
+    peer.handshake(6, "ping", {})
     assert peer.read() == {"jsonrpc": "2.0", "id": 6, "result": {}}
     assert peer.close() == 0
 
@@ -120,12 +120,12 @@ def test_modern_requests_before_and_after_the_handshake(peer: Peer) -> None:
             "jsonrpc": "2.0",
             "id": 2,
             "method": "tools/list",
-            "params": {"_meta": meta() | {"io.modelcontextprotocol/protocolVersion": LEGACY}},
+            "params": {"_meta": meta() | {"io.modelcontextprotocol/protocolVersion": HANDSHAKE}},
         }
     )  # S9: a handshake version in the envelope
     error = peer.read()["error"]
-    assert error["code"] == -32022 and error["data"]["supported"] == ["2026-07-28", LEGACY]
-    assert peer.initialize()["result"]["protocolVersion"] == LEGACY  # S5: a handshake after 2026 traffic
+    assert error["code"] == -32022 and error["data"]["supported"] == ["2026-07-28", HANDSHAKE]
+    assert peer.initialize()["result"]["protocolVersion"] == HANDSHAKE  # S5: a handshake after 2026 traffic
     peer.notify("notifications/initialized")
     peer.modern(3, "tools/call", {"name": "book", "arguments": {"city": "Oslo"}})  # S4 after: still stateless
     result = peer.read()["result"]
@@ -176,7 +176,7 @@ def test_a_client_error_ends_the_request_as_a_tool_error(session: Peer) -> None:
 def test_responses_naming_no_open_request_are_dropped(peer: Peer) -> None:
     peer.answer("baton-1", {"action": "accept"})  # before any session
     peer.quiet()
-    assert peer.initialize()["result"]["protocolVersion"] == LEGACY
+    assert peer.initialize()["result"]["protocolVersion"] == HANDSHAKE
     peer.notify("notifications/initialized")
     peer.call(1, "book", city="Oslo")
     ask = peer.read()
@@ -225,9 +225,9 @@ def test_list_changed_only_once_initialized(peer: Peer) -> None:
 
 
 def test_subscribe_and_resource_updated(session: Peer) -> None:
-    session.legacy(1, "resources/subscribe", {"uri": "test://watched"})
+    session.handshake(1, "resources/subscribe", {"uri": "test://watched"})
     assert session.read() == {"jsonrpc": "2.0", "id": 1, "result": {}}
-    session.legacy(2, "resources/subscribe", {"uri": "test://missing"})
+    session.handshake(2, "resources/subscribe", {"uri": "test://missing"})
     error = session.read()["error"]
     assert error["code"] == -32002 and error["data"]["uri"] == "test://missing"
     session.call(3, "touch", uri="test://other")
@@ -238,7 +238,7 @@ def test_subscribe_and_resource_updated(session: Peer) -> None:
     assert before == [
         {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "test://watched"}}
     ]
-    session.legacy(5, "resources/unsubscribe", {"uri": "test://watched"})
+    session.handshake(5, "resources/unsubscribe", {"uri": "test://watched"})
     assert session.read()["result"] == {}
     session.call(6, "touch", uri="test://watched")
     before, _ = session.until(6)
@@ -251,12 +251,12 @@ def test_set_level_filters_the_session_logs(session: Peer) -> None:
     session.call(1, "chatty")
     before, _ = session.until(1)
     assert [m["params"]["level"] for m in before] == ["debug", "info", "error"]  # every level until set
-    session.legacy(2, "logging/setLevel", {"level": "warning"})
+    session.handshake(2, "logging/setLevel", {"level": "warning"})
     assert session.read()["result"] == {}
     session.call(3, "chatty")
     before, _ = session.until(3)
     assert [m["params"]["level"] for m in before] == ["error"]
-    session.legacy(4, "logging/setLevel", {"level": "loud"})
+    session.handshake(4, "logging/setLevel", {"level": "loud"})
     assert session.read()["error"]["code"] == -32602
 
 
@@ -270,7 +270,7 @@ def test_modern_requests_interleave_with_a_waiting_session_request(session: Peer
     session.modern(4, "tools/call", {"name": "book", "arguments": {"city": "Rome"}})
     modern = session.read()
     assert modern["id"] == 4 and modern["result"]["resultType"] == "input_required"  # no server request
-    session.legacy(5, "ping")
+    session.handshake(5, "ping")
     assert session.read() == {"jsonrpc": "2.0", "id": 5, "result": {}}
     session.answer(ask["id"], {"action": "accept", "content": {"nights": 2, "confirm": True}})
     response = session.read()
@@ -307,8 +307,8 @@ def test_a_refusing_or_failing_principal_hook_opens_no_session(mode: str, code: 
     with p.process:
         error = p.initialize()["error"]
         assert error["code"] == code and words in error["message"]
-        p.legacy(1, "tools/list")
+        p.handshake(1, "tools/list")
         assert "initialize first" in p.read()["error"]["message"]  # no session opened; the process serves on
-        p.legacy(2, "ping")
+        p.handshake(2, "ping")
         assert p.read()["result"] == {}
         assert p.close() == 0

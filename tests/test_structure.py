@@ -1,0 +1,66 @@
+"""The package's names: one class (or type alias) per name across `baton`, and the 2025-11-25 version named by its
+date or as the handshake era, never "legacy" (which the spec keeps for the deprecated `enumNames`)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from support.paths import ROOT
+
+SRC = ROOT / "src" / "baton"
+# The one "legacy" the code may say: MCP's own name for titled enums through `enumNames` (LegacyTitledEnumSchema).
+LEGACY_ALLOWED = {"legacy_titles"}
+# This file, and the test of bench/legacy_compare (a benchmark's command name, kept as users run it).
+EXEMPT = {"test_structure.py", "test_bench_legacy.py"}
+
+
+def _modules() -> list[Path]:
+    return sorted(SRC.rglob("*.py"))
+
+
+def _top_level_names(tree: ast.Module) -> list[tuple[str, int]]:
+    """Classes and capitalised type aliases defined at a module's top level (constants in capitals excluded)."""
+    found: list[tuple[str, int]] = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            found.append((node.name, node.lineno))
+            continue
+        target = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        elif isinstance(node, ast.AnnAssign):
+            target = node.target
+        if isinstance(target, ast.Name) and target.id[:1].isupper() and not target.id.isupper():
+            found.append((target.id, node.lineno))
+    return found
+
+
+def test_each_class_name_means_one_thing_across_the_package() -> None:
+    where: dict[str, list[str]] = defaultdict(list)
+    for path in _modules():
+        for name, line in _top_level_names(ast.parse(path.read_text())):
+            where[name].append(f"{path.relative_to(ROOT)}:{line}")
+    twice = {name: places for name, places in where.items() if len(places) > 1}
+    assert not twice, "one name, several classes or aliases (rename one, or import the other):\n" + "\n".join(
+        f"  {name}: {', '.join(places)}" for name, places in sorted(twice.items())
+    )
+
+
+@pytest.mark.parametrize("tree", ["src", "tests", "fuzz"])
+def test_no_identifier_or_module_calls_2025_11_25_legacy(tree: str) -> None:
+    found: list[str] = []
+    for path in sorted((ROOT / tree).rglob("*.py")):
+        if path.name in EXEMPT:
+            continue
+        if "legacy" in path.stem:
+            found.append(f"{path.relative_to(ROOT)} (module name)")
+        tokens = tokenize.generate_tokens(io.StringIO(path.read_text()).readline)
+        for tok in tokens:
+            if tok.type == tokenize.NAME and "legacy" in tok.string.lower() and tok.string not in LEGACY_ALLOWED:
+                found.append(f"{path.relative_to(ROOT)}:{tok.start[0]}: {tok.string}")
+    assert not found, "say 2025-11-25 or handshake, not legacy:\n" + "\n".join(found[:40])
