@@ -30,11 +30,11 @@ from baton.state.ledger import (
     Ledger,
     LedgerConflict,
     LedgerUnavailable,
-    ledger_from_url,
     token_id,
 )
 from baton.state.ledger_memory import MemoryLedger
 from baton.state.ledger_sqlite import DEFAULT_FILE_NAME, SqliteLedger
+from baton.state.ledger_url import ledger_from_url
 
 FRESH, IN_PROGRESS, DONE, FOREIGN = ClaimStatus.FRESH, ClaimStatus.IN_PROGRESS, ClaimStatus.DONE, ClaimStatus.FOREIGN
 

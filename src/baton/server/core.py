@@ -24,7 +24,8 @@ from ..protocol.constants import META_SERVER_INFO, SUPPORTED_VERSIONS
 from ..protocol.errors import INTERNAL_ERROR, McpError, method_not_found
 from ..protocol.messages import Message, check_meta, check_version, error_response, result_response
 from ..state.keys import KeyRing
-from ..state.ledger import Ledger, LedgerError, ledger_from_url
+from ..state.ledger import Ledger, LedgerError
+from ..state.ledger_url import ledger_from_url
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S, Sealer
 from ..state.store_url import parse_store_url
 from .context import Context

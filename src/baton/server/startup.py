@@ -31,7 +31,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..state.keys import ENV_KEYS, KeyRing, KeyRingError, default_key_file
-from ..state.ledger import LedgerError, ledger_from_url
+from ..state.ledger import LedgerError
+from ..state.ledger_url import ledger_from_url
 from ..state.store_url import parse_store_url
 from .source import handler_source
 

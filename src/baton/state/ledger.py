@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
-from .store_url import parse_store_url
-
 TOKEN_ID_BYTES = 32
 # Releases of claims whose caller was cancelled: held here so that they are not garbage-collected midway.
 _UNDOING: set[asyncio.Future[None]] = set()
@@ -148,22 +146,3 @@ class Ledger(abc.ABC):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.close()
-
-
-def ledger_from_url(url: str, *, redis_prefix: str | None = None) -> Ledger:
-    """A ledger from a URL (see `baton.state.store_url`): `memory:`; `sqlite:` (the data directory's file)
-    or `sqlite://PATH`, so `sqlite:///var/lib/baton/ledger.db` is absolute; `redis://…`, `rediss://…` or
-    `unix://…` (needs the `redis` extra)."""
-    from .ledger_sqlite import DEFAULT_FILE_NAME, SqliteLedger
-
-    def memory() -> Ledger:
-        from .ledger_memory import MemoryLedger
-
-        return MemoryLedger()
-
-    def redis() -> Ledger:
-        from .ledger_redis import DEFAULT_PREFIX, RedisLedger
-
-        return RedisLedger(url, prefix=DEFAULT_PREFIX if redis_prefix is None else redis_prefix)
-
-    return parse_store_url(url, "ledger").open(DEFAULT_FILE_NAME, memory=memory, sqlite=SqliteLedger, redis=redis)
