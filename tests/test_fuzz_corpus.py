@@ -105,3 +105,25 @@ def test_finding_a_uri_answer_with_a_stray_bracket_is_an_invalid_answer() -> Non
         with pytest.raises(InvalidReply, match="valid uri"):
             question.answer(Accepted({"site": bad}))
     assert question.form.validate({"site": "http://[::1]:8000/x"}) == {"site": "http://[::1]:8000/x"}
+
+
+def test_finding_an_authorization_server_url_that_cannot_be_sent_is_an_auth_error() -> None:
+    """fuzz/corpus/oauth_metadata/finding-unsendable-issuer-url.json: protected-resource metadata naming an
+    authorization server whose URL holds a control character made httpx raise InvalidURL out of the login;
+    now that server is one the client cannot read, an AuthError that says so (docs/security.md)."""
+    import asyncio
+
+    import httpx
+
+    from baton.client.errors import AuthError
+    from baton.client.oauth.discovery import authorization_server
+
+    def never(request: httpx.Request) -> httpx.Response:
+        raise AssertionError(f"nothing is sent for {request.url}")
+
+    async def read() -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(never)) as http:
+            await authorization_server(http, "https://as.exa\x7fmple", "https://mcp.example/mcp")
+
+    with pytest.raises(AuthError):
+        asyncio.run(read())
