@@ -52,12 +52,12 @@ def main() -> None:
 
     async def flows(count: int) -> None:
         for i in range(count):
-            first = await server.handle(
+            first = await server.runtime.handle(
                 Message("tools/call", {"name": "book", "arguments": args, "_meta": META}, i, True), ex
             )
             state = first.body["result"]["requestState"]  # type: ignore[union-attr]
             params = {"name": "book", "arguments": args, "_meta": META, "requestState": state, "inputResponses": ANSWER}
-            await server.handle(Message("tools/call", params, i, True), ex)
+            await server.runtime.handle(Message("tools/call", params, i, True), ex)
 
     asyncio.run(flows(200))  # warm up
     start = time.process_time()

@@ -88,12 +88,12 @@ def round_trips(n: int, traced: bool) -> dict[str, float]:
                 flush(
                     spans_only=True
                 )  # the exporter keeps up, as on a server: no queue of thousands of spans for the GC to walk
-            first = await server.handle(
+            first = await server.runtime.handle(
                 Message("tools/call", {"name": "book", "arguments": args, "_meta": META}, i, True), ex
             )
             state = first.body["result"]["requestState"]  # type: ignore[union-attr]
             params = {"name": "book", "arguments": args, "_meta": META, "requestState": state, "inputResponses": ANSWER}
-            await server.handle(Message("tools/call", params, i, True), ex)
+            await server.runtime.handle(Message("tools/call", params, i, True), ex)
 
     return {"us_per_round_trip": cpu_us(lambda count: asyncio.run(flows(count)), n, traced) / 2}
 

@@ -1,5 +1,5 @@
 """The registration API refuses what it cannot honour where it is written, and Baton's own misuse errors
-never reach the model as tool errors. Driven in-process through `Server.handle` (no transport)."""
+never reach the model as tool errors. Driven in-process through `server.runtime.handle` (no transport)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def make_server() -> Server:
 
 def run(server: Server, method: str, params: dict[str, Any]) -> dict[str, Any]:
     body = {**params, "_meta": meta()}
-    reply = asyncio.run(server.handle(Message(method, body, 1, True), Exchange(RequestInfo("stdio"))))
+    reply = asyncio.run(server.runtime.handle(Message(method, body, 1, True), Exchange(RequestInfo("stdio"))))
     assert isinstance(reply, Reply)
     return reply.body
 
@@ -68,7 +68,7 @@ def test_completion_decorator_bare_and_called() -> None:
 
         registered = server.completion(complete) if form == "bare" else server.completion()(complete)
         assert registered is complete
-        assert "completions" in server.capabilities()
+        assert "completions" in server.runtime.capabilities()
         argument = {"name": "x", "value": ""}
         result = run(server, "completion/complete", {"ref": {"type": "ref/prompt", "name": "p"}, "argument": argument})
         assert result["result"]["completion"] == {"values": ["a", "b"]}
@@ -241,7 +241,7 @@ def test_unknown_log_level_is_refused_before_a_single_use_token_is_spent() -> No
         "inputResponses": {"q1": {"action": "accept", "content": {"confirm": True}}},
     }
     body = {**retry, "_meta": meta(**{"io.modelcontextprotocol/logLevel": "loud"})}
-    reply = asyncio.run(server.handle(Message("tools/call", body, 2, True), Exchange(RequestInfo("stdio"))))
+    reply = asyncio.run(server.runtime.handle(Message("tools/call", body, 2, True), Exchange(RequestInfo("stdio"))))
     assert isinstance(reply, Reply)
     assert reply.body["error"]["code"] == -32602 and "log level" in reply.body["error"]["message"]
     # The token was not claimed by the refused request: the corrected retry runs the tool once.
@@ -258,8 +258,47 @@ def test_a_refused_elicit_url_is_the_authors_bug_not_a_tool_error() -> None:
         return "unreachable"
 
     body = {"name": "open_link", "arguments": {}, "_meta": meta({"elicitation": {"url": {}}})}
-    reply = asyncio.run(server.handle(Message("tools/call", body, 1, True), Exchange(RequestInfo("stdio"))))
+    reply = asyncio.run(server.runtime.handle(Message("tools/call", body, 1, True), Exchange(RequestInfo("stdio"))))
     assert isinstance(reply, Reply)
     result = reply.body["result"]
     assert result["isError"] is True
     assert result["content"][0]["text"] == "Tool open_link failed with an internal error (UsageError)"
+
+
+def test_the_server_holds_the_authors_api_only() -> None:
+    """What transports call lives on `server.runtime`, the configuration on `server.settings`: the names an author
+    meets on a Server stay few (FastMCP's has about 30)."""
+    public = sorted(n for n in dir(make_server()) if not n.startswith("_"))
+    assert len(public) <= 30, public
+    for transport_only in ("handle", "initialize", "handle_handshake", "admit", "sealer", "sessions", "hub"):
+        assert transport_only not in public
+
+
+def test_add_and_remove_a_resource_and_a_template() -> None:
+    server = make_server()
+    seen: list[tuple[str, dict[str, Any]]] = []
+    server.runtime.hub.watch(lambda method, params: seen.append((method, params)))
+
+    def note() -> str:
+        """A note."""
+        return "the note"
+
+    def page(n: str) -> str:
+        return f"page {n}"
+
+    resource = server.add_resource(note, "notes://one", mime_type="text/plain")
+    template = server.add_resource(page, "pages://{n}", name="pages")
+    assert (resource.name, resource.description, template.name) == ("note", "A note.", "pages")
+    assert set(server.resources) == {"notes://one"} and set(server.templates) == {"pages://{n}"}
+    assert "resources" in server.runtime.capabilities()
+    read = run(server, "resources/read", {"uri": "pages://7"})
+    assert read["result"]["contents"][0]["text"] == "page 7"
+    with pytest.raises(ValueError, match="already registered"):
+        server.add_resource(note, "notes://one")
+    server.remove_resource("notes://one")
+    server.remove_resource("pages://{n}")
+    assert not server.resources and not server.templates
+    assert "resources" not in server.runtime.capabilities()
+    with pytest.raises(KeyError):
+        server.remove_resource("notes://one")
+    assert [m for m, _ in seen] == ["notifications/resources/list_changed"] * 4

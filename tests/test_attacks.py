@@ -426,7 +426,7 @@ def exchange(target: Target) -> Exchange:
 
 async def present(server: Server, target: Target, state: object) -> Reply:
     body = {**target.params(state), "_meta": meta()}
-    reply = await server.handle(Message(target.method, body, 1, True), exchange(target))
+    reply = await server.runtime.handle(Message(target.method, body, 1, True), exchange(target))
     assert isinstance(reply, Reply)
     return reply
 

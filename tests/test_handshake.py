@@ -32,7 +32,7 @@ def make_server(**options: Any) -> Server:
 
 def initialize(server: Server, caps: dict[str, Any], transport: str = "stdio") -> ServerSession:
     params = {"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": {"name": "t", "version": "1"}}
-    reply, session = server.initialize(Message("initialize", params, 0, True), Exchange(RequestInfo(transport)))  # type: ignore[arg-type]
+    reply, session = server.runtime.initialize(Message("initialize", params, 0, True), Exchange(RequestInfo(transport)))  # type: ignore[arg-type]
     assert session is not None, reply.body
     return session
 
@@ -61,7 +61,7 @@ def run(
     *,
     can_request: bool = True,
 ) -> tuple[dict[str, Any], Client]:
-    """One request of the session through `Server.handle_handshake`, the scripted client answering."""
+    """One request of the session through `server.runtime.handle_handshake`, the scripted client answering."""
 
     async def go() -> tuple[dict[str, Any], Client]:
         outbound = Outbound()
@@ -78,7 +78,7 @@ def run(
 
         stream = Stream(write, outbound, can_request=can_request)
         msg = Message(method, params or {}, 7, True)
-        reply = await server.handle_handshake(msg, Exchange(RequestInfo("stdio")), session, stream)
+        reply = await server.runtime.handle_handshake(msg, Exchange(RequestInfo("stdio")), session, stream)
         return reply.body, client
 
     return asyncio.run(go())
@@ -122,7 +122,9 @@ def test_initialize_offers_2025_11_25_whatever_was_asked() -> None:
 
     for asked in ("2025-11-25", "2025-06-18", "1999-01-01"):
         params = {"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-        reply, session = server.initialize(Message("initialize", params, 3, True), Exchange(RequestInfo("stdio")))
+        reply, session = server.runtime.initialize(
+            Message("initialize", params, 3, True), Exchange(RequestInfo("stdio"))
+        )
         result = reply.body["result"]
         assert result["protocolVersion"] == "2025-11-25"
         assert result["serverInfo"] == {"name": "legacy-tests", "version": "0.1.0", "title": "Legacy"}
@@ -136,7 +138,9 @@ def test_initialize_offers_2025_11_25_whatever_was_asked() -> None:
 def test_initialize_refuses_a_missing_version_and_bad_capabilities() -> None:
     server = make_server()
     for params in ({"capabilities": {}}, {"protocolVersion": "2025-11-25", "capabilities": []}):
-        reply, session = server.initialize(Message("initialize", params, 3, True), Exchange(RequestInfo("stdio")))
+        reply, session = server.runtime.initialize(
+            Message("initialize", params, 3, True), Exchange(RequestInfo("stdio"))
+        )
         assert session is None
         assert reply.body["error"]["code"] == -32602
 
@@ -149,19 +153,19 @@ def test_http_session_ids_are_sealed_to_their_principal() -> None:
         "capabilities": {"elicitation": {"url": {}}},
         "clientInfo": {"name": "t", "version": "1"},
     }
-    _, session = server.initialize(Message("initialize", params, 0, True), ex)
+    _, session = server.runtime.initialize(Message("initialize", params, 0, True), ex)
     assert session is not None and session.id is not None
     sid = session.id
     assert all(0x21 <= ord(c) <= 0x7E for c in sid)  # visible ASCII only
-    opened = server.sessions.open(sid, "alice")
+    opened = server.runtime.sessions.open(sid, "alice")
     assert opened is not None
     assert (opened.version, opened.capabilities.url, opened.capabilities.form) == ("2025-11-25", True, False)
     assert opened.client_info == {"name": "t", "version": "1"}
-    assert server.sessions.open(sid, "mallory") is None  # another principal
+    assert server.runtime.sessions.open(sid, "mallory") is None  # another principal
     tampered = sid[:-2] + ("A" if sid[-2] != "A" else "B") + sid[-1]
-    assert server.sessions.open(tampered, "alice") is None
+    assert server.runtime.sessions.open(tampered, "alice") is None
     other = make_server()  # another key ring
-    assert other.sessions.open(sid, "alice") is None
+    assert other.runtime.sessions.open(sid, "alice") is None
 
 
 def test_session_ids_expire_and_are_no_request_state() -> None:
@@ -181,13 +185,13 @@ def test_session_ids_expire_and_are_no_request_state() -> None:
     from wire import meta
 
     first = asyncio.run(
-        server.handle(
+        server.runtime.handle(
             Message("tools/call", {"name": "ask", "arguments": {}, "_meta": meta({"elicitation": {}})}, 1, True),
             Exchange(RequestInfo("stdio"), principal="p"),
         )
     )
     token = first.body["result"]["requestState"]  # type: ignore[union-attr]
-    assert server.sessions.open(token, "p") is None
+    assert server.runtime.sessions.open(token, "p") is None
 
 
 # -- the bridge -----------------------------------------------------------------------------------------
@@ -443,7 +447,7 @@ def test_subscriptions_and_resource_errors_in_a_session() -> None:
     result = run(server, session, "resources/read", {"uri": "x://a"})[0]["result"]
     assert result["contents"][0]["text"] == "a" and "ttlMs" not in result and "resultType" not in result
     seen: list[tuple[str, dict[str, Any]]] = []
-    unwatch = server.hub.watch(lambda method, params: seen.append((method, params)))
+    unwatch = server.runtime.hub.watch(lambda method, params: seen.append((method, params)))
     server.resource_updated("x://t/9")
 
     @server.tool()
@@ -572,10 +576,10 @@ def test_session_ids_stay_small_whatever_the_client_declares() -> None:
     caps = {"elicitation": {"form": {}}, "sampling": {"tools": {}}, "experimental": {"x": "y" * 50_000}}
     info = {"name": "n" * 10_000, "version": "1", "title": "t" * 10_000}
     params = {"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": info}
-    _, session = server.initialize(Message("initialize", params, 0, True), Exchange(RequestInfo("http")))
+    _, session = server.runtime.initialize(Message("initialize", params, 0, True), Exchange(RequestInfo("http")))
     assert session is not None and session.id is not None
     assert len(session.id) < 1024
-    opened = server.sessions.open(session.id, "anonymous")
+    opened = server.runtime.sessions.open(session.id, "anonymous")
     assert opened is not None
     assert (opened.capabilities.form, opened.capabilities.sampling_tools, opened.capabilities.url) == (
         True,
@@ -615,7 +619,7 @@ def test_open_questions_are_capped_per_session_with_a_clear_tool_error(monkeypat
     monkeypatch.setattr(handshake, "MAX_OPEN_ASKS_PER_SESSION", 3)
     body, _ = run(server, session, "tools/call", {"name": "three"}, accept({"confirm": True}))
     assert body["result"]["content"][0]["text"] == "(True, True, True)"
-    assert server._handshake.open_asks == 0  # every slot given back
+    assert server.runtime.handshake.open_asks == 0  # every slot given back
     monkeypatch.setattr(handshake, "MAX_OPEN_ASKS", 2)  # and per instance, across sessions
     body, _ = run(server, initialize(server, {"elicitation": {}}), "tools/call", {"name": "three"})
     assert "this server already has too many questions waiting" in body["result"]["content"][0]["text"]

@@ -304,7 +304,7 @@ def test_without_configuration_nothing_is_imported_or_exported(
         "info = {'name': 't', 'version': '0'}\n"
         "meta = {c.META_PROTOCOL_VERSION: '2026-07-28', c.META_CLIENT_CAPABILITIES: {}, c.META_CLIENT_INFO: info}\n"
         "msg = Message('tools/call', {'name': 'ok', 'arguments': {}, '_meta': meta}, 1, True)\n"
-        "r = asyncio.run(s.handle(msg, Exchange(RequestInfo('stdio'))))\n"
+        "r = asyncio.run(s.runtime.handle(msg, Exchange(RequestInfo('stdio'))))\n"
         "assert 'result' in r.body, r.body\n"
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
     )
@@ -619,7 +619,7 @@ def test_traces_exporter_none_sets_no_tracer_provider_and_metrics_still_flow(sin
         "server.check_startup('stdio')\n"
         "asyncio.run(send(server, 'tools/call', {'name': 'ok', 'arguments': {}}))\n"
         "assert shutdown()\n"
-        "print(json.dumps([type(trace.get_tracer_provider()).__name__, 'handle' in vars(server)]))\n"
+        "print(json.dumps([type(trace.get_tracer_provider()).__name__, 'handle' in vars(server.runtime)]))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env.update(
@@ -734,7 +734,7 @@ ASK_PROBE = """
 
     server = Server("p", state_keys=KeyRing.ephemeral_key())
     server.check_startup("stdio")
-    observer = server._engine.observer
+    observer = server.runtime.engine.observer
     client = ClientObserver("http://127.0.0.1:1/mcp")
     ask = {"method": "elicitation/create", "params": {"mode": "form", "message": "?", "requestedSchema": {}}}
     sent = []

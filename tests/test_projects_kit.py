@@ -181,7 +181,7 @@ def test_a_round_answered_after_the_state_expired_is_refused(
         fake_clock.advance(wait_s)
         return await baton_client.advance(step, {"q1": Accepted({"confirm": True})})
 
-    assert projects.server.state_ttl_s == 600
+    assert projects.server.settings.state_ttl_s == 600
     with pytest.raises(McpError, match="Invalid or expired requestState"):
         asyncio.run(late(601))
     assert names() == ["apollo", "gemini"]

@@ -1,4 +1,4 @@
-"""The replay engine, driven in-process through `Server.handle` with a real key ring (no transport)."""
+"""The replay engine, driven in-process through `server.runtime.handle` with a real key ring (no transport)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def make_server() -> Server:
 
 def run(server: Server, method: str, params: dict[str, Any], caps: dict[str, Any] | None = None) -> dict[str, Any]:
     body = {**params, "_meta": meta(FORM if caps is None else caps)}
-    reply = asyncio.run(server.handle(Message(method, body, 1, True), Exchange(RequestInfo("stdio"))))
+    reply = asyncio.run(server.runtime.handle(Message(method, body, 1, True), Exchange(RequestInfo("stdio"))))
     assert isinstance(reply, Reply)
     return reply.body
 

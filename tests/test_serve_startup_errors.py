@@ -252,7 +252,7 @@ def test_a_form_only_the_call_can_see_is_a_tool_error_that_says_what_is_wrong() 
         return str(await ctx.elicit(form_for(ctx), "Your login"))
 
     body = {"name": "sign_in", "arguments": {}, "_meta": meta({"elicitation": {"form": {}}})}
-    reply = asyncio.run(server.handle(Message("tools/call", body, 1, True), Exchange(RequestInfo("stdio"))))
+    reply = asyncio.run(server.runtime.handle(Message("tools/call", body, 1, True), Exchange(RequestInfo("stdio"))))
     assert isinstance(reply, Reply)
     result = reply.body["result"]
     assert result["isError"] is True

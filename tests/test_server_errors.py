@@ -59,7 +59,7 @@ def make_server() -> Server:
 
 def handle(server: Server, method: str, params: dict[str, Any], transport: str = "stdio") -> dict[str, Any]:
     body = {**params, "_meta": meta(CAPS)}
-    reply = asyncio.run(server.handle(Message(method, body, 1, True), Exchange(RequestInfo(transport))))  # type: ignore[arg-type]
+    reply = asyncio.run(server.runtime.handle(Message(method, body, 1, True), Exchange(RequestInfo(transport))))  # type: ignore[arg-type]
     return reply.body  # type: ignore[union-attr]
 
 
@@ -114,7 +114,7 @@ def test_resource_not_found_and_invalid_params_are_public_api() -> None:
 def kit_server(**options: Any) -> Server:
     """A ctx.secret reached only through a helper, which the start-up checks cannot see."""
     server = Server("config", state_keys=KeyRing.ephemeral_key(), **options)
-    server.mount_connect(ConnectKit(tickets=MemoryTickets(), vault=MemoryVaultStore()))
+    server.runtime.mount_connect(ConnectKit(tickets=MemoryTickets(), vault=MemoryVaultStore()))
 
     async def api_key(ctx: Context) -> str:
         return await (await ctx.secret("api_key", "Connect your account")).reveal()
@@ -259,7 +259,7 @@ def test_forget_makes_the_next_call_ask_for_the_credential_again() -> None:
     """The recipe of docs/server.md: a rejected key is forgotten and the call ends; the next call asks."""
     server = Server("forget", state_keys=KeyRing.ephemeral_key(), public_url="http://127.0.0.1:9")
     kit = ConnectKit(tickets=MemoryTickets(), vault=MemoryVaultStore())
-    server.mount_connect(kit)
+    server.runtime.mount_connect(kit)
 
     @server.tool()
     async def deploy(ctx: Context) -> str:
@@ -270,7 +270,7 @@ def test_forget_makes_the_next_call_ask_for_the_credential_again() -> None:
         return "deployed"
 
     principal = "os:" + getpass.getuser()
-    assert server.connect_kit is kit  # attached to the server's key ring, which seals the vault
+    assert server.runtime.connect_kit is kit  # attached to the server's key ring, which seals the vault
     asyncio.run(kit.vault.put(principal, "acme_api_key", "revoked"))
     refused = handle(server, "tools/call", {"name": "deploy", "arguments": {}})["result"]
     assert refused["isError"] is True and "call again" in refused["content"][0]["text"]

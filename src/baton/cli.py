@@ -57,7 +57,7 @@ def _worker_app() -> Any:
         if refusal:
             raise SystemExit(f"baton serve: {refusal}")
     if ENV_ASK_TIMEOUT in os.environ:
-        server.ask_timeout_s = float(os.environ[ENV_ASK_TIMEOUT])
+        server.settings.ask_timeout_s = float(os.environ[ENV_ASK_TIMEOUT])
     options = os.environ.get(ENV_AUTH)
     if options:
         problem = _protect(server, json.loads(options))
@@ -137,7 +137,7 @@ def serve(args: argparse.Namespace) -> int:
     except TargetError as exc:
         return refuse(str(exc))
     if args.ask_timeout is not None:  # protocol.md P95
-        server.ask_timeout_s = args.ask_timeout
+        server.settings.ask_timeout_s = args.ask_timeout
     auth_options = _auth_options(args)
     if auth_options is None and (args.auth_audience or args.auth_scopes or args.auth_introspection):
         return refuse("--auth-audience, --auth-scopes and --auth-introspection need --auth-issuer URL")
@@ -170,7 +170,7 @@ def serve(args: argparse.Namespace) -> int:
     refusal = ready(server, "http")
     if refusal:
         return refuse(refusal)
-    if args.workers > 1 and server.key_ring.ephemeral:
+    if args.workers > 1 and server.runtime.key_ring.ephemeral:
         return refuse(
             "--workers needs keys every worker shares, but this server uses a per-process key; "
             "set BATON_STATE_KEYS or use the default key file (do not pass KeyRing.ephemeral_key())"

@@ -2,7 +2,7 @@
 
 A tracer provider sets itself globally for the rest of a process, so these run in a fresh interpreter:
 `run(code)` executes `code` there with the in-memory providers installed and `send` (a request through
-`Server.handle`), `spans()` and `points()` in scope, and returns the JSON the code printed last.
+`server.runtime.handle`), `spans()` and `points()` in scope, and returns the JSON the code printed last.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def points(metric: str) -> list[dict[str, Any]]:
 
 
 async def send(server: Any, method: str, params: dict[str, Any] | None = None, **meta: Any) -> dict[str, Any]:
-    """One 2026-07-28 request through `server.handle` over stdio; `meta` overrides `_meta` members by their
+    """One 2026-07-28 request through `server.runtime.handle` over stdio; `meta` overrides `_meta` members by their
     short name (`protocolVersion=...`). The JSON-RPC response."""
     import orjson
     from wire import meta as base
@@ -87,7 +87,7 @@ async def send(server: Any, method: str, params: dict[str, Any] | None = None, *
     async def emit(method: str, params: dict[str, Any]) -> None:
         pass
 
-    reply = await server.handle(msg, Exchange(RequestInfo("stdio"), emit))
+    reply = await server.runtime.handle(msg, Exchange(RequestInfo("stdio"), emit))
     body = reply.body
     assert isinstance(body, dict)
     return body

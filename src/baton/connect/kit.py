@@ -269,8 +269,8 @@ def _anonymous(needed_by: str, base_url: str) -> str:
 
 def mount_default_kit(server: Server) -> None:
     """Mount a default `ConnectKit` on a server that was given none (the serving layer calls this)."""
-    if not server.has_connect_kit:
-        server.mount_connect(ConnectKit())
+    if not server.runtime.has_connect_kit:
+        server.runtime.mount_connect(ConnectKit())
 
 
 __all__ = ["ConnectKit", "NotConnected", "mount_default_kit"]

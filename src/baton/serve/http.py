@@ -99,7 +99,7 @@ class HttpApp:
         if path != self.path:
             if path.startswith(CONNECT_PREFIX):
                 await self._connect(scope, receive, send)
-            elif self.server.auth is not None and path == self.server.auth.metadata_path:
+            elif self.server.settings.auth is not None and path == self.server.settings.auth.metadata_path:
                 await self._resource_metadata(scope, send)
             else:
                 await _plain(send, 404, b"Not found: the MCP endpoint is " + self.path.encode(), self._tag)
@@ -173,7 +173,7 @@ class HttpApp:
         ):
             await self._streamed(msg, info, receive, send)
             return
-        reply = await self.server.handle(msg, Exchange(info))
+        reply = await self.server.runtime.handle(msg, Exchange(info))
         if isinstance(reply, Subscription):
             await self._listen(reply, receive, send)
             return
@@ -183,7 +183,7 @@ class HttpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                _ = self.server.sealer  # load (or create) the key ring now, not on the first request
+                _ = self.server.runtime.sealer  # load (or create) the key ring now, not on the first request
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.sessions.close()
@@ -212,7 +212,7 @@ class HttpApp:
                 message["headers"] = [*message["headers"], tag]
             await send(message)
 
-        await self.server.connect_kit.app(scope, receive, tagged)
+        await self.server.runtime.connect_kit.app(scope, receive, tagged)
 
     async def _resource_metadata(self, scope: Scope, send: Send) -> None:
         """The OAuth Protected Resource Metadata (RFC 9728): public, so any origin may read it (CORS)."""
@@ -228,8 +228,8 @@ class HttpApp:
         if scope["method"] != "GET":
             await send_empty(send, 405, [(b"allow", b"GET, OPTIONS"), *cors])
             return
-        assert self.server.auth is not None
-        document = self.server.auth.metadata(declared_scopes(self.server))
+        assert self.server.settings.auth is not None
+        document = self.server.settings.auth.metadata(declared_scopes(self.server))
         await send_json(send, 200, [_JSON, (b"cache-control", b"public, max-age=300"), *cors], document)
 
     def _refuse_origin(self, headers: Headers) -> str | None:
@@ -297,8 +297,8 @@ class HttpApp:
         # protocol.md P4: accept any well-formed notification with 202; refuse only a present header
         # that disagrees with the body. A protected server authenticates it first, as every request
         # (401, or 403 without the server-wide scopes; protocol.md P38).
-        if self.server.has_principal_hook:
-            refusal = await self.server.admit(None, Exchange(_info(scope, headers)))
+        if self.server.runtime.has_principal_hook:
+            refusal = await self.server.runtime.admit(None, Exchange(_info(scope, headers)))
             if refusal is not None:
                 await send_reply(send, self._json_head, refusal)
                 return
@@ -328,7 +328,7 @@ class HttpApp:
                 await send({"type": "http.response.start", "status": 200, "headers": self._sse_head})
             await send({"type": "http.response.body", "body": _sse(notification(method, params)), "more_body": True})
 
-        work = asyncio.ensure_future(self.server.handle(msg, Exchange(info, emit)))
+        work = asyncio.ensure_future(self.server.runtime.handle(msg, Exchange(info, emit)))
         watcher = asyncio.ensure_future(disconnected(receive))
         done, _ = await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
         if work not in done:
@@ -364,7 +364,7 @@ class HttpApp:
         try:
             done, _ = await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
         finally:
-            self.server.hub.close(sub)
+            self.server.runtime.hub.close(sub)
         if watcher in done:
             work.cancel()
             return

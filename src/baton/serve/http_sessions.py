@@ -253,11 +253,11 @@ class SessionEndpoints:
 
     def __init__(self, server: Server, *, json_head: HeaderPairs, sse_head: HeaderPairs, tag: HeaderPairs) -> None:
         self.server = server
-        self.table = SessionTable(server.session_ttl_s)
+        self.table = SessionTable(server.settings.session_ttl_s)
         self._json_head = json_head
         self._sse_head = sse_head
         self._tag = tag
-        self._unwatch = server.hub.watch(self._changed)
+        self._unwatch = server.runtime.hub.watch(self._changed)
 
     def close(self) -> None:
         self._unwatch()
@@ -286,7 +286,7 @@ class SessionEndpoints:
                 await self._error(send, 400, msg.id, error)
                 return
             # protocol.md P32: an initialize naming a session that no longer opens simply starts a new one.
-            reply, new = self.server.initialize(msg, ex)
+            reply, new = self.server.runtime.initialize(msg, ex)
             head = self._json_head
             if new is not None and new.id is not None:
                 # No soft state yet (protocol.md P30): the first request that needs it builds it from the id,
@@ -365,7 +365,7 @@ class SessionEndpoints:
 
         async def run() -> None:
             try:
-                reply = await self.server.handle_handshake(msg, ex, state.session, stream)
+                reply = await self.server.runtime.handle_handshake(msg, ex, state.session, stream)
             except asyncio.CancelledError:
                 stream_log.finish(None)  # protocol.md P31: no response for a cancelled request
                 return
@@ -386,7 +386,9 @@ class SessionEndpoints:
             log.debug("dropped %s for request %r: its response is JSON", payload.get("method"), rid)
 
         task = asyncio.ensure_future(
-            self.server.handle_handshake(msg, ex, state.session, Stream(dropped, state.outbound, can_request=False))
+            self.server.runtime.handle_handshake(
+                msg, ex, state.session, Stream(dropped, state.outbound, can_request=False)
+            )
         )
         state.running[rid] = task
         try:
@@ -498,11 +500,11 @@ class SessionEndpoints:
         sid = sid_raw.decode("latin-1").strip()
         if not sid or len(sid) > 8192 or self.table.deleted(sid):
             return None
-        return self.server.sessions.open(sid, principal)
+        return self.server.runtime.sessions.open(sid, principal)
 
     async def _admit(self, msg: Message | None, ex: Exchange, send: Send) -> bool:
         """Authenticate (and check the scopes of) a request of a session; False once the 401/403 is sent."""
-        refusal = await self.server.admit(msg, ex)
+        refusal = await self.server.runtime.admit(msg, ex)
         if refusal is None:
             return True
         await send_reply(send, self._json_head, refusal)  # 401, 403, or 503 (protocol.md P46)

@@ -54,14 +54,22 @@ def announce(server: Server, where: str, fmt: LogFormat = "text", *, quiet: bool
     pages); `brief`: only the first line (stdio); `quiet`: nothing."""
     if quiet:
         return
-    kit = server.connect_kit if server.has_connect_kit else None
+    kit = server.runtime.connect_kit if server.runtime.has_connect_kit else None
     pages = None
-    if isinstance(kit, ConnectKit) and kit.configured and (server.connect_declared or any(connect_users(server))):
+    if (
+        isinstance(kit, ConnectKit)
+        and kit.configured
+        and (server.runtime.connect_declared or any(connect_users(server)))
+    ):
         pages = f"connect pages: {kit.base_url}/connect/"
     if brief:
         lines = [f"serving {server.name!r} {where}" + (f"; {pages}" if pages else "")]
     else:
-        lines = [f"serving {server.name!r} {where}", f"keys: {server.key_ring.source}", f"data directory: {data_dir()}"]
+        lines = [
+            f"serving {server.name!r} {where}",
+            f"keys: {server.runtime.key_ring.source}",
+            f"data directory: {data_dir()}",
+        ]
         lines += [pages] if pages else []
     for line in lines:
         print(stderr_line(line, "INFO", fmt), file=sys.stderr)

@@ -3,7 +3,7 @@ process (protocol.md P33).
 
 Each request is sorted by `is_modern` (protocol.md P28). A 2026-07-28 request is served statelessly as
 always. An `initialize` without the 2026 envelope makes the process one 2025-11-25 session; that
-session's requests go through the bridge (`Server.handle_handshake`), whose server requests are written to
+session's requests go through the bridge (`Runtime.handle_handshake`), whose server requests are written to
 stdout and answered by the JSON-RPC responses the client writes to stdin. List changes and resource
 updates for the session go to stdout once `notifications/initialized` has arrived (protocol.md P31).
 
@@ -88,7 +88,7 @@ class StdioServer:
             self._reading.cancel()
 
     async def run(self) -> None:
-        _ = self.server.sealer  # load the key ring before the first request
+        _ = self.server.runtime.sealer  # load the key ring before the first request
         mount_default_kit(self.server)  # ctx.secret asks for the connect kit's pages
         self._reading = asyncio.ensure_future(self._read())
         with contextlib.suppress(asyncio.CancelledError):
@@ -192,7 +192,7 @@ class StdioServer:
             self.write(notification(method, params))
 
         try:
-            reply = await self.server.handle(msg, Exchange(self.info, emit))
+            reply = await self.server.runtime.handle(msg, Exchange(self.info, emit))
         except asyncio.CancelledError:
             return  # cancelled by the client: nothing more is sent for this request
         if isinstance(reply, Subscription):
@@ -208,7 +208,7 @@ class StdioServer:
         except asyncio.CancelledError:
             return
         finally:
-            self.server.hub.close(sub)
+            self.server.runtime.hub.close(sub)
         # The server ended it: send the listen result and, for older clients, the cancel (protocol.md P20).
         self.write(result_response(sub.listen_id, sub.result()))
         self.write(
@@ -224,7 +224,7 @@ class StdioServer:
             return
         ex = Exchange(self.info)
         try:
-            ex.principal = await self.server.principal_of(self.info)
+            ex.principal = await self.server.runtime.principal_of(self.info)
         except Unauthenticated as exc:
             self.write(error_response(msg.id, McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")))
             return
@@ -232,16 +232,16 @@ class StdioServer:
             log.exception("the principal hook failed during initialize")
             self.write(error_response(msg.id, McpError(INTERNAL_ERROR, "Internal error while answering initialize")))
             return
-        reply, session = self.server.initialize(msg, ex)
+        reply, session = self.server.runtime.initialize(msg, ex)
         if session is not None:
             self.session = session
-            self._unwatch = self.server.hub.watch(self._changed)
+            self._unwatch = self.server.runtime.hub.watch(self._changed)
         self.write(reply.body)
 
     async def _serve_handshake(self, msg: Message, session: ServerSession) -> None:
         stream = Stream(self._send, self.outbound)
         try:
-            reply = await self.server.handle_handshake(
+            reply = await self.server.runtime.handle_handshake(
                 msg, Exchange(self.info, principal=session.principal), session, stream
             )
         except asyncio.CancelledError:

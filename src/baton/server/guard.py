@@ -102,7 +102,7 @@ class Guard:
         """The caller's grant: the hook's answer, the OS user on stdio, else `anonymous` (no scopes).
 
         OAuth (`Server(auth=...)`) is for HTTP only: a stdio caller is the OS user (protocol.md P37)."""
-        if self.hook is not None and (info.transport == "http" or self.server.auth is None):
+        if self.hook is not None and (info.transport == "http" or self.server.settings.auth is None):
             who = self.hook(info)
             if inspect.isawaitable(who):
                 who = await who
@@ -110,7 +110,7 @@ class Guard:
                 return who
             return Grant(who or "anonymous")
         if info.transport == "stdio":
-            return Grant(self.server.os_principal())
+            return Grant(self.server.runtime.os_principal())
         return Grant("anonymous")
 
     async def admit(self, msg: Message | None, exchange: Exchange) -> Reply | None:
@@ -138,7 +138,7 @@ class Guard:
         required = required_for(self.server, method, params)
         if not required:
             return None
-        implications = self.server.auth.implications if self.server.auth is not None else self._plain
+        implications = self.server.settings.auth.implications if self.server.settings.auth is not None else self._plain
         if implications.missing(grant.scopes, required):
             what = f"{method} {params.get('name') or params.get('uri') or ''}".strip() if params else "this request"
             return self._refusal(
@@ -156,7 +156,7 @@ class Guard:
         return self._refusal(rid, UNAUTHORIZED, exc.error, exc.message, required_for(self.server, method, params))
 
     def _refusal(self, rid: Any, status: int, error: str | None, description: str, required: tuple[str, ...]) -> Reply:
-        auth = self.server.auth
+        auth = self.server.settings.auth
         header = bearer_challenge(
             error=error,
             description=description,

@@ -114,7 +114,7 @@ class HandshakeEra:
 
     def capabilities(self) -> dict[str, Any]:
         """The 2026 capabilities, plus what only sessions have: logging and resource subscriptions."""
-        caps = dict(self.server.capabilities())
+        caps = dict(self.server.runtime.capabilities())
         caps["logging"] = {}
         if "resources" in caps:
             caps["resources"] = {**caps["resources"], "subscribe": True}
@@ -201,7 +201,7 @@ class HandshakeEra:
                 f"Invalid params: a session may hold {MAX_SUBSCRIPTIONS} subscriptions of URIs up to"
                 f" {MAX_SUBSCRIBED_URI} characters"
             )
-        if s.find_resource(uri) is None:
+        if s.runtime.find_resource(uri) is None:
             raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
         session.subscriptions.add(uri)
         return {}
@@ -211,7 +211,7 @@ class HandshakeEra:
     ) -> dict[str, Any]:
         """Send every input request of a round to the client at once and collect the answers by key; each
         waits for its own `timeout_s`, else `Server(ask_timeout_s)` (protocol.md P95)."""
-        default = self.server.ask_timeout_s
+        default = self.server.settings.ask_timeout_s
         sendable: list[tuple[str, str, dict[str, Any] | None]] = []
         for key, request in requests.items():
             method = request["method"]
@@ -235,7 +235,7 @@ class HandshakeEra:
                 "those first, then call again",
             )
         self.open_asks += waiting
-        observer = self.server._engine.observer  # telemetry: each ask a span of its own (protocol.md P63)
+        observer = self.server.runtime.engine.observer  # telemetry: each ask a span of its own (protocol.md P63)
 
         async def one(key: str, method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
             timeout = timeouts.get(key, default)

@@ -55,8 +55,8 @@ class Methods:
     # -- results that caches may keep ----------------------------------------------------------------
 
     def cacheable(self, result: dict[str, Any], ttl_ms: int | None = None) -> dict[str, Any]:
-        result["ttlMs"] = self.server.list_ttl_ms if ttl_ms is None else ttl_ms
-        result["cacheScope"] = self.server.cache_scope
+        result["ttlMs"] = self.server.settings.list_ttl_ms if ttl_ms is None else ttl_ms
+        result["cacheScope"] = self.server.settings.cache_scope
         return result
 
     def _page(self, params: dict[str, Any], items: list[dict[str, Any]], key: str) -> dict[str, Any]:
@@ -69,14 +69,14 @@ class Methods:
                 raise invalid_params(f"Invalid params: cursor {cursor!r} is not one this server gave") from None
             if start < 0 or start > len(items):
                 raise invalid_params(f"Invalid params: cursor {cursor!r} is out of range")
-        end = start + self.server.page_size
+        end = start + self.server.settings.page_size
         result: dict[str, Any] = {"resultType": "complete", key: items[start:end]}
         if end < len(items):
             result["nextCursor"] = base64.urlsafe_b64encode(str(end).encode()).decode()
         return self.cacheable(result)
 
     def _require(self, kind: str, method: str) -> None:
-        if kind not in self.server.capabilities():
+        if kind not in self.server.runtime.capabilities():
             raise method_not_found(method)
 
     # -- the methods ----------------------------------------------------------------------------------
@@ -85,7 +85,7 @@ class Methods:
         result: dict[str, Any] = {
             "resultType": "complete",
             "supportedVersions": list(ADVERTISED_VERSIONS),
-            "capabilities": self.server.capabilities(),
+            "capabilities": self.server.runtime.capabilities(),
         }
         if self.server.instructions:
             result["instructions"] = self.server.instructions
@@ -132,7 +132,7 @@ class Methods:
         uri = msg.params.get("uri")
         if not isinstance(uri, str):
             raise invalid_params('Invalid params: resources/read needs "uri" (a string)')
-        found_target = self.server.find_resource(uri)
+        found_target = self.server.runtime.find_resource(uri)
         if found_target is None:
             raise ResourceNotFound(uri)
         resource, kwargs = found_target
@@ -169,7 +169,7 @@ class Methods:
         return await self.engine.run(prompt.flow, name, arguments, kwargs, msg, ex, caps)
 
     async def complete(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
-        completion = self.server.completion_handler
+        completion = self.server.runtime.completion_handler
         if completion is None:
             raise method_not_found(msg.method)
         ref, argument = msg.params.get("ref"), msg.params.get("argument")

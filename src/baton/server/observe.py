@@ -43,19 +43,20 @@ class RoundObserver(Protocol):
 
 def instrument(server: Server) -> bool:
     """Trace `server` when this process has configured OpenTelemetry; whether it is traced. Idempotent."""
-    if "handle" in vars(server):
+    runtime = server.runtime
+    if "handle" in vars(runtime):
         return True
     if not configured():
         return False
     from .tracing import ServerObserver
 
     observer = ServerObserver(server)
-    # Instance attributes shadow the three entry points: an untraced server keeps its methods untouched.
-    vars(server).update(
-        handle=observer.wrap(server.handle),
-        handle_handshake=observer.wrap_handshake(server.handle_handshake),
-        initialize=observer.wrap_initialize(server.initialize),
+    # Instance attributes shadow the three entry points: an untraced runtime keeps its methods untouched.
+    vars(runtime).update(
+        handle=observer.wrap(runtime.handle),
+        handle_handshake=observer.wrap_handshake(runtime.handle_handshake),
+        initialize=observer.wrap_initialize(runtime.initialize),
     )
-    server._engine.observer = observer
-    server._single_use.observe = observer.single_use
+    runtime.engine.observer = observer
+    runtime.single_use.observe = observer.single_use
     return True

@@ -77,7 +77,7 @@ class Implications:
 
 def required_for(server: Server, method: str | None, params: Mapping[str, Any] | None) -> tuple[str, ...]:
     """Every scope this request needs, server-wide first, in one list (the one challenge, protocol.md P39)."""
-    base = server.auth.scopes if server.auth is not None else ()
+    base = server.settings.auth.scopes if server.settings.auth is not None else ()
     if method is None or params is None:
         return base
     extra = _handler_scopes(server, method, params)
@@ -114,14 +114,14 @@ def _handler_scopes(server: Server, method: str, params: Mapping[str, Any]) -> t
         prompt = server.prompts.get(target)
         return prompt.scopes if prompt is not None else ()
     if method in ("resources/read", "resources/subscribe", "resources/unsubscribe"):
-        found = server.find_resource(target)
+        found = server.runtime.find_resource(target)
         return found[0].scopes if found is not None else ()
     return ()
 
 
 def declared_scopes(server: Server) -> list[str]:
     """Every scope the server's configuration and handlers name, in order of first mention."""
-    out: list[str] = list(server.auth.scopes) if server.auth is not None else []
+    out: list[str] = list(server.settings.auth.scopes) if server.settings.auth is not None else []
     items: list[Any] = [*server.tools.values(), *server.resources.values(), *server.templates.values()]
     items += list(server.prompts.values())
     for item in items:

@@ -132,9 +132,9 @@ def probe_ledger(url: str) -> str | None:
 def check_startup(server: Server, transport: Literal["http", "stdio"]) -> None:
     """Raise `ConfigurationError` for the first configuration of `server` that could only fail later
     (see the module's docstring); `transport` is how it is about to be served."""
-    _ = server.key_ring  # raises ConfigurationError naming the key file or $BATON_STATE_KEYS
-    if server.single_use or any(tool.single_use for tool in server.tools.values()):
-        url = server.ledger_url
+    _ = server.runtime.key_ring  # raises ConfigurationError naming the key file or $BATON_STATE_KEYS
+    if server.settings.single_use or any(tool.single_use for tool in server.tools.values()):
+        url = server.runtime.ledger_url
         if url is not None:
             problem = probe_ledger(url)
             if problem is not None:
@@ -145,7 +145,7 @@ def check_startup(server: Server, transport: Literal["http", "stdio"]) -> None:
                     f"{problem}; start it, or point {LEDGER_SETTING} at one that answers",
                     setting=LEDGER_SETTING,
                 )
-    if transport == "http" and not server.has_principal_hook:
+    if transport == "http" and not server.runtime.has_principal_hook:
         scoped = next(scoped_handlers(server), None)
         if scoped is not None:
             raise ConfigurationError(
@@ -155,11 +155,11 @@ def check_startup(server: Server, transport: Literal["http", "stdio"]) -> None:
                 setting=AUTH_SETTING,
             )
     users = list(connect_users(server))
-    if server.connect_declared:
+    if server.runtime.connect_declared:
         users.append("the connect kit given to Server(connect=...)")
-    if users and server.has_connect_kit:
-        authenticated = server.has_principal_hook or transport == "stdio"  # stdio callers are the OS user
-        server.connect_kit.check(authenticated=authenticated, needed_by=users[0])
+    if users and server.runtime.has_connect_kit:
+        authenticated = server.runtime.has_principal_hook or transport == "stdio"  # stdio callers are the OS user
+        server.runtime.connect_kit.check(authenticated=authenticated, needed_by=users[0])
 
 
 def connect_users(server: Server) -> Iterator[str]:

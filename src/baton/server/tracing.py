@@ -64,7 +64,7 @@ class ServerObserver:
     def __init__(self, server: Server) -> None:
         self.instruments = otel.Instruments("server")
         self.common = CommonAttributes()
-        self.arguments = server.trace_arguments  # tool arguments on spans: the author's opt-in (P64)
+        self.arguments = server.settings.trace_arguments  # tool arguments on spans: the author's opt-in (P64)
         self.registry: dict[str, Mapping[str, object]] = {"tools/call": server.tools, "prompts/get": server.prompts}
         """The live registries that name a span's target; a name not in them is `_OTHER` (protocol.md P78)."""
         self._asking: otel.Instruments | None = None  # the client side's histogram, made at the first ask

@@ -143,9 +143,9 @@ async def check_tampering(
                 mutations["swapped"] = other.request_state
             for name, state in mutations.items():
                 outcomes.append(await _refused(client, first, replies, state, name))
-            clock.advance(server.state_ttl_s + 1)
+            clock.advance(server.settings.state_ttl_s + 1)
             outcomes.append(await _refused(client, first, replies, token, "expired"))
-            clock.advance(-(server.state_ttl_s + 1))
+            clock.advance(-(server.settings.state_ttl_s + 1))
             outcomes.extend(await _replay(server, client, user, first, replies, method, params, probe))
     return outcomes
 
@@ -175,7 +175,7 @@ async def _refused(client: Client, step: Round, replies: dict[str, Any], state: 
 
 def _single_use(server: Server, method: str, params: dict[str, Any]) -> bool:
     tool = server.tools.get(params.get("name", "")) if method == "tools/call" else None
-    return server.single_use or (tool is not None and tool.single_use)
+    return server.settings.single_use or (tool is not None and tool.single_use)
 
 
 async def _replay(

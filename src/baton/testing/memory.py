@@ -1,7 +1,7 @@
 """The in-memory transport: a `baton.Client` bound to a `Server` in the same process, no sockets, both eras.
 
-A 2026-07-28 request goes to `Server.handle` and a 2025-11-25 session to `Server.initialize` and
-`Server.handle_handshake`, the entry points the stdio and HTTP transports call (protocol.md P71): the kit
+A 2026-07-28 request goes to `Runtime.handle` and a 2025-11-25 session to `Runtime.initialize` and
+`Runtime.handle_handshake`, the entry points the stdio and HTTP transports call (protocol.md P71): the kit
 adds no dispatch of its own. Every message crosses as JSON bytes, both ways, as on a wire: what a
 handler returns must serialize, and neither side can keep a reference into the other's dicts. The
 caller is a stdio caller (`RequestInfo("stdio")`: the principal hook, else the OS user), unless
@@ -77,7 +77,7 @@ class MemoryTransport:
     async def request(
         self, message: dict[str, Any], version: str, notify: Notify | None, param_headers: dict[str, str]
     ) -> dict[str, Any]:
-        """One 2026-07-28 request through `Server.handle`; the JSON-RPC response."""
+        """One 2026-07-28 request through `Runtime.handle`; the JSON-RPC response."""
         if notify is not None:
             message["params"].setdefault("_meta", {})["progressToken"] = self.token()
         self._forge(message.get("params"))
@@ -92,9 +92,9 @@ class MemoryTransport:
             if notify is not None:
                 await notify(_copy(notification(method, params)))
 
-        reply = await self.server.handle(msg, Exchange(self.info, emit))
+        reply = await self.server.runtime.handle(msg, Exchange(self.info, emit))
         if isinstance(reply, Subscription):
-            self.server.hub.close(reply)
+            self.server.runtime.hub.close(reply)
             raise McpError(INVALID_REQUEST, "subscriptions/listen is not served by the in-memory transport")
         return _copy(reply.body)
 
@@ -139,7 +139,7 @@ class MemoryTransport:
 
 
 class MemorySession:
-    """One 2025-11-25 session over `MemoryTransport`: `initialize`, then `Server.handle_handshake` per request."""
+    """One 2025-11-25 session over `MemoryTransport`: `initialize`, then `Runtime.handle_handshake` per request."""
 
     session_id: str | None = None
 
@@ -178,7 +178,7 @@ class MemorySession:
 
         stream = Stream(write, self.outbound)
         try:
-            reply = await memory.server.handle_handshake(
+            reply = await memory.server.runtime.handle_handshake(
                 msg, Exchange(memory.info, principal=self.handshake.principal), self.handshake, stream
             )
         finally:
@@ -192,10 +192,10 @@ class MemorySession:
         memory = self.memory
         ex = Exchange(memory.info)
         try:
-            ex.principal = await memory.server.principal_of(memory.info)
+            ex.principal = await memory.server.runtime.principal_of(memory.info)
         except Unauthenticated as exc:
             return _copy(error_response(msg.id, McpError(INVALID_REQUEST, f"Unauthorized: {exc.message}")))
-        reply, self.handshake = memory.server.initialize(msg, ex)
+        reply, self.handshake = memory.server.runtime.initialize(msg, ex)
         return _copy(reply.body)
 
     async def _answer(self, response: dict[str, Any], key: str | None) -> None:
@@ -251,11 +251,11 @@ mode (anonymous callers, the development login) and nothing is served (protocol.
 def testing_kit(server: Server) -> ConnectKit:
     """The server's connect kit for tests: a `ConnectKit` with in-memory stores mounted unless the server has
     one, and a loopback public URL unless one is configured (protocol.md P99)."""
-    if not server.has_connect_kit:
-        server.mount_connect(ConnectKit(store="memory:"))
-    if server.public_url is None and not os.environ.get(ENV_PUBLIC_URL):
-        server.public_url = LOOPBACK_PUBLIC_URL
-    kit = server.connect_kit
+    if not server.runtime.has_connect_kit:
+        server.runtime.mount_connect(ConnectKit(store="memory:"))
+    if server.settings.public_url is None and not os.environ.get(ENV_PUBLIC_URL):
+        server.settings.public_url = LOOPBACK_PUBLIC_URL
+    kit = server.runtime.connect_kit
     if not isinstance(kit, ConnectKit):
         raise TypeError(f"the testing kit works with a baton.connect.ConnectKit, not {type(kit).__name__}")
     return kit
@@ -268,5 +268,5 @@ async def store_credential(
     names it (for `ctx.connect(provider)`, `"oauth:<provider>"` with the token response as a dict). The
     caller is the in-memory client's (`principal`, else the principal hook's for stdio, else the OS user)."""
     kit = testing_kit(server)
-    who = principal or await server.principal_of(RequestInfo("stdio"))
+    who = principal or await server.runtime.principal_of(RequestInfo("stdio"))
     await kit.vault.put(who, name, value if isinstance(value, str) else orjson.dumps(value).decode())
