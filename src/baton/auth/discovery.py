@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..outbound import sync_client
+from ..oauth_http import sync_client
 from .resource_uri import require_https
 
 

@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 import httpx
 
-from ..outbound import async_client
+from ..oauth_http import async_client
 from ..server.exchange import AuthUnavailable, Unauthenticated
 from ..state import clock
 from .resource_uri import require_https

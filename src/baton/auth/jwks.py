@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import jwt
 
-from ..outbound import async_client
+from ..oauth_http import async_client
 from ..server.exchange import AuthUnavailable, Unauthenticated
 from .resource_uri import require_https
 

@@ -4,7 +4,7 @@ The connect page of an `oauth:<provider>` ticket mints a one-time `state` (itsel
 principal and to the connect ticket, holding the PKCE verifier server-side) and redirects the browser to
 the provider; `/connect/callback` redeems that `state` once, exchanges the code (with the verifier) and
 stores the token response in the vault under `oauth:<provider>`. The exchange goes through
-`baton.outbound`: a capped body, bounded time, no redirects, no proxy from the environment.
+`baton.oauth_http`: a capped body, bounded time, no redirects, no proxy from the environment.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..outbound import oauth2_client
+from ..oauth_http import oauth2_client
 
 STATE_PREFIX = "oauth-state"
 

@@ -1,7 +1,7 @@
 """What bounds the HTTP of a login: the size of every answer, the time of the exchanges, how much is tried.
 
 Every request the login makes itself (metadata, registration, the code exchange, the refresh) goes
-through `capped_client()` or `oauth_client()`: `baton.outbound`'s clients, which refuse a response body
+through `capped_client()` or `oauth_client()`: `baton.oauth_http`'s clients, which refuse a response body
 larger than 256 KiB (an AuthError here), bound each connect and each read (10 s), follow no redirect
 and read no proxy from the environment. `bounded(seconds)` bounds them all together: one `asyncio.timeout`
 over one recovery's discovery, registration, refresh and code exchange (`OAuth(http_timeout_s=60)`),
@@ -26,15 +26,15 @@ HTTP_TIMEOUT_S = 60.0  # the default of OAuth(http_timeout_s=...)
 
 
 def capped_client() -> httpx.AsyncClient:
-    """An httpx client for discovery and registration: `baton.outbound`'s, a body over its cap an AuthError."""
-    from ...outbound import async_client
+    """An httpx client for discovery and registration: `baton.oauth_http`'s, a body over its cap an AuthError."""
+    from ...oauth_http import async_client
 
     return async_client(too_large=AuthError)
 
 
 def oauth_client(**params: Any) -> Any:
     """Authlib's client for the code exchange and the refresh (`params`), over the same bounds."""
-    from ...outbound import oauth2_client
+    from ...oauth_http import oauth2_client
 
     return oauth2_client(too_large=AuthError, **params)
 

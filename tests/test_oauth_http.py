@@ -1,4 +1,4 @@
-"""`baton.outbound` is the one place an HTTP client to an OAuth party is built: a scan of src/baton finds no
+"""`baton.oauth_http` is the one place an HTTP client to an OAuth party is built: a scan of src/baton finds no
 other, and the clients it builds (the connect kit's token exchange, the resource server's issuer
 discovery) refuse an oversized body and ignore the proxy settings of the environment, against stub hosts
 on 127.0.0.1 (`support.stub_http`).
@@ -22,7 +22,7 @@ from baton.auth import DiscoveryError, discover_issuer
 from baton.connect.oauth import OAuthProvider, exchange
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "baton"
-HOME = SRC / "outbound.py"
+HOME = SRC / "oauth_http.py"
 CLIENT_CLASSES = {"AsyncClient", "Client", "AsyncOAuth2Client", "OAuth2Client", "AsyncHTTPTransport", "HTTPTransport"}
 # A module listed here may build its own client, for a reason that is not OAuth. None is needed today.
 EXCEPTIONS: dict[str, str] = {}
@@ -43,24 +43,24 @@ def constructions(path: Path) -> list[str]:
                 found.append(f"{path.name}:{node.lineno} imports {node.module}")
             if node.module == "httpx":
                 classes |= {a.asname or a.name for a in node.names if a.name in CLIENT_CLASSES}
+
+    def dotted(expr: ast.expr) -> str | None:
+        """`httpx.X` (under any name httpx is bound to) or a class imported from httpx, when X is a client."""
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in modules:
+            return f"{expr.value.id}.{expr.attr}" if expr.attr in CLIENT_CLASSES else None
+        if isinstance(expr, ast.Name) and (expr.id in classes or expr.id in CLIENT_CLASSES - {"Client"}):
+            return expr.id
+        return None
+
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):  # a transport or client of one's own
-            for base in node.bases:
-                if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
-                    if base.value.id in modules and base.attr in CLIENT_CLASSES:
-                        found.append(f"{path.name}:{node.lineno} subclasses {base.value.id}.{base.attr}")
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            if func.value.id in modules and func.attr in CLIENT_CLASSES:
-                found.append(f"{path.name}:{node.lineno} calls {func.value.id}.{func.attr}")
-        elif isinstance(func, ast.Name) and (func.id in classes or func.id in CLIENT_CLASSES - {"Client"}):
-            found.append(f"{path.name}:{node.lineno} calls {func.id}")
+            found += [f"{path.name}:{node.lineno} subclasses {n}" for n in map(dotted, node.bases) if n]
+        elif isinstance(node, ast.Call) and (name := dotted(node.func)):
+            found.append(f"{path.name}:{node.lineno} calls {name}")
     return found
 
 
-def test_no_module_but_outbound_builds_an_http_client() -> None:
+def test_no_module_but_oauth_http_builds_an_http_client() -> None:
     elsewhere = {
         str(path.relative_to(SRC)): found
         for path in sorted(SRC.rglob("*.py"))
@@ -68,7 +68,7 @@ def test_no_module_but_outbound_builds_an_http_client() -> None:
         for found in [constructions(path)]
         if found
     }
-    assert elsewhere == {}, "build HTTP clients to OAuth parties with baton.outbound, not by hand"
+    assert elsewhere == {}, "build HTTP clients to OAuth parties with baton.oauth_http, not by hand"
     assert len(constructions(HOME)) == 5  # the scan sees the two clients, two transports and Authlib's import
 
 

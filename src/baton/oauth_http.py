@@ -7,7 +7,7 @@ make Baton download more than that; bounds each connect, read and write (`TIMEOU
 follows no redirect; and reads no proxy settings or `.netrc` from the environment (`trust_env=False`),
 so where a token goes is decided by configuration, not by whatever `HTTPS_PROXY` the process inherits.
 A body over the cap raises what `too_large` makes of the message (`ResponseTooLarge` unless told).
-tests/test_outbound.py fails if a client is built anywhere else.
+tests/test_oauth_http.py fails if a client is built anywhere else.
 """
 
 from __future__ import annotations
