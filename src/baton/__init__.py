@@ -4,7 +4,21 @@ Straight-line elicitation over multi round-trip requests: a handler writes
 `if not await ctx.confirm(...)`, and the flow runs on any number of stateless instances because
 everything it needs travels, sealed, in `requestState`.
 
-This module's names are the public API; everything else may change.
+The public API is this module's names and the names in the `__all__` of these modules:
+
+- `baton.client`: `Client`, typed questions, answers and results;
+- `baton.client.oauth`: logging in to protected servers (`OAuth`, token stores, `LoopbackRedirect`);
+- `baton.serve`: `serve_stdio` (`server.asgi()` is the HTTP app, `server.run()` serves either);
+- `baton.principals`: who is calling (`bearer_jwt`, `os_user`, `anonymous`);
+- `baton.auth`: a server as an OAuth protected resource (`OAuthResource`);
+- `baton.connect`: the connect kit (`ConnectKit`, `OAuthProvider`, vaults, ticket stores);
+- `baton.render`: a terminal renderer and HTML forms for questions;
+- `baton.testing`: the in-memory client, a scripted user, a fake clock, and checks;
+- `baton.forms.url_safety`: the URL check a client runs before it opens a link;
+- `baton.content`: content blocks for tool results.
+
+Every other module (`baton.server`, `baton.protocol`, `baton.state`, `baton.telemetry`, ...) is internal
+and may change; what of it is public is imported here. tests/test_docs_imports.py holds the docs to this.
 """
 
 from . import content

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 Block = dict[str, Any]
 
+__all__ = ["Block", "assistant", "audio", "embedded", "image", "message", "resource_link", "text", "user"]
+
 
 def _data(data: bytes | str) -> str:
     return base64.b64encode(data).decode() if isinstance(data, bytes) else data

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..oauth_http import sync_client
 from .resource_uri import require_https
 
 
@@ -41,7 +42,7 @@ def discover_issuer(issuer: str, *, timeout_s: float = 10.0) -> dict[str, Any]:
     except ValueError as exc:
         raise DiscoveryError(str(exc)) from None
     tried: list[str] = []
-    with httpx.Client(timeout=timeout_s, follow_redirects=False) as http:
+    with sync_client(timeout_s=timeout_s) as http:
         for url in metadata_urls(issuer):
             try:
                 resp = http.get(url, headers={"accept": "application/json"})

@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 import httpx
 
+from ..oauth_http import async_client
 from ..server.exchange import AuthUnavailable, Unauthenticated
 from ..state import clock
 from .resource_uri import require_https
@@ -122,7 +123,7 @@ class Introspector:
             if cfg.auth_method == "client_secret_basic":
                 # RFC 6749 section 2.3.1: the id and secret are form-urlencoded before they are Base64-encoded.
                 auth = httpx.BasicAuth(quote(cfg.client_id, safe=""), quote(cfg.client_secret, safe=""))
-            self._http = httpx.AsyncClient(timeout=cfg.timeout_s, auth=auth, follow_redirects=False)
+            self._http = async_client(timeout_s=cfg.timeout_s, auth=auth)
             self._loop = loop
         return self._http
 

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import jwt
 
+from ..oauth_http import async_client
 from ..server.exchange import AuthUnavailable, Unauthenticated
 from .resource_uri import require_https
 
@@ -96,7 +97,7 @@ class Jwks:
     async def _load(self) -> None:
         self.fetches += 1
         try:
-            async with httpx.AsyncClient(timeout=self.timeout_s, follow_redirects=False) as http:
+            async with async_client(timeout_s=self.timeout_s) as http:
                 resp = await http.get(self.url, headers={"accept": "application/json"})
                 resp.raise_for_status()
                 keys = _parse(resp.json())

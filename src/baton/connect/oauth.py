@@ -3,7 +3,8 @@
 The connect page of an `oauth:<provider>` ticket mints a one-time `state` (itself a ticket, bound to the
 principal and to the connect ticket, holding the PKCE verifier server-side) and redirects the browser to
 the provider; `/connect/callback` redeems that `state` once, exchanges the code (with the verifier) and
-stores the token response in the vault under `oauth:<provider>`.
+stores the token response in the vault under `oauth:<provider>`. The exchange goes through
+`baton.oauth_http`: a capped body, bounded time, no redirects, no proxy from the environment.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..oauth_http import oauth2_client
 
 STATE_PREFIX = "oauth-state"
 
@@ -37,16 +40,13 @@ def new_verifier() -> str:
 
 
 def _client(provider: OAuthProvider, redirect_uri: str) -> Any:
-    from ..client.oauth.flow import oauth2_client_class  # only when a provider is used: serving does not load it
-
-    return oauth2_client_class()(
+    return oauth2_client(
         client_id=provider.client_id,
         client_secret=provider.client_secret,
         scope=provider.scope,
         redirect_uri=redirect_uri,
         code_challenge_method="S256",
         token_endpoint_auth_method="client_secret_post" if provider.client_secret else "none",
-        timeout=10,
     )
 
 

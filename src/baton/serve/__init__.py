@@ -1,1 +1,9 @@
-"""Serving a `Server`: the Streamable HTTP ASGI app and the stdio loop. These sit above the server layer."""
+"""Serving a `Server`: the Streamable HTTP ASGI app and the stdio loop. These sit above the server layer.
+
+Public: `serve_stdio(server)` (blocking; the exit status) and `serve_stdio_async`. The HTTP app is
+`server.asgi()`; the other modules are internal.
+"""
+
+from .stdio import serve_stdio, serve_stdio_async
+
+__all__ = ["serve_stdio", "serve_stdio_async"]

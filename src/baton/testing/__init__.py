@@ -1,6 +1,6 @@
 """Testing tools that ask, in process: Baton's in-memory client, a scripted user, a fake clock, and checks.
 
-- `memory_client(server, user)`: a `baton.Client` bound to a `Server` without sockets, in either era
+- `memory_client(server, user)`: a `baton.client.Client` bound to a `Server` without sockets, in either era
   (`MemoryTransport` is its transport);
 - `ScriptedUser`: answers questions by key or predicate (`Accepted`, `Declined`, `Cancelled`,
   `Invalid`, `Connected` for a connect page), records what was asked, fails on a question it has no

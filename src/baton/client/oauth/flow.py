@@ -10,14 +10,13 @@ The client authenticates at the token endpoint as its registration says (`client
 from __future__ import annotations
 
 import secrets
-import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...state import clock
 from ..errors import AuthError
 from .discovery import ServerMetadata
-from .limits import client_options
+from .limits import oauth_client
 from .registration import ClientInfo
 
 
@@ -66,26 +65,13 @@ class Attempt:
     scopes: tuple[str, ...] | None
 
 
-def oauth2_client_class() -> Any:
-    """Authlib's `AsyncOAuth2Client`, imported once without the warning Authlib 1.9 prints on import (that its
-    httpx integration will become httpx2): every OAuth flow of Baton's goes through this import."""
-    # authlib.deprecate sets its own "always" filter when imported: import it first, so ours below wins
-    import authlib.deprecate  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: F401
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from authlib.integrations.httpx_client import AsyncOAuth2Client  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    return AsyncOAuth2Client
-
-
 def _oauth_client(client: ClientInfo, redirect_uri: str | None = None) -> Any:
-    return oauth2_client_class()(
+    return oauth_client(
         client_id=client.client_id,
         client_secret=client.client_secret,
         token_endpoint_auth_method=client.auth_method,
         redirect_uri=redirect_uri,
         code_challenge_method="S256",
-        **client_options(),  # a capped body, per-read timeouts, no redirects (limits)
     )
 
 
