@@ -127,3 +127,16 @@ def test_finding_an_authorization_server_url_that_cannot_be_sent_is_an_auth_erro
 
     with pytest.raises(AuthError):
         asyncio.run(read())
+
+
+def test_finding_a_metadata_url_with_a_leading_space_is_refused_before_it_is_fetched() -> None:
+    """fuzz/corpus/oauth_metadata/finding-challenge-url-leading-space.json: a challenge's `resource_metadata` of
+    " https://..." passed the endpoint check (urlsplit strips the space) and reached httpx, which read it as a
+    relative path and raised ValueError; a URL with a space or a control character is now not a URL."""
+    from baton.client.errors import AuthError
+    from baton.client.oauth.discovery import check_endpoint
+
+    for url in [" https://as.example/x", "https://as.example/x ", "https://as.exa\x7fmple", "https://a\tb.example"]:
+        with pytest.raises(AuthError, match="not a URL"):
+            check_endpoint(url, "protected resource metadata URL", "https://mcp.example/mcp")
+    assert check_endpoint("https://as.example/x", "what", "https://mcp.example/mcp") == "https://as.example/x"

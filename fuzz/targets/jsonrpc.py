@@ -29,7 +29,7 @@ def one(data: bytes) -> None:
     version, caps = check_meta(msg.params)
     ClientCapabilities.parse(caps)
     check_version(version)
-    reply = run_async(SERVER.handle(msg, Exchange(RequestInfo("http"))))
+    reply = run_async(SERVER.runtime.handle(msg, Exchange(RequestInfo("http"))))
     if getattr(reply, "code", None) == INTERNAL_ERROR:
         raise Finding(f"internal error: {orjson.dumps(reply.body)[:300]!r}")
 

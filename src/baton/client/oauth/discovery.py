@@ -83,6 +83,8 @@ def check_endpoint(url: str, what: str, server_url: str) -> str:
     https, or http to a loopback host; and a loopback host (whatever the scheme) only for a server that
     is itself on this computer: a server elsewhere cannot send the login to local services.
     """
+    if any(c <= " " or c == "\x7f" for c in url):  # urlsplit strips a leading space, httpx reads it as a path
+        raise AuthError(f"the {what} {url!r} is not a URL (it holds a space or a control character)")
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
