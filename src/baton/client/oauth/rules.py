@@ -1,0 +1,34 @@
+"""The client login's pure rules, with no I/O and no HTTP library: which URLs may carry a bearer token, the
+token endpoint's authentication methods, and what a Client ID Metadata Document URL must be.
+
+`OAuth` (config.py) checks its arguments with them when a host builds it; the login's modules, which
+import httpx, are loaded only when a server first asks for a login.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from ...protocol.hosts import is_loopback
+
+METHODS = ("client_secret_basic", "client_secret_post", "none")  # token endpoint authentication
+HTTP_TIMEOUT_S = 60.0  # the default of OAuth(http_timeout_s=...)
+
+
+def may_carry_tokens(server_url: str) -> bool:
+    """Whether a bearer token may be sent to `server_url`: https, or http to a loopback host (protocol.md P52)."""
+    try:
+        parts = urlsplit(server_url)
+        host = parts.hostname or ""
+    except ValueError:
+        return False
+    scheme = parts.scheme.lower()
+    return bool(host) and (scheme == "https" or (scheme == "http" and is_loopback(host)))
+
+
+def check_metadata_url(url: str) -> str:
+    """A Client ID Metadata Document URL must be https with a path (draft-ietf-oauth-client-id-metadata-document)."""
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/") or parts.fragment:
+        raise ValueError(f"client_metadata_url must be an https URL with a path, not {url!r}")
+    return url
