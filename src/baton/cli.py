@@ -17,6 +17,7 @@ from .cli_client.args import seconds
 from .protocol.hosts import is_loopback
 from .serve.run import GRACEFUL_SHUTDOWN_S, announce, can_listen, ready, serve_http, telemetry, where
 from .serve.run import refuse as _refuse
+from .serve.stdio import serve_stdio
 from .serve.target import TargetError, load_server
 from .server.core import Server
 from .server.startup import ConfigurationError
@@ -75,7 +76,7 @@ def _nodelay_listener() -> None:
     on accepted connections, and each response (head and body: two writes) waits ~40 ms for Nagle
     and delayed ACKs. Accepted sockets inherit the option from the listener on Linux.
     """
-    import uvicorn
+    import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
 
     bind = uvicorn.Config.bind_socket
 
@@ -102,7 +103,7 @@ def _auth_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def _protect(server: Server, options: dict[str, Any]) -> str | None:
     """Protect `server` with OAuth as --auth-issuer/--auth-audience say (discovering the issuer): why not, or None."""
-    from .auth import DiscoveryError, OAuthResource
+    from .auth import DiscoveryError, OAuthResource  # noqa: PLC0415 (JWT and JWKS code loads only with --auth-issuer)
 
     if not options.get("audience"):
         return "--auth-issuer needs --auth-audience URL: this server's MCP endpoint, the audience of its tokens"
@@ -156,8 +157,6 @@ def serve(args: argparse.Namespace) -> int:
             "the host (or use baton dev FILE, which restarts a stdio server when you save)"
         )
     if args.stdio:
-        from .serve.stdio import serve_stdio
-
         refusal = ready(server, "stdio")
         if refusal:
             return refuse(refusal)
@@ -188,7 +187,7 @@ def serve(args: argparse.Namespace) -> int:
         logging.getLogger("baton").warning(
             "serving on %s: only loopback Host headers are admitted; pass --allow-host NAME for others", host
         )
-    import uvicorn
+    import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
 
     logs: dict[str, Any] = {"log_config": uvicorn_config(args.log_level)} if fmt == "json" else {}
     if args.workers > 1 or args.reload:
@@ -305,19 +304,19 @@ def main(argv: list[str] | None = None) -> int:
         commands.add_parser(name, help=summary)
     words = list(sys.argv[1:] if argv is None else argv)
     if words and words[0] == "install":
-        from .install.command import main as install
+        from .install.command import main as install  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
         return install(words[1:])
     if words and words[0] == "dev":
-        from .devui.command import main as dev
+        from .devui.command import main as dev  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
         return dev(words[1:])
     if words and words[0] == "keys":
-        from .cli_keys import run as keys
+        from .cli_keys import run as keys  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
         return keys(words[1:])
     if words and words[0] in CLIENT_COMMANDS:
-        from .cli_client import run
+        from .cli_client import run  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
         return run(words[0], words[1:])

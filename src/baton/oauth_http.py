@@ -127,11 +127,10 @@ def oauth2_client_class() -> Any:
     httpx integration will become httpx2)."""
     # authlib.deprecate sets its own "always" filter when imported: import it first, so ours below wins.
     # Authlib is the optional `[oauth]` extra: imported when an OAuth flow first runs.
-    import authlib.deprecate  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: F401
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        from authlib.integrations.httpx_client import AsyncOAuth2Client  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        from authlib.integrations.httpx_client import AsyncOAuth2Client  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: PLC0415 (the optional oauth extra)
     return AsyncOAuth2Client
 
 

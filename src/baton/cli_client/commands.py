@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from ..client import Client, Prompt, Resource, ResourceTemplate, Tool
-from ..client.oauth.discovery import may_carry_tokens
+from ..client.oauth.rules import may_carry_tokens
 from ..protocol.errors import METHOD_NOT_FOUND, McpError
 from ..render import TerminalRenderer
 from . import login, show

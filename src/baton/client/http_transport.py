@@ -40,7 +40,12 @@ class HttpTransport:
         given_auth = self.target.authorization or any(k.lower() == "authorization" for k in self.extra_headers)
         if auth is not None and given_auth:
             raise ValueError("auth= logs in with OAuth: give no Authorization header and no credentials in the URL")
-        self.pool = Pool() if auth is None else auth.pool(url)  # with auth, the pool adds the token (oauth.pool)
+        if auth is None:
+            self.pool = Pool()
+        else:  # the login's modules (and httpx) load only for a client given auth=
+            from .oauth.pool import auth_pool  # noqa: PLC0415 (the login (and httpx) load only for a client given auth=)
+
+            self.pool = auth_pool(auth, url)  # the pool adds the token, and logs in when the server asks
         # Extra headers replace the standard ones of the same name, except Mcp-Name and Mcp-Param-*.
         extra = [(k, v) for k, v in self.extra_headers.items() if not _per_message(k)]
         given = {k.lower() for k, _ in extra}

@@ -19,6 +19,6 @@ def observer(target: object, arguments: bool = False) -> ClientObserver | None:
     """`arguments`: tool arguments and full resource URIs on spans (`Client(trace_arguments=True)`, P64)."""
     if not configured():
         return None
-    from .tracing import ClientObserver
+    from .tracing import ClientObserver  # noqa: PLC0415 (OpenTelemetry, the optional otel extra, only when configured)
 
     return ClientObserver(target, arguments)

@@ -42,7 +42,7 @@ def tickets_from_url(url: str, *, redis_prefix: str | None = None) -> TicketStor
     """The ticket store for `url` (see the module docstring); `redis_prefix` overrides the key prefix."""
 
     def redis() -> TicketStore:
-        from .redis_stores import RedisTickets
+        from .redis_stores import RedisTickets  # noqa: PLC0415 (the optional redis extra)
 
         return RedisTickets(url, prefix=redis_prefix)
 
@@ -53,7 +53,7 @@ def vault_store_from_url(url: str, *, redis_prefix: str | None = None) -> VaultS
     """The vault store for `url` (see the module docstring); `redis_prefix` overrides the key prefix."""
 
     def redis() -> VaultStore:
-        from .redis_stores import RedisVaultStore
+        from .redis_stores import RedisVaultStore  # noqa: PLC0415 (the optional redis extra)
 
         return RedisVaultStore(url, prefix=redis_prefix)
 

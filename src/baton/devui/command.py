@@ -6,9 +6,12 @@ Bad input is one line on stderr and exit 2; Ctrl-C is exit 130 without a traceba
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from typing import Any
 
+from ..cli_client import login
+from ..client.oauth.rules import may_carry_tokens
 from .run import PortTaken, bind, run
 from .target import DevTargetError, parse_target
 
@@ -55,16 +58,10 @@ def main(words: list[str]) -> int:
         return 2
     auth: Any = None
     browser: Any = None
-    if target.url is not None:
-        from ..cli_client import login
-        from ..client.oauth.discovery import may_carry_tokens
-
-        if may_carry_tokens(target.url):  # the same login as `baton tools`: the browser, stored tokens
-            auth, browser = login.oauth(store=True)
+    if target.url is not None and may_carry_tokens(target.url):  # the login of `baton tools`: browser, stored tokens
+        auth, browser = login.oauth(store=True)
     try:
         return run(target, sock, open_browser=not args.no_browser, auth=auth)
     finally:
         if browser is not None:
-            import asyncio
-
             asyncio.run(browser.aclose())

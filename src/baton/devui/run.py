@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 import uvicorn
+import watchfiles
 
 from .app import DevApp
 from .guard import LOOPBACK, DevGuard
@@ -106,7 +107,6 @@ async def _main(target: DevTarget, sock: socket.socket, *, open_browser: bool, a
 
 async def _watch(target: DevTarget, session: DevSession, stop: asyncio.Event) -> None:
     """Restart the server whenever a file under its folder changes (watchfiles' default filter)."""
-    import watchfiles
 
     assert target.watch is not None
     async for changes in watchfiles.awatch(target.watch, stop_event=stop, debounce=RELOAD_DEBOUNCE_MS):

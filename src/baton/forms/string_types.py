@@ -47,7 +47,7 @@ def _adapter_check(hint: type) -> Callable[[str], Any] | None:
     Without email-validator no pydantic model can use `EmailStr` at all; a dataclass or TypedDict that
     names it then gets the form's own email check only.
     """
-    from pydantic import TypeAdapter  # pydantic is an optional dependency, present when its types are used
+    from pydantic import TypeAdapter  # noqa: PLC0415 (the optional pydantic extra)
 
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(hint)

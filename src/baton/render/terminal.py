@@ -514,7 +514,7 @@ class TerminalRenderer:
         """Drop keys typed before the consent prompt, so an earlier Enter cannot consent."""
         if self._fd is None or sys.platform == "win32":
             return
-        import termios
+        import termios  # noqa: PLC0415 (POSIX only)
 
         with contextlib.suppress(termios.error):
             termios.tcflush(self._fd, termios.TCIFLUSH)
@@ -525,7 +525,7 @@ class TerminalRenderer:
         if self._fd is None or sys.platform == "win32":
             yield
             return
-        import termios
+        import termios  # noqa: PLC0415 (POSIX only)
 
         try:
             saved = termios.tcgetattr(self._fd)

@@ -21,6 +21,9 @@ from ..server.startup import ConfigurationError, connect_users
 from ..state.keys import data_dir
 from ..telemetry.logs import LogFormat, uvicorn_config
 from ..telemetry.logs import line as stderr_line
+from ..telemetry.setup import from_env, shutdown
+from .http import ENV_INSTANCE
+from .stdio import serve_stdio
 
 if TYPE_CHECKING:
     from ..server.core import Server
@@ -82,8 +85,6 @@ def telemetry(server: Server, *, worker: bool = False) -> None:
     `$BATON_INSTANCE:pid` (each process its own `service.instance.id`). Once set up, the server's
     `aclose` (which the transport awaits when it shuts down: uvicorn's lifespan on SIGTERM or SIGINT, in each
     worker; the end of stdio) exports what is queued and shuts the providers down, bounded (protocol.md P70)."""
-    from ..telemetry.setup import from_env, shutdown
-    from .http import ENV_INSTANCE
 
     named = os.environ.get(ENV_INSTANCE)
     instance = f"{named or socket.gethostname()}:{os.getpid()}" if worker or not named else named
@@ -127,7 +128,7 @@ def serve_http(
     fmt: LogFormat = "text",
 ) -> int:
     """Blocking: serve Streamable HTTP at http://host:port/mcp until SIGINT or SIGTERM; the exit status."""
-    import uvicorn
+    import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
 
     logs: dict[str, Any] = {"log_config": uvicorn_config(log_level)} if fmt == "json" else {}
     uvicorn.run(
@@ -144,7 +145,6 @@ def serve_http(
 
 def run(server: Server, transport: ServeTransport, host: str, port: int, *, quiet: bool = False) -> int:
     """Serve `server` as `baton serve` would (checks, announcement, telemetry); the exit status."""
-    from .stdio import serve_stdio
 
     if transport not in ("stdio", "http"):
         return refuse(f'transport is "stdio" or "http", not {transport!r}')

@@ -312,7 +312,7 @@ def serve_stdio(server: Server) -> int:
     """Blocking: serve `server` over stdio (uvloop when available) until stdin closes or SIGINT / SIGTERM;
     returns the exit status (0, or 130 after SIGINT)."""
     try:
-        import uvloop
+        import uvloop  # noqa: PLC0415 (not on Windows or PyPy)
     except ImportError:
         return asyncio.run(serve_stdio_async(server))
     return uvloop.run(serve_stdio_async(server))

@@ -408,7 +408,7 @@ class Server:
         exit status 130, no traceback). `transport="stdio"` (the default, what a host starts) or `"http"`
         (Streamable HTTP at http://host:port/mcp). Blocks; exits the process with a non-zero status.
         """
-        from ..serve.run import run  # the serving layer, when asked for, as `asgi` imports it
+        from ..serve.run import run  # noqa: PLC0415 (the serving layer, above this one (architecture.md))
 
         code = run(self, transport, host, port)
         if code:
@@ -431,7 +431,7 @@ class Server:
         `baton-instance` response header) to `$BATON_INSTANCE`, else `host:pid`.
         """
         # The one import from a layer above: the serving layer, imported when asked for (architecture.md).
-        from ..serve.http import DEFAULT_MAX_BODY, HttpApp
+        from ..serve.http import DEFAULT_MAX_BODY, HttpApp  # noqa: PLC0415 (the serving layer, above this one (architecture.md))
 
         app = HttpApp(
             self,

@@ -48,7 +48,7 @@ def instrument(server: Server) -> bool:
         return True
     if not configured():
         return False
-    from .tracing import ServerObserver
+    from .tracing import ServerObserver  # noqa: PLC0415 (OpenTelemetry, the optional otel extra, only when configured)
 
     observer = ServerObserver(server)
     # Instance attributes shadow the three entry points: an untraced runtime keeps its methods untouched.

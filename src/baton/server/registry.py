@@ -3,8 +3,10 @@ and for each handler the `Flow` the replay engine runs it by."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
@@ -123,8 +125,6 @@ def make_tool(
 
 
 def _is_structured(tp: Any) -> bool:
-    import dataclasses
-    import typing
 
     return isinstance(tp, type) and (
         dataclasses.is_dataclass(tp) or typing.is_typeddict(tp) or hasattr(tp, "model_json_schema")

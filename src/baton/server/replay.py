@@ -14,9 +14,8 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from collections.abc import Callable
 from types import CoroutineType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -42,22 +41,29 @@ log = logging.getLogger("baton.server")
 _EMPTY: dict[str, Any] = {}
 
 
-class ReplayEngine:
-    """Runs rounds for one server: its sealer, its single-use ledger and its connect kit, all given lazily,
-    and whether the server makes every flow single-use."""
+class EngineHost(Protocol):
+    """What the engine reads of the server's runtime, each when first needed (the sealer loads the key ring)."""
 
-    def __init__(
-        self,
-        sealer: Callable[[], Sealer],
-        single_use: SingleUse,
-        connect: Callable[[], ConnectPart],
-        all_single_use: Callable[[], bool],
-    ) -> None:
-        self._make_sealer = sealer
+    single_use: SingleUse
+
+    @property
+    def sealer(self) -> Sealer: ...
+
+    @property
+    def connect_kit(self) -> ConnectPart: ...
+
+    @property
+    def every_flow_single_use(self) -> bool: ...
+
+
+class ReplayEngine:
+    """Runs rounds for one server: its sealer, its single-use ledger and its connect kit, read from `host`
+    (the server's runtime), and whether the server makes every flow single-use."""
+
+    def __init__(self, host: EngineHost) -> None:
+        self._host = host
         self._sealer: Sealer | None = None  # made on first use (it loads the key ring), then kept
-        self.single_use = single_use
-        self._connect = connect
-        self._all_single_use = all_single_use
+        self.single_use = host.single_use
         self.observer: RoundObserver | None = None  # set when telemetry is on (observe.py, protocol.md P60)
 
     def run(
@@ -96,15 +102,20 @@ class ReplayEngine:
             state = FlowState()
         if self.observer is not None:
             self.observer.round(flow.method, params, state, arguments)
-        ctx = Context(request=msg, exchange=ex, capabilities=caps, state=state, log_level=level, connect=self._connect)
+        ctx = Context(
+            request=msg, exchange=ex, capabilities=caps, state=state, log_level=level, connect=self._connect_kit
+        )
         play = self._play(flow, target, kwargs, ctx, state, digest, ex.protocol_version == HANDSHAKE_VERSION)
-        if solicited and (flow.single_use or self._all_single_use()):
+        if solicited and (flow.single_use or self._host.every_flow_single_use):
             return self.single_use.run(str(token), ex.principal, state.expires, play)
         return play
 
     def _load_sealer(self) -> Sealer:
-        self._sealer = self._make_sealer()
+        self._sealer = self._host.sealer
         return self._sealer
+
+    def _connect_kit(self) -> ConnectPart:
+        return self._host.connect_kit
 
     async def _play(
         self,

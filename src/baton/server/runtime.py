@@ -79,9 +79,7 @@ class Runtime:
         self.checked: set[str] = set()  # transports check_startup passed for, until a handler changes
         self._os_user: str | None = None
         self.single_use = SingleUse(lambda: self.ledger)
-        self.engine = ReplayEngine(
-            lambda: self.sealer, self.single_use, lambda: self.connect_kit, lambda: self.settings.single_use
-        )  # telemetry gives it an observer (observe.py)
+        self.engine = ReplayEngine(self)  # telemetry gives it an observer (observe.py)
         self.methods = Methods(server, self.engine).table()
         self.handshake = HandshakeEra(server, self.methods)
 
@@ -110,6 +108,10 @@ class Runtime:
         if isinstance(self._ledger, Ledger):
             return None
         return self._ledger or os.environ.get("BATON_LEDGER") or "sqlite:"
+
+    @property
+    def every_flow_single_use(self) -> bool:
+        return self.settings.single_use
 
     @property
     def has_principal_hook(self) -> bool:

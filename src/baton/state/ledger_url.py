@@ -17,7 +17,7 @@ def ledger_from_url(url: str, *, redis_prefix: str | None = None) -> Ledger:
     `unix://…` (needs the `redis` extra)."""
 
     def redis() -> Ledger:
-        from .ledger_redis import DEFAULT_PREFIX, RedisLedger
+        from .ledger_redis import DEFAULT_PREFIX, RedisLedger  # noqa: PLC0415 (the optional redis extra)
 
         return RedisLedger(url, prefix=DEFAULT_PREFIX if redis_prefix is None else redis_prefix)
 

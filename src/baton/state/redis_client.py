@@ -36,10 +36,10 @@ def pooled_client(
 
     Raises ValueError naming `what` ("ledger", "vault store", ...) and the redacted URL when it is unusable.
     """
-    import redis.asyncio as aioredis
-    from redis.asyncio.retry import Retry
-    from redis.backoff import ExponentialBackoff
-    from redis.exceptions import RedisError
+    import redis.asyncio as aioredis  # noqa: PLC0415 (the optional redis extra)
+    from redis.asyncio.retry import Retry  # noqa: PLC0415 (the optional redis extra)
+    from redis.backoff import ExponentialBackoff  # noqa: PLC0415 (the optional redis extra)
+    from redis.exceptions import RedisError  # noqa: PLC0415 (the optional redis extra)
 
     try:
         pool = aioredis.BlockingConnectionPool.from_url(

@@ -43,17 +43,17 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
     if not installed():
         log.warning("OpenTelemetry variables are set, but the SDK is not installed: %s", EXTRA_HINT)
         return False
-    from opentelemetry import metrics, trace
-    from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.metrics.export import (
+    from opentelemetry import metrics, trace  # noqa: PLC0415 (the optional otel extra)
+    from opentelemetry.sdk.metrics import MeterProvider  # noqa: PLC0415 (the optional otel extra)
+    from opentelemetry.sdk.metrics.export import (  # noqa: PLC0415 (the optional otel extra)
         ConsoleMetricExporter,
         MetricExporter,
         MetricReader,
         PeriodicExportingMetricReader,
     )
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+    from opentelemetry.sdk.resources import Resource  # noqa: PLC0415 (the optional otel extra)
+    from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415 (the optional otel extra)
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter  # noqa: PLC0415 (the optional otel extra)
 
     protocol = environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
     if protocol != "http/protobuf":
@@ -76,7 +76,7 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
             if kind == "console":
                 span_exporter = ConsoleSpanExporter(out=sys.stderr)  # stdout may be the stdio protocol stream
             else:
-                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: PLC0415 (the optional otel extra)
 
                 span_exporter = OTLPSpanExporter()
             tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
@@ -90,7 +90,7 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
         if kind == "console":
             metric_exporter = ConsoleMetricExporter(out=sys.stderr)
         else:
-            from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter  # noqa: PLC0415 (the optional otel extra)
 
             metric_exporter = OTLPMetricExporter()
         readers.append(PeriodicExportingMetricReader(metric_exporter))

@@ -36,7 +36,7 @@ def configured() -> bool:
     modules = sys.modules
     if ("opentelemetry.trace" not in modules and "opentelemetry.metrics" not in modules) or disabled():
         return False
-    from .otel import meter_provider_configured, provider_configured
+    from .otel import meter_provider_configured, provider_configured  # noqa: PLC0415 (OpenTelemetry, the optional otel extra)
 
     return provider_configured() or meter_provider_configured()
 

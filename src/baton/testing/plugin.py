@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 @pytest.fixture
 def scripted_user() -> ScriptedUser:
     """A scripted user with no script yet."""
-    from .user import ScriptedUser
+    from .user import ScriptedUser  # noqa: PLC0415 (pytest loads this plugin in every session; a fixture loads the kit when used)
 
     return ScriptedUser()
 
@@ -36,7 +36,7 @@ def scripted_user() -> ScriptedUser:
 @pytest.fixture
 def fake_clock() -> Iterator[FakeClock]:
     """A fake wall clock for the test's expiries, starting at the real time now."""
-    from .clock import FakeClock
+    from .clock import FakeClock  # noqa: PLC0415 (pytest loads this plugin in every session; a fixture loads the kit when used)
 
     with FakeClock() as clock:
         yield clock
@@ -57,7 +57,7 @@ def baton_server() -> Any:
 @pytest.fixture
 def baton_client(baton_server: Any, scripted_user: ScriptedUser, baton_era: Any) -> Iterator[Client]:
     """A client of `baton_server` in this process, in `baton_era`, answering through `scripted_user`."""
-    from .memory import memory_client
+    from .memory import memory_client  # noqa: PLC0415 (pytest loads this plugin in every session; a fixture loads the kit when used)
 
     client = memory_client(baton_server, scripted_user, protocol=baton_era)
     yield client

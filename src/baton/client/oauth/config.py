@@ -13,10 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from urllib.parse import urlsplit
 
-from ..http11 import Pool
-from .discovery import may_carry_tokens
-from .limits import HTTP_TIMEOUT_S
-from .registration import METHODS, check_metadata_url
+from .rules import HTTP_TIMEOUT_S, METHODS, check_metadata_url, may_carry_tokens
 from .store import MemoryStore, TokenStore
 
 OpenBrowser = Callable[[str], Awaitable[str]]
@@ -86,19 +83,3 @@ class OAuth:
     def __repr__(self) -> str:  # never the secret
         client = f", client_id={self.client_id!r}" if self.client_id else ""
         return f"OAuth(redirect_uri={self.redirect_uri!r}, store={self.store!r}{client})"
-
-    def pool(self, server_url: str) -> Pool:
-        """The connection pool of an HTTP transport to `server_url`, logging in when the server asks.
-
-        ValueError for a server a token would reach in clear text: plain http to another computer.
-        """
-        from .login import LoginState
-
-        if not may_carry_tokens(server_url):
-            raise ValueError(
-                f"auth= sends bearer tokens, which must not cross the network in clear text: {server_url!r} "
-                "is neither https nor http to this computer"
-            )
-        from .pool import AuthPool
-
-        return AuthPool(LoginState(self, server_url))

@@ -21,14 +21,14 @@ http to a loopback host, and on a loopback host only for an MCP server on this c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+import httpx
 
 from ...protocol.hosts import is_loopback
 from ..errors import AuthError
-
-if TYPE_CHECKING:
-    import httpx  # imported when first used: a client that never logs in does not load it
+from .rules import may_carry_tokens
 
 PRM_SUFFIX = "/.well-known/oauth-protected-resource"
 OAUTH_SUFFIX = "/.well-known/oauth-authorization-server"
@@ -104,24 +104,11 @@ def check_endpoint(url: str, what: str, server_url: str) -> str:
     raise AuthError(f"the {what} {url!r} is not https (plain http is accepted only to this computer)")
 
 
-def may_carry_tokens(server_url: str) -> bool:
-    """Whether a bearer token may be sent to `server_url`: https, or http to a loopback host (protocol.md P52)."""
-    try:
-        parts = urlsplit(server_url)
-        host = parts.hostname or ""
-    except ValueError:
-        return False
-    scheme = parts.scheme.lower()
-    return bool(host) and (scheme == "https" or (scheme == "http" and is_loopback(host)))
-
-
 async def _get_json(http: httpx.AsyncClient, url: str) -> tuple[int, dict[str, Any] | None]:
     """GET a JSON document: (status, the object) or (status, None); never follows redirects.
 
     `http` is a `limits.capped_client()`: a body over its cap is an AuthError, not read further.
     """
-    import httpx
-
     try:
         resp = await http.get(url, headers={"Accept": "application/json"}, follow_redirects=False)
     except (httpx.HTTPError, httpx.InvalidURL):  # a URL the server's documents gave may not even be sendable

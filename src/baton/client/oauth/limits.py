@@ -14,27 +14,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import httpx
+
+from ...oauth_http import async_client, oauth2_client
 from ..errors import AuthError
 
-if TYPE_CHECKING:
-    import httpx  # imported when first used: a client that never logs in does not load it
-
 MAX_AUTHORIZATION_SERVERS = 3
-HTTP_TIMEOUT_S = 60.0  # the default of OAuth(http_timeout_s=...)
 
 
 def capped_client() -> httpx.AsyncClient:
     """An httpx client for discovery and registration: `baton.oauth_http`'s, a body over its cap an AuthError."""
-    from ...oauth_http import async_client
 
     return async_client(too_large=AuthError)
 
 
 def oauth_client(**params: Any) -> Any:
     """Authlib's client for the code exchange and the refresh (`params`), over the same bounds."""
-    from ...oauth_http import oauth2_client
 
     return oauth2_client(too_large=AuthError, **params)
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+import httpx
 
 from ..errors import AuthError
 from ..http11 import encode_headers
@@ -40,9 +41,6 @@ from .registration import (
 )
 from .response import authorization_code
 from .scopes import first_scopes, step_up, with_offline_access
-
-if TYPE_CHECKING:
-    import httpx  # imported when first used: a client that never logs in does not load it
 
 log = logging.getLogger("baton.client.oauth")
 MAX_STEP_UPS = 2  # re-authorizations for insufficient_scope in one request (3 logins at most, with the first)

@@ -19,8 +19,10 @@ import contextvars
 
 from ..deadline import person_time
 from ..http11 import Pool, Response, Url
+from .config import OAuth
 from .limits import paused
 from .login import Attempts, LoginState, wants_login
+from .rules import may_carry_tokens
 
 _LIMIT: contextvars.ContextVar[tuple[asyncio.Task[object] | None, asyncio.Timeout] | None] = contextvars.ContextVar(
     "baton_oauth_limit", default=None
@@ -66,3 +68,16 @@ def _own_limit() -> asyncio.Timeout | None:
     variable, and only the task's own limit may be paused."""
     limit = _LIMIT.get()
     return limit[1] if limit is not None and limit[0] is asyncio.current_task() else None
+
+
+def auth_pool(auth: OAuth, server_url: str) -> AuthPool:
+    """The connection pool of an HTTP transport to `server_url`, logging in with `auth` when the server asks.
+
+    ValueError for a server a token would reach in clear text: plain http to another computer.
+    """
+    if not may_carry_tokens(server_url):
+        raise ValueError(
+            f"auth= sends bearer tokens, which must not cross the network in clear text: {server_url!r} "
+            "is neither https nor http to this computer"
+        )
+    return AuthPool(LoginState(auth, server_url))

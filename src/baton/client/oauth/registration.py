@@ -18,19 +18,18 @@ RFC 8414's default), then POST; without a secret, `none`.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
+
+import httpx
 
 from ...protocol.hosts import is_loopback
 from ...state import clock
 from ..errors import AuthError
 from .discovery import ServerMetadata
+from .rules import METHODS
 from .store import TokenStore
 
-if TYPE_CHECKING:
-    import httpx  # imported when first used: a client that never logs in does not load it
-
-METHODS = ("client_secret_basic", "client_secret_post", "none")
 RegistrationKind = Literal["pre-registered", "metadata-document", "dynamic"]
 
 
@@ -71,14 +70,6 @@ class ClientInfo:
             )
         except (KeyError, TypeError, ValueError):
             return None
-
-
-def check_metadata_url(url: str) -> str:
-    """A Client ID Metadata Document URL must be https with a path (draft-ietf-oauth-client-id-metadata-document)."""
-    parts = urlsplit(url)
-    if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/") or parts.fragment:
-        raise ValueError(f"client_metadata_url must be an https URL with a path, not {url!r}")
-    return url
 
 
 def application_type(redirect_uri: str) -> str:
@@ -170,7 +161,6 @@ async def register(
     http: httpx.AsyncClient, store: TokenStore, meta: ServerMetadata, redirect_uri: str, client_name: str
 ) -> ClientInfo:
     """Dynamic Client Registration (RFC 7591) at the issuer's registration endpoint; stored per issuer."""
-    import httpx
 
     endpoint = meta.registration_endpoint
     if endpoint is None:
