@@ -23,7 +23,8 @@ from support.redis_server import RedisServer
 
 from baton.server.replay import request_binding
 from baton.state import InvalidState, Journal, Key, KeyRing, Sealer
-from baton.state.ledger import ClaimStatus, ledger_from_url, token_id
+from baton.state.ledger import ClaimStatus, token_id
+from baton.state.ledger_url import ledger_from_url
 from baton.state.seal import FlowState
 
 SLOW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

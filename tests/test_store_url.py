@@ -16,7 +16,7 @@ import pytest
 from baton.connect import ConnectKit
 from baton.connect.stores import parse_store_url, tickets_from_url, vault_store_from_url
 from baton.state.keys import data_dir
-from baton.state.ledger import ledger_from_url
+from baton.state.ledger_url import ledger_from_url
 from baton.state.store_url import NEEDS_REDIS, StoreUrl
 from baton.state.store_url import parse_store_url as parse
 
