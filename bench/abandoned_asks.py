@@ -28,7 +28,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from processes import Server, start, stop
+from processes import Server, Skip, start, stop
 
 from baton.client.http11 import Pool, Response, Url, encode_headers
 
@@ -188,9 +188,12 @@ def main(argv: list[str] | None = None) -> int:
 
     server = Server("baton", Path(sys.executable), argv_of)
     with tempfile.TemporaryDirectory() as logs:
-        start(server, Path(logs), 30.0)
         try:
+            start(server, Path(logs), 30.0)
             report = asyncio.run(measure(server, args.calls, max(args.waves, 1)))
+        except (Skip, OSError, RuntimeError) as exc:
+            print(f"abandoned_asks: {exc}", file=sys.stderr)
+            return 1
         finally:
             stop(server)
     if args.json:
