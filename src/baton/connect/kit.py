@@ -20,6 +20,7 @@ import os
 import re
 import time
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..forms import Accepted
@@ -27,7 +28,6 @@ from ..protocol.constants import PROTOCOL_VERSION
 from ..protocol.errors import UsageError
 from ..protocol.hosts import is_loopback
 from ..server.context import Context
-from ..server.core import Server
 from ..server.results import ToolError
 from ..server.startup import PRINCIPAL_SETTING, PUBLIC_URL_SETTING, ConfigurationError
 from ..state.keys import KeyRing
@@ -38,6 +38,9 @@ from .session import DEFAULT_SESSION_TTL_S, Sessions
 from .stores import DEFAULT_STORE, ENV_STORE, parse_store_url, tickets_from_url, vault_store_from_url
 from .tickets import DEFAULT_TICKET_TTL_S, TicketStore, mint
 from .vault import CredentialHandle, Vault, VaultStore
+
+if TYPE_CHECKING:
+    from ..server.core import Server
 
 log = logging.getLogger("baton.connect")
 ENV_PUBLIC_URL = "BATON_PUBLIC_URL"

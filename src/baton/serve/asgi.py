@@ -9,7 +9,7 @@ import orjson
 
 from ..protocol.asgi import Receive, Send
 from ..protocol.errors import http_status
-from ..server import Reply
+from ..server.exchange import Reply
 
 HeaderPairs = list[tuple[bytes, bytes]]
 

@@ -25,7 +25,7 @@ import logging
 import os
 import socket
 from collections.abc import Iterable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -37,11 +37,14 @@ from ..protocol.errors import HEADER_MISMATCH, INVALID_REQUEST, McpError, http_s
 from ..protocol.headers import Headers
 from ..protocol.hosts import host_without_port, is_loopback, origin_host
 from ..protocol.messages import Message, RequestId, error_response, notification, parse, request_id_of, result_response
-from ..server import Exchange, Reply, RequestInfo, Server
+from ..server.exchange import Exchange, Reply, RequestInfo
 from ..server.scopes import declared_scopes
 from ..server.subscriptions import Subscription
 from .asgi import disconnected, send_empty, send_json, send_reply
 from .http_sessions import SESSION_HEADER, SessionEndpoints, response_object
+
+if TYPE_CHECKING:
+    from ..server.core import Server
 
 log = logging.getLogger("baton.http")
 

@@ -25,19 +25,22 @@ import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..protocol.asgi import Receive, Send
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from ..protocol.messages import Message, RequestId, error_response, is_response, notification, result_response
-from ..server import Exchange, RequestInfo, Server
+from ..server.exchange import Exchange, RequestInfo
 from ..server.outbound import Outbound, Stream
 from ..server.sessions import ServerSession
 from ..server.subscriptions import RESOURCE_UPDATED
 from .asgi import HeaderPairs, disconnected, send_empty, send_json, send_reply
 from .event_store import Budget, EventStore, StreamLog, parse_event_id, sse_event
+
+if TYPE_CHECKING:
+    from ..server.core import Server
 
 log = logging.getLogger("baton.http")
 

@@ -26,7 +26,7 @@ import stat
 import sys
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
@@ -43,10 +43,13 @@ from ..protocol.messages import (
     parse,
     result_response,
 )
-from ..server import Exchange, RequestInfo, Server, Unauthenticated
+from ..server.exchange import Exchange, RequestInfo, Unauthenticated
 from ..server.outbound import Outbound, PeerGone, Stream
 from ..server.sessions import ServerSession
 from ..server.subscriptions import RESOURCE_UPDATED, Subscription
+
+if TYPE_CHECKING:
+    from ..server.core import Server
 
 log = logging.getLogger("baton.stdio")
 MAX_LINE = 16 * 1024 * 1024
