@@ -1,5 +1,9 @@
 """Shared pytest configuration: markers, an isolated data directory, and real servers on loopback.
 
+Every test gets one of the markers `unit`, `process`, `redis`, `nginx`, `browser` (registered in
+pyproject.toml) from what its code uses (support.kinds); a `unit` test that starts a process or listens
+on a socket fails (support.guard), so `pytest -m unit` truly needs nothing but this venv.
+
 Only fixtures and hooks live here; the helpers they use are in tests/support/ (imported as `support.*`).
 """
 
@@ -11,14 +15,24 @@ from typing import Any
 
 import pytest
 from support.browser import launched_chromium
+from support.guard import in_process_only
+from support.kinds import kinds
 from support.processes import free_port
 from support.serve import RunningServer, start_server
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "conformance: runs the official MCP conformance suite (node via tools/conformance.py)"
-    )
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for kind in sorted(kinds(item)):
+            item.add_marker(kind)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    if item.get_closest_marker("unit") is None:
+        return (yield)
+    with in_process_only(item.nodeid):
+        return (yield)
 
 
 @pytest.fixture(autouse=True)
