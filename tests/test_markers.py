@@ -1,4 +1,8 @@
-"""The `unit` marker's guard (tests/support/guard.py): inside it, processes and network sockets are refused."""
+"""The test markers: what support.kinds reads from a test's code, and the `unit` marker's guard (support.guard).
+
+These run in process (marked `unit` by hand: their code names what they classify and refuse, and only names
+it), inside the guard that conftest.py puts around every `unit` test.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,89 @@ import asyncio
 import socket
 import subprocess
 import sys
+from typing import Any
 
 import pytest
+import support.terminal
+from scaleout import Cluster
+from support.browser import launched_chromium
 from support.guard import NotInProcess, in_process_only
+from support.kinds import KINDS, kinds_of
+from support.paths import BATON
+from support.redis_server import RedisServer
+from support.serve import start_server
+from support.stdio import StdioPeer
+from support.stub_http import Stub
+
+pytestmark = pytest.mark.unit
+
+
+# -- what a test's code needs ------------------------------------------------------------------------------
+
+
+def pure() -> int:
+    return sum(range(3))
+
+
+def serves(tmp: Any) -> None:
+    start_server("examples/everything.py", port=1, log=tmp)
+
+
+def twice_removed() -> None:  # reaches the process through a helper of this module
+    serves(None)
+
+
+def stubbed() -> Stub:  # a server in this process, on a real loopback socket
+    return Stub({})
+
+
+def on_a_terminal() -> None:  # a helper module imported whole
+    support.terminal.Terminal([BATON])
+
+
+class Peer(StdioPeer):  # a subclass of a helper does what the helper does
+    pass
+
+
+def with_redis() -> RedisServer:
+    return RedisServer(None)  # type: ignore[arg-type]
+
+
+def through_the_stdio_client() -> list[str]:  # a command line, for a client that starts it
+    return [sys.executable, "-c", "pass"]
+
+
+@pytest.mark.parametrize(
+    ("objects", "expected"),
+    [
+        ([pure], {"unit"}),
+        ([serves], {"process"}),
+        ([twice_removed], {"process"}),
+        ([stubbed], {"process"}),
+        ([on_a_terminal], {"process"}),
+        ([Peer], {"process"}),
+        ([through_the_stdio_client], {"process"}),
+        ([with_redis], {"redis"}),
+        ([launched_chromium], {"browser"}),
+        ([Cluster], {"nginx", "redis"}),  # scale-out: three instances behind nginx, sharing a redis-server
+        ([pure, with_redis, serves], {"redis"}),  # a service test starts processes too: its service says it
+    ],
+    ids=lambda value: "+".join(getattr(o, "__name__", str(o)) for o in value) if isinstance(value, list) else None,
+)
+def test_kinds_read_from_the_code(objects: list[Any], expected: set[str]) -> None:
+    assert kinds_of(objects) == expected
+
+
+def test_every_test_of_the_run_has_one_kind_or_its_services(request: pytest.FixtureRequest) -> None:
+    for item in request.session.items:
+        marked = {kind for kind in KINDS if item.get_closest_marker(kind) is not None}
+        assert marked in ({"unit"}, {"process"}) or (marked and marked <= {"redis", "nginx", "browser"}), (
+            item.nodeid,
+            marked,
+        )
+
+
+# -- the guard -------------------------------------------------------------------------------------------
 
 
 def test_a_subprocess_is_refused_and_names_the_test() -> None:
@@ -24,15 +108,15 @@ def test_an_asyncio_subprocess_is_refused() -> None:
         asyncio.run(start())
 
 
-def test_listening_and_connecting_are_refused_and_restored_after() -> None:
+def test_listening_and_connecting_are_refused_and_put_back_after() -> None:
+    before = (socket.socket.listen, socket.socket.connect, subprocess.Popen._execute_child)  # type: ignore[attr-defined]
     with in_process_only("t"):
         with socket.socket() as sock, pytest.raises(NotInProcess, match="listened"):
             sock.bind(("127.0.0.1", 0))
             sock.listen()
         with socket.socket() as sock, pytest.raises(NotInProcess, match="connect"):
             sock.connect(("127.0.0.1", 9))
-    assert socket.socket.listen is not None and "refused" not in socket.socket.listen.__qualname__
-    assert "refused" not in subprocess.Popen._execute_child.__qualname__  # type: ignore[attr-defined]
+    assert (socket.socket.listen, socket.socket.connect, subprocess.Popen._execute_child) == before  # type: ignore[attr-defined]
 
 
 def test_in_process_work_is_not_disturbed() -> None:

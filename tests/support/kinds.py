@@ -1,7 +1,8 @@
 """What a test needs to run, read from its code: the markers `unit`, `process`, `redis`, `nginx`, `browser`.
 
 `kinds(item)` follows the test function, its class, its fixtures and its parameters, and every function,
-class and module of tests/ they name (transitively), and returns what it found:
+class and module of tests/ they name (transitively), and returns what it found (`kinds_of(objects)` does
+the same for any functions and classes):
 
 - `redis`, `nginx`, `browser`: it reaches the helper that runs that system service (support.redis_server,
   scaleout's nginx, support.browser, or the redis/playwright libraries themselves);
@@ -10,13 +11,15 @@ class and module of tests/ they name (transitively), and returns what it found:
 - `unit`: neither: everything runs in this process, with no socket and no system service.
 
 A test that carries one of these markers itself (`pytestmark`, `pytest.param(..., marks=...)`) keeps its own.
-conftest.py's guard makes `unit` truthful: a `unit` test that starts a process or listens on a socket fails.
+conftest.py's guard (support.guard) makes `unit` truthful: a `unit` test that starts a process or uses a network
+socket fails.
 """
 
 from __future__ import annotations
 
 import inspect
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from types import CodeType, FunctionType, ModuleType
 from typing import Any
@@ -128,7 +131,7 @@ class _Walk:
             for module in list(modules):  # `support.terminal.Terminal(...)`: what a tests/ module imported whole has
                 value = vars(module).get(name)
                 if isinstance(value, ModuleType) and _in_tests(value):
-                    modules.append(value)
+                    modules += [] if value in modules else [value]
                 elif value is not None:
                     self.visit(value)
         for const in code.co_consts:
@@ -136,26 +139,26 @@ class _Walk:
                 self.code(const, scope)
 
 
-def kinds(item: pytest.Item) -> set[str]:
-    """The markers `item` should carry: one of `unit`/`process`, or the system services it needs."""
-    own = {kind for kind in KINDS if item.get_closest_marker(kind) is not None}
-    if own:
-        return set()
+def kinds_of(objects: Iterable[Any]) -> set[str]:
+    """The kinds that running `objects` (functions, classes, fixtures' functions) needs: {"unit"}, {"process"},
+    or the system services among redis, nginx, browser."""
     walk = _Walk()
-    assert isinstance(item, pytest.Function)
-    walk.visit(item.obj)
-    if item.cls is not None:
-        walk.visit(item.cls)
-    for defs in item._fixtureinfo.name2fixturedefs.values():
-        for fixture in defs:
-            walk.visit(fixture.func)
-    callspec = getattr(item, "callspec", None)
-    for value in callspec.params.values() if callspec is not None else ():
-        walk.visit(value)
-    module = sys.modules.get(item.module.__name__) if item.module is not None else None
-    if module is not None:
-        walk.visit(getattr(module, "setup_module", None))
+    for obj in objects:
+        walk.visit(obj)
     services = walk.found & set(SERVICES)
     if services:
         return services
     return {"process"} if "process" in walk.found else {"unit"}
+
+
+def kinds(item: pytest.Item) -> set[str]:
+    """The markers `item` should get: none when it carries one of KINDS itself, else `kinds_of` what it runs."""
+    if any(item.get_closest_marker(kind) is not None for kind in KINDS):
+        return set()
+    if not isinstance(item, pytest.Function):
+        return {"process"}  # not a test function: nothing to read, so nothing promised
+    objects: list[Any] = [item.obj, item.cls, getattr(item.module, "setup_module", None)]
+    objects += [fixture.func for defs in item._fixtureinfo.name2fixturedefs.values() for fixture in defs]
+    callspec = getattr(item, "callspec", None)
+    objects += list(callspec.params.values()) if callspec is not None else []
+    return kinds_of(objects)
