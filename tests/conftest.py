@@ -9,7 +9,7 @@ Only fixtures and hooks live here; the helpers they use are in tests/support/ (i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
     if item.get_closest_marker("unit") is None:
         return (yield)
     with in_process_only(item.nodeid):
