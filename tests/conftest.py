@@ -1,8 +1,8 @@
 """Shared pytest configuration: markers, an isolated data directory, and real servers on loopback.
 
 Every test gets one of the markers `unit`, `process`, `redis`, `nginx`, `browser` (registered in
-pyproject.toml) from what its code uses (support.kinds); a `unit` test that starts a process or listens
-on a socket fails (support.guard), so `pytest -m unit` truly needs nothing but this venv.
+pyproject.toml) from what its code uses (support.kinds); a `unit` test that starts a process or uses a
+network socket fails, and so does a test that starts a system service it is not marked with (support.guard).
 
 Only fixtures and hooks live here; the helpers they use are in tests/support/ (imported as `support.*`).
 """
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from support.browser import launched_chromium
-from support.guard import in_process_only
-from support.kinds import kinds
+from support.guard import in_process_only, services_only
+from support.kinds import SERVICES, kinds
 from support.processes import free_port
 from support.serve import RunningServer, start_server
 
@@ -29,9 +29,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
-    if item.get_closest_marker("unit") is None:
-        return (yield)
-    with in_process_only(item.nodeid):
+    if item.get_closest_marker("unit") is not None:
+        guard = in_process_only(item.nodeid)
+    else:
+        guard = services_only(item.nodeid, {kind for kind in SERVICES if item.get_closest_marker(kind) is not None})
+    with guard:
         return (yield)
 
 

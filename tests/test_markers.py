@@ -16,7 +16,7 @@ import pytest
 import support.terminal
 from scaleout import Cluster
 from support.browser import launched_chromium
-from support.guard import NotInProcess, in_process_only
+from support.guard import WrongMarker, in_process_only, service_of, services_only
 from support.kinds import KINDS, kinds_of
 from support.paths import BATON
 from support.redis_server import RedisServer
@@ -96,7 +96,7 @@ def test_every_test_of_the_run_has_one_kind_or_its_services(request: pytest.Fixt
 
 
 def test_a_subprocess_is_refused_and_names_the_test() -> None:
-    with in_process_only("tests/x.py::test_y"), pytest.raises(NotInProcess, match=r"tests/x.py::test_y.*mark it"):
+    with in_process_only("tests/x.py::test_y"), pytest.raises(WrongMarker, match=r"tests/x.py::test_y.*mark it"):
         subprocess.run([sys.executable, "-c", "pass"], check=False)
 
 
@@ -104,17 +104,17 @@ def test_an_asyncio_subprocess_is_refused() -> None:
     async def start() -> None:
         await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
 
-    with in_process_only("t"), pytest.raises(NotInProcess, match="subprocess"):
+    with in_process_only("t"), pytest.raises(WrongMarker, match="subprocess"):
         asyncio.run(start())
 
 
 def test_listening_and_connecting_are_refused_and_put_back_after() -> None:
     before = (socket.socket.listen, socket.socket.connect, subprocess.Popen._execute_child)  # type: ignore[attr-defined]
     with in_process_only("t"):
-        with socket.socket() as sock, pytest.raises(NotInProcess, match="listened"):
+        with socket.socket() as sock, pytest.raises(WrongMarker, match="listened"):
             sock.bind(("127.0.0.1", 0))
             sock.listen()
-        with socket.socket() as sock, pytest.raises(NotInProcess, match="connect"):
+        with socket.socket() as sock, pytest.raises(WrongMarker, match="connect"):
             sock.connect(("127.0.0.1", 9))
     assert (socket.socket.listen, socket.socket.connect, subprocess.Popen._execute_child) == before  # type: ignore[attr-defined]
 
@@ -122,3 +122,24 @@ def test_listening_and_connecting_are_refused_and_put_back_after() -> None:
 def test_in_process_work_is_not_disturbed() -> None:
     with in_process_only("t"):
         assert asyncio.run(asyncio.sleep(0, "done")) == "done"  # the loop's self-pipe is a socketpair
+
+
+@pytest.mark.parametrize(
+    ("argv", "service"),
+    [
+        (["/usr/bin/redis-server", "--port", "0"], "redis"),
+        ("redis-server --port 0", "redis"),
+        ([b"/usr/sbin/nginx", b"-c", b"x"], "nginx"),
+        (["/usr/bin/chromium", "--headless"], "browser"),
+        (["/venv/lib/python3.11/site-packages/playwright/driver/node", "cli.js", "run-driver"], "browser"),
+        ([BATON, "serve", "examples/everything.py"], None),
+        ([sys.executable, "-c", "print('nginx redis-server')"], None),
+    ],
+)
+def test_the_services_a_command_line_starts(argv: Any, service: str | None) -> None:
+    assert service_of(argv) == service
+
+
+def test_a_service_the_test_is_not_marked_with_is_refused() -> None:
+    with services_only("tests/x.py::test_y", {"nginx"}), pytest.raises(WrongMarker, match=r"starts redis.*`redis`"):
+        subprocess.run(["redis-server", "--version"], check=False)
