@@ -8,12 +8,13 @@ every field filled as bench/load.py fills it) with the session id, the server an
 sends the call's result on the stream. The flow succeeds on a result with a ``content`` list and no
 ``isError``. So one flow is one elicitation round trip and two HTTP requests (the call, the answer).
 
-A lane keeps two keep-alive HTTP/1.1 connections, one for the call's stream and one for the answers, on
-asyncio streams (uvloop when installed), and parses with the standard library only: it drives Baton and the
-peers alike. The options, the timed phases, server CPU time, RSS, the report's keys and its table are
-bench/load.py's (its functions, not a copy), so bench/runs.py can run this driver as it runs that one. Only
-loopback targets are accepted. Exit status: 0 all flows succeeded, 1 some failed, 2 usage or fatal error (the
-server refused the connection, the session could not be opened, or every warmup flow failed).
+A lane keeps two keep-alive HTTP/1.1 connections, one for the call's stream and one for the answers, in a
+pool of Baton's own HTTP/1.1 client (``baton.client.http11``, as bench/abandoned_asks.py uses; uvloop when
+installed): plain HTTP/1.1, so it drives Baton and the peers alike. The options, the timed phases, server
+CPU time, RSS, the report's keys and its table are bench/load.py's (its functions, not a copy), so
+bench/runs.py can run this driver as it runs that one. Only loopback targets are accepted. Exit status: 0
+all flows succeeded, 1 some failed, 2 usage or fatal error (the server refused the connection, the session
+could not be opened, or every warmup flow failed).
 """
 
 from __future__ import annotations
@@ -41,10 +42,12 @@ from load import (
     table,
 )
 
+from baton.client.http11 import ConnectError, Pool, ProtocolError, Response, Url, encode_headers
+
 PROTOCOL_VERSION = "2025-11-25"
 CLIENT_INFO = {"name": "baton-bench-legacy-load", "version": "1.0"}
 CAPABILITIES = {"elicitation": {"form": {}}}
-ACCEPT_BOTH = b"application/json, text/event-stream"
+BASE = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
 _decode = json.loads
@@ -52,94 +55,43 @@ _clock = time.perf_counter
 
 
 # ---------------------------------------------------------------------------------------------------
-# HTTP/1.1 on asyncio streams
+# HTTP/1.1: Baton's client pool
 # ---------------------------------------------------------------------------------------------------
 
 
-class Connection:
-    """One keep-alive HTTP/1.1 connection: write a POST, read its head, then its body as it arrives."""
-
-    def __init__(self, host: str, port: int, prefix: bytes) -> None:
-        self.host = host
-        self.port = port
-        self.prefix = prefix  # the request line and the headers every POST of the lane carries
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-        self.reusable = False
-        self.connects = 0
-
-    async def post(self, body: bytes, extra: bytes = b"") -> tuple[int, dict[bytes, bytes]]:
-        """Send a POST (``extra`` header lines, each ending in CRLF) and read the response's status and headers."""
-        if self.writer is None or not self.reusable:
-            await self.open()
-        assert self.reader is not None and self.writer is not None
-        self.reusable = False  # until the body is read to its end
-        self.writer.write(b"%s%sContent-Length: %d\r\n\r\n%s" % (self.prefix, extra, len(body), body))
-        try:
-            head = await self.reader.readuntil(b"\r\n\r\n")
-        except (asyncio.IncompleteReadError, ConnectionError) as exc:
-            raise FlowError("transport", f"connection closed before a response: {exc!r}") from None
-        lines = head.split(b"\r\n")
-        try:
-            status = int(lines[0].split(b" ", 2)[1])
-        except (IndexError, ValueError):
-            raise FlowError("bad-http", f"status line {lines[0][:80]!r}") from None
-        headers: dict[bytes, bytes] = {}
-        for line in lines[1:]:
-            if line:
-                name, _, value = line.partition(b":")
-                headers[name.strip().lower()] = value.strip()
-        return status, headers
-
-    async def body(self, headers: dict[bytes, bytes]) -> AsyncIterator[bytes]:
-        """The response body in the pieces it arrives in (Content-Length, chunked, or until the connection closes)."""
-        reader = self.reader
-        assert reader is not None
-        try:
-            if headers.get(b"transfer-encoding", b"").lower() == b"chunked":
-                while True:
-                    size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
-                    if size == 0:
-                        while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
-                            pass
-                        break
-                    yield (await reader.readexactly(size + 2))[:-2]
-            elif b"content-length" in headers:
-                size = int(headers[b"content-length"])
-                if size:
-                    yield await reader.readexactly(size)
-            else:
-                while chunk := await reader.read(65536):
-                    yield chunk
-                return
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError) as exc:
-            raise FlowError("transport", f"response body cut short: {exc!r}") from None
-        self.reusable = headers.get(b"connection", b"").lower() != b"close"
-
-    async def read_all(self, headers: dict[bytes, bytes]) -> bytes:
-        return b"".join([piece async for piece in self.body(headers)])
-
-    async def open(self) -> None:
-        self.close()
-        try:
-            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        except OSError as exc:
-            raise FlowError("connect", repr(exc)) from None
-        self.connects += 1
-        self.reusable = True
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-        self.reader = self.writer = None
-        self.reusable = False
+async def post(pool: Pool, url: Url, head: bytes, body: bytes) -> Response:
+    """Send a POST (``head`` from ``encode_headers``); the response once its status and headers are in."""
+    try:
+        return await pool.send(url, "POST", head, body)
+    except ConnectError as exc:
+        raise FlowError("connect", str(exc)) from None
+    except ProtocolError as exc:
+        raise FlowError("bad-http", str(exc)) from None
+    except ConnectionError as exc:
+        raise FlowError("transport", f"connection closed before a response: {exc}") from None
 
 
-async def sse_messages(conn: Connection, headers: dict[bytes, bytes]) -> AsyncIterator[Any]:
+async def body(resp: Response) -> AsyncIterator[bytes]:
+    """The response body in the pieces it arrives in; read to its end, the connection goes back to the pool."""
+    try:
+        while piece := await resp.next_chunk():
+            yield piece
+    except ProtocolError as exc:
+        raise FlowError("bad-http", str(exc)) from None
+    except ConnectionError as exc:
+        raise FlowError("transport", f"response body cut short: {exc}") from None
+    resp.release()
+
+
+async def read_all(resp: Response) -> bytes:
+    return b"".join([piece async for piece in body(resp)])
+
+
+async def sse_messages(resp: Response) -> AsyncIterator[Any]:
     """The JSON-RPC messages of an SSE body as its events complete; events without data (priming) are skipped.
     The body is always read to its end, so the connection can carry the next request."""
     buffer = b""
-    async for piece in conn.body(headers):
+    async for piece in body(resp):
         buffer += piece
         if b"\r" in buffer:
             buffer = buffer.replace(b"\r\n", b"\n")
@@ -153,20 +105,20 @@ async def sse_messages(conn: Connection, headers: dict[bytes, bytes]) -> AsyncIt
                     raise FlowError("bad-json", f"SSE data {data[0][:80]!r}") from None
 
 
-async def messages(conn: Connection, status: int, headers: dict[bytes, bytes]) -> AsyncIterator[Any]:
+async def messages(resp: Response) -> AsyncIterator[Any]:
     """The JSON-RPC messages of a response: its SSE events, or its one JSON body."""
-    ctype = headers.get(b"content-type", b"")
-    if ctype.startswith(b"text/event-stream"):
-        async for message in sse_messages(conn, headers):
+    ctype = resp.headers.get("content-type", "")
+    if ctype.startswith("text/event-stream"):
+        async for message in sse_messages(resp):
             yield message
         return
-    body = await conn.read_all(headers)
-    if status != 200 or not ctype.startswith(b"application/json"):
-        raise FlowError(f"http-{status}", f"{ctype.decode(errors='replace')}: {body[:120]!r}")
+    data = await read_all(resp)
+    if resp.status != 200 or not ctype.startswith("application/json"):
+        raise FlowError(f"http-{resp.status}", f"{ctype}: {data[:120]!r}")
     try:
-        yield _decode(body)
+        yield _decode(data)
     except ValueError:
-        raise FlowError("bad-json", repr(body[:120])) from None
+        raise FlowError("bad-json", repr(data[:120])) from None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -186,17 +138,11 @@ class Lane:
 
     _ids = itertools.count(1)
 
-    def __init__(self, host: str, port: int, netloc: str, path: str, tool: str, args: str) -> None:
-        self.host, self.port, self.tool, self.args = host, port, tool, args
-        self.base = (
-            f"POST {path} HTTP/1.1\r\nHost: {netloc}\r\nContent-Type: application/json\r\n".encode()
-            + b"Accept: "
-            + ACCEPT_BOTH
-            + b"\r\n"
-        )
-        self.calls = Connection(host, port, self.base)
-        self.answers = Connection(host, port, self.base)
-        self.session_id = b""
+    def __init__(self, url: Url, tool: str, args: str) -> None:
+        self.url, self.tool, self.args = url, tool, args
+        self.pool = Pool()  # two keep-alive connections: the call's stream, and the answers posted meanwhile
+        self.head = encode_headers(BASE)
+        self.opened = 0  # connections of the pools this lane has given up (after a failed flow)
         self.requests = 0
         self.answered: dict[str, int] = {}
 
@@ -204,25 +150,23 @@ class Lane:
         """``initialize`` and ``notifications/initialized``: the session the lane's flows run in."""
         params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": CAPABILITIES, "clientInfo": CLIENT_INFO}
         rid = next(self._ids)
-        body = _encode({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params}).encode()
-        status, headers = await self.calls.post(body)
+        init = _encode({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params}).encode()
+        resp = await post(self.pool, self.url, self.head, init)
         result = None
-        async for message in messages(self.calls, status, headers):
+        async for message in messages(resp):
             if isinstance(message, dict) and message.get("id") == rid:
                 result = message.get("result")
         if not isinstance(result, dict) or result.get("protocolVersion") != PROTOCOL_VERSION:
-            raise FatalError(f"initialize was not answered with {PROTOCOL_VERSION}: status {status}, {result!r}")
-        session_id = headers.get(b"mcp-session-id")
+            raise FatalError(f"initialize was not answered with {PROTOCOL_VERSION}: status {resp.status}, {result!r}")
+        session_id = resp.headers.get("mcp-session-id")
         if not session_id:
             raise FatalError("initialize was answered without an Mcp-Session-Id")
-        self.session_id = session_id
-        session = b"Mcp-Session-Id: %s\r\nMCP-Protocol-Version: %s\r\n" % (session_id, PROTOCOL_VERSION.encode())
-        self.calls.prefix = self.answers.prefix = self.base + session
+        self.head = encode_headers([*BASE, ("Mcp-Session-Id", session_id), ("MCP-Protocol-Version", PROTOCOL_VERSION)])
         note = _encode({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
-        status, headers = await self.answers.post(note)
-        await self.answers.read_all(headers)
-        if status not in (200, 202):
-            raise FatalError(f"notifications/initialized was answered with HTTP {status}")
+        done = await post(self.pool, self.url, self.head, note)
+        await read_all(done)
+        if done.status not in (200, 202):
+            raise FatalError(f"notifications/initialized was answered with HTTP {done.status}")
 
     async def flow(self, index: int) -> Flow:
         """One ``tools/call``, its elicitations answered by POST, to its result."""
@@ -236,9 +180,9 @@ class Lane:
             "params": {"name": self.tool, "arguments": arguments},
         }
         self.requests += 1
-        status, headers = await self.calls.post(_encode(call).encode())
+        resp = await post(self.pool, self.url, self.head, _encode(call).encode())
         result: Any = None
-        async for message in messages(self.calls, status, headers):
+        async for message in messages(resp):
             if not isinstance(message, dict):
                 raise FlowError("bad-message", repr(message)[:120])
             if "method" in message:
@@ -263,22 +207,28 @@ class Lane:
         """POST the response to one server request (on the answers' connection); the server takes it with 202."""
         reply = {"jsonrpc": "2.0", "id": request["id"], "result": answer_one(request, self.answered)}
         self.requests += 1
-        status, headers = await self.answers.post(_encode(reply).encode())
-        body = await self.answers.read_all(headers)
-        if status not in (200, 202):
-            raise FlowError(f"answer-http-{status}", repr(body[:120]))
+        resp = await post(self.pool, self.url, self.head, _encode(reply).encode())
+        data = await read_all(resp)
+        if resp.status not in (200, 202):
+            raise FlowError(f"answer-http-{resp.status}", repr(data[:120]))
 
-    def close(self) -> None:
-        self.calls.close()
-        self.answers.close()
+    @property
+    def connections(self) -> int:
+        return self.opened + self.pool.opened
+
+    async def close(self, *, reopen: bool = True) -> None:
+        """Drop the lane's connections (a stream left half read cannot carry the next request)."""
+        await self.pool.close()
+        if reopen:
+            self.opened += self.pool.opened
+            self.pool = Pool()
 
 
 class Driver:
     """``concurrency`` lanes (sessions) taking flows from a shared tally."""
 
-    def __init__(self, url: Any, tool: str, args: str, concurrency: int, timeout: float) -> None:
-        host, port = str(url.hostname), url.port or 80
-        self.lanes = [Lane(host, port, url.netloc, url.path or "/", tool, args) for _ in range(concurrency)]
+    def __init__(self, url: Url, tool: str, args: str, concurrency: int, timeout: float) -> None:
+        self.lanes = [Lane(url, tool, args) for _ in range(concurrency)]
         self.timeout = timeout
 
     async def start(self) -> None:
@@ -297,11 +247,11 @@ class Driver:
                 try:
                     flow = await asyncio.wait_for(lane.flow(index), self.timeout)
                 except FlowError as exc:
-                    lane.close()  # a stream left half read cannot carry the next request
+                    await lane.close()
                     tally.failure(exc.kind, exc)
                     continue
                 except TimeoutError as exc:
-                    lane.close()
+                    await lane.close()
                     tally.failure("timeout", exc, f"timeout: no result within {self.timeout:g} s")
                     continue
                 tally.success(flow)  # type: ignore[arg-type] # Tally reads .started and .rounds only
@@ -321,9 +271,9 @@ class Driver:
             lane.answered = {}
         return out
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
         for lane in self.lanes:
-            lane.close()
+            await lane.close(reopen=False)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -332,15 +282,15 @@ class Driver:
 
 
 async def measure(opts: argparse.Namespace) -> dict[str, Any]:
-    url = require_loopback(opts.url)
-    driver = Driver(url, opts.tool, opts.args, opts.concurrency, opts.timeout)
+    require_loopback(opts.url)
+    driver = Driver(Url.parse(opts.url), opts.tool, opts.args, opts.concurrency, opts.timeout)
     report = await measured(opts, driver, lambda: driver.requests, driver.answered, "legacy_load")
     return {
         **report,
         "protocol_version": PROTOCOL_VERSION,
         "sessions": len(driver.lanes),
         "input_requests_answered": driver.answered(),
-        "connections": sum(lane.calls.connects + lane.answers.connects for lane in driver.lanes),
+        "connections": sum(lane.connections for lane in driver.lanes),
     }
 
 

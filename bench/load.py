@@ -553,7 +553,7 @@ class Driver:
         await asyncio.gather(*(lane.run(tally) for lane in self.lanes))
         return tally
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
         if self._watchdog is not None:
             self._watchdog.cancel()
         for lane in self.lanes:
@@ -661,7 +661,7 @@ class Phases(Protocol):
 
     async def phase(self, total: int, deadline: float | None) -> Tally: ...
 
-    def stop(self) -> None: ...
+    async def stop(self) -> None: ...
 
 
 async def measured(
@@ -694,7 +694,7 @@ async def measured(
         server_cpu = cpu_seconds(pids) - cpu0
         sent = requests() - requests0
     finally:
-        driver.stop()
+        await driver.stop()
     rss_after, hwm = memory_mib(pids)
     gone = exited(pids)
     measured = bool(pids) and not gone  # a process that exited took its CPU time with it

@@ -1,24 +1,40 @@
 """Shared pytest configuration: markers, an isolated data directory, and real servers on loopback.
 
+Every test gets one of the markers `unit`, `process`, `redis`, `nginx`, `browser` (registered in
+pyproject.toml) from what its code uses (support.kinds); a `unit` test that starts a process or uses a
+network socket fails, and so does a test that starts a system service it is not marked with (support.guard).
+
 Only fixtures and hooks live here; the helpers they use are in tests/support/ (imported as `support.*`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.browser import launched_chromium
+from support.guard import in_process_only, services_only
+from support.kinds import SERVICES, kinds
 from support.processes import free_port
 from support.serve import RunningServer, start_server
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "conformance: runs the official MCP conformance suite (node via tools/conformance.py)"
-    )
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for kind in sorted(kinds(item)):
+            item.add_marker(kind)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    if item.get_closest_marker("unit") is not None:
+        guard = in_process_only(item.nodeid)
+    else:
+        guard = services_only(item.nodeid, {kind for kind in SERVICES if item.get_closest_marker(kind) is not None})
+    with guard:
+        return (yield)
 
 
 @pytest.fixture(autouse=True)

@@ -297,6 +297,7 @@ def test_a_login_that_fails_is_a_client_error_naming_the_cause(auth_server: Auth
 # -- the loopback redirect listener ---------------------------------------------------------------------------
 
 
+@pytest.mark.process  # the listener is Baton's own, on a real loopback socket
 def test_the_loopback_listener_returns_the_redirect_and_serves_nothing_else() -> None:
     shown: list[str] = []
 

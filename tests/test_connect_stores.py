@@ -54,8 +54,6 @@ from baton.state.keys import data_dir
 from baton.state.ledger_sqlite import SqliteLedger
 from baton.state.sqlite_file import SqliteFile
 
-KINDS = ["memory", "sqlite", "redis"]
-
 
 @pytest.fixture(scope="module")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
@@ -113,7 +111,7 @@ class Backend:
         asyncio.run(main())
 
 
-@pytest.fixture(params=KINDS)
+@pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     url = request.getfixturevalue("redis_server").url if request.param == "redis" else ""
     return Backend(request.param, tmp_path, url)

@@ -47,7 +47,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     server.stop()
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
     """(url, redis key prefix): a fresh ledger location for each test."""
     if request.param == "memory":
@@ -267,7 +267,7 @@ async def worker(url: str, prefix: str) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
 def test_two_processes_claim_each_token_once(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     if kind == "sqlite":
         url, prefix = f"sqlite://{tmp_path}/shared.sqlite3", ""

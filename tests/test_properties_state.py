@@ -158,7 +158,7 @@ def sqlite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("ledger")
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis)])
 def store(request: pytest.FixtureRequest, sqlite_dir: Path) -> str:
     if request.param == "memory":
         return "memory:"

@@ -309,7 +309,10 @@ class Connection(asyncio.Protocol):
 
 
 class Pool:
-    """Connections per origin: idle keep-alive ones reused (at most `max_idle` kept), new ones made as needed."""
+    """Connections per origin: idle keep-alive ones reused (at most `max_idle` kept), new ones made as needed.
+
+    `opened` counts the connections made so far (a figure for callers: the benchmarks report it).
+    """
 
     limit = staticmethod(asyncio.timeout)  # what a transport bounds a request with (an OAuth pool pauses it)
 
@@ -319,6 +322,7 @@ class Pool:
         self._idle: dict[tuple[str, str, int], list[Connection]] = {}
         self._all: set[Connection] = set()
         self._closed = False
+        self.opened = 0
 
     async def send(self, url: Url, method: str, headers: bytes, body: bytes) -> Response:
         """Send one request (`headers` from `encode_headers`); returns once the response head is in.
@@ -412,6 +416,7 @@ class Pool:
             conn.abort()
             raise RuntimeError("the HTTP client is closed")
         self._all.add(conn)
+        self.opened += 1
         return conn
 
     def _tls(self) -> ssl.SSLContext:
