@@ -1,4 +1,4 @@
-"""In-process A/B of the telemetry-off path: CPU per MRTR round trip through `Server.handle`, no transport.
+"""In-process A/B of the telemetry-off path: CPU per MRTR round trip through `server.runtime.handle`, no transport.
 
 Run with ``PYTHONPATH`` at one tree's ``src`` (bench/otel_compare runs it on this tree and on a baseline
 tree, alternating). The `opentelemetry` packages are made unimportable, as if the `otel` extra were not
@@ -46,18 +46,19 @@ def main() -> None:
     async def book(ctx: Context, city: str) -> str:
         return "booked" if await ctx.confirm(f"Book {city}?", key="confirm") else "no"
 
-    server.check_startup("stdio")
+    if hasattr(server, "check_startup"):  # older trees had no start-up checks
+        server.check_startup("stdio")
     ex = Exchange(RequestInfo("stdio"))
     args = {"city": "Oslo"}
+    # The A/B runs this script on older trees too, where the transports' entry point was `Server.handle`.
+    handle = getattr(server, "runtime", server).handle
 
     async def flows(count: int) -> None:
         for i in range(count):
-            first = await server.runtime.handle(
-                Message("tools/call", {"name": "book", "arguments": args, "_meta": META}, i, True), ex
-            )
+            first = await handle(Message("tools/call", {"name": "book", "arguments": args, "_meta": META}, i, True), ex)
             state = first.body["result"]["requestState"]  # type: ignore[union-attr]
             params = {"name": "book", "arguments": args, "_meta": META, "requestState": state, "inputResponses": ANSWER}
-            await server.runtime.handle(Message("tools/call", params, i, True), ex)
+            await handle(Message("tools/call", params, i, True), ex)
 
     asyncio.run(flows(200))  # warm up
     start = time.process_time()
