@@ -1,4 +1,5 @@
-"""Hostile input on the Streamable HTTP transport, against examples/everything.py on a loopback port (issue 25):
+"""Hostile input on the Streamable HTTP transport, against examples/everything.py (issue 25): its HTTP app in this
+process for what ends in one response (support.inprocess), a `baton serve` on loopback for sessions and streams:
 megabyte trace headers in `_meta` with tracing on (P100), an `Origin` that is not `scheme://host[:port]`
 (P101), an answer too large for `requestState` (P102), a `Last-Event-ID` past the end of its stream (P103),
 and notifications and answers with an unsupported `MCP-Protocol-Version` (P104)."""
@@ -14,6 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
+from support.inprocess import InProcessServer, load_server
+from support.paths import ROOT
 from support.serve import RunningServer, start_server
 from test_http_handshake import Client, message_of, rpc, until
 from wire import accept, call, headers_for, post, request
@@ -27,6 +30,16 @@ def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServ
     log = tmp_path_factory.mktemp("hostile") / "server.log"
     with start_server("examples/everything.py", log=log, env={"BATON_DATA_DIR": str(log.parent)}) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def here(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessServer]:
+    """examples/everything.py's HTTP app in this process (support.inprocess): for what ends in one response."""
+    work = tmp_path_factory.mktemp("hostile-here")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("BATON_DATA_DIR", str(work))
+        with InProcessServer(load_server(ROOT / "examples" / "everything.py"), work / "server.log") as server:
+            yield server
 
 
 @pytest.fixture
@@ -61,17 +74,17 @@ def asking() -> dict[str, Any]:
         "null",
     ],
 )
-def test_an_origin_that_is_not_scheme_host_port_is_refused(everything: RunningServer, origin: str) -> None:
-    port_origin = origin.replace(":8000", f":{everything.port}")
-    resp = post(everything.url, request("server/discover"), Origin=port_origin)
+def test_an_origin_that_is_not_scheme_host_port_is_refused(here: InProcessServer, origin: str) -> None:
+    port_origin = origin.replace(":8000", f":{here.port}")
+    resp = post(here.url, request("server/discover"), Origin=port_origin)
     if origin == "http://localhost:8000/":  # a trailing slash is still scheme://host[:port]
         assert resp.status_code == 200, resp.text
         return
     assert resp.status_code == 403, resp.text
     assert "Origin" in resp.json()["error"]["message"]
     # the session side of the endpoint applies the same rule
-    init = httpx.post(
-        everything.url,
+    init = here.http.post(
+        here.url,
         json=rpc(
             "initialize",
             {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
@@ -92,8 +105,8 @@ def test_an_origin_that_is_not_scheme_host_port_is_refused(everything: RunningSe
         "http://localhost",
     ],
 )
-def test_a_loopback_origin_is_admitted(everything: RunningServer, origin: str) -> None:
-    resp = post(everything.url, request("server/discover"), Origin=origin.format(port=everything.port))
+def test_a_loopback_origin_is_admitted(here: InProcessServer, origin: str) -> None:
+    resp = post(here.url, request("server/discover"), Origin=origin.format(port=here.port))
     assert resp.status_code == 200, resp.text
 
 
@@ -115,22 +128,22 @@ def test_an_answer_too_large_for_the_state_is_a_tool_error_naming_it_in_a_sessio
     assert_logged_as_client_mistake(everything.log)
 
 
-def test_an_answer_too_large_for_the_state_is_a_tool_error_naming_it_in_2026(everything: RunningServer) -> None:
+def test_an_answer_too_large_for_the_state_is_a_tool_error_naming_it_in_2026(here: InProcessServer) -> None:
     tool = "test_input_required_result_multi_round"
-    first = call(everything.url, tool).json()["result"]
+    first = call(here.url, tool).json()["result"]
     assert first["resultType"] == "input_required"
-    resp = call(everything.url, tool, responses={"step1": accept(name="y" * ANSWER)}, state=first["requestState"])
+    resp = call(here.url, tool, responses={"step1": accept(name="y" * ANSWER)}, state=first["requestState"])
     assert resp.status_code == 200, resp.text
     result = resp.json()["result"]
     assert result["isError"] is True
     assert "'step1'" in result["content"][0]["text"] and "'name'" in result["content"][0]["text"]
-    assert_logged_as_client_mistake(everything.log)
+    assert_logged_as_client_mistake(here.log)
 
 
-def test_an_answer_within_the_cap_goes_on(everything: RunningServer) -> None:
+def test_an_answer_within_the_cap_goes_on(here: InProcessServer) -> None:
     tool = "test_input_required_result_multi_round"
-    first = call(everything.url, tool).json()["result"]
-    second = call(everything.url, tool, responses={"step1": accept(name="z" * 2000)}, state=first["requestState"])
+    first = call(here.url, tool).json()["result"]
+    second = call(here.url, tool, responses={"step1": accept(name="z" * 2000)}, state=first["requestState"])
     assert second.json()["result"]["resultType"] == "input_required"
 
 

@@ -1,14 +1,16 @@
-"""Flows over real HTTP on loopback: sealed state, capability gating, re-asking, instances sharing keys."""
+"""Flows over Streamable HTTP: sealed state, capability gating and re-asking through the HTTP app in this process
+(support.inprocess: the same ASGI app, no socket); instances sharing keys as `baton serve` processes on loopback."""
 
 from __future__ import annotations
 
 import base64
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.inprocess import InProcessServer, load_server
 from support.paths import SERVERS
-from support.serve import RunningServer
 from wire import accept, call
 
 GUARDED = str(SERVERS / "guarded.py")
@@ -20,8 +22,11 @@ def runlog(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def guarded(serve, runlog: Path) -> RunningServer:  # type: ignore[no-untyped-def]
-    return serve(GUARDED, env={"BATON_TEST_RUNLOG": str(runlog)})
+def guarded(runlog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InProcessServer]:
+    monkeypatch.setenv("BATON_TEST_RUNLOG", str(runlog))
+    monkeypatch.setenv("BATON_DATA_DIR", str(tmp_path))  # its key file, as `baton serve` would make it
+    with InProcessServer(load_server(Path(GUARDED)), tmp_path / "server.log") as server:
+        yield server
 
 
 def runs(runlog: Path) -> list[str]:
@@ -56,7 +61,7 @@ def assert_rejected(resp, runlog: Path, before: int) -> None:  # type: ignore[no
     assert len(runs(runlog)) == before, "user code ran for a rejected requestState"
 
 
-def test_confirm_flow_completes(guarded: RunningServer, runlog: Path) -> None:
+def test_confirm_flow_completes(guarded: InProcessServer, runlog: Path) -> None:
     r1 = first_round(guarded.url)
     (key,) = r1["inputRequests"]
     resp = call(
@@ -74,7 +79,7 @@ def test_confirm_flow_completes(guarded: RunningServer, runlog: Path) -> None:
 
 
 @pytest.mark.parametrize("attack", ["tampered", "truncated", "cross_tool", "cross_argument", "cross_principal"])
-def test_bad_state_is_rejected_before_user_code(guarded: RunningServer, runlog: Path, attack: str) -> None:
+def test_bad_state_is_rejected_before_user_code(guarded: InProcessServer, runlog: Path, attack: str) -> None:
     r1 = first_round(guarded.url)
     state, (key,) = r1["requestState"], r1["inputRequests"]
     before = len(runs(runlog))
@@ -104,17 +109,20 @@ def test_bad_state_is_rejected_before_user_code(guarded: RunningServer, runlog: 
     assert "rejected requestState" in guarded.log.read_text()
 
 
-def test_expired_state_is_rejected(serve, runlog: Path) -> None:  # type: ignore[no-untyped-def]
-    server = serve(GUARDED, env={"BATON_TEST_RUNLOG": str(runlog), "BATON_TEST_TTL": "1"})
-    r1 = first_round(server.url)
-    before = len(runs(runlog))
-    time.sleep(2.2)
-    resp = confirm_deletion(server.url, r1["requestState"])
-    assert_rejected(resp, runlog, before)
+def test_expired_state_is_rejected(runlog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BATON_TEST_RUNLOG", str(runlog))
+    monkeypatch.setenv("BATON_TEST_TTL", "1")
+    monkeypatch.setenv("BATON_DATA_DIR", str(tmp_path))
+    with InProcessServer(load_server(Path(GUARDED)), tmp_path / "server.log") as server:
+        r1 = first_round(server.url)
+        before = len(runs(runlog))
+        time.sleep(2.2)
+        resp = confirm_deletion(server.url, r1["requestState"])
+        assert_rejected(resp, runlog, before)
     assert "expired" in server.log.read_text()
 
 
-def test_undeclared_capability_never_reaches_the_wire(guarded: RunningServer, runlog: Path) -> None:
+def test_undeclared_capability_never_reaches_the_wire(guarded: InProcessServer, runlog: Path) -> None:
     resp = call(guarded.url, "delete_project", {"project": "p1"}, caps={}, Authorization="Bearer alice")
     # 2026-07-28: -32021, never an ask on the wire; its message says it as a host can pass on (P96).
     assert resp.status_code == 400
@@ -137,7 +145,7 @@ def test_undeclared_capability_never_reaches_the_wire(guarded: RunningServer, ru
         ({"plan": "pro"}, "answer is required"),
     ],
 )
-def test_invalid_answer_is_asked_again(guarded: RunningServer, content: dict, problem: str) -> None:
+def test_invalid_answer_is_asked_again(guarded: InProcessServer, content: dict, problem: str) -> None:
     r1 = first_round(guarded.url, "profile", {})
     resp = call(
         guarded.url,
@@ -160,7 +168,7 @@ def test_invalid_answer_is_asked_again(guarded: RunningServer, content: dict, pr
     assert resp.json()["result"]["content"][0]["text"] == "40/pro/anon"
 
 
-def test_handler_swallowing_the_suspension_still_asks(guarded: RunningServer) -> None:
+def test_handler_swallowing_the_suspension_still_asks(guarded: InProcessServer) -> None:
     resp = call(guarded.url, "swallow", Authorization="Bearer alice")
     result = resp.json()["result"]
     assert result["resultType"] == "input_required"

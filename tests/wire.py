@@ -1,4 +1,5 @@
-"""Raw wire helpers for tests: build MCP 2026-07-28 requests and POST them exactly as given."""
+"""Raw wire helpers for tests: build MCP 2026-07-28 requests and POST them exactly as given, over loopback or to a
+server in this process (support.inprocess)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import itertools
 from typing import Any
 
 import httpx
+from support.inprocess import client_for
 
 from baton.protocol.headers import encode_value
 
@@ -45,6 +47,10 @@ def headers_for(message: dict[str, Any], **extra: str) -> dict[str, str]:
 
 
 def post(url: str, message: dict[str, Any], **extra: str) -> httpx.Response:
+    """POST over loopback, or to a server in this process (support.inprocess) when `url` names one."""
+    http = client_for(url)
+    if http is not None:
+        return http.post(url, json=message, headers=headers_for(message, **extra))
     return httpx.post(url, json=message, headers=headers_for(message, **extra), timeout=10)
 
 
