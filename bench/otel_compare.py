@@ -109,7 +109,7 @@ def sdk_floor(python: Path, endpoint: str, n: int, runs: int) -> dict[str, float
 
 
 def ab(python: Path, baseline: str, n: int, runs: int) -> dict[str, Any]:
-    """CPU per round trip through `Server.handle` in-process, this tree against the baseline's, alternating."""
+    """CPU per round trip through `server.runtime.handle` in-process, this tree against the baseline's, alternating."""
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         archive = subprocess.run(["git", "archive", baseline, "src"], cwd=ROOT, capture_output=True, check=True)

@@ -1,6 +1,6 @@
-"""In-process CPU of tracing: an MRTR round trip through `Server.handle` with the SDK set up as `baton serve` sets
-it up (`baton.telemetry.setup.from_env`: `BatchSpanProcessor`, OTLP/HTTP exporters to a receiver in another
-process), and the SDK's own floor on the same set-up.
+"""In-process CPU of tracing: an MRTR round trip through `server.runtime.handle` with the SDK set up as
+`baton serve` sets it up (`baton.telemetry.setup.from_env`: `BatchSpanProcessor`, OTLP/HTTP exporters to a
+receiver in another process), and the SDK's own floor on the same set-up.
 
 Process CPU (`time.process_time`, so the exporter thread's OTLP encoding counts), after a forced flush.
 Run with ``PYTHONPATH`` at a tree's ``src`` and the OTLP endpoint in ``OTEL_EXPORTER_OTLP_ENDPOINT``

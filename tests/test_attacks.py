@@ -1,6 +1,6 @@
 """An attack suite for `requestState`: every mutated, foreign or malformed token is refused before user code.
 
-Most of the volume goes in-process through `Server.handle` (a handler bumps a counter whenever its body
+Most of the volume goes in-process through `server.runtime.handle` (a handler bumps a counter whenever its body
 runs); a sample of every category also goes over real HTTP to `baton serve tests/servers/guarded.py`,
 whose handlers write a run log. Every attack must answer JSON-RPC -32602 with the one fixed message
 "Invalid or expired requestState", and no handler body may run. Controls with the untampered tokens
@@ -679,7 +679,7 @@ def test_mutated_request_state_never_runs_user_code(capsys: pytest.CaptureFixtur
     with capsys.disabled():
         print(
             summary(
-                "requestState attacks, in-process through Server.handle",
+                "requestState attacks, in-process through server.runtime.handle",
                 counts,
                 elapsed,
                 [

@@ -3,7 +3,7 @@
 Resources and prompts (protocol.md P17): `ResourceNotFound` is not-found (-32602 in 2026-07-28, -32002
 in a 2025-11-25 session); a `ValueError` is invalid params with its message; anything else is an
 internal error that hides the details. A `ConfigurationError` raised while a request runs (the connect
-kit's, from `ctx.secret`) names the setting to fix. Driven in process through `Server.handle` with a
+kit's, from `ctx.secret`) names the setting to fix. Driven in process through `server.runtime.handle` with a
 real key ring, and over a real `baton serve` on HTTP and on stdio.
 """
 
