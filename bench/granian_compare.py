@@ -36,6 +36,7 @@ BENCH = ROOT / "bench"
 LOADS = {"baton": BENCH / "load.py", "floor": BENCH / "load.py", "session": BENCH / "legacy_load.py"}
 APPS = {"baton": "granian_apps:baton", "floor": "granian_apps:floor_app", "session": "granian_apps:baton"}
 HTTP_SERVERS = ("granian", "uvicorn")
+GRANIAN_TUNING: list[str] = []  # --granian-tuning: extra granian options (its runtime's threads and mode)
 
 
 def command(http_server: str, app: str) -> Any:
@@ -44,7 +45,8 @@ def command(http_server: str, app: str) -> Any:
         return lambda port: [
             str(venv / "granian"),
             *("--interface", "asgi", "--host", "127.0.0.1", "--port", str(port)),
-            *("--loop", "uvloop", "--workers", "1", "--working-dir", str(BENCH), "--log-level", "warning", app),
+            *("--loop", "uvloop", "--workers", "1", "--http", "1", *GRANIAN_TUNING),
+            *("--working-dir", str(BENCH), "--log-level", "warning", app),
         ]
     return lambda port: [
         str(venv / "uvicorn"),
@@ -59,8 +61,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pairs", type=int, default=10, help="pairs per system and level (default 10)")
     parser.add_argument("--pair-n", type=int, default=1000, help="measured flows per run (default 1000)")
     parser.add_argument("--systems", default="floor,baton,session", help="which of floor,baton,session (all)")
+    parser.add_argument("--granian-tuning", default="", help='extra granian options, e.g. "--runtime-mode st"')
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     opts = parser.parse_args(argv)
+    GRANIAN_TUNING[:] = opts.granian_tuning.split()
     opts.level_list = [int(x) for x in opts.levels.split(",") if x.strip()]
     opts.system_list = [x.strip() for x in opts.systems.split(",") if x.strip()]
     if not opts.level_list or min(opts.level_list) < 1 or opts.pairs < 1 or opts.pair_n < 1:
