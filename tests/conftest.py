@@ -18,6 +18,7 @@ from support.browser import launched_chromium
 from support.guard import in_process_only, services_only
 from support.kinds import SERVICES, kinds
 from support.processes import free_port
+from support.redis_server import RedisServer
 from support.serve import RunningServer, start_server
 
 
@@ -42,6 +43,15 @@ def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     """Every test gets its own data directory, so no key file is shared by accident."""
     monkeypatch.setenv("BATON_DATA_DIR", str(tmp_path_factory.mktemp("baton-data")))
     monkeypatch.delenv("BATON_STATE_KEYS", raising=False)
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A real redis-server on a loopback port, one per test module (the ledger and store tests)."""
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ import stat
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,14 +53,6 @@ from baton.connect.tickets import mint
 from baton.state.keys import data_dir
 from baton.state.ledger_sqlite import SqliteLedger
 from baton.state.sqlite_file import SqliteFile
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    server.start()
-    yield server
-    server.stop()
 
 
 class Backend:

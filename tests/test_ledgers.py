@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +37,6 @@ from baton.state.ledger_sqlite import DEFAULT_FILE_NAME, SqliteLedger
 from baton.state.ledger_url import ledger_from_url
 
 FRESH, IN_PROGRESS, DONE, FOREIGN = ClaimStatus.FRESH, ClaimStatus.IN_PROGRESS, ClaimStatus.DONE, ClaimStatus.FOREIGN
-
-
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis)])
