@@ -15,25 +15,16 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-from support.stub_http import Reply, Seen, Stub, consent, json_reply, oauth_as, prm
+from support.stub_http import Reply, Seen, Stub, consent, endless, json_reply, oauth_as, oversized, prm, run
 
 from baton.client.oauth import AuthError, FileStore, MemoryStore, OAuth
 from baton.client.oauth.challenge import Challenge
 from baton.client.oauth.login import Attempts, LoginState
 
 REDIRECT = "http://127.0.0.1:9/callback"
-T = TypeVar("T")
-
-
-def run(coro: Awaitable[T], limit: float = 30.0) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(limit):  # a guard that does not hold fails here instead of hanging
-            return await coro
-
-    return asyncio.run(bounded())
 
 
 class Browser:
@@ -67,11 +58,6 @@ async def _drip() -> AsyncIterator[bytes]:
         yield b" "
 
 
-async def _endless() -> AsyncIterator[bytes]:
-    while True:
-        yield b" " * 65536
-
-
 def test_a_metadata_host_that_drips_its_answer_is_cut_off_by_the_overall_bound() -> None:
     async def main() -> float:
         async with Stub({"GET /prm": lambda seen: Reply(chunks=_drip())}) as stub:
@@ -86,9 +72,7 @@ def test_a_metadata_host_that_drips_its_answer_is_cut_off_by_the_overall_bound()
 @pytest.mark.parametrize("with_length", [True, False])
 def test_a_metadata_body_over_the_cap_is_refused_without_reading_it_all(with_length: bool) -> None:
     def huge(seen: Seen) -> Reply:
-        if with_length:  # a length far beyond the cap, and then the bytes (never read)
-            return Reply(headers={"Content-Length": str(600 * 1024 * 1024)}, chunks=None, body=b"")
-        return Reply(chunks=_endless())
+        return oversized(declared=with_length)
 
     async def main() -> None:
         async with Stub({"GET /prm": huge}) as stub:
@@ -103,7 +87,7 @@ def test_a_token_response_over_the_cap_is_refused() -> None:
         async with Stub() as stub:
             oauth_as(stub)
             prm(stub, f"{stub.url}/mcp", [stub.url])
-            stub.routes["POST /token"] = lambda seen: Reply(chunks=_endless())
+            stub.routes["POST /token"] = lambda seen: Reply(chunks=endless())
             with pytest.raises(AuthError, match="larger than 256 KiB"):
                 await login_at(stub, config())
 

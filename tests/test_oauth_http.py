@@ -10,13 +10,11 @@ import ast
 import asyncio
 import json
 import socket
-from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
-from typing import TypeVar
 
 import httpx
 import pytest
-from support.stub_http import Reply, Seen, Stub, json_reply
+from support.stub_http import Reply, Seen, Stub, endless, json_reply, oversized, run
 
 from baton.auth import DiscoveryError, discover_issuer
 from baton.connect.oauth import OAuthProvider, exchange
@@ -26,7 +24,6 @@ HOME = SRC / "oauth_http.py"
 CLIENT_CLASSES = {"AsyncClient", "Client", "AsyncOAuth2Client", "OAuth2Client", "AsyncHTTPTransport", "HTTPTransport"}
 # A module listed here may build its own client, for a reason that is not OAuth. None is needed today.
 EXCEPTIONS: dict[str, str] = {}
-T = TypeVar("T")
 
 
 def constructions(path: Path) -> list[str]:
@@ -82,14 +79,6 @@ def test_the_scan_sees_each_way_of_building_one(tmp_path: Path) -> None:
     assert len(constructions(probe)) == 6
 
 
-def run(coro: Awaitable[T], limit: float = 30.0) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(limit):
-            return await coro
-
-    return asyncio.run(bounded())
-
-
 @pytest.fixture
 def dead_proxy(monkeypatch: pytest.MonkeyPatch) -> str:
     """Every proxy variable names a port on 127.0.0.1 where nothing listens; a client that reads them fails."""
@@ -101,11 +90,6 @@ def dead_proxy(monkeypatch: pytest.MonkeyPatch) -> str:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.setenv(name, proxy)
     return proxy
-
-
-async def _endless() -> AsyncIterator[bytes]:
-    while True:
-        yield b" " * 65536
 
 
 TOKEN = {"access_token": "at-1", "token_type": "Bearer", "expires_in": 60}
@@ -131,9 +115,7 @@ def test_the_connect_kits_exchange_ignores_the_proxy_of_the_environment(dead_pro
 @pytest.mark.parametrize("with_length", [True, False])
 def test_the_connect_kits_exchange_refuses_a_body_over_the_cap(with_length: bool) -> None:
     def huge(seen: Seen) -> Reply:
-        if with_length:  # a length far beyond the cap, and then the bytes (never read)
-            return Reply(headers={"Content-Length": str(600 * 1024 * 1024)}, chunks=None, body=b"")
-        return Reply(chunks=_endless())
+        return oversized(declared=with_length)
 
     async def main() -> None:
         async with Stub({"POST /token": huge}) as stub:
@@ -154,7 +136,7 @@ def test_issuer_discovery_refuses_a_body_over_the_cap_and_ignores_the_proxy(dead
             stub.routes["GET /.well-known/openid-configuration"] = lambda seen: json_reply({"issuer": issuer})
             found = await asyncio.to_thread(discover_issuer, issuer, timeout_s=5)
             assert found == {"issuer": issuer}  # the first was refused, the second (small) one used
-            stub.routes["GET /.well-known/openid-configuration"] = lambda seen: Reply(chunks=_endless())
+            stub.routes["GET /.well-known/openid-configuration"] = lambda seen: Reply(chunks=endless())
             with pytest.raises(DiscoveryError) as refused:
                 await asyncio.to_thread(discover_issuer, issuer, timeout_s=5)
             return str(refused.value)

@@ -4,8 +4,10 @@
 request and returns a `Reply` (status, JSON or bytes, headers; `chunks`, an async iterator, is sent
 chunked with no length, for bodies that never end or are larger than any cap). Unknown routes get
 404. Every request is recorded in `stub.seen`. One request per connection (`Connection: close`).
-`json_reply(obj)` is the common case; `oauth_as(stub, ...)` adds a minimal authorization server
-(metadata, registration, token endpoint) whose answers a test can change.
+`json_reply(obj)` is the common case; `oversized(declared)` a body over any cap, announced by its
+`Content-Length` or endless; `oauth_as(stub, ...)` adds a minimal authorization server (metadata,
+registration, token endpoint) whose answers a test can change. `run(coro, limit)` runs a test's
+coroutine with a deadline, so that a guard that does not hold fails instead of hanging.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -40,6 +42,30 @@ class Reply:
 
 def json_reply(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
     return Reply(status, json.dumps(obj).encode(), {"Content-Type": "application/json", **(headers or {})})
+
+
+async def endless() -> AsyncIterator[bytes]:
+    """A body that never ends."""
+    while True:
+        yield b" " * 65536
+
+
+def oversized(declared: bool) -> Reply:
+    """A body far over any cap: announced by its `Content-Length` (and never sent), or endless and unannounced."""
+    if declared:
+        return Reply(headers={"Content-Length": str(600 * 1024 * 1024)}, chunks=None, body=b"")
+    return Reply(chunks=endless())
+
+
+T = TypeVar("T")
+
+
+def run(coro: Awaitable[T], limit: float = 30.0) -> T:
+    async def bounded() -> T:
+        async with asyncio.timeout(limit):  # a guard that does not hold fails here instead of hanging
+            return await coro
+
+    return asyncio.run(bounded())
 
 
 Handler = Callable[[Seen], Reply | Awaitable[Reply]]
