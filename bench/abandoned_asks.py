@@ -28,14 +28,14 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from legacy_load import Lane
+from load import FatalError
 from processes import Server, Skip, start, stop
 
-from baton.client.http11 import Pool, Response, Url, encode_headers
+from baton.client.http11 import Response, Url
 
 PER_SESSION = 32  # MAX_OPEN_ASKS_PER_SESSION, baton.server.handshake
-VERSION = "2025-11-25"
 ASKING_TOOL = "test_elicitation"
-BASE = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
 
 
 def rss_kib(pid: int) -> int:
@@ -45,42 +45,16 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for process {pid}")
 
 
-class Session:
-    """One 2025-11-25 session of the client that never answers: its id, and the responses it holds open."""
+class Session(Lane):
+    """One 2025-11-25 session of a client that never answers (legacy_load's `Lane` opens it): the responses of
+    its calls, each held open at its question."""
 
     def __init__(self, url: Url) -> None:
-        self.url = url
-        self.pool = Pool()
-        self.id = ""
+        super().__init__(url, ASKING_TOOL, "{}")
         self.held: list[Response] = []
 
-    def _head(self, *, with_session: bool = True) -> bytes:
-        pairs = [*BASE, ("MCP-Protocol-Version", VERSION)]
-        if with_session:
-            pairs.append(("Mcp-Session-Id", self.id))
-        return encode_headers(pairs)
-
     async def open(self) -> None:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": VERSION,
-                "capabilities": {"elicitation": {"form": {}}},
-                "clientInfo": {"name": "never-answers", "version": "1"},
-            },
-        }
-        resp = await self.pool.send(self.url, "POST", encode_headers(BASE), orjson.dumps(init))
-        self.id = resp.headers.get("mcp-session-id", "")
-        await resp.read()
-        resp.release()
-        if not self.id:
-            raise RuntimeError("initialize gave no Mcp-Session-Id")
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        done = await self.pool.send(self.url, "POST", self._head(), orjson.dumps(note))
-        await done.read()
-        done.release()
+        await self.open_session()
 
     async def ask(self, n: int) -> str:
         """Call the asking tool and read its stream until the question (kept open) or the end (returned)."""
@@ -90,7 +64,7 @@ class Session:
             "method": "tools/call",
             "params": {"name": ASKING_TOOL, "arguments": {"message": f"question {n}"}},
         }
-        resp = await self.pool.send(self.url, "POST", self._head(), orjson.dumps(call))
+        resp = await self.pool.send(self.url, "POST", self.head, orjson.dumps(call))
         seen = b""
         while True:
             chunk = await resp.next_chunk()
@@ -191,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             start(server, Path(logs), 30.0)
             report = asyncio.run(measure(server, args.calls, max(args.waves, 1)))
-        except (Skip, OSError, RuntimeError) as exc:
+        except (Skip, FatalError, OSError, RuntimeError) as exc:
             print(f"abandoned_asks: {exc}", file=sys.stderr)
             return 1
         finally:
