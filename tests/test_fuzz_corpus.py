@@ -110,7 +110,7 @@ def test_finding_a_uri_answer_with_a_stray_bracket_is_an_invalid_answer() -> Non
 def test_finding_an_authorization_server_url_that_cannot_be_sent_is_an_auth_error() -> None:
     """fuzz/corpus/oauth_metadata/finding-unsendable-issuer-url.json: protected-resource metadata naming an
     authorization server whose URL holds a control character made httpx raise InvalidURL out of the login;
-    now that server is one the client cannot read, an AuthError that says so (docs/security.md)."""
+    now the endpoint check refuses it as not a URL, an AuthError that says so (docs/security.md)."""
     import asyncio
 
     import httpx
