@@ -62,8 +62,6 @@ class ReplayEngine:
 
     def __init__(self, host: EngineHost) -> None:
         self._host = host
-        self._sealer: Sealer | None = None  # made on first use (it loads the key ring), then kept
-        self.single_use = host.single_use
         self.observer: RoundObserver | None = None  # set when telemetry is on (observe.py, protocol.md P60)
 
     def run(
@@ -94,7 +92,7 @@ class ReplayEngine:
         if solicited:
             token = params["requestState"]
             try:
-                state = (self._sealer or self._load_sealer()).open(token, ex.principal, digest)
+                state = self._host.sealer.open(token, ex.principal, digest)
             except InvalidState as exc:
                 log.warning("rejected requestState for %s %r: %s", flow.method, _logged(flow, target), exc.reason)
                 raise McpError(INVALID_PARAMS, INVALID_STATE_MESSAGE) from None
@@ -107,12 +105,8 @@ class ReplayEngine:
         )
         play = self._play(flow, target, kwargs, ctx, state, digest, ex.protocol_version == HANDSHAKE_VERSION)
         if solicited and (flow.single_use or self._host.every_flow_single_use):
-            return self.single_use.run(str(token), ex.principal, state.expires, play)
+            return self._host.single_use.run(str(token), ex.principal, state.expires, play)
         return play
-
-    def _load_sealer(self) -> Sealer:
-        self._sealer = self._host.sealer
-        return self._sealer
 
     def _connect_kit(self) -> ConnectPart:
         return self._host.connect_kit
@@ -155,7 +149,7 @@ class ReplayEngine:
                 requests[key] = ask.request
             state.journal.pending = pending
             try:
-                sealed = (self._sealer or self._load_sealer()).seal(state, ctx.principal, digest)
+                sealed = self._host.sealer.seal(state, ctx.principal, digest)
             except StateTooLarge as exc:
                 return _too_large(exc, flow, target, state)
             return {"resultType": "input_required", "inputRequests": requests, "requestState": sealed}
