@@ -8,6 +8,7 @@ its endpoint, then, on SIGTERM, the number of spans it received: ``python bench/
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import signal
 import sys
@@ -192,4 +193,12 @@ def _serve(port: int) -> None:
 
 
 if __name__ == "__main__":
-    _serve(int(sys.argv[1]) if len(sys.argv) > 1 else 4318)
+    parser = argparse.ArgumentParser(description="A real OTLP/HTTP receiver on 127.0.0.1 (traces and metrics).")
+    parser.add_argument("port", nargs="?", type=int, default=4318, help="TCP port on 127.0.0.1 (default 4318)")
+    try:
+        _serve(parser.parse_args().port)
+    except OSError as exc:
+        print(f"otlp_sink: cannot listen: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
