@@ -19,7 +19,7 @@ from opentelemetry.metrics._internal import _ProxyMeterProvider
 from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from ..version import __version__
-from . import names
+from . import durations, names
 from .flowtrace import FlowTrace, encode
 
 TRACE_KEYS = ("traceparent", "tracestate", "baggage")
@@ -57,6 +57,7 @@ __all__ = [
     "open_current",
     "parent_of_round",
     "provider_configured",
+    "sampled_out",
 ]
 
 
@@ -88,15 +89,19 @@ class Instruments:
         self.traced = provider_configured()
         """Whether spans are made at all: without a tracer provider (a meter's only) nothing goes into `_meta`."""
         self.metered = meter_provider_configured()
-        self.duration: Histogram | None = None
+        self.duration: Histogram | durations.Bound | None = None
         if self.metered:
-            meter = metrics.get_meter(names.INSTRUMENTATION, version)
-            self.duration = meter.create_histogram(
-                names.SERVER_DURATION if side == "server" else names.CLIENT_DURATION,
-                unit=names.DURATION_UNIT,
-                description=f"Duration of MCP requests as the {side} sees them",
-                explicit_bucket_boundaries_advisory=names.DURATION_BUCKETS,
-            )
+            name = names.SERVER_DURATION if side == "server" else names.CLIENT_DURATION
+            description = f"Duration of MCP requests as the {side} sees them"
+            # Baton's own table where `baton serve` set the reader up, else the SDK's histogram (protocol.md P109).
+            self.duration = durations.bind(name, names.DURATION_UNIT, description, names.DURATION_BUCKETS)
+            if self.duration is None:
+                self.duration = metrics.get_meter(names.INSTRUMENTATION, version).create_histogram(
+                    name,
+                    unit=names.DURATION_UNIT,
+                    description=description,
+                    explicit_bucket_boundaries_advisory=names.DURATION_BUCKETS,
+                )
 
     def start(
         self,
@@ -174,6 +179,16 @@ def parent_of_round(client: Context | None, flow: FlowTrace | None) -> tuple[Con
         return client, [Link(previous)]
     parent = trace.set_span_in_context(NonRecordingSpan(previous), client or Context())
     return parent, [Link(theirs)] if theirs is not None else []
+
+
+def sampled_out(flow: FlowTrace) -> Span | None:
+    """The span of a later round of a flow that round 1 sampled out, or None when round 1 was sampled in
+    (protocol.md P108): the flow's own context, not recording, made without asking the sampler again, so that
+    the handler's spans inherit the decision and the state seals the same trace."""
+    if flow.flags & TraceFlags.SAMPLED:
+        return None
+    context = SpanContext(flow.trace_id, flow.span_id, is_remote=True, trace_flags=TraceFlags(flow.flags))
+    return NonRecordingSpan(context)
 
 
 def flow_of(span: Span) -> str:

@@ -49,11 +49,12 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
         ConsoleMetricExporter,
         MetricExporter,
         MetricReader,
-        PeriodicExportingMetricReader,
     )
     from opentelemetry.sdk.resources import Resource  # noqa: PLC0415 (the optional otel extra)
     from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415 (the optional otel extra)
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter  # noqa: PLC0415 (the optional otel extra)
+
+    from .reader import ReaderWithDurations  # noqa: PLC0415 (the optional otel extra)
 
     protocol = environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
     if protocol != "http/protobuf":
@@ -93,7 +94,7 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter  # noqa: PLC0415 (the optional otel extra)
 
             metric_exporter = OTLPMetricExporter()
-        readers.append(PeriodicExportingMetricReader(metric_exporter))
+        readers.append(ReaderWithDurations(metric_exporter, resource))
     if metric_exporters:  # `none`: no meter provider, so nothing is recorded (protocol.md P69)
         meter_provider = MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
         metrics.set_meter_provider(meter_provider)

@@ -1,0 +1,147 @@
+"""What tracing adds to a round trip, in one process: the same two-round `tools/call` flow through
+`server.runtime.handle` on a server started before the OpenTelemetry SDK was set up (telemetry off) and on one
+started after it (traced as `baton serve` traces: `baton.telemetry.setup.from_env`), in alternating batches.
+
+Measuring both in one process, batch beside batch, keeps what moves between processes (memory layout, another
+process's load, the CPU's clock) out of the difference: the figure is the median of the batches' differences.
+Process CPU (`time.process_time`: the exporter thread's work counts), the span processor flushed after each
+traced batch so its encoding lands in that batch. Set the sampler with the standard variables; the endpoint in
+``OTEL_EXPORTER_OTLP_ENDPOINT`` (bench/otlp_sink.py in another process):
+
+    OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4391 OTEL_TRACES_SAMPLER=parentbased_traceidratio \\
+        OTEL_TRACES_SAMPLER_ARG=0 bench/otel_paired.py --batches 30 --n 300
+
+Prints ``{"off_us": ..., "traced_us": ..., "added_us": ..., "added_quartiles": [...]}``: CPU µs per round trip
+(half a flow), medians over the batches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from baton import Context, KeyRing, Server
+from baton.protocol.headers import Headers
+from baton.protocol.messages import Message
+from baton.server import Exchange, RequestInfo
+from baton.telemetry import setup
+
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    "io.modelcontextprotocol/clientInfo": {"name": "paired", "version": "0"},
+}
+HEADERS = {
+    "host": "127.0.0.1:3101",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "book",
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+}
+ANSWER = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+Flows = Callable[[int], Awaitable[None]]
+
+
+def make_server() -> Server:
+    server = Server("paired", state_keys=KeyRing.ephemeral_key())
+
+    @server.tool()
+    async def book(ctx: Context, city: str) -> str:
+        return "booked" if await ctx.confirm(f"Book {city}?", key="confirm") else "no"
+
+    server.check_startup("http")
+    return server
+
+
+def flows_of(server: Server) -> Flows:
+    ex = Exchange(RequestInfo("http", Headers.of(HEADERS), ("127.0.0.1", 50000)))
+    args = {"city": "Oslo"}
+    handle = server.runtime.handle
+
+    async def flows(count: int) -> None:
+        for i in range(count):
+            first = await handle(Message("tools/call", {"name": "book", "arguments": args, "_meta": META}, i, True), ex)
+            state = first.body["result"]["requestState"]  # type: ignore[union-attr]
+            params = {"name": "book", "arguments": args, "_meta": META, "requestState": state, "inputResponses": ANSWER}
+            await handle(Message("tools/call", params, i, True), ex)
+
+    return flows
+
+
+def flush() -> None:
+    from opentelemetry import trace
+
+    force = getattr(trace.get_tracer_provider(), "force_flush", None)
+    if force is not None:
+        force()
+
+
+async def batch_us(flows: Flows, n: int, traced: bool) -> float:
+    start = time.process_time()
+    await flows(n)
+    if traced:
+        flush()
+    return (time.process_time() - start) / (2 * n) * 1e6
+
+
+async def measure(batches: int, n: int) -> dict[str, Any]:
+    off = flows_of(make_server())  # before the SDK is set up: this server is not traced
+    if not setup.from_env("paired", "paired"):
+        raise SystemExit("otel_paired: set OTEL_EXPORTER_OTLP_ENDPOINT (bench/otlp_sink.py gives one)")
+    on_server = make_server()
+    if "handle" not in vars(on_server.runtime):
+        raise SystemExit("otel_paired: the second server is not traced")
+    on = flows_of(on_server)
+    await off(n)
+    await on(n)  # warm up both
+    flush()
+    offs: list[float] = []
+    ons: list[float] = []
+    for i in range(batches):
+        if i % 2:
+            ons.append(await batch_us(on, n, True))
+            offs.append(await batch_us(off, n, False))
+        else:
+            offs.append(await batch_us(off, n, False))
+            ons.append(await batch_us(on, n, True))
+    added = [b - a for a, b in zip(offs, ons, strict=True)]
+    q1, q2, q3 = statistics.quantiles(added, n=4)
+    return {
+        "off_us": statistics.median(offs),
+        "traced_us": statistics.median(ons),
+        "added_us": statistics.median(added),
+        "added_quartiles": [q1, q2, q3],
+        "batches": batches,
+        "flows_per_batch": n,
+        "sampler": os.environ.get("OTEL_TRACES_SAMPLER", "parentbased_always_on"),
+        "sampler_arg": os.environ.get("OTEL_TRACES_SAMPLER_ARG"),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batches", type=int, default=30, help="batches of each server, alternating (30)")
+    parser.add_argument("--n", type=int, default=300, help="two-round flows per batch (300)")
+    opts = parser.parse_args(argv)
+    if opts.batches < 2 or opts.n < 1:
+        parser.error("--batches must be at least 2 and --n at least 1")
+    try:
+        print(json.dumps(asyncio.run(measure(opts.batches, opts.n))))
+    except KeyboardInterrupt:
+        print("otel_paired: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        setup.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
