@@ -1,0 +1,134 @@
+"""Baton against an older Baton over HTTP: the same `baton serve examples/everything.py` from this tree and from a
+git ref's tree, each in a process of its own on uvicorn, driven by bench/load.py in pairs (bench/pairs.py: short
+runs side by side, who goes first alternating, server CPU pooled over all of them), at each concurrency level.
+
+The ref's `src` and `examples` come from `git archive`; its server runs on this venv's packages with its own
+`src` first on ``PYTHONPATH``. This is the HTTP counterpart of bench/otel_ab.py (in-process, no transport):
+between the two, a change in cost is placed in the transport or in the dispatch.
+
+    bench/tree_ab.py --ref 1a79968 -c 1,16 --pairs 20 --pair-n 600
+
+Prints, per level, each tree's pooled server CPU per round trip and their ratio (this tree over the ref);
+``--json PATH`` also writes them to a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pairs
+from options import setup_options
+from processes import ROOT, Server, say, stopping
+from runs import drive, start_smoked
+
+THIS, REF = "this tree", "ref"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    setup_options(parser, "the Python whose baton serves (default .venv)", "logs (default .cache/bench)", "seconds")
+    parser.add_argument("--ref", required=True, help="the git ref to compare this tree with, e.g. 1a79968")
+    parser.add_argument("-c", "--concurrency", default="1,16", help="levels, comma-separated (default 1,16)")
+    parser.add_argument("--pairs", type=int, default=20, help="pairs per level (default 20)")
+    parser.add_argument("--pair-n", type=int, default=600, help="measured flows per paired run (default 600)")
+    parser.add_argument("--time-limit", type=float, default=120)
+    opts = parser.parse_args(argv)
+    try:
+        opts.levels = [int(c) for c in opts.concurrency.split(",")]
+    except ValueError:
+        parser.error(f"-c/--concurrency takes numbers separated by commas, not {opts.concurrency!r}")
+    if opts.pairs < 1 or opts.pair_n < 1 or not opts.levels or min(opts.levels) < 1:
+        parser.error("--pairs, --pair-n and each level must be at least 1")
+    return opts
+
+
+def extract(ref: str, into: Path) -> Path:
+    """The ref's `src` and `examples` under `into`; SystemExit with git's reason when the ref is unknown."""
+    done = subprocess.run(["git", "archive", ref, "src", "examples"], cwd=ROOT, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"tree_ab: git cannot archive {ref!r}: {done.stderr.decode(errors='replace').strip()}")
+    subprocess.run(["tar", "-x", "-C", str(into)], input=done.stdout, check=True)
+    return into
+
+
+def servers(python: Path, ref_tree: Path) -> list[Server]:
+    baton = str(python.parent / "baton")
+    plain = ["env", *(f"-u{k}" for k in os.environ if k.startswith("OTEL_"))]  # tracing off in both
+
+    def serve(tree: Path) -> Any:
+        path = ["PYTHONPATH=" + str(tree / "src")]
+        return lambda port: [
+            *plain,
+            *path,
+            baton,
+            "serve",
+            str(tree / "examples/everything.py"),
+            "--http",
+            f"127.0.0.1:{port}",
+        ]
+
+    return [Server(THIS, python, serve(ROOT)), Server(REF, python, serve(ref_tree))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse_args(argv)
+    python = opts.python.absolute()
+    logs = opts.cache / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp, stopping(say) as up:
+        ref_tree = extract(opts.ref, Path(tmp))
+        skipped: dict[str, str] = {}
+        active = start_smoked(
+            servers(python, ref_tree),
+            logs,
+            opts.start_timeout,
+            lambda s: drive(s, 3, 1, 0, 30),
+            up.started,
+            skipped,
+            say,
+        )
+        if len(active) != 2:
+            say(f"tree_ab: could not start both servers: {skipped}")
+            return 2
+        by_name = {s.name: s for s in active}
+        runs = pairs.measure(
+            opts.levels,
+            opts.pairs,
+            opts.pair_n,
+            lambda name, n, c, warmup: drive(by_name[name], n, c, warmup, opts.time_limit),
+            say,
+            (THIS, REF),
+        )
+    summary = pairs.summarize(runs, (THIS, REF))
+    figures: dict[str, Any] = {"ref": opts.ref, "levels": {}}
+    for level, row in summary.items():
+        if "ratio" not in row:
+            continue
+        figures["levels"][str(level)] = {
+            "this_us_per_round_trip": row[f"{THIS}_cpu_ms_per_rt"] * 1000,
+            "ref_us_per_round_trip": row[f"{REF}_cpu_ms_per_rt"] * 1000,
+            "ratio": row["ratio"],
+            "pairs_used": row["pairs_used"],
+            "pair_ratio_quartiles": row["pair_ratio_quartiles"],
+        }
+    if opts.json is not None:
+        opts.json.write_text(json.dumps(figures, indent=1))
+    print(f"Baton server CPU per round trip, this tree against {opts.ref} (pooled pairs, bench/tree_ab.py):")
+    for level, row in figures["levels"].items():
+        q1, q2, q3 = row["pair_ratio_quartiles"]
+        print(
+            f"  c={level}: {row['this_us_per_round_trip']:.1f} µs against {row['ref_us_per_round_trip']:.1f} µs, "
+            f"ratio {row['ratio']:.3f} (pairs' quartiles {q1:.2f} / {q2:.2f} / {q3:.2f}, {row['pairs_used']} pairs)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
