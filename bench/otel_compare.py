@@ -334,7 +334,9 @@ def report(doc: dict[str, Any], opts: argparse.Namespace) -> str:
         lines.append(f"| {name} | {spans} | " + " | ".join(cells) + " |")
     lines += ["", "### Targets (issue 27)", ""]
     for row in doc["checks"]:
-        value = fmt(row["value"], ".3f") if not isinstance(row["value"], str) else row["value"]
+        value = (
+            row["value"] if isinstance(row["value"], str) else fmt(row["value"], ".3f" if row["unit"] == "x" else ".1f")
+        )
         lines.append(f"- {row['target']}: **{row['status']}** ({value}{row['unit']})")
     lines += ["", *floor_lines(doc["floor"], doc.get(f"off_us_c{HEADLINE}")), ""]
     sets = ", ".join(f"c={c}: {doc[f'sets_used_c{c}']} of {opts.pairs}" for c in LEVELS)
