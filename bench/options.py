@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import NoReturn
 
 from processes import ROOT
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A parser whose bad-argument message is one line on stderr (exit 2), not the usage block before it."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (--help lists the options)\n")
 
 
 def int_list(text: str) -> list[int]:
@@ -47,12 +55,29 @@ def level_parser(
     return parser
 
 
-def setup_options(parser: argparse.ArgumentParser, python: str, cache: str, start_timeout: str) -> None:
-    """Add ``--python``, ``--cache``, ``--start-timeout`` (with these help texts) and ``--json``."""
+STDOUT = Path("-")
+"""``--json`` given no PATH, where ``setup_options`` allows it: print the JSON on stdout, and nothing else there."""
+
+
+def setup_options(
+    parser: argparse.ArgumentParser, python: str, cache: str, start_timeout: str, json_stdout: bool = False
+) -> None:
+    """Add ``--python``, ``--cache``, ``--start-timeout`` (with these help texts) and ``--json`` (with
+    ``json_stdout``, its PATH optional: ``STDOUT`` without one)."""
     parser.add_argument("--python", type=Path, default=ROOT / ".venv" / "bin" / "python", help=python)
     parser.add_argument("--cache", type=Path, default=ROOT / ".cache" / "bench", help=cache)
     parser.add_argument("--start-timeout", type=float, default=60.0, help=start_timeout)
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write every figure to this JSON file")
+    if json_stdout:
+        parser.add_argument(
+            "--json",
+            type=Path,
+            nargs="?",
+            const=STDOUT,
+            metavar="PATH",
+            help="print every figure as one JSON object on stdout instead of the report; with PATH, write it there",
+        )
+    else:
+        parser.add_argument("--json", type=Path, metavar="PATH", help="also write every figure to this JSON file")
 
 
 def per_level(values: list[int] | None, levels: list[int], n_at_1: int) -> list[int] | None:

@@ -56,8 +56,8 @@ def _cpu_ms(run: dict[str, Any]) -> float:
 
 
 def summarize(runs: list[dict[str, Any]], names: tuple[str, str] = NAMES) -> dict[int, dict[str, Any]]:
-    """Per level: each server's pooled CPU per round trip, their ratio (the first of ``names`` over the second),
-    and the spread of the pairs' own ratios."""
+    """Per level: each server's pooled CPU per round trip (and per flow), their ratio (the first of ``names`` over
+    the second), and the spread of the pairs' own ratios."""
     top, bottom = names
     summary: dict[int, dict[str, Any]] = {}
     for concurrency in sorted({r["concurrency"] for r in runs}):
@@ -78,6 +78,9 @@ def summarize(runs: list[dict[str, Any]], names: tuple[str, str] = NAMES) -> dic
         for name in names:
             mine = [p[name] for p in whole]
             row[f"{name}_cpu_ms_per_rt"] = sum(map(_cpu_ms, mine)) / sum(r["requests"] for r in mine)
+            row[f"{name}_cpu_ms_per_flow"] = sum(map(_cpu_ms, mine)) / sum(
+                r["flows_ok"] + r["flows_failed"] for r in mine
+            )
             row[f"{name}_flows_failed"] = sum(r["flows_failed"] for r in mine)
         row["ratio"] = row[f"{top}_cpu_ms_per_rt"] / row[f"{bottom}_cpu_ms_per_rt"]
         own = sorted(
