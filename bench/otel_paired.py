@@ -12,7 +12,9 @@ traced batch so its encoding lands in that batch. Set the sampler with the stand
         OTEL_TRACES_SAMPLER_ARG=0 bench/otel_paired.py --batches 30 --n 300
 
 Prints ``{"off_us": ..., "traced_us": ..., "added_us": ..., "added_quartiles": [...]}``: CPU µs per round trip
-(half a flow), medians over the batches.
+(half a flow), medians over the batches. ``--bare`` traces with spans that record and cost nothing instead of
+the SDK's (no endpoint needed): ``added_us`` is then Baton's own share of a recorded round, outside the SDK's
+span and export code.
 """
 
 from __future__ import annotations
@@ -92,9 +94,41 @@ async def batch_us(flows: Flows, n: int, traced: bool) -> float:
     return (time.process_time() - start) / (2 * n) * 1e6
 
 
-async def measure(batches: int, n: int) -> dict[str, Any]:
+class _Bare:
+    """A tracer provider whose spans record and cost nothing: with it, what tracing adds is Baton's own code (its
+    attributes, screening, bookkeeping, context and histogram), the SDK's span and export code left out."""
+
+    def install(self) -> None:
+        from opentelemetry import metrics, trace
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.trace import SpanContext, TraceFlags
+
+        from baton.telemetry import durations
+
+        context = SpanContext(0x5EED, 0xB0A7, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+
+        class Span(trace.NonRecordingSpan):
+            def is_recording(self) -> bool:
+                return True
+
+        class Tracer(trace.NoOpTracer):
+            def start_span(self, *args: Any, **kwargs: Any) -> trace.Span:
+                return Span(context)
+
+        class Provider(trace.NoOpTracerProvider):
+            def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+                return Tracer()
+
+        trace.set_tracer_provider(Provider())
+        metrics.set_meter_provider(MeterProvider())  # no reader: Baton's table takes the points (P109)
+        durations.add_table(delta=False)
+
+
+async def measure(batches: int, n: int, bare: bool) -> dict[str, Any]:
     off = flows_of(make_server())  # before the SDK is set up: this server is not traced
-    if not setup.from_env("paired", "paired"):
+    if bare:
+        _Bare().install()
+    elif not setup.from_env("paired", "paired"):
         raise SystemExit("otel_paired: set OTEL_EXPORTER_OTLP_ENDPOINT (bench/otlp_sink.py gives one)")
     on_server = make_server()
     if "handle" not in vars(on_server.runtime):
@@ -121,6 +155,7 @@ async def measure(batches: int, n: int) -> dict[str, Any]:
         "added_quartiles": [q1, q2, q3],
         "batches": batches,
         "flows_per_batch": n,
+        "tracer": "bare (Baton's own code only)" if bare else "SDK",
         "sampler": os.environ.get("OTEL_TRACES_SAMPLER", "parentbased_always_on"),
         "sampler_arg": os.environ.get("OTEL_TRACES_SAMPLER_ARG"),
     }
@@ -130,11 +165,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batches", type=int, default=30, help="batches of each server, alternating (30)")
     parser.add_argument("--n", type=int, default=300, help="two-round flows per batch (300)")
+    parser.add_argument(
+        "--bare",
+        action="store_true",
+        help="spans that record and cost nothing instead of the SDK's: what Baton's own tracing code adds",
+    )
     opts = parser.parse_args(argv)
     if opts.batches < 2 or opts.n < 1:
         parser.error("--batches must be at least 2 and --n at least 1")
     try:
-        print(json.dumps(asyncio.run(measure(opts.batches, opts.n))))
+        print(json.dumps(asyncio.run(measure(opts.batches, opts.n, opts.bare))))
     except KeyboardInterrupt:
         print("otel_paired: interrupted", file=sys.stderr)
         return 130

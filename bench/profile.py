@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import re
 import shutil
@@ -31,14 +32,21 @@ from pathlib import Path
 from processes import ROOT, Server, Skip, baton_command, script_command, start, stop
 
 FRAME = re.compile(r"(?P<fn>.*) \((?P<path>.*?):(?P<line>\d+)\)")
-COMPONENTS = (  # py-spy names files relative to sys.path where it can ("baton/state/seal.py")
+COMPONENTS = (  # py-spy is asked for full file names: namespace packages (opentelemetry) lose their root otherwise
+    ("baton tracing", re.compile(r"(^|/)baton/(server/tracing\.py|telemetry/)")),
     ("baton", re.compile(r"(^|/)baton/")),
+    ("OpenTelemetry SDK", re.compile(r"(^|/)(opentelemetry|google/protobuf)/")),
+    ("OTLP export HTTP", re.compile(r"(^|/)(requests|urllib3|http/client\.py|email/)")),
     ("tool", re.compile(r"everything\.py$")),
     ("floor", re.compile(r"floor\.py$")),
     ("uvicorn", re.compile(r"(^|/)uvicorn/")),
     ("asyncio", re.compile(r"(^|/)asyncio/")),
     ("json", re.compile(r"(^|/)json/")),
 )
+
+
+IDLE = re.compile(r"^(Condition\.wait|Event\.wait|Thread\.join|_wait_for_tstate_lock) \(.*threading\.py:\d+\)$")
+"""A leaf frame that is a thread waiting, not working."""
 
 
 def short(path: str) -> str:
@@ -52,13 +60,15 @@ def component(path: str) -> str:
     return next((name for name, pattern in COMPONENTS if pattern.search(path)), "other")
 
 
-def summarize(raw: Path, top: int, lines: bool) -> str:
+def summarize(raw: Path, top: int, lines: bool, us_per_round_trip: float | None = None) -> str:
     own: collections.Counter[str] = collections.Counter()
     inclusive: collections.Counter[str] = collections.Counter()
     parts: collections.Counter[str] = collections.Counter()
     total = 0
     for row in raw.read_text().splitlines():
         stack, _, count = row.rpartition(" ")
+        if IDLE.search(stack.rpartition(";")[2]):
+            continue  # a thread asleep (the exporters' between batches): py-spy cannot always tell
         n = int(count)
         total += n
         names = []
@@ -82,6 +92,9 @@ def summarize(raw: Path, top: int, lines: bool) -> str:
 
     out = [f"{total} samples"]
     out += table("by component (self time)", parts)
+    if us_per_round_trip is not None:
+        out.append(f"-- by component, server CPU µs per round trip (of {us_per_round_trip:.1f} during sampling)")
+        out += [f"{us_per_round_trip * n / total:7.1f}  {name}" for name, n in parts.most_common()]
     out += table("self time", own)
     out += table("inclusive time", inclusive)
     return "\n".join(out)
@@ -96,7 +109,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=30, help="rows per table (default 30)")
     parser.add_argument("--lines", action="store_true", help="rank source lines, not functions")
     parser.add_argument("--raw", type=Path, help="keep py-spy's raw samples in this file")
+    parser.add_argument(
+        "--trace",
+        type=float,
+        metavar="RATIO",
+        help="serve traced: OTLP/HTTP to a bench/otlp_sink.py process, sampling RATIO of flows (1: every request)",
+    )
     opts = parser.parse_args(argv)
+    if opts.trace is not None and not 0 <= opts.trace <= 1:
+        parser.error("--trace takes a ratio from 0 to 1")
+    if opts.trace is not None and opts.floor:
+        parser.error("--trace profiles Baton, not the floor")
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(spy).exists():
         print("profile: py-spy not found; pip install py-spy", file=sys.stderr)
@@ -110,7 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         raw = opts.raw or Path(tmp) / "samples.raw"
         os.environ.setdefault("BATON_DATA_DIR", tmp)  # the server's key file, unless one is configured
         sampler: subprocess.Popen[bytes] | None = None
+        sink: subprocess.Popen[bytes] | None = None
         try:
+            if opts.trace is not None:
+                sink, endpoint = otlp_sink(python, Path(tmp))
+                traced(endpoint, opts.trace)
             try:
                 start(server, Path(tmp), 30.0)
             except Skip as exc:
@@ -119,21 +146,54 @@ def main(argv: list[str] | None = None) -> int:
             assert server.proc is not None
             load = [sys.executable, str(ROOT / "bench" / "load.py"), "--url", server.url, "-c", str(opts.concurrency)]
             subprocess.run([*load, "-n", "1000", "--warmup", "0"], check=True, stdout=subprocess.DEVNULL)
-            record = ["record", "--rate", str(opts.rate), "--format", "raw", "--output", str(raw)]
+            record = ["record", "--rate", str(opts.rate), "--format", "raw", "--output", str(raw), "--full-filenames"]
             sampler = subprocess.Popen(
                 [spy, *record, "--pid", str(server.proc.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )
             time.sleep(1.0)  # py-spy attaches
-            measured = [*load, "-n", str(opts.n), "--warmup", "0", "--server-pid", str(server.proc.pid)]
-            subprocess.run(measured, check=True)
+            measured = [*load, "-n", str(opts.n), "--warmup", "0", "--server-pid", str(server.proc.pid), "--json"]
+            report = json.loads(subprocess.run(measured, check=True, capture_output=True).stdout)
             sampler.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
             sampler.wait(30)
         finally:
             if sampler is not None and sampler.poll() is None:
                 sampler.kill()
             stop(server)
-        print(summarize(raw, opts.top, opts.lines))
+            if sink is not None:
+                sink.terminate()
+                sink.wait(30)
+        cpu_ms = report.get("server_cpu_ms_per_flow")
+        flows = report["flows_ok"] + report["flows_failed"]
+        per_rt = cpu_ms * flows / report["requests"] * 1000 if cpu_ms is not None and report.get("requests") else None
+        print(summarize(raw, opts.top, opts.lines, per_rt))
     return 0
+
+
+def otlp_sink(python: Path, logs: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A bench/otlp_sink.py process on a free port, and its endpoint."""
+    proc = subprocess.Popen(
+        [str(python), str(ROOT / "bench" / "otlp_sink.py"), "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=(logs / "otlp_sink.log").open("wb"),
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    endpoint = proc.stdout.readline().decode().strip()
+    if not endpoint:
+        proc.kill()
+        raise SystemExit(f"profile: the OTLP receiver did not start: {(logs / 'otlp_sink.log').read_text()[-300:]}")
+    return proc, endpoint
+
+
+def traced(endpoint: str, ratio: float) -> None:
+    """The variables under which `baton serve` traces: every request at 1, else head sampling at `ratio`."""
+    for name in [k for k in os.environ if k.startswith("OTEL_")]:
+        del os.environ[name]
+    os.environ.update(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, OTEL_SERVICE_NAME="baton-profile")
+    os.environ.update(OTEL_METRIC_EXPORT_INTERVAL="5000")
+    if ratio < 1:
+        os.environ.update(OTEL_TRACES_SAMPLER="parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG=str(ratio))
 
 
 if __name__ == "__main__":

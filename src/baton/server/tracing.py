@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 _SERVED: ContextVar[Served | None] = ContextVar("baton_served", default=None)
 _NAMED = frozenset({"tools/call", "prompts/get"})
 """The methods whose `name` is the span's target."""
+_HOSTS_KEPT = 16
+"""`Host` header values whose parse is kept: a server answers to a few names; past these, each is parsed anew."""
 _OUTCOMES = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
 
 Handle = Callable[[Message, Exchange], Coroutine[Any, Any, "Reply | Subscription"]]
@@ -68,6 +70,18 @@ class ServerObserver:
         self.registry: dict[str, Mapping[str, object]] = {"tools/call": server.tools, "prompts/get": server.prompts}
         """The live registries that name a span's target; a name not in them is `_OTHER` (protocol.md P78)."""
         self._asking: otel.Instruments | None = None  # the client side's histogram, made at the first ask
+        self._hosts: dict[str, tuple[str, int | None]] = {}
+
+    def server_of(self, host: str) -> tuple[str, int | None]:
+        """`server.address` and `server.port` of a `Host` header, parsed once per value (a few are kept)."""
+        found = self._hosts.get(host)
+        if found is None:
+            address = host_without_port(host)
+            port = host[len(address) + 1 :]
+            found = (address.strip("[]"), int(port) if port.isdigit() else None)
+            if len(self._hosts) < _HOSTS_KEPT:
+                self._hosts[host] = found
+        return found
 
     def wrap(self, handle: Handle) -> Handle:
         async def traced(msg: Message, exchange: Exchange) -> Reply | Subscription:
@@ -236,11 +250,10 @@ class Served:
             extra[names.NETWORK_PROTOCOL] = "http"
             host = info.headers.get("host") if info.headers is not None else None
             if host:
-                address = host_without_port(host)
-                extra[names.SERVER_ADDRESS] = address.strip("[]")
-                port = host[len(address) + 1 :]
-                if port.isdigit():
-                    extra[names.SERVER_PORT] = int(port)
+                address, port = self.observer.server_of(host)
+                extra[names.SERVER_ADDRESS] = address
+                if port is not None:
+                    extra[names.SERVER_PORT] = port
             if info.client is not None:
                 extra[names.CLIENT_ADDRESS], extra[names.CLIENT_PORT] = info.client
         session = self.session

@@ -28,6 +28,10 @@ MAX_ARGUMENTS = 4096
 """Opted-in tool arguments longer than this, as JSON, are cut."""
 
 
+_OPTED_IN = frozenset({names.GENAI_TOOL_ARGUMENTS, names.MCP_RESOURCE_URI})
+"""The attributes whose whole value only the author's opt-in lets out."""
+
+
 def screen(attributes: Mapping[str, Any], *, arguments: bool = False) -> dict[str, Any]:
     """The attributes that may be emitted: known names, plain values; the tool arguments and a resource URI's
     userinfo, query and fragment only when opted in (`arguments`)."""
@@ -36,16 +40,18 @@ def screen(attributes: Mapping[str, Any], *, arguments: bool = False) -> dict[st
     for name, value in attributes.items():
         if name not in known or value is None:
             continue
-        if name == names.GENAI_TOOL_ARGUMENTS:
-            if arguments:
-                kept[name] = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()[:MAX_ARGUMENTS]
-            continue
-        if name == names.MCP_RESOURCE_URI and not arguments and isinstance(value, str):
-            kept[name] = resource_uri(value)[:MAX_TEXT]
-            continue
-        if type(value) is str:  # the common case first
+        if name in _OPTED_IN:
+            if name == names.GENAI_TOOL_ARGUMENTS:
+                if arguments:
+                    kept[name] = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()[:MAX_ARGUMENTS]
+                continue
+            if not arguments and isinstance(value, str):  # a resource URI
+                kept[name] = resource_uri(value)[:MAX_TEXT]
+                continue
+        kind = type(value)
+        if kind is str:  # the common cases first
             kept[name] = value if len(value) <= MAX_TEXT else value[:MAX_TEXT]
-        elif isinstance(value, bool | int | float):
+        elif kind is int or kind is bool or isinstance(value, bool | int | float):
             kept[name] = value
         elif isinstance(value, str):
             kept[name] = value[:MAX_TEXT]
