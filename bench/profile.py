@@ -162,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             if sink is not None:
                 sink.terminate()
                 sink.wait(30)
+        print(f"load: {report['flows_ok']} flows ok, {report['flows_failed']} failed, c={opts.concurrency}")
         cpu_ms = report.get("server_cpu_ms_per_flow")
         flows = report["flows_ok"] + report["flows_failed"]
         per_rt = cpu_ms * flows / report["requests"] * 1000 if cpu_ms is not None and report.get("requests") else None

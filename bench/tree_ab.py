@@ -24,36 +24,33 @@ from pathlib import Path
 from typing import Any
 
 import pairs
-from options import setup_options
-from processes import ROOT, Server, say, stopping
+from options import OneLineParser, int_list, setup_options
+from processes import ROOT, Server, Skip, run_stoppable, say, stopping
 from runs import drive, start_smoked
 
 THIS, REF = "this tree", "ref"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     setup_options(parser, "the Python whose baton serves (default .venv)", "logs (default .cache/bench)", "seconds")
     parser.add_argument("--ref", required=True, help="the git ref to compare this tree with, e.g. 1a79968")
-    parser.add_argument("-c", "--concurrency", default="1,16", help="levels, comma-separated (default 1,16)")
+    parser.add_argument("-c", "--concurrency", type=int_list, default=[1, 16], help="levels (default 1,16)")
     parser.add_argument("--pairs", type=int, default=20, help="pairs per level (default 20)")
     parser.add_argument("--pair-n", type=int, default=600, help="measured flows per paired run (default 600)")
     parser.add_argument("--time-limit", type=float, default=120)
     opts = parser.parse_args(argv)
-    try:
-        opts.levels = [int(c) for c in opts.concurrency.split(",")]
-    except ValueError:
-        parser.error(f"-c/--concurrency takes numbers separated by commas, not {opts.concurrency!r}")
-    if opts.pairs < 1 or opts.pair_n < 1 or not opts.levels or min(opts.levels) < 1:
-        parser.error("--pairs, --pair-n and each level must be at least 1")
+    if opts.pairs < 1 or opts.pair_n < 1:
+        parser.error("--pairs and --pair-n must be at least 1")
     return opts
 
 
 def extract(ref: str, into: Path) -> Path:
-    """The ref's `src` and `examples` under `into`; SystemExit with git's reason when the ref is unknown."""
+    """The ref's `src` and `examples` under `into`; Skip with git's reason when the ref is unknown."""
     done = subprocess.run(["git", "archive", ref, "src", "examples"], cwd=ROOT, capture_output=True, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"tree_ab: git cannot archive {ref!r}: {done.stderr.decode(errors='replace').strip()}")
+        reason = done.stderr.decode(errors="replace").strip().splitlines()
+        raise Skip(f"git cannot archive {ref!r}: {reason[0] if reason else 'no reason given'}")
     subprocess.run(["tar", "-x", "-C", str(into)], input=done.stdout, check=True)
     return into
 
@@ -78,12 +75,19 @@ def servers(python: Path, ref_tree: Path) -> list[Server]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    opts = parse_args(argv)
+    return run_stoppable(run, parse_args(argv), say)
+
+
+def run(opts: argparse.Namespace) -> int:
     python = opts.python.absolute()
     logs = opts.cache / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp, stopping(say) as up:
-        ref_tree = extract(opts.ref, Path(tmp))
+        try:
+            ref_tree = extract(opts.ref, Path(tmp))
+        except Skip as exc:
+            say(f"tree_ab: {exc}")
+            return 2
         skipped: dict[str, str] = {}
         active = start_smoked(
             servers(python, ref_tree),
@@ -99,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         by_name = {s.name: s for s in active}
         runs = pairs.measure(
-            opts.levels,
+            opts.concurrency,
             opts.pairs,
             opts.pair_n,
             lambda name, n, c, warmup: drive(by_name[name], n, c, warmup, opts.time_limit),
@@ -127,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  c={level}: {row['this_us_per_round_trip']:.1f} µs against {row['ref_us_per_round_trip']:.1f} µs, "
             f"ratio {row['ratio']:.3f} (pairs' quartiles {q1:.2f} / {q2:.2f} / {q3:.2f}, {row['pairs_used']} pairs)"
         )
-    return 0
+    return 128 + up.signum if up.signum else 0
 
 
 if __name__ == "__main__":

@@ -19,9 +19,40 @@ def test_profile_names_batons_hot_path() -> None:
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert "-- by component (self time)" in out and "-- self time" in out and "-- inclusive time" in out
-    assert "flows ok / failed        600 / 0" in out  # the measured load run's own report
+    assert "load: 600 flows ok, 0 failed, c=4" in out  # the measured load run's own report
     # The samples reach into Baton's request path, through the ASGI app to the tool.
     assert "HttpApp.__call__ (baton/serve/http.py)" in out
     assert "perform (everything.py)" in out
     shares = out.split("-- by component (self time)")[1].split("-- self time")[0]
     assert "%  baton" in shares and "%  uvicorn" in shares
+
+
+def test_a_traced_server_shows_batons_tracing_beside_the_sdks_in_microseconds() -> None:
+    """`--trace 1`: every request recorded and exported to a real OTLP receiver; the components name Baton's
+    tracing code apart from the SDK's, each in µs of server CPU per round trip."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "profile.py"), "-n", "400", "-c", "4", "--trace", "1"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "load: 400 flows ok, 0 failed, c=4" in out
+    shares = out.split("-- by component (self time)")[1].split("-- self time")[0]
+    assert "%  baton tracing" in shares and "%  OpenTelemetry SDK" in shares, shares
+    microseconds = out.split("server CPU µs per round trip")[1].split("-- self time")[0]
+    assert "baton tracing" in microseconds and "OpenTelemetry SDK" in microseconds
+
+
+def test_a_bad_ratio_is_one_line_and_exit_2() -> None:
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "profile.py"), "--trace", "2"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2 and "--trace takes a ratio from 0 to 1" in run.stderr
+    assert "Traceback" not in run.stderr

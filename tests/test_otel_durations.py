@@ -103,11 +103,11 @@ def test_one_batch_with_the_sdks_metrics_under_the_baton_scope(
     """Baton's histogram and an SDK counter arrive in one export, one resource; when the SDK has nothing to
     collect, Baton's go alone (the SDK calls no hook then)."""
     ours, exporter, provider = reader
-    bound = durations.bind(names.SERVER_DURATION, "s", "Duration", BOUNDS)
-    assert bound is not None
-    bound.record(0.004, TOOL)
-    bound.record(0.03, TOOL)
-    bound.record(0.5, {**TOOL, "error.type": "tool_error"})
+    record = durations.bind(names.SERVER_DURATION, "s", "Duration", BOUNDS)
+    assert record is not None
+    record(0.004, TOOL)
+    record(0.03, dict(TOOL))  # an equal dict, not the same one: the same series
+    record(0.5, {**TOOL, "error.type": "tool_error"})
     ours.force_flush()
     (alone,) = exporter.batches
     (resource,) = alone.resource_metrics
@@ -119,7 +119,7 @@ def test_one_batch_with_the_sdks_metrics_under_the_baton_scope(
     assert points["tool_error"].count == 1 and points["tool_error"].min == points["tool_error"].max == 0.5
 
     provider.get_meter("app").create_counter("app.things").add(3)
-    bound.record(0.004, TOOL)
+    record(0.004, TOOL)
     ours.force_flush()
     both = exporter.batches[1]
     (resource,) = both.resource_metrics
@@ -133,12 +133,12 @@ def test_delta_temporality_starts_each_interval_afresh() -> None:
     reader = ReaderWithDurations(exporter, Resource({}))
     provider = MeterProvider(metric_readers=[reader])
     try:
-        bound = durations.bind(names.SERVER_DURATION, "s", "Duration", BOUNDS)
-        assert bound is not None
-        bound.record(0.004, TOOL)
-        bound.record(0.004, TOOL)
+        record = durations.bind(names.SERVER_DURATION, "s", "Duration", BOUNDS)
+        assert record is not None
+        record(0.004, TOOL)
+        record(0.004, TOOL)
         reader.force_flush()
-        bound.record(0.2, TOOL)
+        record(0.2, TOOL)  # the same dict as before the collection: a new interval's series all the same
         reader.force_flush()
         reader.force_flush()
         first, second = (histogram_points(b, names.SERVER_DURATION) for b in exporter.batches)
@@ -148,6 +148,20 @@ def test_delta_temporality_starts_each_interval_afresh() -> None:
         assert len(exporter.batches) == 2, "an interval with no point exports nothing"
     finally:
         provider.shutdown()
+
+
+def test_a_dict_recorded_again_finds_its_series_and_a_changed_one_does_not() -> None:
+    """Series are found by the attribute dict's identity only while that dict is the one recorded before; every
+    point lands in the series of its attributes' values."""
+    histogram = durations.DurationHistogram("d", "s", "", BOUNDS, delta=False)
+    shared = dict(TOOL)
+    for _ in range(3):
+        histogram.record(0.001, shared)
+    for _ in range(70):  # more one-off dicts than are bound by identity
+        histogram.record(0.001, {**TOOL, "error.type": "-32602"})
+    histogram.record(0.001, shared)
+    points = {p.attributes.get("error.type"): p.points for p in histogram.collect(0)}
+    assert points == {None: 4, "-32602": 70}
 
 
 def test_series_past_the_limit_go_to_the_overflow_set(monkeypatch: pytest.MonkeyPatch) -> None:

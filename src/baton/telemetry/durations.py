@@ -19,11 +19,15 @@ from __future__ import annotations
 import threading
 import time
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+Record = Callable[[float, Mapping[str, Any]], None]
+"""Records one point: its value in seconds and its attributes."""
 SERIES_LIMIT = 2000
 OVERFLOW: Mapping[str, Any] = {"otel.metric.overflow": True}
+BOUND_LIMIT = 64
+"""Attribute dicts whose series are found by identity; the rest hash their items (a failure's, made per request)."""
 
 
 class Point(NamedTuple):
@@ -61,16 +65,24 @@ class DurationHistogram:
         self.bounds = tuple(bounds)
         self.delta = delta
         self._series: dict[frozenset[tuple[str, Any]], _Series] = {}
+        self._bound: dict[int, tuple[Mapping[str, Any], _Series]] = {}
+        """Series by the identity of the attribute dict last recorded with them: the few shared dicts (one per
+        method, target, version and transport, `common.Common.metric`) find theirs without hashing their items.
+        Each entry keeps its dict alive, so an id here is never another dict's."""
         self._lock = threading.Lock()
         self._since = time.time_ns()
 
     def record(self, seconds: float, attributes: Mapping[str, Any]) -> None:
-        key = frozenset(attributes.items())
         bucket = bisect_left(self.bounds, seconds)
         with self._lock:
-            series = self._series.get(key)
-            if series is None:
-                series = self._add(key, attributes)
+            bound = self._bound.get(id(attributes))
+            if bound is not None and bound[0] is attributes:
+                series = bound[1]
+            else:
+                key = frozenset(attributes.items())
+                series = self._series.get(key) or self._add(key, attributes)
+                if len(self._bound) < BOUND_LIMIT:
+                    self._bound[id(attributes)] = (attributes, series)
             series.counts[bucket] += 1
             series.count += 1
             series.total += seconds
@@ -95,6 +107,7 @@ class DurationHistogram:
             series = list(self._series.values())
             if self.delta:
                 self._series = {}
+                self._bound = {}
                 self._since = now_ns
             points = [
                 Point(s.attributes, s.start_ns, s.count, s.total, list(s.counts), s.low, s.high)
@@ -120,19 +133,6 @@ class Table:
             return found
 
 
-class Bound:
-    """A histogram bound to every reader's table: `record` adds a point to each (one, unless several exporters)."""
-
-    __slots__ = ("_histograms",)
-
-    def __init__(self, histograms: list[DurationHistogram]) -> None:
-        self._histograms = histograms
-
-    def record(self, seconds: float, attributes: Mapping[str, Any]) -> None:
-        for histogram in self._histograms:
-            histogram.record(seconds, attributes)
-
-
 _tables: list[Table] = []
 
 
@@ -149,8 +149,17 @@ def remove_table(table: Table) -> None:
         _tables.remove(table)
 
 
-def bind(name: str, unit: str, description: str, bounds: Sequence[float]) -> Bound | None:
-    """The histogram `name` in every reader's table, or None when no reader of Baton's is set up."""
+def bind(name: str, unit: str, description: str, bounds: Sequence[float]) -> Record | None:
+    """What records a point of the histogram `name` in every reader's table (one, unless several exporters), or
+    None when no reader of Baton's is set up."""
     if not _tables:
         return None
-    return Bound([table.histogram(name, unit, description, bounds) for table in _tables])
+    histograms = [table.histogram(name, unit, description, bounds) for table in _tables]
+    if len(histograms) == 1:
+        return histograms[0].record
+
+    def record(seconds: float, attributes: Mapping[str, Any]) -> None:
+        for histogram in histograms:
+            histogram.record(seconds, attributes)
+
+    return record

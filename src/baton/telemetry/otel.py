@@ -89,19 +89,22 @@ class Instruments:
         self.traced = provider_configured()
         """Whether spans are made at all: without a tracer provider (a meter's only) nothing goes into `_meta`."""
         self.metered = meter_provider_configured()
-        self.duration: Histogram | durations.Bound | None = None
+        self.record: durations.Record | None = None
+        """One histogram point: `record(seconds, attributes)`, the attributes `common.Common.metric` (or
+        `common.failed` of them); None without a meter provider."""
         if self.metered:
             name = names.SERVER_DURATION if side == "server" else names.CLIENT_DURATION
             description = f"Duration of MCP requests as the {side} sees them"
             # Baton's own table where `baton serve` set the reader up, else the SDK's histogram (protocol.md P109).
-            self.duration = durations.bind(name, names.DURATION_UNIT, description, names.DURATION_BUCKETS)
-            if self.duration is None:
-                self.duration = metrics.get_meter(names.INSTRUMENTATION, version).create_histogram(
+            self.record = durations.bind(name, names.DURATION_UNIT, description, names.DURATION_BUCKETS)
+            if self.record is None:
+                histogram: Histogram = metrics.get_meter(names.INSTRUMENTATION, version).create_histogram(
                     name,
                     unit=names.DURATION_UNIT,
                     description=description,
                     explicit_bucket_boundaries_advisory=names.DURATION_BUCKETS,
                 )
+                self.record = histogram.record
 
     def start(
         self,
@@ -116,20 +119,16 @@ class Instruments:
             name, parent or _EMPTY, kind, attributes, links, start_time=start_ns, record_exception=False
         )
 
-    def record(self, seconds: float, attributes: Mapping[str, Any]) -> None:
-        """One histogram point; `attributes` are `common.Common.metric` (or `common.failed` of them). Callers
-        check `metered` first; without a histogram this records nothing."""
-        if self.duration is not None:
-            self.duration.record(seconds, attributes)
-
     def finish(self, span: Span, start_ns: int, metric: Mapping[str, Any], failed: bool) -> None:
         """End `span` (with the error status when `failed`: no description, P64) and record its duration with
-        `metric`, the histogram's attributes (`error.type` among them when it failed)."""
-        if failed:
-            span.set_status(ERROR)
+        `metric`, the histogram's attributes (`error.type` among them when it failed). A span that does not record
+        has nothing to end."""
         end_ns = now_ns()
-        span.end(end_time=end_ns)
-        if self.metered:
+        if span.is_recording():
+            if failed:
+                span.set_status(ERROR)
+            span.end(end_time=end_ns)
+        if self.record is not None:
             self.record((end_ns - start_ns) / 1e9, metric)
 
     def inject(self, meta: dict[str, Any], span: Span, *, baggage: bool = True) -> None:

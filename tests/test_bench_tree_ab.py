@@ -1,0 +1,42 @@
+"""bench/tree_ab.py serves this tree and a git ref's tree side by side over HTTP and pools their server CPU."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from support.paths import ROOT
+
+TREE_AB = str(ROOT / "bench" / "tree_ab.py")
+
+
+def test_this_tree_against_its_own_head_measures_both_over_http(tmp_path: Path) -> None:
+    out = tmp_path / "ab.json"
+    run = subprocess.run(
+        [sys.executable, TREE_AB, "--ref", "HEAD", "-c", "2", "--pairs", "2", "--pair-n", "40", "--json", str(out)],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "c=2:" in run.stdout and "ratio" in run.stdout
+    level = json.loads(out.read_text())["levels"]["2"]
+    assert level["pairs_used"] == 2
+    assert level["this_us_per_round_trip"] > 0 and level["ref_us_per_round_trip"] > 0
+    assert "Traceback" not in run.stderr
+
+
+def test_an_unknown_ref_or_a_bad_level_is_one_line_and_exit_2() -> None:
+    for args, said in (
+        (["--ref", "no-such-ref-anywhere"], "git cannot archive 'no-such-ref-anywhere'"),
+        (["--ref", "HEAD", "-c", "x"], "--concurrency"),
+    ):
+        run = subprocess.run(
+            [sys.executable, TREE_AB, *args], cwd=ROOT, check=False, capture_output=True, text=True, timeout=60
+        )
+        assert run.returncode == 2, run.stderr
+        assert said in run.stderr and "Traceback" not in run.stderr
