@@ -17,10 +17,11 @@ SDK's default cardinality limit, past which points go to the overflow set the SD
 from __future__ import annotations
 
 import threading
-import time
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
+
+from .wallclock import now_ns
 
 Record = Callable[[float, Mapping[str, Any]], None]
 """Records one point: its value in seconds and its attributes."""
@@ -70,7 +71,7 @@ class DurationHistogram:
         method, target, version and transport, `common.Common.metric`) find theirs without hashing their items.
         Each entry keeps its dict alive, so an id here is never another dict's."""
         self._lock = threading.Lock()
-        self._since = time.time_ns()
+        self._since = now_ns()
 
     def record(self, seconds: float, attributes: Mapping[str, Any]) -> None:
         bucket = bisect_left(self.bounds, seconds)

@@ -7,7 +7,6 @@ nothing imports it, so serving costs what it did without it (protocol.md P60).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -21,6 +20,7 @@ from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanContext, SpanK
 from ..version import __version__
 from . import durations, names
 from .flowtrace import FlowTrace, encode
+from .wallclock import now_ns
 
 TRACE_KEYS = ("traceparent", "tracestate", "baggage")
 """The `_meta` keys that carry W3C trace context and baggage (SEP-414)."""
@@ -32,12 +32,6 @@ time grows with it (CVE-2026-126360, fixed in opentelemetry-api 1.45.2): it is d
 SERVER, CLIENT = SpanKind.SERVER, SpanKind.CLIENT
 ERROR = Status(StatusCode.ERROR)
 """A span's error status carries no description: messages may quote the user (protocol.md P64)."""
-
-
-def now_ns() -> int:
-    """The real time a span starts or ends. Never the test kit's clock (`baton.state.clock`, protocol.md P73):
-    that one moves expiries, and a trace should say when things happened."""
-    return time.time_ns()
 
 
 __all__ = [

@@ -11,7 +11,6 @@ by `baton.telemetry.setup`, once the `otel` extra is known to be installed.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 from opentelemetry.sdk.metrics import Histogram as SdkHistogram
@@ -31,6 +30,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from ..version import __version__
 from . import durations, names
+from .wallclock import now_ns
 
 
 class ReaderWithDurations(PeriodicExportingMetricReader):
@@ -67,7 +67,7 @@ class ReaderWithDurations(PeriodicExportingMetricReader):
 
     def _with_durations(self, data: MetricsData) -> MetricsData:
         """`data` with Baton's histograms added to the `baton` scope of this resource (made if absent)."""
-        now = time.time_ns()
+        now = now_ns()
         metrics = []
         for histogram in list(self._table.histograms.values()):
             points = histogram.collect(now)
