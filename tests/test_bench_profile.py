@@ -22,7 +22,7 @@ def test_profile_names_batons_hot_path() -> None:
     assert "load: 600 flows ok, 0 failed, c=4" in out  # the measured load run's own report
     # The samples reach into Baton's request path, through the ASGI app to the tool.
     assert "HttpApp.__call__ (baton/serve/http.py)" in out
-    assert "perform (everything.py)" in out
+    assert "perform (examples/everything.py)" in out
     shares = out.split("-- by component (self time)")[1].split("-- self time")[0]
     assert "%  baton" in shares and "%  uvicorn" in shares
 
