@@ -28,7 +28,8 @@ Record = Callable[[float, Mapping[str, Any]], None]
 SERIES_LIMIT = 2000
 OVERFLOW: Mapping[str, Any] = {"otel.metric.overflow": True}
 BOUND_LIMIT = 64
-"""Attribute dicts whose series are found by identity; the rest hash their items (a failure's, made per request)."""
+"""Attribute dicts whose series are found by identity, at most; when one-off dicts (a failure's, made per
+request) have filled the table it starts afresh, and the shared ones are found again at their next point."""
 
 
 class Point(NamedTuple):
@@ -82,8 +83,9 @@ class DurationHistogram:
             else:
                 key = frozenset(attributes.items())
                 series = self._series.get(key) or self._add(key, attributes)
-                if len(self._bound) < BOUND_LIMIT:
-                    self._bound[id(attributes)] = (attributes, series)
+                if len(self._bound) >= BOUND_LIMIT:  # one-off dicts filled it: the shared ones bind again
+                    self._bound.clear()
+                self._bound[id(attributes)] = (attributes, series)
             series.counts[bucket] += 1
             series.count += 1
             series.total += seconds
@@ -102,14 +104,14 @@ class DurationHistogram:
         series = self._series[key] = _Series(dict(attributes), len(self.bounds) + 1, self._since)
         return series
 
-    def collect(self, now_ns: int) -> list[Point]:
+    def collect(self, at_ns: int) -> list[Point]:
         """The points since the start (cumulative) or since the last collection (delta, which starts afresh)."""
         with self._lock:
             series = list(self._series.values())
             if self.delta:
                 self._series = {}
                 self._bound = {}
-                self._since = now_ns
+                self._since = at_ns
             points = [
                 Point(s.attributes, s.start_ns, s.count, s.total, list(s.counts), s.low, s.high)
                 for s in series
