@@ -50,7 +50,7 @@ from typing import Any
 
 import pairs
 from options import STDOUT, OneLineParser, setup_options
-from processes import ROOT, Server, Skip, free_port, run_stoppable, say, signals_ignored, stopping
+from processes import ROOT, Server, Skip, run_stoppable, say, signals_ignored, start_sink, stopping
 from runs import drive, start_smoked
 from venvs import OTEL_PACKAGES, ensure_venv, stack_versions
 
@@ -140,7 +140,7 @@ def servers(python: Path, mcp_python: Path, endpoints: dict[str, str], extra: li
 def sdk_floor(python: Path, logs: Path, n: int, runs: int) -> dict[str, float]:
     """The SDK's own CPU on this machine now (bench/otel_inproc.py floor, the median of `runs`), in µs, exporting
     to a receiver of its own."""
-    sink = {"floor": sink_process(python, logs, "floor")}
+    sink = {"floor": start_sink(python, logs, "floor")}
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env.update(PYTHONPATH=str(ROOT / "src"), OTEL_EXPORTER_OTLP_ENDPOINT=sink["floor"][1])
     env.update(OTEL_METRIC_EXPORT_INTERVAL="600000")
@@ -186,23 +186,6 @@ def ab(python: Path, baseline: str, n: int, runs: int) -> dict[str, Any]:
     medians = {name: statistics.median(values) for name, values in figures.items()}
     this, base_name = list(trees)
     return {"runs": figures, "medians": medians, "ratio": medians[this] / medians[base_name], "baseline": baseline}
-
-
-def sink_process(python: Path, logs: Path, name: str) -> tuple[subprocess.Popen[bytes], str]:
-    """A bench/otlp_sink.py process of its own for `name`, and its endpoint."""
-    proc = subprocess.Popen(
-        [str(python), str(ROOT / "bench/otlp_sink.py"), str(free_port())],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=(logs / f"otlp_sink-{name}.log").open("wb"),
-        start_new_session=True,
-    )
-    assert proc.stdout is not None
-    endpoint = proc.stdout.readline().decode().strip()
-    if not endpoint:
-        proc.kill()
-        raise Skip(f"the OTLP receiver for {name} did not start: see {logs / f'otlp_sink-{name}.log'}")
-    return proc, endpoint
 
 
 def stop_sinks(sinks: dict[str, tuple[subprocess.Popen[bytes], str]]) -> dict[str, int]:
@@ -381,7 +364,7 @@ def run(opts: argparse.Namespace) -> int:
     try:
         with stopping(say) as up:
             for name in SAMPLERS:
-                sinks[name] = sink_process(python, logs, name)
+                sinks[name] = start_sink(python, logs, name)
             planned = servers(python, mcp_python, {name: sink[1] for name, sink in sinks.items()}, opts.otel_env)
             skipped: dict[str, str] = {}
             active = start_smoked(

@@ -29,68 +29,18 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from baton import Context, KeyRing, Server
-from baton.protocol.headers import Headers
-from baton.protocol.messages import Message
-from baton.server import Exchange, RequestInfo
+from otel_inproc import flows_of, flush, make_server
+
 from baton.telemetry import setup
 
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-    "io.modelcontextprotocol/clientInfo": {"name": "paired", "version": "0"},
-}
-HEADERS = {
-    "host": "127.0.0.1:3101",
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": "tools/call",
-    "mcp-name": "book",
-    "content-type": "application/json",
-    "accept": "application/json, text/event-stream",
-}
-ANSWER = {"confirm": {"action": "accept", "content": {"confirm": True}}}
 Flows = Callable[[int], Awaitable[None]]
-
-
-def make_server() -> Server:
-    server = Server("paired", state_keys=KeyRing.ephemeral_key())
-
-    @server.tool()
-    async def book(ctx: Context, city: str) -> str:
-        return "booked" if await ctx.confirm(f"Book {city}?", key="confirm") else "no"
-
-    server.check_startup("http")
-    return server
-
-
-def flows_of(server: Server) -> Flows:
-    ex = Exchange(RequestInfo("http", Headers.of(HEADERS), ("127.0.0.1", 50000)))
-    args = {"city": "Oslo"}
-    handle = server.runtime.handle
-
-    async def flows(count: int) -> None:
-        for i in range(count):
-            first = await handle(Message("tools/call", {"name": "book", "arguments": args, "_meta": META}, i, True), ex)
-            state = first.body["result"]["requestState"]  # type: ignore[union-attr]
-            params = {"name": "book", "arguments": args, "_meta": META, "requestState": state, "inputResponses": ANSWER}
-            await handle(Message("tools/call", params, i, True), ex)
-
-    return flows
-
-
-def flush() -> None:
-    from opentelemetry import trace
-
-    force = getattr(trace.get_tracer_provider(), "force_flush", None)
-    if force is not None:
-        force()
 
 
 async def batch_us(flows: Flows, n: int, traced: bool) -> float:
     start = time.process_time()
     await flows(n)
     if traced:
-        flush()
+        flush(spans_only=True)
     return (time.process_time() - start) / (2 * n) * 1e6
 
 
@@ -136,7 +86,7 @@ async def measure(batches: int, n: int, bare: bool) -> dict[str, Any]:
     on = flows_of(on_server)
     await off(n)
     await on(n)  # warm up both
-    flush()
+    flush(spans_only=True)
     offs: list[float] = []
     ons: list[float] = []
     for i in range(batches):

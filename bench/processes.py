@@ -182,3 +182,22 @@ def run_stoppable(
         except Stopped as exc:  # during the venv set-up or the report; the measuring part handles its own
             say(f"{signal.Signals(exc.signum).name}: stopped")
             return 128 + exc.signum
+
+
+def start_sink(python: Path, logs: Path, name: str) -> tuple[subprocess.Popen[bytes], str]:
+    """A bench/otlp_sink.py process of its own for `name` (an OTLP/HTTP receiver on a free loopback port), and
+    its endpoint; Skip when it does not start. Stop it with ``terminate()``: it then prints the spans it got."""
+    log = logs / f"otlp_sink-{name}.log"
+    proc = subprocess.Popen(
+        [str(python), str(ROOT / "bench/otlp_sink.py"), str(free_port())],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=log.open("wb"),
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    endpoint = proc.stdout.readline().decode().strip()
+    if not endpoint:
+        proc.kill()
+        raise Skip(f"the OTLP receiver for {name} did not start: see {log}")
+    return proc, endpoint

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from processes import ROOT, Server, Skip, baton_command, script_command, start, stop
+from processes import ROOT, Server, Skip, baton_command, script_command, start, start_sink, stop
 
 FRAME = re.compile(r"(?P<fn>.*) \((?P<path>.*?):(?P<line>\d+)\)")
 COMPONENTS = (  # py-spy is asked for full file names: namespace packages (opentelemetry) lose their root otherwise
@@ -136,7 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         sink: subprocess.Popen[bytes] | None = None
         try:
             if opts.trace is not None:
-                sink, endpoint = otlp_sink(python, Path(tmp))
+                try:
+                    sink, endpoint = start_sink(python, Path(tmp), "profile")
+                except Skip as exc:
+                    print(f"profile: {exc}", file=sys.stderr)
+                    return 1
                 traced(endpoint, opts.trace)
             try:
                 start(server, Path(tmp), 30.0)
@@ -168,23 +172,6 @@ def main(argv: list[str] | None = None) -> int:
         per_rt = cpu_ms * flows / report["requests"] * 1000 if cpu_ms is not None and report.get("requests") else None
         print(summarize(raw, opts.top, opts.lines, per_rt))
     return 0
-
-
-def otlp_sink(python: Path, logs: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """A bench/otlp_sink.py process on a free port, and its endpoint."""
-    proc = subprocess.Popen(
-        [str(python), str(ROOT / "bench" / "otlp_sink.py"), "0"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=(logs / "otlp_sink.log").open("wb"),
-        start_new_session=True,
-    )
-    assert proc.stdout is not None
-    endpoint = proc.stdout.readline().decode().strip()
-    if not endpoint:
-        proc.kill()
-        raise SystemExit(f"profile: the OTLP receiver did not start: {(logs / 'otlp_sink.log').read_text()[-300:]}")
-    return proc, endpoint
 
 
 def traced(endpoint: str, ratio: float) -> None:

@@ -8,14 +8,18 @@ import sys
 from support.paths import ROOT
 
 
-def test_profile_names_batons_hot_path() -> None:
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "profile.py"), "-n", "600", "-c", "4", "--top", "40"],
+def profile(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "profile.py"), *args],
         check=False,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=timeout,
     )
+
+
+def test_profile_names_batons_hot_path() -> None:
+    run = profile("-n", "600", "-c", "4", "--top", "40")
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert "-- by component (self time)" in out and "-- self time" in out and "-- inclusive time" in out
@@ -30,13 +34,7 @@ def test_profile_names_batons_hot_path() -> None:
 def test_a_traced_server_shows_batons_tracing_beside_the_sdks_in_microseconds() -> None:
     """`--trace 1`: every request recorded and exported to a real OTLP receiver; the components name Baton's
     tracing code apart from the SDK's, each in µs of server CPU per round trip."""
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "profile.py"), "-n", "400", "-c", "4", "--trace", "1"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    run = profile("-n", "400", "-c", "4", "--trace", "1")
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert "load: 400 flows ok, 0 failed, c=4" in out
@@ -47,12 +45,6 @@ def test_a_traced_server_shows_batons_tracing_beside_the_sdks_in_microseconds() 
 
 
 def test_a_bad_ratio_is_one_line_and_exit_2() -> None:
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "profile.py"), "--trace", "2"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    run = profile("--trace", "2", timeout=60)
     assert run.returncode == 2 and "--trace takes a ratio from 0 to 1" in run.stderr
     assert "Traceback" not in run.stderr
