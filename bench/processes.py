@@ -196,7 +196,11 @@ def start_sink(python: Path, logs: Path, name: str) -> tuple[subprocess.Popen[by
         start_new_session=True,
     )
     assert proc.stdout is not None
-    endpoint = proc.stdout.readline().decode().strip()
+    try:
+        endpoint = proc.stdout.readline().decode().strip()
+    except BaseException:  # a signal while it starts: it is in a session of its own, so stop it here
+        proc.kill()
+        raise
     if not endpoint:
         proc.kill()
         raise Skip(f"the OTLP receiver for {name} did not start: see {log}")

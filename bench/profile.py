@@ -29,7 +29,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from processes import ROOT, Server, Skip, baton_command, script_command, start, start_sink, stop
+from options import OneLineParser
+from processes import (
+    ROOT,
+    Server,
+    Skip,
+    Stopped,
+    baton_command,
+    script_command,
+    start,
+    start_sink,
+    stop,
+    stop_on_signals,
+)
 
 FRAME = re.compile(r"(?P<fn>.*) \((?P<path>.*?):(?P<line>\d+)\)")
 COMPONENTS = (  # py-spy is asked for full file names: namespace packages (opentelemetry) lose their root otherwise
@@ -101,7 +113,7 @@ def summarize(raw: Path, top: int, lines: bool, us_per_round_trip: float | None 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0] if __doc__ else None)
+    parser = OneLineParser(description=__doc__.partition("\n\n")[0] if __doc__ else None)
     parser.add_argument("--floor", action="store_true", help="profile bench/floor.py instead of Baton")
     parser.add_argument("-c", "--concurrency", type=int, default=16, help="load driver lanes (default 16)")
     parser.add_argument("-n", "--n", type=int, default=8000, help="measured flows (default 8000)")
@@ -125,10 +137,26 @@ def main(argv: list[str] | None = None) -> int:
         print("profile: py-spy not found; pip install py-spy", file=sys.stderr)
         return 2
     python = Path(sys.executable)
+    server: Server
     if opts.floor:
         server = Server("floor", python, script_command(python, "bench/floor.py"))
     else:
         server = Server("baton", python, baton_command(python.with_name("baton")))
+    try:
+        with stop_on_signals():
+            return measure(opts, spy, server)
+    except Stopped as exc:  # the servers, the receiver and py-spy are stopped on the way out
+        print(f"profile: stopped by {signal.Signals(exc.signum).name}", file=sys.stderr)
+        return 128 + exc.signum
+    except subprocess.CalledProcessError as exc:
+        print(f"profile: the load driver failed (exit {exc.returncode}): {exc.stderr or b''!r:.300}", file=sys.stderr)
+        return 1
+
+
+def measure(opts: argparse.Namespace, spy: str, server: Server) -> int:
+    """Serve, load, sample and print the tables; stops what it started however it ends."""
+    python = Path(sys.executable)
+    alone = {"start_new_session": True}  # a Ctrl-C at the terminal reaches this script alone, which stops them
     with tempfile.TemporaryDirectory() as tmp:
         raw = opts.raw or Path(tmp) / "samples.raw"
         os.environ.setdefault("BATON_DATA_DIR", tmp)  # the server's key file, unless one is configured
@@ -149,14 +177,17 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             assert server.proc is not None
             load = [sys.executable, str(ROOT / "bench" / "load.py"), "--url", server.url, "-c", str(opts.concurrency)]
-            subprocess.run([*load, "-n", "1000", "--warmup", "0"], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([*load, "-n", "1000", "--warmup", "0"], check=True, stdout=subprocess.DEVNULL, **alone)
             record = ["record", "--rate", str(opts.rate), "--format", "raw", "--output", str(raw), "--full-filenames"]
             sampler = subprocess.Popen(
-                [spy, *record, "--pid", str(server.proc.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                [spy, *record, "--pid", str(server.proc.pid)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                **alone,
             )
             time.sleep(1.0)  # py-spy attaches
             measured = [*load, "-n", str(opts.n), "--warmup", "0", "--server-pid", str(server.proc.pid), "--json"]
-            report = json.loads(subprocess.run(measured, check=True, capture_output=True).stdout)
+            report = json.loads(subprocess.run(measured, check=True, capture_output=True, **alone).stdout)
             sampler.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
             sampler.wait(30)
         finally:

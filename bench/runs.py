@@ -86,9 +86,9 @@ def start_smoked(
     """Start each server (into ``started``), smoke-test it with ``smoke`` and read its stack's versions; one that
     fails to start or to serve the workload is stopped and skipped (its reason into ``skipped``). The others."""
     for server in servers:
+        started.append(server)  # before it starts: a signal during the start-up wait stops it too
         try:
             start(server, logs, wait)
-            started.append(server)
             smoked(smoke(server))
             server.versions = stack_versions(server.python)
             say(f"{server.name}: pid {server.proc.pid if server.proc else '?'} on {server.url}")

@@ -82,6 +82,7 @@ def run(opts: argparse.Namespace) -> int:
     python = opts.python.absolute()
     logs = opts.cache / "logs"
     logs.mkdir(parents=True, exist_ok=True)
+    runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp, stopping(say) as up:
         try:
             ref_tree = extract(opts.ref, Path(tmp))
@@ -102,7 +103,7 @@ def run(opts: argparse.Namespace) -> int:
             say(f"tree_ab: could not start both servers: {skipped}")
             return 2
         by_name = {s.name: s for s in active}
-        runs = pairs.measure(
+        runs += pairs.measure(
             opts.concurrency,
             opts.pairs,
             opts.pair_n,
@@ -110,6 +111,8 @@ def run(opts: argparse.Namespace) -> int:
             say,
             (THIS, REF),
         )
+    if up.signum:  # stopped: pairs.measure keeps its runs to itself until it returns
+        return 128 + up.signum
     summary = pairs.summarize(runs, (THIS, REF))
     figures: dict[str, Any] = {"ref": opts.ref, "levels": {}}
     for level, row in summary.items():
@@ -131,7 +134,7 @@ def run(opts: argparse.Namespace) -> int:
             f"  c={level}: {row['this_us_per_round_trip']:.1f} µs against {row['ref_us_per_round_trip']:.1f} µs, "
             f"ratio {row['ratio']:.3f} (pairs' quartiles {q1:.2f} / {q2:.2f} / {q3:.2f}, {row['pairs_used']} pairs)"
         )
-    return 128 + up.signum if up.signum else 0
+    return 0
 
 
 if __name__ == "__main__":

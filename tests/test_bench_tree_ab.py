@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
 from support.paths import ROOT
 
 TREE_AB = str(ROOT / "bench" / "tree_ab.py")
@@ -15,7 +20,7 @@ TREE_AB = str(ROOT / "bench" / "tree_ab.py")
 def test_this_tree_against_its_own_head_measures_both_over_http(tmp_path: Path) -> None:
     out = tmp_path / "ab.json"
     run = subprocess.run(
-        [sys.executable, TREE_AB, "--ref", "HEAD", "-c", "2", "--pairs", "2", "--pair-n", "40", "--json", str(out)],
+        [sys.executable, TREE_AB, "--ref", "HEAD", "-c", "2", "--pairs", "2", "--pair-n", "200", "--json", str(out)],
         cwd=ROOT,
         check=False,
         capture_output=True,
@@ -40,3 +45,31 @@ def test_an_unknown_ref_or_a_bad_level_is_one_line_and_exit_2() -> None:
         )
         assert run.returncode == 2, run.stderr
         assert said in run.stderr and "Traceback" not in run.stderr
+
+
+def test_ctrl_c_stops_both_servers_and_exits_130_without_a_traceback() -> None:
+    """SIGINT while the pairs run: both servers (started in sessions of their own) are stopped, exit 130."""
+    proc = subprocess.Popen(
+        [sys.executable, TREE_AB, "--ref", "HEAD", "-c", "2", "--pairs", "50", "--pair-n", "300"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    said = []
+    for line in proc.stderr:  # until the pairs have begun
+        said.append(line)
+        if "[pairs 1/" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    _, after = proc.communicate(timeout=60)
+    text = "".join(said) + after
+    assert proc.returncode == 130, text
+    assert "Traceback" not in text
+    pids = [int(m) for m in re.findall(r": pid (\d+) on http", text)]
+    assert len(pids) == 2, text
+    time.sleep(0.5)
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

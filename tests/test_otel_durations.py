@@ -7,6 +7,11 @@ The end-to-end path (`baton serve` exporting to a real OTLP/HTTP receiver) is in
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -22,6 +27,8 @@ from opentelemetry.sdk.metrics.export import (
     MetricsData,
 )
 from opentelemetry.sdk.resources import Resource
+from support import otel_memory
+from support.paths import ROOT
 
 from baton.telemetry import durations, names
 from baton.telemetry.reader import ReaderWithDurations
@@ -150,18 +157,18 @@ def test_delta_temporality_starts_each_interval_afresh() -> None:
         provider.shutdown()
 
 
-def test_a_dict_recorded_again_finds_its_series_and_a_changed_one_does_not() -> None:
+def test_a_dict_recorded_again_finds_its_series_past_many_one_off_dicts() -> None:
     """Series are found by the attribute dict's identity only while that dict is the one recorded before; every
-    point lands in the series of its attributes' values."""
+    point lands in the series of its attributes' values, also after one-off dicts filled the identity table."""
     histogram = durations.DurationHistogram("d", "s", "", BOUNDS, delta=False)
     shared = dict(TOOL)
     for _ in range(3):
         histogram.record(0.001, shared)
-    for _ in range(70):  # more one-off dicts than are bound by identity
+    for _ in range(durations.BOUND_LIMIT + 10):  # more one-off dicts than are bound by identity
         histogram.record(0.001, {**TOOL, "error.type": "-32602"})
     histogram.record(0.001, shared)
     points = {p.attributes.get("error.type"): p.points for p in histogram.collect(0)}
-    assert points == {None: 4, "-32602": 70}
+    assert points == {None: 4, "-32602": durations.BOUND_LIMIT + 10}
 
 
 def test_series_past_the_limit_go_to_the_overflow_set(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -178,3 +185,72 @@ def test_without_a_reader_of_batons_nothing_is_bound() -> None:
     """A meter provider the application set up itself gets the SDK's histogram (`bind` is None)."""
     assert not durations._tables
     assert durations.bind(names.SERVER_DURATION, "s", "Duration", BOUNDS) is None
+
+
+def test_values_the_sdk_drops_are_dropped_and_types_keep_series_apart() -> None:
+    """A negative duration (the wall clock stepped back), NaN or infinity is no point, as in the SDK; `True`, `1`
+    and `1.0` are three attribute sets, as the SDK keys them."""
+    histogram = durations.DurationHistogram("d", "s", "", BOUNDS, delta=False)
+    for value in (-0.001, float("nan"), float("inf")):
+        histogram.record(value, TOOL)
+    assert histogram.collect(0) == []
+    for flag in (True, 1, 1.0):
+        histogram.record(0.001, {"x": flag})
+    assert sorted(type(p.attributes["x"]).__name__ for p in histogram.collect(0)) == ["bool", "float", "int"]
+
+
+def run_python(code: str, **env: str) -> Any:
+    """`code` in a fresh interpreter (global providers are set once per process), with `env`; its last JSON."""
+    variables = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    path = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        env={**variables, "PYTHONPATH": path, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_meter_provider_the_application_set_first_gets_batons_points() -> None:
+    """The application set its own meter provider before `baton serve`'s set-up ran: the SDK refuses Baton's,
+    so Baton's is shut down, no table is left, and the histogram reaches the application's reader."""
+    found = otel_memory.run(
+        """
+        from baton import KeyRing, Server
+        from baton.telemetry import durations, setup
+        assert setup.from_env("app-first", "a")
+        server = Server("p", state_keys=KeyRing.ephemeral_key())
+        server.tool(name="ok")(lambda: "ok")
+        server.check_startup("stdio")
+        asyncio.run(send(server, "tools/call", {"name": "ok", "arguments": {}}))
+        print(json.dumps({"points": points("mcp.server.operation.duration"), "tables": len(durations._tables)}))
+        """,
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_METRIC_EXPORT_INTERVAL": "600000"},
+    )
+    assert found["tables"] == 0
+    assert [p["gen_ai.tool.name"] for p in found["points"]] == ["ok"]
+
+
+def test_an_exporter_that_wants_exponential_histograms_gets_the_sdks() -> None:
+    """`OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=base2_exponential_bucket_histogram`: Baton keeps
+    no table of its own, and the SDK's histogram records the points the way the exporter asks."""
+    found = run_python(
+        """
+        import json
+        from baton.telemetry import durations, otel, setup
+        assert setup.from_env("exponential", "e")
+        record = otel.Instruments("server").record
+        print(json.dumps({"tables": len(durations._tables), "sdk": type(record.__self__).__module__}))
+        setup.shutdown()
+        """,
+        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9",
+        OTEL_METRIC_EXPORT_INTERVAL="600000",
+        OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION="base2_exponential_bucket_histogram",
+    )
+    assert found["tables"] == 0
+    assert found["sdk"].startswith("opentelemetry.sdk.metrics")

@@ -27,7 +27,8 @@ Record = Callable[[float, Mapping[str, Any]], None]
 """Records one point: its value in seconds and its attributes."""
 SERIES_LIMIT = 2000
 OVERFLOW: Mapping[str, Any] = {"otel.metric.overflow": True}
-BOUND_LIMIT = 64
+_INFINITY = float("inf")
+BOUND_LIMIT = 512
 """Attribute dicts whose series are found by identity, at most; when one-off dicts (a failure's, made per
 request) have filled the table it starts afresh, and the shared ones are found again at their next point."""
 
@@ -66,7 +67,7 @@ class DurationHistogram:
         self.description = description
         self.bounds = tuple(bounds)
         self.delta = delta
-        self._series: dict[frozenset[tuple[str, Any]], _Series] = {}
+        self._series: dict[frozenset[tuple[str, type, Any]], _Series] = {}
         self._bound: dict[int, tuple[Mapping[str, Any], _Series]] = {}
         """Series by the identity of the attribute dict last recorded with them: the few shared dicts (one per
         method, target, version and transport, `common.Common.metric`) find theirs without hashing their items.
@@ -75,13 +76,15 @@ class DurationHistogram:
         self._since = now_ns()
 
     def record(self, seconds: float, attributes: Mapping[str, Any]) -> None:
+        if not 0 <= seconds < _INFINITY:  # the SDK's rule: a negative (the wall clock stepped back), NaN or
+            return  # infinite value is dropped
         bucket = bisect_left(self.bounds, seconds)
         with self._lock:
             bound = self._bound.get(id(attributes))
             if bound is not None and bound[0] is attributes:
                 series = bound[1]
             else:
-                key = frozenset(attributes.items())
+                key = _key(attributes)
                 series = self._series.get(key) or self._add(key, attributes)
                 if len(self._bound) >= BOUND_LIMIT:  # one-off dicts filled it: the shared ones bind again
                     self._bound.clear()
@@ -94,10 +97,10 @@ class DurationHistogram:
             if seconds > series.high:  # noqa: PLR1730
                 series.high = seconds
 
-    def _add(self, key: frozenset[tuple[str, Any]], attributes: Mapping[str, Any]) -> _Series:
+    def _add(self, key: frozenset[tuple[str, type, Any]], attributes: Mapping[str, Any]) -> _Series:
         """A new series (the lock held): its attributes copied, or the overflow set's past the limit."""
         if len(self._series) >= SERIES_LIMIT:
-            key, attributes = frozenset(OVERFLOW.items()), OVERFLOW
+            key, attributes = _key(OVERFLOW), OVERFLOW
             found = self._series.get(key)
             if found is not None:
                 return found
@@ -120,6 +123,12 @@ class DurationHistogram:
         return points
 
 
+def _key(attributes: Mapping[str, Any]) -> frozenset[tuple[str, type, Any]]:
+    """An attribute set's series key: each value with its type, as the SDK tells `True`, `1` and `1.0` apart, and
+    a list as a tuple."""
+    return frozenset((k, type(v), tuple(v) if type(v) is list else v) for k, v in attributes.items())
+
+
 class Table:
     """One reader's histograms, by name."""
 
@@ -137,6 +146,8 @@ class Table:
 
 
 _tables: list[Table] = []
+_declined: list[object] = []
+"""Readers that want another histogram than explicit buckets: while one is there, `bind` binds nothing."""
 
 
 def add_table(delta: bool) -> Table:
@@ -152,10 +163,21 @@ def remove_table(table: Table) -> None:
         _tables.remove(table)
 
 
+def decline(reader: object) -> None:
+    """A reader that wants the SDK's own histogram (exponential buckets, say): from now on `bind` returns None, so
+    that every reader gets the points through the SDK."""
+    _declined.append(reader)
+
+
+def undecline(reader: object) -> None:
+    if reader in _declined:
+        _declined.remove(reader)
+
+
 def bind(name: str, unit: str, description: str, bounds: Sequence[float]) -> Record | None:
     """What records a point of the histogram `name` in every reader's table (one, unless several exporters), or
-    None when no reader of Baton's is set up."""
-    if not _tables:
+    None when no reader of Baton's is set up or one of them wants the SDK's histogram (`decline`)."""
+    if not _tables or _declined:
         return None
     histograms = [table.histogram(name, unit, description, bounds) for table in _tables]
     if len(histograms) == 1:

@@ -25,6 +25,7 @@ from opentelemetry.sdk.metrics.export import (
     ScopeMetrics,
 )
 from opentelemetry.sdk.metrics.export import Histogram as HistogramData
+from opentelemetry.sdk.metrics.view import Aggregation, DefaultAggregation, ExplicitBucketHistogramAggregation
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
@@ -37,14 +38,23 @@ class ReaderWithDurations(PeriodicExportingMetricReader):
     """A `PeriodicExportingMetricReader` whose every export carries Baton's duration histograms."""
 
     def __init__(self, exporter: MetricExporter, resource: Resource) -> None:
-        preferred: dict[type, AggregationTemporality] = getattr(exporter, "_preferred_temporality", None) or {}
-        self._temporality = preferred.get(SdkHistogram, AggregationTemporality.CUMULATIVE)
-        self._table = durations.add_table(self._temporality is AggregationTemporality.DELTA)
+        super().__init__(exporter)
+        # What the exporter prefers for histograms, as the SDK reads it off every exporter.
+        temporality: dict[type, AggregationTemporality] = getattr(exporter, "_preferred_temporality", None) or {}
+        aggregation: dict[type, Aggregation] = getattr(exporter, "_preferred_aggregation", None) or {}
+        self._temporality = temporality.get(SdkHistogram, AggregationTemporality.CUMULATIVE)
         self._resource = resource
         self._scope = InstrumentationScope(names.INSTRUMENTATION, __version__)
         self._collecting = threading.Lock()
         self._merged = False
-        super().__init__(exporter)
+        self._table: durations.Table | None = None
+        """None when the exporter asks for another histogram than explicit buckets (exponential, say): the
+        SDK's histogram then records Baton's points, as the exporter wants them."""
+        wanted = aggregation.get(SdkHistogram, DefaultAggregation())
+        if isinstance(wanted, DefaultAggregation | ExplicitBucketHistogramAggregation):
+            self._table = durations.add_table(self._temporality is AggregationTemporality.DELTA)
+        else:
+            durations.decline(self)
 
     # `collect` is final in the SDK's typing; overridden all the same, because the SDK calls no hook at all when it
     # had nothing to collect, and Baton's histograms must be exported then too. It only adds to what the SDK does.
@@ -59,7 +69,9 @@ class ReaderWithDurations(PeriodicExportingMetricReader):
 
     def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
         super().shutdown(timeout_millis=timeout_millis, **kwargs)  # its last collection exports the last points
-        durations.remove_table(self._table)
+        if self._table is not None:
+            durations.remove_table(self._table)
+        durations.undecline(self)
 
     def _receive_metrics(self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any) -> None:
         self._merged = True
@@ -67,6 +79,8 @@ class ReaderWithDurations(PeriodicExportingMetricReader):
 
     def _with_durations(self, data: MetricsData) -> MetricsData:
         """`data` with Baton's histograms added to the `baton` scope of this resource (made if absent)."""
+        if self._table is None:
+            return data
         now = now_ns()
         metrics = []
         for histogram in list(self._table.histograms.values()):

@@ -98,7 +98,10 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
     if metric_exporters:  # `none`: no meter provider, so nothing is recorded (protocol.md P69)
         meter_provider = MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
         metrics.set_meter_provider(meter_provider)
-        steps.append(meter_provider.shutdown)  # collects and exports the last points first
+        if metrics.get_meter_provider() is meter_provider:
+            steps.append(meter_provider.shutdown)  # collects and exports the last points first
+        else:  # the application set one first (the SDK refused ours): its readers get Baton's points (P109)
+            meter_provider.shutdown()
     if not _shutdowns:
         atexit.register(shutdown)
     _shutdowns[:] = steps
