@@ -5,10 +5,15 @@ pyproject.toml) from what its code uses (support.kinds); a `unit` test that star
 network socket fails, and so does a test that starts a system service it is not marked with (support.guard).
 
 Only fixtures and hooks live here; the helpers they use are in tests/support/ (imported as `support.*`).
+
+A suite started in the background by a non-interactive shell (`./dev test &`) inherits SIGINT ignored, and so
+would every process it starts: the tests that press Ctrl-C on a `baton` command would wait for nothing.
+`pytest_configure` gives SIGINT its default handler back, which a started process sees as SIGINT not ignored.
 """
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +25,11 @@ from support.kinds import SERVICES, kinds
 from support.processes import free_port
 from support.redis_server import RedisServer
 from support.serve import RunningServer, start_server
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

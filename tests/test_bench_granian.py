@@ -12,7 +12,7 @@ from support.paths import ROOT
 
 def test_the_granian_bench_prints_its_figures() -> None:
     done = subprocess.run(
-        [sys.executable, "bench/granian_compare.py", "--pairs", "1", "--pair-n", "60", "--levels", "1", "--json"],
+        [sys.executable, "bench/granian_compare.py", "--pairs", "1", "--pair-n", "200", "--levels", "1", "--json"],
         cwd=ROOT,
         capture_output=True,
         timeout=300,
