@@ -38,7 +38,6 @@ class ReaderWithDurations(PeriodicExportingMetricReader):
     """A `PeriodicExportingMetricReader` whose every export carries Baton's duration histograms."""
 
     def __init__(self, exporter: MetricExporter, resource: Resource) -> None:
-        super().__init__(exporter)
         # What the exporter prefers for histograms, as the SDK reads it off every exporter.
         temporality: dict[type, AggregationTemporality] = getattr(exporter, "_preferred_temporality", None) or {}
         aggregation: dict[type, Aggregation] = getattr(exporter, "_preferred_aggregation", None) or {}
@@ -50,6 +49,7 @@ class ReaderWithDurations(PeriodicExportingMetricReader):
         self._table: durations.Table | None = None
         """None when the exporter asks for another histogram than explicit buckets (exponential, say): the
         SDK's histogram then records Baton's points, as the exporter wants them."""
+        super().__init__(exporter)  # its ticker may collect from now on: every field above is set
         wanted = aggregation.get(SdkHistogram, DefaultAggregation())
         if isinstance(wanted, DefaultAggregation | ExplicitBucketHistogramAggregation):
             self._table = durations.add_table(self._temporality is AggregationTemporality.DELTA)
