@@ -1,12 +1,15 @@
 """The official MCP conformance suite, server side: one `baton serve examples/everything.py` process must
 pass every scenario at 2026-07-28 (40) and at 2025-11-25 (33, the `initialize` era, protocol.md P28) with
-no failed and no warning checks, from the same handlers (driven by tools/conformance.py)."""
+no failed and no warning checks, from the same handlers (driven by tools/conformance.py). Twice: with
+telemetry off, and traced (every request sampled, spans and metrics exported over OTLP/HTTP to a real
+receiver), since tracing must change nothing a client sees."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,9 @@ from typing import Any
 import pytest
 from support.paths import BATON, ROOT
 from support.serve import RunningServer, start_server
+
+sys.path.insert(0, str(ROOT / "bench"))
+from otlp_sink import OtlpSink
 
 RUNNER = ROOT / "tools" / "conformance.py"
 EXPECTED_SCENARIOS = {"2026-07-28": 40, "2025-11-25": 33}
@@ -42,17 +48,30 @@ def describe_failures(summary: dict[str, Any]) -> str:
     return "\n".join(lines) or "(no failing scenario)"
 
 
+@pytest.fixture(scope="module", params=["off", "traced"])
+def receiver(request: pytest.FixtureRequest) -> Iterator[OtlpSink | None]:
+    """None for the run with telemetry off; for the traced run, the OTLP/HTTP receiver the server exports to."""
+    if request.param == "off":
+        yield None
+        return
+    with OtlpSink(keep=False) as sink:
+        yield sink
+
+
 @pytest.fixture(scope="module")
-def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+def everything(tmp_path_factory: pytest.TempPathFactory, receiver: OtlpSink | None) -> Iterator[RunningServer]:
     """One server for both versions: a single process serves both eras side by side."""
     assert Path(BATON).exists(), f"{BATON} is missing: run `./dev setup` first"
     log = tmp_path_factory.mktemp("conformance-server") / "baton-serve.log"
-    with start_server("examples/everything.py", log=log, timeout=STARTUP_TIMEOUT) as server:
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "50"} if receiver else {}
+    with start_server("examples/everything.py", log=log, timeout=STARTUP_TIMEOUT, env=env) as server:
         yield server
 
 
 @pytest.mark.parametrize("spec_version", list(EXPECTED_SCENARIOS))
-def test_everything_server_passes_the_conformance_suite(everything: RunningServer, spec_version: str) -> None:
+def test_everything_server_passes_the_conformance_suite(
+    everything: RunningServer, receiver: OtlpSink | None, spec_version: str
+) -> None:
     expected = EXPECTED_SCENARIOS[spec_version]
     log = everything.log
     argv = [sys.executable, str(RUNNER), "server", everything.url, "--spec-version", spec_version, "--json"]
@@ -83,3 +102,8 @@ def test_everything_server_passes_the_conformance_suite(everything: RunningServe
     assert (counts["passed"], counts["failed"], counts["warnings"]) == (expected, 0, 0), details
     assert summary["errors"] == [], details
     assert run.returncode == 0, details
+    if receiver is not None:
+        deadline = time.monotonic() + 10
+        while not receiver.spans_received and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert receiver.spans_received > 0, "traced, yet no span reached the receiver: tracing was not on"

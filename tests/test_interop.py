@@ -9,8 +9,10 @@ same flow against Baton's server (`examples/everything.py`, tool `perform`). The
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,9 @@ from support.processes import PortOpen, Process, free_port, start
 
 from baton.client import Accepted, Answer, Client, Question
 from baton.forms import BooleanField
+
+sys.path.insert(0, str(ROOT / "bench"))
+from otlp_sink import OtlpSink
 
 PEERS = ROOT / "peers"
 CLIENT_TIMEOUT_S = 60.0
@@ -86,16 +91,23 @@ def fastmcp_server(fastmcp_python: Path, tmp_path_factory: pytest.TempPathFactor
     yield from peer_server(fastmcp_python, "fastmcp_server.py", tmp_path_factory.mktemp("interop-fastmcp"))
 
 
-@pytest.fixture(scope="session")
-def baton_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
-    """`baton serve examples/everything.py` with a data directory of its own."""
+@pytest.fixture(scope="session", params=["off", "traced"])
+def baton_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
+    """`baton serve examples/everything.py` with a data directory of its own; once with telemetry off, once traced
+    (every request sampled, exported to a real OTLP/HTTP receiver): the peers' clients must not tell."""
     logs = tmp_path_factory.mktemp("interop-baton")
-    env = {k: v for k, v in os.environ.items() if k != "BATON_STATE_KEYS"}
+    env = {k: v for k, v in os.environ.items() if k != "BATON_STATE_KEYS" and not k.startswith("OTEL_")}
     env["BATON_DATA_DIR"] = str(tmp_path_factory.mktemp("interop-baton-data"))
     port = free_port()
     command = [BATON, "serve", "examples/everything.py", "--http", f"127.0.0.1:{port}"]
-    with start_peer(command, port, logs / "baton.log", env) as peer:
-        yield peer
+    with contextlib.ExitStack() as stack:
+        sink = stack.enter_context(OtlpSink(keep=False)) if request.param == "traced" else None
+        if sink is not None:
+            env.update(OTEL_EXPORTER_OTLP_ENDPOINT=sink.endpoint, OTEL_BSP_SCHEDULE_DELAY="50")
+        with start_peer(command, port, logs / "baton.log", env) as peer:
+            yield peer
+        if sink is not None:  # the server flushed its spans as it stopped
+            assert sink.spans_received > 0, "traced, yet no span reached the receiver: tracing was not on"
 
 
 # -- Baton's client against the peers' servers --------------------------------------------------------
