@@ -50,7 +50,7 @@ from typing import Any
 
 import pairs
 from options import STDOUT, OneLineParser, setup_options
-from processes import ROOT, Server, Skip, run_stoppable, say, signals_ignored, start_sink, stopping
+from processes import ROOT, Server, Skip, git_tree, run_stoppable, say, signals_ignored, start_sink, stopping
 from runs import drive, start_smoked
 from venvs import OTEL_PACKAGES, ensure_venv, stack_versions
 
@@ -165,9 +165,7 @@ def sdk_floor(python: Path, logs: Path, n: int, runs: int) -> dict[str, float]:
 def ab(python: Path, baseline: str, n: int, runs: int) -> dict[str, Any]:
     """CPU per round trip through `server.runtime.handle` in-process, this tree against the baseline's, alternating."""
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        archive = subprocess.run(["git", "archive", baseline, "src"], cwd=ROOT, capture_output=True, check=True)
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
+        base = git_tree(baseline, Path(tmp), "src")
         trees = {"this tree": ROOT / "src", f"baseline ({baseline})": base / "src"}
         figures: dict[str, list[float]] = {name: [] for name in trees}
         for i in range(runs):

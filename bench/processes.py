@@ -205,3 +205,14 @@ def start_sink(python: Path, logs: Path, name: str) -> tuple[subprocess.Popen[by
         proc.kill()
         raise Skip(f"the OTLP receiver for {name} did not start: see {log}")
     return proc, endpoint
+
+
+def git_tree(ref: str, into: Path, *paths: str) -> Path:
+    """`paths` of the tree at git `ref`, written under `into` (returned); Skip with git's reason when the ref is
+    unknown. For the benches that set an older Baton beside this one."""
+    done = subprocess.run(["git", "archive", ref, *paths], cwd=ROOT, capture_output=True, check=False)
+    if done.returncode != 0:
+        reason = done.stderr.decode(errors="replace").strip().splitlines()
+        raise Skip(f"git cannot archive {ref!r}: {reason[0] if reason else 'no reason given'}")
+    subprocess.run(["tar", "-x", "-C", str(into)], input=done.stdout, check=True)
+    return into

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any
 
 import pairs
 from options import OneLineParser, int_list, setup_options
-from processes import ROOT, Server, Skip, run_stoppable, say, stopping
+from processes import ROOT, Server, Skip, git_tree, run_stoppable, say, stopping
 from runs import drive, start_smoked
 
 THIS, REF = "this tree", "ref"
@@ -43,16 +42,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if opts.pairs < 1 or opts.pair_n < 1:
         parser.error("--pairs and --pair-n must be at least 1")
     return opts
-
-
-def extract(ref: str, into: Path) -> Path:
-    """The ref's `src` and `examples` under `into`; Skip with git's reason when the ref is unknown."""
-    done = subprocess.run(["git", "archive", ref, "src", "examples"], cwd=ROOT, capture_output=True, check=False)
-    if done.returncode != 0:
-        reason = done.stderr.decode(errors="replace").strip().splitlines()
-        raise Skip(f"git cannot archive {ref!r}: {reason[0] if reason else 'no reason given'}")
-    subprocess.run(["tar", "-x", "-C", str(into)], input=done.stdout, check=True)
-    return into
 
 
 def servers(python: Path, ref_tree: Path) -> list[Server]:
@@ -85,7 +74,7 @@ def run(opts: argparse.Namespace) -> int:
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp, stopping(say) as up:
         try:
-            ref_tree = extract(opts.ref, Path(tmp))
+            ref_tree = git_tree(opts.ref, Path(tmp), "src", "examples")
         except Skip as exc:
             say(f"tree_ab: {exc}")
             return 2
