@@ -7,11 +7,6 @@ The end-to-end path (`baton serve` exporting to a real OTLP/HTTP receiver) is in
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -28,7 +23,6 @@ from opentelemetry.sdk.metrics.export import (
 )
 from opentelemetry.sdk.resources import Resource
 from support import otel_memory
-from support.paths import ROOT
 
 from baton.telemetry import durations, names
 from baton.telemetry.reader import ReaderWithDurations
@@ -199,23 +193,6 @@ def test_values_the_sdk_drops_are_dropped_and_types_keep_series_apart() -> None:
     assert sorted(type(p.attributes["x"]).__name__ for p in histogram.collect(0)) == ["bool", "float", "int"]
 
 
-def run_python(code: str, **env: str) -> Any:
-    """`code` in a fresh interpreter (global providers are set once per process), with `env`; its last JSON."""
-    variables = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    path = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=ROOT,
-        env={**variables, "PYTHONPATH": path, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def test_a_meter_provider_the_application_set_first_gets_batons_points() -> None:
     """The application set its own meter provider before `baton serve`'s set-up ran: the SDK refuses Baton's,
     so Baton's is shut down, no table is left, and the histogram reaches the application's reader."""
@@ -239,18 +216,20 @@ def test_a_meter_provider_the_application_set_first_gets_batons_points() -> None
 def test_an_exporter_that_wants_exponential_histograms_gets_the_sdks() -> None:
     """`OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=base2_exponential_bucket_histogram`: Baton keeps
     no table of its own, and the SDK's histogram records the points the way the exporter asks."""
-    found = run_python(
+    found = otel_memory.run(
         """
-        import json
         from baton.telemetry import durations, otel, setup
         assert setup.from_env("exponential", "e")
         record = otel.Instruments("server").record
         print(json.dumps({"tables": len(durations._tables), "sdk": type(record.__self__).__module__}))
         setup.shutdown()
         """,
-        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9",
-        OTEL_METRIC_EXPORT_INTERVAL="600000",
-        OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION="base2_exponential_bucket_histogram",
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+            "OTEL_METRIC_EXPORT_INTERVAL": "600000",
+            "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION": "base2_exponential_bucket_histogram",
+        },
+        providers=False,
     )
     assert found["tables"] == 0
     assert found["sdk"].startswith("opentelemetry.sdk.metrics")

@@ -93,10 +93,12 @@ async def send(server: Any, method: str, params: dict[str, Any] | None = None, *
     return body
 
 
-def run(code: str, env: dict[str, str] | None = None, *, traces: bool = True) -> Any:
+def run(code: str, env: dict[str, str] | None = None, *, traces: bool = True, providers: bool = True) -> Any:
     """Run `code` (dedented) in a fresh interpreter with the in-memory providers installed (the meter's alone
-    without `traces`); the JSON it printed last."""
-    prelude = f"import asyncio, json\nfrom support.otel_memory import install, points, send, spans\ninstall({traces})\n"
+    without `traces`; none at all without `providers`, for code that sets its own); the JSON it printed last."""
+    prelude = "import asyncio, json\nfrom support.otel_memory import install, points, send, spans\n"
+    if providers:
+        prelude += f"install({traces})\n"
     path = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])
     variables = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     done = subprocess.run(
