@@ -29,6 +29,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from options import OneLineParser
 from otel_inproc import flows_of, flush, make_server
 
 from baton.telemetry import setup
@@ -112,7 +113,7 @@ async def measure(batches: int, n: int, bare: bool) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batches", type=int, default=30, help="batches of each server, alternating (30)")
     parser.add_argument("--n", type=int, default=300, help="two-round flows per batch (300)")
     parser.add_argument(
