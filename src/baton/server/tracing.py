@@ -11,16 +11,17 @@ when telemetry is on (`baton.server.observe`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..protocol.capabilities import ask_kinds
 from ..protocol.constants import META_PROTOCOL_VERSION
 from ..protocol.hosts import host_without_port
 from ..protocol.messages import Message
 from ..telemetry import flowtrace, names, otel
-from ..telemetry.common import CommonAttributes, failed, known_method, known_version, metric_of
+from ..telemetry.common import CommonAttributes, failed, metric_of
 from ..telemetry.never import error_type, screen, session_digest
 from .exchange import Exchange, Reply
 from .outbound import PeerError, PeerGone, Stream
@@ -46,11 +47,13 @@ Initialize = Callable[[Message, Exchange], tuple[Reply, ServerSession | None]]
 _R = TypeVar("_R", bound="Reply | Subscription")
 
 
-async def _served(served: Served, answer: Coroutine[Any, Any, _R]) -> _R:
-    """Await one request's answer with `served` current, then end its span (with the exception, if any)."""
+async def _traced(observer: ServerObserver, handle: Callable[..., Coroutine[Any, Any, _R]], *args: Any) -> _R:
+    """Await `handle(msg, exchange, ...)` (`args`) inside the request's span: its `Served` current, the span ended
+    with the reply or the exception. The wrapper itself: one coroutine a request, not two (protocol.md P110)."""
+    served = Served(observer, args[0], args[1], args[2] if len(args) > 2 else None)
     token = _SERVED.set(served)
     try:
-        reply = await answer
+        reply = await handle(*args)
     except BaseException as exc:
         served.end(None, exc)
         raise
@@ -84,16 +87,11 @@ class ServerObserver:
         return found
 
     def wrap(self, handle: Handle) -> Handle:
-        async def traced(msg: Message, exchange: Exchange) -> Reply | Subscription:
-            return await _served(Served(self, msg, exchange, None), handle(msg, exchange))
-
-        return traced
+        return cast(Handle, partial(_traced, self, handle))
 
     def wrap_handshake(self, handle: HandleHandshake) -> HandleHandshake:
-        async def traced(msg: Message, exchange: Exchange, session: ServerSession, stream: Stream) -> Reply:
-            return await _served(Served(self, msg, exchange, session), handle(msg, exchange, session, stream))
-
-        return traced
+        """The session (the third argument) names the span and the asks' (`asking`)."""
+        return cast(HandleHandshake, partial(_traced, self, handle))
 
     def wrap_initialize(self, initialize: Initialize) -> Initialize:
         def traced(msg: Message, exchange: Exchange) -> tuple[Reply, ServerSession | None]:
@@ -210,19 +208,22 @@ class Served:
         self.token: object = None
         self.rounds = 0
         self.single_use: str | None = None
-        self._responses: list[str] = []
+        self._responses: Sequence[str] = ()
         params = msg.params
         meta = params.get("_meta")
-        method = known_method(msg.method)  # all three bounded: the client is not authenticated yet (P78)
+        method = (
+            msg.method
+        )  # method, target and version bounded (`common.get`): the client is not authenticated yet (P78)
         version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None
         if session is not None:
             version = session.version
-        elif not isinstance(version, str) and method == "initialize":
-            version = params.get("protocolVersion")
+        elif type(version) is not str:
+            version = params.get("protocolVersion") if method == "initialize" else None
+            version = version if type(version) is str else None
         name = params.get("name") if method in _NAMED else None
         target = None if not isinstance(name, str) else name if name in observer.registry[method] else names.OTHER
         transport = names.TRANSPORT_TCP if exchange.info.transport == "http" else names.TRANSPORT_PIPE
-        self.common = observer.common.get(method, target, known_version(version), transport)
+        self.common = observer.common.get(method, target, version, transport)
         self.client = otel.from_meta(meta)  # None at once when `_meta` has no traceparent
 
     def _request(self) -> dict[str, Any]:
@@ -348,5 +349,9 @@ class Served:
             self.token = None
         metric = self.common.metric
         self.observer.instruments.finish(
-            span, self.start_ns, metric if error is None else failed(metric, error), error is not None
+            span,
+            self.start_ns,
+            metric if error is None else failed(metric, error),
+            error is not None,
+            extra is not None,
         )

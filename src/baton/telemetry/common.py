@@ -38,12 +38,16 @@ class CommonAttributes:
         self._known: dict[tuple[str, str | None, str | None, str], Common] = {}
 
     def get(self, method: str, target: str | None, version: str | None, transport: str) -> Common:
+        """The `Common` of a request as it came: `method` and `version` are checked here (`known_method`,
+        `known_version`), on a miss, so that a request of a known key costs one lookup; `target` is checked
+        already (a name the server has, else `_OTHER`)."""
         key = (method, target, version, transport)
         found = self._known.get(key)
         if found is None:
-            found = _build(method, target, version, transport)
-            if len(self._known) < KEPT:
-                self._known[key] = found
+            known = (known_method(method), target, known_version(version), transport)
+            found = self._known.get(known) or _build(*known)
+            if len(self._known) < KEPT:  # under what it names: made-up text never becomes a key (P78)
+                self._known[known] = found
         return found
 
 

@@ -8,11 +8,13 @@ nothing imports it, so serving costs what it did without it (protocol.md P60).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
 from opentelemetry.context import Context
+from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
 from opentelemetry.metrics import Histogram
 from opentelemetry.metrics._internal import _ProxyMeterProvider
 from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags
@@ -113,12 +115,14 @@ class Instruments:
             name, parent or _EMPTY, kind, attributes, links, start_time=start_ns, record_exception=False
         )
 
-    def finish(self, span: Span, start_ns: int, metric: Mapping[str, Any], failed: bool) -> None:
+    def finish(
+        self, span: Span, start_ns: int, metric: Mapping[str, Any], failed: bool, recording: bool | None = None
+    ) -> None:
         """End `span` (with the error status when `failed`: no description, P64) and record its duration with
         `metric`, the histogram's attributes (`error.type` among them when it failed). A span that does not record
-        has nothing to end."""
+        has nothing to end; `recording`, when the caller knows it already, saves asking the span."""
         end_ns = now_ns()
-        if span.is_recording():
+        if span.is_recording() if recording is None else recording:
             if failed:
                 span.set_status(ERROR)
             span.end(end_time=end_ns)
@@ -205,10 +209,36 @@ def open_current() -> Context | None:
     return None
 
 
+def _runtime_var() -> tuple[ContextVar[Context], str] | None:
+    """The `ContextVar` under the API's current context and the key of its span, when the API keeps them where
+    1.x keeps them and the runtime context is its default one (protocol.md P110); else None."""
+    runtime = getattr(otel_context, "_RUNTIME_CONTEXT", None)
+    var = getattr(runtime, "_current_context", None)
+    key = getattr(trace.propagation, "_SPAN_KEY", None)
+    if type(runtime) is ContextVarsRuntimeContext and isinstance(var, ContextVar) and isinstance(key, str):
+        return var, key
+    return None
+
+
+_RUNTIME = _runtime_var()
+
+
 def attach(span: Span) -> object:
-    """Make `span` current (the handler's own spans become its children); `detach` undoes it."""
-    return otel_context.attach(trace.set_span_in_context(span))
+    """Make `span` current (the handler's own spans become its children); `detach` undoes it. What the API's
+    `attach(set_span_in_context(span))` does, in one `ContextVar.set` where it can (protocol.md P110)."""
+    if _RUNTIME is None:
+        return otel_context.attach(trace.set_span_in_context(span))
+    var, key = _RUNTIME
+    return var.set(Context({**var.get(), key: span}))
 
 
 def detach(token: object) -> None:
+    """Restore the context `attach` replaced; a token that cannot be reset is logged by the API, as its own
+    `detach` would."""
+    if _RUNTIME is not None:
+        try:
+            _RUNTIME[0].reset(token)  # type: ignore[arg-type]
+            return
+        except (ValueError, RuntimeError):  # another context's token, or used already: the API says so
+            pass
     otel_context.detach(token)  # type: ignore[arg-type]

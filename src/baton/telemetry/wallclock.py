@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 
-
-def now_ns() -> int:
-    """Real time, in nanoseconds since the epoch."""
-    return time.time_ns()
+now_ns = time.time_ns
+"""Real time, in nanoseconds since the epoch: the C function itself, no call of ours around it (a span's start and
+end and a histogram point each read it, on every request)."""
