@@ -11,6 +11,12 @@ when they are installed: run it with the same Python environment as the server i
 ``--workers N`` sets TCP_NODELAY on the listening socket (see bench/README.md). ``--sse`` answers
 with ``text/event-stream`` bodies (a comment and a notification before the response), which is
 useful to check a client, not to measure the floor.
+
+``--otel`` is the floor of a traced server (bench/otel_compare.py): the OpenTelemetry SDK set up as an
+application sets it up (OTLP/HTTP exporters, the sampler and endpoint from the standard variables), and
+each request does what any instrumented server does and nothing more: a SERVER span started through the
+SDK (the sampler asked), current while the request is answered, ended, and one point of the duration
+histogram, with one attribute each. No ``_meta`` is read and no trace carried from one round to the next.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import argparse
 import json
 import socket
 import sys
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -43,6 +50,7 @@ SSE_PREAMBLE = (
 
 _dump = json.JSONEncoder(separators=(",", ":")).encode
 use_sse = False  # set by --sse (single process only)
+traced: Any = None  # set by --otel: `traced(method, answer)` answers inside a span and records a point
 
 
 def call_tool(params: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +103,7 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
     status = 200
     answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
     if method == "tools/call":
-        answer["result"] = call_tool(params)
+        answer["result"] = call_tool(params) if traced is None else traced(method, call_tool, params)
     else:
         status = 404
         answer["error"] = {"code": -32601, "message": f"Method not found: {method}"}
@@ -112,6 +120,42 @@ async def reply(send: Send, status: int, body: bytes, headers: list[tuple[bytes,
     headers = [*headers, (b"content-length", b"%d" % len(body))]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def tracing() -> Callable[[str, Callable[[dict[str, Any]], dict[str, Any]], dict[str, Any]], dict[str, Any]]:
+    """Set the SDK up from the standard variables (OTLP/HTTP); what a request then does through it."""
+    from opentelemetry import context, metrics, trace
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    spans = TracerProvider()  # shut down, and so flushed, at exit (SIGTERM ends uvicorn normally)
+    spans.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(spans)
+    metrics.set_meter_provider(MeterProvider(metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())]))
+    tracer = trace.get_tracer("floor")
+    histogram = metrics.get_meter("floor").create_histogram("mcp.server.operation.duration", unit="s")
+    server = trace.SpanKind.SERVER
+
+    def traced(
+        method: str, answer: Callable[[dict[str, Any]], dict[str, Any]], params: dict[str, Any]
+    ) -> dict[str, Any]:
+        start = time.time_ns()
+        attributes = {"mcp.method.name": method}
+        span = tracer.start_span(method, kind=server, attributes=attributes, start_time=start)
+        token = context.attach(trace.set_span_in_context(span))
+        try:
+            return answer(params)
+        finally:
+            context.detach(token)
+            end = time.time_ns()
+            span.end(end_time=end)
+            histogram.record((end - start) / 1e9, attributes)
+
+    return traced
 
 
 def nodelay_listener(uvicorn_module: Any) -> None:
@@ -140,14 +184,17 @@ def main() -> None:
     parser.add_argument("--http", default="auto", help="uvicorn HTTP parser: auto (default), h11, httptools")
     parser.add_argument("--loop", default="auto", help="uvicorn event loop: auto (default), asyncio, uvloop")
     parser.add_argument("--sse", action="store_true", help="answer with text/event-stream (1 worker only)")
+    parser.add_argument("--otel", action="store_true", help="trace as any instrumented server does (1 worker only)")
     opts = parser.parse_args()
-    if opts.sse and opts.workers > 1:
-        parser.error("--sse works with one worker only")
+    if (opts.sse or opts.otel) and opts.workers > 1:
+        parser.error("--sse and --otel work with one worker only")
 
     import uvicorn
 
-    global use_sse  # noqa: PLW0603 - a process-wide switch read by the ASGI app
+    global use_sse, traced  # noqa: PLW0603 - process-wide switches read by the ASGI app
     use_sse = opts.sse
+    if opts.otel:
+        traced = tracing()
     stack = []
     for label, choice, fast, stock in (
         ("http", opts.http, "httptools", "h11"),

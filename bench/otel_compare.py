@@ -1,9 +1,12 @@
-"""Server CPU per two-round MRTR flow with tracing on, against tracing off and against mcp 2.3.0 traced, from
-paired short runs at c=1 and c=16 in one run, beside the OpenTelemetry SDK's own floor (issue 27, protocol.md P68).
+"""Server CPU per two-round MRTR flow with tracing on, against tracing off and against mcp 2.3.0 traced, from paired
+short runs at c=1 and c=16 in one run, beside the OpenTelemetry SDK's own floor (issue 27, protocol.md P68).
 
-The flow is bench/load.py's (what bench/compare drives): a ``tools/call`` of ``perform`` that asks one
-confirmation, answered on the retry. Five servers, each on loopback:
+The flow is bench/load.py's (what bench/compare drives): a ``tools/call`` of ``perform`` that asks one confirmation,
+answered on the retry. Seven servers, each on loopback:
 
+- ``floor``: bench/floor.py, the bare ASGI app (no OpenTelemetry); ``floor-sampled-out``: the same with
+  ``--otel``, every request sampled out: what the SDK itself costs a request that is not recorded (one span
+  started through it and made current, one histogram point), with none of Baton's code;
 - ``baton``: ``baton serve examples/everything.py``, no OpenTelemetry variable (tracing off);
 - ``baton-sampled-out``: the same with ``OTEL_TRACES_SAMPLER=parentbased_traceidratio``, ``..._ARG=0`` (every
   flow sampled out; metrics still exported);
@@ -13,23 +16,25 @@ confirmation, answered on the retry. Five servers, each on loopback:
   in its own venv (bench/venvs.py ``mcp-otel``) with the SDK and OTLP/HTTP exporter pinned to the versions in
   Baton's venv, read at run time. mcp records no metrics; Baton's traced servers export theirs every 5 s.
 
-Each traced server exports over OTLP/HTTP to a bench/otlp_sink.py process of its own; a traced sink that
-received no span (sampled-out excepted) makes the run invalid. The runs are bench/pairs.py's, five to a set in
-the order ``sampled-out, baton, 10pct, 100pct, mcp-otel``, then reversed (tracing off beside the sampled-out and
-10% servers, Baton 100% beside mcp), ``--pairs`` sets at each of c=1 and c=16, CPU pooled over the sets in which
-every server measured. Targets (issue 27), each a PASS or FAIL line at c=1 and at c=16: sampled-out at most
-+20 µs per flow over off (+10 per round); 10% at most 1.25x off; Baton 100% at most 1/4 of mcp 100%.
+Each traced server exports over OTLP/HTTP to a bench/otlp_sink.py process of its own; a traced sink that received no
+span (sampled-out ones excepted) makes the run invalid. The runs are bench/pairs.py's, seven to a set in the order
+``floor-sampled-out, floor, sampled-out, baton, 10pct, 100pct, mcp-otel``, then reversed (each floor beside the
+other, tracing off beside the sampled-out and 10% servers, Baton 100% beside mcp), ``--pairs`` sets at each of c=1
+and c=16, CPU pooled over the sets in which every server measured. Targets (issue 27), each a PASS or FAIL line at
+c=1 and at c=16: sampled-out at most +20 µs per flow over off (+10 per round); 10% at most 1.25x off; Baton 100% at
+most 1/4 of mcp 100%.
 
-Then, as before: the SDK's floor on this machine (bench/otel_inproc.py floor, ``--floor-runs``, 0 skips it) and
-an in-process A/B of the telemetry-off path (bench/otel_ab.py) on this tree and on ``--baseline`` (``--ab-n``,
-0 skips it).
+Then, as before: the SDK's floor on this machine (bench/otel_inproc.py floor, ``--floor-runs``, 0 skips it) and an
+in-process A/B of the telemetry-off path (bench/otel_ab.py) on this tree and on ``--baseline`` (``--ab-n``, 0 skips
+it).
 
 Output: the Markdown report on stdout (and ``otel_compare.md`` under ``--out``); with ``--json`` and no PATH,
-instead, exactly one JSON object on stdout, progress on stderr; ``--json PATH`` writes it to PATH beside the
-report. JSON figures are server CPU µs per two-round flow unless a ratio; ``off_us``, ``sampled_out_us``,
-``baton_traced_us`` (Baton 100%) and ``mcp_traced_us`` (mcp 100%) are at c=16, each also with ``_c1`` and
-``_c16``. Exit status: 0 every target met, 1 one missed (or the run is invalid), 2 bad arguments or the servers
-could not start, 130 on Ctrl-C.
+instead, exactly one JSON object on stdout, progress on stderr; ``--json PATH`` writes it to PATH beside the report.
+JSON figures are server CPU µs per two-round flow unless a ratio; ``off_us``, ``sampled_out_us``,
+``baton_traced_us`` (Baton 100%) and ``mcp_traced_us`` (mcp 100%) are at c=16, each also with ``_c1`` and ``_c16``;
+``sampled_out_extra_us_c*`` is Baton's sampled-out flow over off, ``sdk_sampled_out_extra_us_c*`` the floor's (the
+SDK's own share). Exit status: 0 every target met, 1 one missed (or the run is invalid), 2 bad arguments or the
+servers could not start, 130 on Ctrl-C.
 
     bench/otel_compare.py --json --pairs 6 --pair-n 400
 """
@@ -50,14 +55,16 @@ from typing import Any
 
 import pairs
 from options import STDOUT, OneLineParser, setup_options
-from processes import ROOT, Server, Skip, git_tree, run_stoppable, say, signals_ignored, start_sink, stopping
+from processes import ROOT, Server, Skip, git_tree, run_stoppable, say, start_sink, stop_sinks, stopping
 from runs import drive, start_smoked
 from venvs import OTEL_PACKAGES, ensure_venv, stack_versions
 
 OFF, SAMPLED_OUT, PCT10, PCT100, MCP = "baton", "baton-sampled-out", "baton-10pct", "baton-100pct", "mcp-otel"
-NAMES = (SAMPLED_OUT, OFF, PCT10, PCT100, MCP)
+FLOOR, FLOOR_OUT = "floor", "floor-sampled-out"
+NAMES = (FLOOR_OUT, FLOOR, SAMPLED_OUT, OFF, PCT10, PCT100, MCP)
 """Run in this order, then reversed: each comparison's two servers side by side, but 100% against off."""
 SAMPLERS = {
+    FLOOR_OUT: ("parentbased_traceidratio", "0"),
     SAMPLED_OUT: ("parentbased_traceidratio", "0"),
     PCT10: ("parentbased_traceidratio", "0.1"),
     PCT100: ("parentbased_always_on", ""),
@@ -117,7 +124,7 @@ def servers(python: Path, mcp_python: Path, endpoints: dict[str, str], extra: li
         return [
             *off,
             f"OTEL_EXPORTER_OTLP_ENDPOINT={endpoints[name]}",
-            f"OTEL_SERVICE_NAME={'mcp' if name == MCP else 'baton'}-bench",
+            f"OTEL_SERVICE_NAME={'mcp' if name == MCP else 'floor' if name == FLOOR_OUT else 'baton'}-bench",
             "OTEL_METRIC_EXPORT_INTERVAL=5000",
             f"OTEL_TRACES_SAMPLER={sampler}",
             *([f"OTEL_TRACES_SAMPLER_ARG={arg}"] if arg else []),
@@ -128,6 +135,10 @@ def servers(python: Path, mcp_python: Path, endpoints: dict[str, str], extra: li
     launcher = [str(mcp_python), "bench/otel_mcp_server.py", "--json"]  # JSON responses, as bench/compare asks
 
     def argv(name: str) -> Callable[[int], list[str]]:
+        if name == FLOOR:
+            return lambda port: [*off, str(python), "bench/floor.py", "--port", str(port)]
+        if name == FLOOR_OUT:
+            return lambda port: [*on(name), str(python), "bench/floor.py", "--otel", "--port", str(port)]
         if name == OFF:
             return lambda port: [*off, *serve, f"127.0.0.1:{port}"]
         if name == MCP:
@@ -186,22 +197,6 @@ def ab(python: Path, baseline: str, n: int, runs: int) -> dict[str, Any]:
     return {"runs": figures, "medians": medians, "ratio": medians[this] / medians[base_name], "baseline": baseline}
 
 
-def stop_sinks(sinks: dict[str, tuple[subprocess.Popen[bytes], str]]) -> dict[str, int]:
-    """Stop the receivers (after their servers flushed on SIGTERM); the spans each received."""
-    spans: dict[str, int] = {}
-    with signals_ignored():
-        for name, (sink, _) in sinks.items():
-            sink.terminate()
-            try:
-                out, _ = sink.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                sink.kill()
-                out, _ = sink.communicate()
-            words = out.decode().split()  # the endpoint was read at the start: what is left is the count
-            spans[name] = int(words[-1]) if words and words[-1].isdigit() else 0
-    return spans
-
-
 def whole_sets(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The runs of the sets in which every server measured two-round flows, none failing: all figures pool the same
     sets."""
@@ -222,6 +217,7 @@ def figures(runs: list[dict[str, Any]]) -> dict[str, Any]:
     for c in LEVELS:
         vs_off = {name: pairs.summarize(used, (name, OFF)).get(c, {}) for name in (SAMPLED_OUT, PCT10, PCT100)}
         vs_mcp = pairs.summarize(used, (PCT100, MCP)).get(c, {})
+        vs_floor = pairs.summarize(used, (FLOOR_OUT, FLOOR)).get(c, {})
 
         def us(row: dict[str, Any], name: str) -> float | None:
             value = row.get(f"{name}_cpu_ms_per_flow")
@@ -240,9 +236,16 @@ def figures(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "ratio_10pct": ratio(vs_off[PCT10]),
             "ratio_100pct": ratio(vs_off[PCT100]),
             "baton_over_mcp_traced": ratio(vs_mcp),
+            "floor_us": us(vs_floor, FLOOR),
+            "floor_sampled_out_us": us(vs_floor, FLOOR_OUT),
+            "ratio_floor_sampled_out": ratio(vs_floor),
         }
-        off, out_us = level["off_us"], level["sampled_out_us"]
-        level["sampled_out_extra_us"] = round(out_us - off, 2) if off is not None and out_us is not None else None
+        for extra, traced, untraced in (
+            ("sampled_out_extra_us", "sampled_out_us", "off_us"),
+            ("sdk_sampled_out_extra_us", "floor_sampled_out_us", "floor_us"),
+        ):
+            on_us, off_us = level[traced], level[untraced]
+            level[extra] = round(on_us - off_us, 2) if on_us is not None and off_us is not None else None
         out.update({f"{key}_c{c}": value for key, value in level.items()})
         out[f"sets_used_c{c}"] = vs_mcp.get("pairs_used", 0)
         if c == HEADLINE:
@@ -267,7 +270,7 @@ def checks(found: dict[str, Any], spans: dict[str, int]) -> list[dict[str, Any]]
     rows.append(
         {
             "target": "spans reached every traced sink (sampled-out's may get none)",
-            "value": ", ".join(f"{name} {spans.get(name, 0)}" for name in (SAMPLED_OUT, PCT10, PCT100, MCP)),
+            "value": ", ".join(f"{name} {spans.get(name, 0)}" for name in SAMPLERS),
             "unit": "",
             "status": "FAIL" if silent else "PASS",
         }
@@ -301,6 +304,8 @@ def report(doc: dict[str, Any], opts: argparse.Namespace) -> str:
         "|---|---|" + "---|---|" * len(LEVELS),
     ]
     rows = {
+        FLOOR: ("floor_us", None),
+        FLOOR_OUT: ("floor_sampled_out_us", "ratio_floor_sampled_out"),
         OFF: ("off_us", None),
         SAMPLED_OUT: ("sampled_out_us", "ratio_sampled_out"),
         PCT10: ("baton_10pct_us", "ratio_10pct"),
@@ -311,7 +316,7 @@ def report(doc: dict[str, Any], opts: argparse.Namespace) -> str:
         cells = [
             f"{fmt(doc[f'{us}_c{c}'], '.1f')} | {fmt(doc[f'{ratio}_c{c}'], '.3f') if ratio else ''}" for c in LEVELS
         ]
-        spans = "" if name == OFF else str(doc["spans"].get(name, 0))
+        spans = "" if name in (OFF, FLOOR) else str(doc["spans"].get(name, 0))
         lines.append(f"| {name} | {spans} | " + " | ".join(cells) + " |")
     lines += ["", "### Targets (issue 27)", ""]
     for row in doc["checks"]:
@@ -319,6 +324,16 @@ def report(doc: dict[str, Any], opts: argparse.Namespace) -> str:
             row["value"] if isinstance(row["value"], str) else fmt(row["value"], ".3f" if row["unit"] == "x" else ".1f")
         )
         lines.append(f"- {row['target']}: **{row['status']}** ({value}{row['unit']})")
+    sdk = ", ".join(
+        f"c={c}: +{fmt(doc[f'sdk_sampled_out_extra_us_c{c}'], '.1f')} µs (Baton: "
+        f"+{fmt(doc[f'sampled_out_extra_us_c{c}'], '.1f')})"
+        for c in LEVELS
+    )
+    lines += [
+        "",
+        "What the SDK itself adds to a sampled-out request, live: bench/floor.py --otel (one SDK span, current while "
+        f"it answers, one histogram point through the SDK) over bench/floor.py, per two-round flow: {sdk}.",
+    ]
     lines += ["", *floor_lines(doc["floor"], doc.get(f"off_us_c{HEADLINE}")), ""]
     sets = ", ".join(f"c={c}: {doc[f'sets_used_c{c}']} of {opts.pairs}" for c in LEVELS)
     lines += [

@@ -207,6 +207,22 @@ def start_sink(python: Path, logs: Path, name: str) -> tuple[subprocess.Popen[by
     return proc, endpoint
 
 
+def stop_sinks(sinks: dict[str, tuple[subprocess.Popen[bytes], str]]) -> dict[str, int]:
+    """Stop the receivers (after their servers flushed on SIGTERM); the spans each received."""
+    spans: dict[str, int] = {}
+    with signals_ignored():
+        for name, (sink, _) in sinks.items():
+            sink.terminate()
+            try:
+                out, _ = sink.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                sink.kill()
+                out, _ = sink.communicate()
+            words = out.decode().split()  # the endpoint was read at the start: what is left is the count
+            spans[name] = int(words[-1]) if words and words[-1].isdigit() else 0
+    return spans
+
+
 def git_tree(ref: str, into: Path, *paths: str) -> Path:
     """`paths` of the tree at git `ref`, written under `into` (returned); Skip with git's reason when the ref is
     unknown. For the benches that set an older Baton beside this one."""

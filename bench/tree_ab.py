@@ -15,8 +15,10 @@ Prints, per level, each tree's pooled server CPU per round trip and their ratio 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +26,7 @@ from typing import Any
 
 import pairs
 from options import OneLineParser, int_list, setup_options
-from processes import ROOT, Server, Skip, git_tree, run_stoppable, say, stopping
+from processes import ROOT, Server, Skip, git_tree, run_stoppable, say, start_sink, stop_sinks, stopping
 from runs import drive, start_smoked
 
 THIS, REF = "this tree", "ref"
@@ -38,20 +40,41 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pairs", type=int, default=20, help="pairs per level (default 20)")
     parser.add_argument("--pair-n", type=int, default=600, help="measured flows per paired run (default 600)")
     parser.add_argument("--time-limit", type=float, default=120)
+    parser.add_argument(
+        "--trace-ratio",
+        type=float,
+        metavar="R",
+        help="trace both servers, head sampling at R (parentbased_traceidratio; 0: every flow sampled out), each "
+        "exporting to an OTLP receiver of its own (default: tracing off in both)",
+    )
     opts = parser.parse_args(argv)
     if opts.pairs < 1 or opts.pair_n < 1:
         parser.error("--pairs and --pair-n must be at least 1")
+    if opts.trace_ratio is not None and not 0 <= opts.trace_ratio <= 1:
+        parser.error("--trace-ratio must be between 0 and 1")
     return opts
 
 
-def servers(python: Path, ref_tree: Path) -> list[Server]:
+def servers(python: Path, ref_tree: Path, endpoints: dict[str, str], ratio: float | None) -> list[Server]:
+    """Each tree's `baton serve`, tracing off, or traced at `ratio` into its own receiver (`endpoints`)."""
     baton = str(python.parent / "baton")
-    plain = ["env", *(f"-u{k}" for k in os.environ if k.startswith("OTEL_"))]  # tracing off in both
+    plain = ["env", *(f"-u{k}" for k in os.environ if k.startswith("OTEL_"))]
 
-    def serve(tree: Path) -> Any:
+    def traced(name: str) -> list[str]:
+        if ratio is None:
+            return []
+        return [
+            f"OTEL_EXPORTER_OTLP_ENDPOINT={endpoints[name]}",
+            "OTEL_METRIC_EXPORT_INTERVAL=5000",
+            "OTEL_TRACES_SAMPLER=parentbased_traceidratio",
+            f"OTEL_TRACES_SAMPLER_ARG={ratio}",
+        ]
+
+    def serve(name: str, tree: Path) -> Any:
         path = ["PYTHONPATH=" + str(tree / "src")]
         return lambda port: [
             *plain,
+            *traced(name),
             *path,
             baton,
             "serve",
@@ -60,7 +83,7 @@ def servers(python: Path, ref_tree: Path) -> list[Server]:
             f"127.0.0.1:{port}",
         ]
 
-    return [Server(THIS, python, serve(ROOT)), Server(REF, python, serve(ref_tree))]
+    return [Server(THIS, python, serve(THIS, ROOT)), Server(REF, python, serve(REF, ref_tree))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,15 +95,20 @@ def run(opts: argparse.Namespace) -> int:
     logs = opts.cache / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     runs: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp, stopping(say) as up:
+    with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as tmp, stopping(say) as up:
         try:
             ref_tree = git_tree(opts.ref, Path(tmp), "src", "examples")
         except Skip as exc:
             say(f"tree_ab: {exc}")
             return 2
+        sinks: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+        stack.callback(stop_sinks, sinks)  # after the servers stopped: their last export is received
+        if opts.trace_ratio is not None:
+            for name in (THIS, REF):
+                sinks[name] = start_sink(python, logs, name.replace(" ", "-"))
         skipped: dict[str, str] = {}
         active = start_smoked(
-            servers(python, ref_tree),
+            servers(python, ref_tree, {n: sink[1] for n, sink in sinks.items()}, opts.trace_ratio),
             logs,
             opts.start_timeout,
             lambda s: drive(s, 3, 1, 0, 30),
@@ -116,7 +144,9 @@ def run(opts: argparse.Namespace) -> int:
         }
     if opts.json is not None:
         opts.json.write_text(json.dumps(figures, indent=1))
-    print(f"Baton server CPU per round trip, this tree against {opts.ref} (pooled pairs, bench/tree_ab.py):")
+    traced = "tracing off" if opts.trace_ratio is None else f"traced, head sampling at {opts.trace_ratio:g}"
+    figures["trace_ratio"] = opts.trace_ratio
+    print(f"Baton server CPU per round trip, this tree against {opts.ref}, {traced} (pooled pairs, bench/tree_ab.py):")
     for level, row in figures["levels"].items():
         q1, q2, q3 = row["pair_ratio_quartiles"]
         print(

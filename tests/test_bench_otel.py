@@ -1,5 +1,6 @@
-"""Smoke test of bench/otel_compare: a small run end to end of the five servers (Baton off, sampled-out, 10% and
-100%, and mcp 2.3.0 traced through bench/otel_mcp_server.py) with their OTLP receivers, the SDK floor and the
+"""Smoke test of bench/otel_compare: a small run end to end of the seven servers (the bare floor untraced and with
+the SDK's sampled-out span, Baton off, sampled-out, 10% and 100%, and mcp 2.3.0 traced through
+bench/otel_mcp_server.py) with their OTLP receivers, the SDK floor and the
 in-process A/B, so the entry cannot rot. It checks that ``--json`` prints exactly one JSON object with the issue's
 keys (positive figures), that spans reached the traced receivers (mcp's too), and the Markdown report's target
 lines; not what the figures are (a run this short cannot measure them). The mcp-otel venv is made under
@@ -19,7 +20,9 @@ FIGURES = [
     f"{name}{level}"
     for name in ("off_us", "sampled_out_us", "baton_traced_us", "mcp_traced_us")
     for level in ("", "_c1", "_c16")
-]
+] + [f"{name}_c{c}" for name in ("floor_us", "floor_sampled_out_us") for c in (1, 16)]
+EXTRAS = [f"{name}_c{c}" for name in ("sampled_out_extra_us", "sdk_sampled_out_extra_us") for c in (1, 16)]
+"""Differences of two figures: a run this short may find either side the larger."""
 RATIOS = [f"{name}_c{c}" for name in ("ratio_10pct", "ratio_100pct", "baton_over_mcp_traced") for c in (1, 16)]
 
 
@@ -33,11 +36,13 @@ def test_otel_compare_prints_one_json_object(tmp_path: Path) -> None:
     for key in [*FIGURES, *RATIOS]:
         value = figures[key]
         assert isinstance(value, float) and value > 0, (key, value)
+    for key in EXTRAS:
+        assert isinstance(figures[key], float), (key, figures[key])
     assert figures["spans"]["mcp-otel"] > 0, figures["spans"]
     assert figures["spans"]["baton-100pct"] > 0 and figures["spans"]["baton-10pct"] > 0, figures["spans"]
     assert figures["valid"] is True
-    assert {r["server"] for r in figures["runs"]} == {"baton", "baton-sampled-out", "baton-10pct", "baton-100pct",
-                                                        "mcp-otel"}  # fmt: skip
+    assert {r["server"] for r in figures["runs"]} == {"floor", "floor-sampled-out", "baton", "baton-sampled-out",
+                                                        "baton-10pct", "baton-100pct", "mcp-otel"}  # fmt: skip
     assert not [r for r in figures["runs"] if r.get("flows_failed") or "fatal" in r], done.stderr
     assert {r["rounds_per_flow"] for r in figures["runs"]} == {2.0}
     assert figures["sets_used_c1"] == figures["sets_used_c16"] == 2
@@ -53,6 +58,8 @@ def test_otel_compare_prints_one_json_object(tmp_path: Path) -> None:
         "- c=16: Baton 100% <= 0.25x mcp 2.3.0 100%: **",
         "- spans reached every traced sink (sampled-out's may get none): **PASS**",
         "SDK floor, CPU µs (bench/otel_inproc.py floor, this run): ",
+        "| floor-sampled-out | 0 | ",
+        "What the SDK itself adds to a sampled-out request, live: bench/floor.py --otel ",
         "ratio: **",
     ):
         assert text in report, text
