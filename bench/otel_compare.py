@@ -325,8 +325,8 @@ def report(doc: dict[str, Any], opts: argparse.Namespace) -> str:
         )
         lines.append(f"- {row['target']}: **{row['status']}** ({value}{row['unit']})")
     sdk = ", ".join(
-        f"c={c}: +{fmt(doc[f'sdk_sampled_out_extra_us_c{c}'], '.1f')} µs (Baton: "
-        f"+{fmt(doc[f'sampled_out_extra_us_c{c}'], '.1f')})"
+        f"c={c}: {fmt(doc[f'sdk_sampled_out_extra_us_c{c}'], '+.1f')} µs (Baton: "
+        f"{fmt(doc[f'sampled_out_extra_us_c{c}'], '+.1f')})"
         for c in LEVELS
     )
     lines += [

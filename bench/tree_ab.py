@@ -15,7 +15,6 @@ Prints, per level, each tree's pooled server CPU per round trip and their ratio 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import subprocess
@@ -95,43 +94,45 @@ def run(opts: argparse.Namespace) -> int:
     logs = opts.cache / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     runs: list[dict[str, Any]] = []
-    with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as tmp, stopping(say) as up:
-        try:
-            ref_tree = git_tree(opts.ref, Path(tmp), "src", "examples")
-        except Skip as exc:
-            say(f"tree_ab: {exc}")
-            return 2
-        sinks: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
-        stack.callback(stop_sinks, sinks)  # after the servers stopped: their last export is received
-        if opts.trace_ratio is not None:
-            for name in (THIS, REF):
-                sinks[name] = start_sink(python, logs, name.replace(" ", "-"))
-        skipped: dict[str, str] = {}
-        active = start_smoked(
-            servers(python, ref_tree, {n: sink[1] for n, sink in sinks.items()}, opts.trace_ratio),
-            logs,
-            opts.start_timeout,
-            lambda s: drive(s, 3, 1, 0, 30),
-            up.started,
-            skipped,
-            say,
-        )
-        if len(active) != 2:
-            say(f"tree_ab: could not start both servers: {skipped}")
-            return 2
-        by_name = {s.name: s for s in active}
-        runs += pairs.measure(
-            opts.concurrency,
-            opts.pairs,
-            opts.pair_n,
-            lambda name, n, c, warmup: drive(by_name[name], n, c, warmup, opts.time_limit),
-            say,
-            (THIS, REF),
-        )
+    sinks: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+    try:
+        with tempfile.TemporaryDirectory() as tmp, stopping(say) as up:
+            try:
+                ref_tree = git_tree(opts.ref, Path(tmp), "src", "examples")
+                if opts.trace_ratio is not None:
+                    for name in (THIS, REF):
+                        sinks[name] = start_sink(python, logs, name.replace(" ", "-"))
+            except Skip as exc:
+                say(f"tree_ab: {exc}")
+                return 2
+            skipped: dict[str, str] = {}
+            active = start_smoked(
+                servers(python, ref_tree, {n: sink[1] for n, sink in sinks.items()}, opts.trace_ratio),
+                logs,
+                opts.start_timeout,
+                lambda s: drive(s, 3, 1, 0, 30),
+                up.started,
+                skipped,
+                say,
+            )
+            if len(active) != 2:
+                say(f"tree_ab: could not start both servers: {skipped}")
+                return 2
+            by_name = {s.name: s for s in active}
+            runs += pairs.measure(
+                opts.concurrency,
+                opts.pairs,
+                opts.pair_n,
+                lambda name, n, c, warmup: drive(by_name[name], n, c, warmup, opts.time_limit),
+                say,
+                (THIS, REF),
+            )
+    finally:
+        spans = stop_sinks(sinks)  # the servers are stopped: their last export is in
     if up.signum:  # stopped: pairs.measure keeps its runs to itself until it returns
         return 128 + up.signum
     summary = pairs.summarize(runs, (THIS, REF))
-    figures: dict[str, Any] = {"ref": opts.ref, "levels": {}}
+    figures: dict[str, Any] = {"ref": opts.ref, "trace_ratio": opts.trace_ratio, "spans": spans, "levels": {}}
     for level, row in summary.items():
         if "ratio" not in row:
             continue
@@ -145,7 +146,6 @@ def run(opts: argparse.Namespace) -> int:
     if opts.json is not None:
         opts.json.write_text(json.dumps(figures, indent=1))
     traced = "tracing off" if opts.trace_ratio is None else f"traced, head sampling at {opts.trace_ratio:g}"
-    figures["trace_ratio"] = opts.trace_ratio
     print(f"Baton server CPU per round trip, this tree against {opts.ref}, {traced} (pooled pairs, bench/tree_ab.py):")
     for level, row in figures["levels"].items():
         q1, q2, q3 = row["pair_ratio_quartiles"]
@@ -153,6 +153,11 @@ def run(opts: argparse.Namespace) -> int:
             f"  c={level}: {row['this_us_per_round_trip']:.1f} µs against {row['ref_us_per_round_trip']:.1f} µs, "
             f"ratio {row['ratio']:.3f} (pairs' quartiles {q1:.2f} / {q2:.2f} / {q3:.2f}, {row['pairs_used']} pairs)"
         )
+    if sinks:
+        print("  spans received: " + ", ".join(f"{name} {count}" for name, count in spans.items()))
+        if opts.trace_ratio and not all(spans.values()):
+            say("tree_ab: a traced server exported no span: its figures are not those of a traced server")
+            return 1
     return 0
 
 

@@ -17,10 +17,12 @@ from support.paths import ROOT
 TREE_AB = str(ROOT / "bench" / "tree_ab.py")
 
 
-def test_this_tree_against_its_own_head_measures_both_over_http(tmp_path: Path) -> None:
+@pytest.mark.parametrize("traced", [[], ["--trace-ratio", "1"]], ids=["off", "traced"])
+def test_this_tree_against_its_own_head_measures_both_over_http(tmp_path: Path, traced: list[str]) -> None:
     out = tmp_path / "ab.json"
+    small = ["-c", "2", "--pairs", "2", "--pair-n", "200", "--json", str(out)]
     run = subprocess.run(
-        [sys.executable, TREE_AB, "--ref", "HEAD", "-c", "2", "--pairs", "2", "--pair-n", "200", "--json", str(out)],
+        [sys.executable, TREE_AB, "--ref", "HEAD", *small, *traced],
         cwd=ROOT,
         check=False,
         capture_output=True,
@@ -29,10 +31,16 @@ def test_this_tree_against_its_own_head_measures_both_over_http(tmp_path: Path) 
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "c=2:" in run.stdout and "ratio" in run.stdout
-    level = json.loads(out.read_text())["levels"]["2"]
+    figures = json.loads(out.read_text())
+    level = figures["levels"]["2"]
     assert level["pairs_used"] == 2
     assert level["this_us_per_round_trip"] > 0 and level["ref_us_per_round_trip"] > 0
     assert "Traceback" not in run.stderr
+    if traced:  # each tree's server exported every span to its own receiver: 2 sets of 200 flows and more
+        assert figures["trace_ratio"] == 1.0 and "traced, head sampling at 1" in run.stdout
+        assert set(figures["spans"]) == {"this tree", "ref"} and min(figures["spans"].values()) >= 800
+    else:
+        assert figures["trace_ratio"] is None and figures["spans"] == {}
 
 
 def test_an_unknown_ref_or_a_bad_level_is_one_line_and_exit_2() -> None:

@@ -546,6 +546,36 @@ def test_a_failing_handler_is_logged_with_its_traceback_and_spans_carry_no_messa
     assert "4111-SECRET" not in json.dumps([found["spans"], found["points"]])
 
 
+def test_a_span_the_handler_ends_itself_is_not_ended_again() -> None:
+    """A handler may end the current span itself: Baton then neither sets its attributes, nor its status, nor ends
+    it again (the SDK would warn of each), and the request's histogram point is recorded all the same."""
+    found = run(
+        """
+        import logging
+        from opentelemetry import trace
+        from baton import KeyRing, Server
+
+        warnings = []
+        handler = logging.Handler(logging.WARNING)
+        handler.emit = lambda record: warnings.append(record.getMessage())
+        logging.getLogger("opentelemetry").addHandler(handler)
+        server = Server("p", state_keys=KeyRing.ephemeral_key())
+
+        @server.tool()
+        def early() -> str:
+            trace.get_current_span().end()
+            raise RuntimeError("after the end")
+
+        server.check_startup("stdio")
+        asyncio.run(send(server, "tools/call", {"name": "early", "arguments": {}}))
+        print(json.dumps({"spans": spans(), "warnings": warnings, "points": points("mcp.server.operation.duration")}))
+        """
+    )
+    assert [s["name"] for s in found["spans"]] == ["tools/call early"]
+    assert [p.get("error.type") for p in found["points"]] == ["tool_error"]
+    assert found["warnings"] == []
+
+
 def test_answers_name_only_what_the_flow_asked_and_lists_are_bounded() -> None:
     """300 made-up keys beside the one answer asked for: `baton.mrtr.answers` names the asked key only and
     `baton.mrtr.unsolicited` counts the rest; a list attribute keeps 32 entries at most (protocol.md P62)."""

@@ -338,7 +338,9 @@ class Served:
                         state = result.get("requestState")
                         if isinstance(state, str):
                             extra[names.STATE_OUT] = len(state)
-        if extra is not None:
+        recording = extra is not None and span.is_recording()  # a span the handler ended itself is left as it is
+        if recording:
+            assert extra is not None
             if error is not None:
                 extra[names.ERROR_TYPE] = error
             if self.single_use is not None:
@@ -353,5 +355,5 @@ class Served:
             self.start_ns,
             metric if error is None else failed(metric, error),
             error is not None,
-            extra is not None,
+            recording,
         )

@@ -239,6 +239,6 @@ def detach(token: object) -> None:
         try:
             _RUNTIME[0].reset(token)  # type: ignore[arg-type]
             return
-        except (ValueError, RuntimeError):  # another context's token, or used already: the API says so
-            pass
+        except (ValueError, RuntimeError, TypeError):  # another context's token, one used already, not a token:
+            pass  # the API's `detach` logs it
     otel_context.detach(token)  # type: ignore[arg-type]
