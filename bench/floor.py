@@ -17,12 +17,14 @@ application sets it up (OTLP/HTTP exporters, the sampler and endpoint from the s
 each request does what any instrumented server does and nothing more: a SERVER span started through the
 SDK (the sampler asked), current while the request is answered, ended, and one point of the duration
 histogram, with one attribute each. No ``_meta`` is read and no trace carried from one round to the next.
+With ``OTEL_METRICS_EXPORTER=none`` it sets no meter provider and records no point: the span alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import sys
 import time
@@ -135,7 +137,9 @@ def tracing() -> Callable[[str, Callable[[dict[str, Any]], dict[str, Any]], dict
     spans = TracerProvider()  # shut down, and so flushed, at exit (SIGTERM ends uvicorn normally)
     spans.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(spans)
-    metrics.set_meter_provider(MeterProvider(metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())]))
+    metered = os.environ.get("OTEL_METRICS_EXPORTER", "otlp").strip().lower() != "none"
+    if metered:
+        metrics.set_meter_provider(MeterProvider(metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())]))
     tracer = trace.get_tracer("floor")
     histogram = metrics.get_meter("floor").create_histogram("mcp.server.operation.duration", unit="s")
     server = trace.SpanKind.SERVER
@@ -153,7 +157,8 @@ def tracing() -> Callable[[str, Callable[[dict[str, Any]], dict[str, Any]], dict
             context.detach(token)
             end = time.time_ns()
             span.end(end_time=end)
-            histogram.record((end - start) / 1e9, attributes)
+            if metered:
+                histogram.record((end - start) / 1e9, attributes)
 
     return traced
 

@@ -2,11 +2,12 @@
 short runs at c=1 and c=16 in one run, beside the OpenTelemetry SDK's own floor (issue 27, protocol.md P68).
 
 The flow is bench/load.py's (what bench/compare drives): a ``tools/call`` of ``perform`` that asks one confirmation,
-answered on the retry. Seven servers, each on loopback:
+answered on the retry. Eight servers, each on loopback:
 
 - ``floor``: bench/floor.py, the bare ASGI app (no OpenTelemetry); ``floor-sampled-out``: the same with
   ``--otel``, every request sampled out: what the SDK itself costs a request that is not recorded (one span
-  started through it and made current, one histogram point), with none of Baton's code;
+  started through it and made current, one histogram point), with none of Baton's code; ``floor-span-only``: the
+  same with ``OTEL_METRICS_EXPORTER=none``, the span alone;
 - ``baton``: ``baton serve examples/everything.py``, no OpenTelemetry variable (tracing off);
 - ``baton-sampled-out``: the same with ``OTEL_TRACES_SAMPLER=parentbased_traceidratio``, ``..._ARG=0`` (every
   flow sampled out; metrics still exported);
@@ -17,12 +18,12 @@ answered on the retry. Seven servers, each on loopback:
   Baton's venv, read at run time. mcp records no metrics; Baton's traced servers export theirs every 5 s.
 
 Each traced server exports over OTLP/HTTP to a bench/otlp_sink.py process of its own; a traced sink that received no
-span (sampled-out ones excepted) makes the run invalid. The runs are bench/pairs.py's, seven to a set in the order
-``floor-sampled-out, floor, sampled-out, baton, 10pct, 100pct, mcp-otel``, then reversed (each floor beside the
-other, tracing off beside the sampled-out and 10% servers, Baton 100% beside mcp), ``--pairs`` sets at each of c=1
-and c=16, CPU pooled over the sets in which every server measured. Targets (issue 27), each a PASS or FAIL line at
-c=1 and at c=16: sampled-out at most +20 µs per flow over off (+10 per round); 10% at most 1.25x off; Baton 100% at
-most 1/4 of mcp 100%.
+span (sampled-out ones excepted) makes the run invalid. The runs are bench/pairs.py's, eight to a set in the order
+``floor-span-only, floor-sampled-out, floor, sampled-out, baton, 10pct, 100pct, mcp-otel``, then reversed (each
+floor beside the other, tracing off beside the sampled-out and 10% servers, Baton 100% beside mcp), ``--pairs`` sets
+at each of c=1 and c=16, CPU pooled over the sets in which every server measured. Targets (issue 27), each a PASS or
+FAIL line at c=1 and at c=16: sampled-out at most +20 µs per flow over off (+10 per round); 10% at most 1.25x off;
+Baton 100% at most 1/4 of mcp 100%.
 
 Then, as before: the SDK's floor on this machine (bench/otel_inproc.py floor, ``--floor-runs``, 0 skips it) and an
 in-process A/B of the telemetry-off path (bench/otel_ab.py) on this tree and on ``--baseline`` (``--ab-n``, 0 skips
@@ -32,9 +33,9 @@ Output: the Markdown report on stdout (and ``otel_compare.md`` under ``--out``);
 instead, exactly one JSON object on stdout, progress on stderr; ``--json PATH`` writes it to PATH beside the report.
 JSON figures are server CPU µs per two-round flow unless a ratio; ``off_us``, ``sampled_out_us``,
 ``baton_traced_us`` (Baton 100%) and ``mcp_traced_us`` (mcp 100%) are at c=16, each also with ``_c1`` and ``_c16``;
-``sampled_out_extra_us_c*`` is Baton's sampled-out flow over off, ``sdk_sampled_out_extra_us_c*`` the floor's (the
-SDK's own share). Exit status: 0 every target met, 1 one missed (or the run is invalid), 2 bad arguments or the
-servers could not start, 130 on Ctrl-C.
+``sampled_out_extra_us_c*`` is Baton's sampled-out flow over off, ``sdk_sampled_out_extra_us_c*`` the traced floor's
+over the bare one (the SDK's own share), ``sdk_span_extra_us_c*`` the span-only floor's. Exit status: 0 every target
+met, 1 one missed (or the run is invalid), 2 bad arguments or the servers could not start, 130 on Ctrl-C.
 
     bench/otel_compare.py --json --pairs 6 --pair-n 400
 """
@@ -60,10 +61,13 @@ from runs import drive, start_smoked
 from venvs import OTEL_PACKAGES, ensure_venv, stack_versions
 
 OFF, SAMPLED_OUT, PCT10, PCT100, MCP = "baton", "baton-sampled-out", "baton-10pct", "baton-100pct", "mcp-otel"
-FLOOR, FLOOR_OUT = "floor", "floor-sampled-out"
-NAMES = (FLOOR_OUT, FLOOR, SAMPLED_OUT, OFF, PCT10, PCT100, MCP)
+FLOOR, FLOOR_OUT, FLOOR_SPAN = "floor", "floor-sampled-out", "floor-span-only"
+NAMES = (FLOOR_SPAN, FLOOR_OUT, FLOOR, SAMPLED_OUT, OFF, PCT10, PCT100, MCP)
+SERVICES = {MCP: "mcp", FLOOR_OUT: "floor", FLOOR_SPAN: "floor"}
+"""`service.name` of each traced server but Baton's (`baton-bench`), with `-bench` after it."""
 """Run in this order, then reversed: each comparison's two servers side by side, but 100% against off."""
 SAMPLERS = {
+    FLOOR_SPAN: ("parentbased_traceidratio", "0"),
     FLOOR_OUT: ("parentbased_traceidratio", "0"),
     SAMPLED_OUT: ("parentbased_traceidratio", "0"),
     PCT10: ("parentbased_traceidratio", "0.1"),
@@ -124,7 +128,8 @@ def servers(python: Path, mcp_python: Path, endpoints: dict[str, str], extra: li
         return [
             *off,
             f"OTEL_EXPORTER_OTLP_ENDPOINT={endpoints[name]}",
-            f"OTEL_SERVICE_NAME={'mcp' if name == MCP else 'floor' if name == FLOOR_OUT else 'baton'}-bench",
+            f"OTEL_SERVICE_NAME={SERVICES.get(name, 'baton')}-bench",
+            *(["OTEL_METRICS_EXPORTER=none"] if name == FLOOR_SPAN else []),
             "OTEL_METRIC_EXPORT_INTERVAL=5000",
             f"OTEL_TRACES_SAMPLER={sampler}",
             *([f"OTEL_TRACES_SAMPLER_ARG={arg}"] if arg else []),
@@ -137,7 +142,7 @@ def servers(python: Path, mcp_python: Path, endpoints: dict[str, str], extra: li
     def argv(name: str) -> Callable[[int], list[str]]:
         if name == FLOOR:
             return lambda port: [*off, str(python), "bench/floor.py", "--port", str(port)]
-        if name == FLOOR_OUT:
+        if name in (FLOOR_OUT, FLOOR_SPAN):
             return lambda port: [*on(name), str(python), "bench/floor.py", "--otel", "--port", str(port)]
         if name == OFF:
             return lambda port: [*off, *serve, f"127.0.0.1:{port}"]
@@ -218,6 +223,7 @@ def figures(runs: list[dict[str, Any]]) -> dict[str, Any]:
         vs_off = {name: pairs.summarize(used, (name, OFF)).get(c, {}) for name in (SAMPLED_OUT, PCT10, PCT100)}
         vs_mcp = pairs.summarize(used, (PCT100, MCP)).get(c, {})
         vs_floor = pairs.summarize(used, (FLOOR_OUT, FLOOR)).get(c, {})
+        vs_span = pairs.summarize(used, (FLOOR_SPAN, FLOOR)).get(c, {})
 
         def us(row: dict[str, Any], name: str) -> float | None:
             value = row.get(f"{name}_cpu_ms_per_flow")
@@ -239,10 +245,12 @@ def figures(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "floor_us": us(vs_floor, FLOOR),
             "floor_sampled_out_us": us(vs_floor, FLOOR_OUT),
             "ratio_floor_sampled_out": ratio(vs_floor),
+            "floor_span_only_us": us(vs_span, FLOOR_SPAN),
         }
         for extra, traced, untraced in (
             ("sampled_out_extra_us", "sampled_out_us", "off_us"),
             ("sdk_sampled_out_extra_us", "floor_sampled_out_us", "floor_us"),
+            ("sdk_span_extra_us", "floor_span_only_us", "floor_us"),
         ):
             on_us, off_us = level[traced], level[untraced]
             level[extra] = round(on_us - off_us, 2) if on_us is not None and off_us is not None else None
@@ -306,6 +314,7 @@ def report(doc: dict[str, Any], opts: argparse.Namespace) -> str:
     rows = {
         FLOOR: ("floor_us", None),
         FLOOR_OUT: ("floor_sampled_out_us", "ratio_floor_sampled_out"),
+        FLOOR_SPAN: ("floor_span_only_us", None),
         OFF: ("off_us", None),
         SAMPLED_OUT: ("sampled_out_us", "ratio_sampled_out"),
         PCT10: ("baton_10pct_us", "ratio_10pct"),
@@ -325,14 +334,15 @@ def report(doc: dict[str, Any], opts: argparse.Namespace) -> str:
         )
         lines.append(f"- {row['target']}: **{row['status']}** ({value}{row['unit']})")
     sdk = ", ".join(
-        f"c={c}: {fmt(doc[f'sdk_sampled_out_extra_us_c{c}'], '+.1f')} µs (Baton: "
-        f"{fmt(doc[f'sampled_out_extra_us_c{c}'], '+.1f')})"
+        f"c={c}: {fmt(doc[f'sdk_sampled_out_extra_us_c{c}'], '+.1f')} µs, the span alone "
+        f"{fmt(doc[f'sdk_span_extra_us_c{c}'], '+.1f')} (Baton: {fmt(doc[f'sampled_out_extra_us_c{c}'], '+.1f')})"
         for c in LEVELS
     )
     lines += [
         "",
         "What the SDK itself adds to a sampled-out request, live: bench/floor.py --otel (one SDK span, current while "
-        f"it answers, one histogram point through the SDK) over bench/floor.py, per two-round flow: {sdk}.",
+        f"it answers, one histogram point through the SDK; the span alone with no meter provider) over bench/floor.py, "
+        f"per two-round flow: {sdk}.",
     ]
     lines += ["", *floor_lines(doc["floor"], doc.get(f"off_us_c{HEADLINE}")), ""]
     sets = ", ".join(f"c={c}: {doc[f'sets_used_c{c}']} of {opts.pairs}" for c in LEVELS)

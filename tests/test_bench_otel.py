@@ -1,10 +1,10 @@
-"""Smoke test of bench/otel_compare: a small run end to end of the seven servers (the bare floor untraced and with
-the SDK's sampled-out span, Baton off, sampled-out, 10% and 100%, and mcp 2.3.0 traced through
-bench/otel_mcp_server.py) with their OTLP receivers, the SDK floor and the
-in-process A/B, so the entry cannot rot. It checks that ``--json`` prints exactly one JSON object with the issue's
-keys (positive figures), that spans reached the traced receivers (mcp's too), and the Markdown report's target
-lines; not what the figures are (a run this short cannot measure them). The mcp-otel venv is made under
-``.cache/bench`` on first use (about a minute), as bench/compare's peer venvs are."""
+"""Smoke test of bench/otel_compare: a small run end to end of the eight servers (the bare floor untraced, with the
+SDK's sampled-out span and histogram point, and with the span alone, Baton off, sampled-out, 10% and 100%, and mcp
+2.3.0 traced through bench/otel_mcp_server.py) with their OTLP receivers, the SDK floor and the in-process A/B, so
+the entry cannot rot. It checks that ``--json`` prints exactly one JSON object with the issue's keys (positive
+figures), that spans reached the traced receivers (mcp's too), and the Markdown report's target lines; not what the
+figures are (a run this short cannot measure them). The mcp-otel venv is made under ``.cache/bench`` on first use
+(about a minute), as bench/compare's peer venvs are."""
 
 from __future__ import annotations
 
@@ -20,8 +20,12 @@ FIGURES = [
     f"{name}{level}"
     for name in ("off_us", "sampled_out_us", "baton_traced_us", "mcp_traced_us")
     for level in ("", "_c1", "_c16")
-] + [f"{name}_c{c}" for name in ("floor_us", "floor_sampled_out_us") for c in (1, 16)]
-EXTRAS = [f"{name}_c{c}" for name in ("sampled_out_extra_us", "sdk_sampled_out_extra_us") for c in (1, 16)]
+] + [f"{name}_c{c}" for name in ("floor_us", "floor_sampled_out_us", "floor_span_only_us") for c in (1, 16)]
+EXTRAS = [
+    f"{name}_c{c}"
+    for name in ("sampled_out_extra_us", "sdk_sampled_out_extra_us", "sdk_span_extra_us")
+    for c in (1, 16)
+]
 """Differences of two figures: a run this short may find either side the larger."""
 RATIOS = [f"{name}_c{c}" for name in ("ratio_10pct", "ratio_100pct", "baton_over_mcp_traced") for c in (1, 16)]
 
@@ -41,8 +45,9 @@ def test_otel_compare_prints_one_json_object(tmp_path: Path) -> None:
     assert figures["spans"]["mcp-otel"] > 0, figures["spans"]
     assert figures["spans"]["baton-100pct"] > 0 and figures["spans"]["baton-10pct"] > 0, figures["spans"]
     assert figures["valid"] is True
-    assert {r["server"] for r in figures["runs"]} == {"floor", "floor-sampled-out", "baton", "baton-sampled-out",
-                                                        "baton-10pct", "baton-100pct", "mcp-otel"}  # fmt: skip
+    assert {r["server"] for r in figures["runs"]} == {"floor", "floor-sampled-out", "floor-span-only", "baton",
+                                                        "baton-sampled-out", "baton-10pct", "baton-100pct",
+                                                        "mcp-otel"}  # fmt: skip
     assert not [r for r in figures["runs"] if r.get("flows_failed") or "fatal" in r], done.stderr
     assert {r["rounds_per_flow"] for r in figures["runs"]} == {2.0}
     assert figures["sets_used_c1"] == figures["sets_used_c16"] == 2
@@ -59,6 +64,7 @@ def test_otel_compare_prints_one_json_object(tmp_path: Path) -> None:
         "- spans reached every traced sink (sampled-out's may get none): **PASS**",
         "SDK floor, CPU µs (bench/otel_inproc.py floor, this run): ",
         "| floor-sampled-out | 0 | ",
+        "| floor-span-only | 0 | ",
         "What the SDK itself adds to a sampled-out request, live: bench/floor.py --otel ",
         "ratio: **",
     ):
