@@ -52,7 +52,7 @@ SSE_PREAMBLE = (
 
 _dump = json.JSONEncoder(separators=(",", ":")).encode
 use_sse = False  # set by --sse (single process only)
-traced: Any = None  # set by --otel: `traced(method, answer)` answers inside a span and records a point
+traced: Any = None  # set by --otel: `traced(method, call, params)`, `call(params)` in a span, then a point
 
 
 def call_tool(params: dict[str, Any]) -> dict[str, Any]:
@@ -199,7 +199,10 @@ def main() -> None:
     global use_sse, traced  # noqa: PLW0603 - process-wide switches read by the ASGI app
     use_sse = opts.sse
     if opts.otel:
-        traced = tracing()
+        try:
+            traced = tracing()
+        except ImportError as exc:
+            parser.error(f"--otel needs the OpenTelemetry SDK and its OTLP/HTTP exporter ({exc.name} is missing)")
     stack = []
     for label, choice, fast, stock in (
         ("http", opts.http, "httptools", "h11"),

@@ -211,9 +211,8 @@ class Served:
         self._responses: Sequence[str] = ()
         params = msg.params
         meta = params.get("_meta")
-        method = (
-            msg.method
-        )  # method, target and version bounded (`common.get`): the client is not authenticated yet (P78)
+        # Method, target and version are bounded (`common.get`): the client is not authenticated yet (P78).
+        method = msg.method
         version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None
         if session is not None:
             version = session.version
