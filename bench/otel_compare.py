@@ -63,9 +63,9 @@ from venvs import OTEL_PACKAGES, ensure_venv, stack_versions
 OFF, SAMPLED_OUT, PCT10, PCT100, MCP = "baton", "baton-sampled-out", "baton-10pct", "baton-100pct", "mcp-otel"
 FLOOR, FLOOR_OUT, FLOOR_SPAN = "floor", "floor-sampled-out", "floor-span-only"
 NAMES = (FLOOR_SPAN, FLOOR_OUT, FLOOR, SAMPLED_OUT, OFF, PCT10, PCT100, MCP)
+"""Run in this order, then reversed: each comparison's two servers side by side, but 100% against off."""
 SERVICES = {MCP: "mcp", FLOOR_OUT: "floor", FLOOR_SPAN: "floor"}
 """`service.name` of each traced server but Baton's (`baton-bench`), with `-bench` after it."""
-"""Run in this order, then reversed: each comparison's two servers side by side, but 100% against off."""
 SAMPLERS = {
     FLOOR_SPAN: ("parentbased_traceidratio", "0"),
     FLOOR_OUT: ("parentbased_traceidratio", "0"),
