@@ -337,9 +337,9 @@ class Served:
                         state = result.get("requestState")
                         if isinstance(state, str):
                             extra[names.STATE_OUT] = len(state)
-        recording = extra is not None and span.is_recording()  # a span the handler ended itself is left as it is
-        if recording:
-            assert extra is not None
+        recording = False
+        if extra is not None and span.is_recording():  # a span the handler ended itself is left as it is
+            recording = True
             if error is not None:
                 extra[names.ERROR_TYPE] = error
             if self.single_use is not None:

@@ -48,10 +48,9 @@ def screen(attributes: Mapping[str, Any], *, arguments: bool = False) -> dict[st
             if not arguments and isinstance(value, str):  # a resource URI
                 kept[name] = resource_uri(value)[:MAX_TEXT]
                 continue
-        kind = type(value)
-        if kind is str:  # the common cases first
+        if type(value) is str:  # the common case first
             kept[name] = value if len(value) <= MAX_TEXT else value[:MAX_TEXT]
-        elif kind is int or kind is bool or isinstance(value, bool | int | float):
+        elif isinstance(value, bool | int | float):
             kept[name] = value
         elif isinstance(value, str):
             kept[name] = value[:MAX_TEXT]

@@ -11,6 +11,7 @@ by `baton.telemetry.setup`, once the `otel` extra is known to be installed.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from opentelemetry.sdk.metrics import Histogram as SdkHistogram
@@ -79,9 +80,23 @@ class ReaderWithDurations(PeriodicExportingMetricReader):
 
     def _with_durations(self, data: MetricsData) -> MetricsData:
         """`data` with Baton's histograms added to the `baton` scope of this resource (made if absent)."""
-        if self._table is None:
+        metrics = self._durations(now_ns())
+        if not metrics:
             return data
-        now = now_ns()
+        resources = list(data.resource_metrics)
+        for i, resource in enumerate(resources):
+            if resource.resource == self._resource:
+                scopes = _with_scope(resource.scope_metrics, self._scope, metrics)
+                resources[i] = ResourceMetrics(resource.resource, scopes, resource.schema_url)
+                break
+        else:
+            resources.append(ResourceMetrics(self._resource, [ScopeMetrics(self._scope, metrics, "")], ""))
+        return MetricsData(resource_metrics=resources)
+
+    def _durations(self, now: int) -> list[Metric]:
+        """Baton's histograms with a point since the last collection, as the SDK's metrics."""
+        if self._table is None:
+            return []
         metrics = []
         for histogram in list(self._table.histograms.values()):
             points = histogram.collect(now)
@@ -102,28 +117,21 @@ class ReaderWithDurations(PeriodicExportingMetricReader):
                 )
                 for p in points
             ]
+            data = HistogramData(data_points=series, aggregation_temporality=self._temporality)
             metrics.append(
-                Metric(
-                    name=histogram.name,
-                    description=histogram.description,
-                    unit=histogram.unit,
-                    data=HistogramData(data_points=series, aggregation_temporality=self._temporality),
-                )
+                Metric(name=histogram.name, description=histogram.description, unit=histogram.unit, data=data)
             )
-        if not metrics:
-            return data
-        resources = list(data.resource_metrics)
-        for i, resource in enumerate(resources):
-            if resource.resource == self._resource:
-                scopes = list(resource.scope_metrics)
-                for j, scope in enumerate(scopes):
-                    if scope.scope == self._scope:
-                        scopes[j] = ScopeMetrics(scope.scope, [*scope.metrics, *metrics], scope.schema_url)
-                        break
-                else:
-                    scopes.append(ScopeMetrics(self._scope, metrics, ""))
-                resources[i] = ResourceMetrics(resource.resource, scopes, resource.schema_url)
-                break
-        else:
-            resources.append(ResourceMetrics(self._resource, [ScopeMetrics(self._scope, metrics, "")], ""))
-        return MetricsData(resource_metrics=resources)
+        return metrics
+
+
+def _with_scope(
+    scopes: Sequence[ScopeMetrics], scope: InstrumentationScope, metrics: list[Metric]
+) -> list[ScopeMetrics]:
+    """`scopes` with `metrics` added to `scope`'s (made if absent)."""
+    merged = list(scopes)
+    for j, found in enumerate(merged):
+        if found.scope == scope:
+            merged[j] = ScopeMetrics(found.scope, [*found.metrics, *metrics], found.schema_url)
+            return merged
+    merged.append(ScopeMetrics(scope, metrics, ""))
+    return merged
