@@ -56,7 +56,19 @@ from typing import Any
 
 import pairs
 from options import STDOUT, OneLineParser, setup_options
-from processes import ROOT, Server, Skip, git_tree, run_stoppable, say, start_sink, stop_sinks, stopping
+from processes import (
+    ROOT,
+    Server,
+    Skip,
+    git_tree,
+    run_stoppable,
+    say,
+    start_sink,
+    stop_sinks,
+    stopping,
+    traced_env,
+    untraced_env,
+)
 from runs import drive, start_smoked
 from venvs import OTEL_PACKAGES, ensure_venv, stack_versions
 
@@ -120,19 +132,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def servers(python: Path, mcp_python: Path, endpoints: dict[str, str], extra: list[str]) -> list[Server]:
-    """The five servers: `baton serve` with tracing off or at a sampler, and mcp traced (otel_mcp_server.py)."""
-    off = ["env", *(f"-u{k}" for k in os.environ if k.startswith("OTEL_"))]
+    """The servers (`NAMES`): the floors, `baton serve` with tracing off or at a sampler, and mcp traced
+    (otel_mcp_server.py)."""
+    off = untraced_env()
 
     def on(name: str) -> list[str]:
-        sampler, arg = SAMPLERS[name]
         return [
             *off,
-            f"OTEL_EXPORTER_OTLP_ENDPOINT={endpoints[name]}",
+            *traced_env(endpoints[name], *SAMPLERS[name]),
             f"OTEL_SERVICE_NAME={SERVICES.get(name, 'baton')}-bench",
             *(["OTEL_METRICS_EXPORTER=none"] if name == FLOOR_SPAN else []),
-            "OTEL_METRIC_EXPORT_INTERVAL=5000",
-            f"OTEL_TRACES_SAMPLER={sampler}",
-            *([f"OTEL_TRACES_SAMPLER_ARG={arg}"] if arg else []),
             *extra,
         ]
 

@@ -184,6 +184,23 @@ def run_stoppable(
             return 128 + exc.signum
 
 
+def untraced_env() -> list[str]:
+    """`env` without any `OTEL_*` variable of this process: a bench server starts under it, so that only what the
+    bench gives it (`traced_env`) traces it."""
+    return ["env", *(f"-u{k}" for k in os.environ if k.startswith("OTEL_"))]
+
+
+def traced_env(endpoint: str, sampler: str, arg: str = "") -> list[str]:
+    """The variables of a traced bench server: its OTLP/HTTP receiver, metrics exported every 5 s, the sampler and
+    its argument."""
+    return [
+        f"OTEL_EXPORTER_OTLP_ENDPOINT={endpoint}",
+        "OTEL_METRIC_EXPORT_INTERVAL=5000",
+        f"OTEL_TRACES_SAMPLER={sampler}",
+        *([f"OTEL_TRACES_SAMPLER_ARG={arg}"] if arg else []),
+    ]
+
+
 def start_sink(python: Path, logs: Path, name: str) -> tuple[subprocess.Popen[bytes], str]:
     """A bench/otlp_sink.py process of its own for `name` (an OTLP/HTTP receiver on a free loopback port), and
     its endpoint; Skip when it does not start. Stop it with ``terminate()``: it then prints the spans it got."""

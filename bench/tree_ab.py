@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,19 @@ from typing import Any
 
 import pairs
 from options import OneLineParser, int_list, setup_options
-from processes import ROOT, Server, Skip, git_tree, run_stoppable, say, start_sink, stop_sinks, stopping
+from processes import (
+    ROOT,
+    Server,
+    Skip,
+    git_tree,
+    run_stoppable,
+    say,
+    start_sink,
+    stop_sinks,
+    stopping,
+    traced_env,
+    untraced_env,
+)
 from runs import drive, start_smoked
 
 THIS, REF = "this tree", "ref"
@@ -57,17 +68,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def servers(python: Path, ref_tree: Path, endpoints: dict[str, str], ratio: float | None) -> list[Server]:
     """Each tree's `baton serve`, tracing off, or traced at `ratio` into its own receiver (`endpoints`)."""
     baton = str(python.parent / "baton")
-    plain = ["env", *(f"-u{k}" for k in os.environ if k.startswith("OTEL_"))]
+    plain = untraced_env()
 
     def traced(name: str) -> list[str]:
-        if ratio is None:
-            return []
-        return [
-            f"OTEL_EXPORTER_OTLP_ENDPOINT={endpoints[name]}",
-            "OTEL_METRIC_EXPORT_INTERVAL=5000",
-            "OTEL_TRACES_SAMPLER=parentbased_traceidratio",
-            f"OTEL_TRACES_SAMPLER_ARG={ratio}",
-        ]
+        return [] if ratio is None else traced_env(endpoints[name], "parentbased_traceidratio", str(ratio))
 
     def serve(name: str, tree: Path) -> Any:
         path = ["PYTHONPATH=" + str(tree / "src")]
