@@ -41,6 +41,8 @@ from processes import (
     start_sink,
     stop,
     stop_on_signals,
+    traced_env,
+    untraced_env,
 )
 
 FRAME = re.compile(r"(?P<fn>.*) \((?P<path>.*?):(?P<line>\d+)\)")
@@ -169,7 +171,7 @@ def measure(opts: argparse.Namespace, spy: str, server: Server) -> int:
                 except Skip as exc:
                     print(f"profile: {exc}", file=sys.stderr)
                     return 1
-                traced(endpoint, opts.trace)
+                traced(server, endpoint, opts.trace)
             try:
                 start(server, Path(tmp), 30.0)
             except Skip as exc:
@@ -205,14 +207,12 @@ def measure(opts: argparse.Namespace, spy: str, server: Server) -> int:
     return 0
 
 
-def traced(endpoint: str, ratio: float) -> None:
-    """The variables under which `baton serve` traces: every request at 1, else head sampling at `ratio`."""
-    for name in [k for k in os.environ if k.startswith("OTEL_")]:
-        del os.environ[name]
-    os.environ.update(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, OTEL_SERVICE_NAME="baton-profile")
-    os.environ.update(OTEL_METRIC_EXPORT_INTERVAL="5000")
-    if ratio < 1:
-        os.environ.update(OTEL_TRACES_SAMPLER="parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG=str(ratio))
+def traced(server: Server, endpoint: str, ratio: float) -> None:
+    """Start `server` traced: every request at 1, else head sampling at `ratio`, exporting to `endpoint`."""
+    sampler = ("parentbased_always_on", "") if ratio >= 1 else ("parentbased_traceidratio", str(ratio))
+    variables = [*untraced_env(), *traced_env(endpoint, *sampler), "OTEL_SERVICE_NAME=baton-profile"]
+    command = server.argv
+    server.argv = lambda port: [*variables, *command(port)]
 
 
 if __name__ == "__main__":
