@@ -22,7 +22,6 @@ With ``OTEL_METRICS_EXPORTER=none`` it sets no meter provider and records no poi
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import socket
@@ -31,6 +30,8 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
+
+from options import OneLineParser
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -183,7 +184,7 @@ def nodelay_listener(uvicorn_module: Any) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Bare ASGI MRTR server, the benchmark floor (127.0.0.1).")
+    parser = OneLineParser(description="Bare ASGI MRTR server, the benchmark floor (127.0.0.1).")
     parser.add_argument("--port", type=int, default=8800, help="TCP port on 127.0.0.1 (default 8800)")
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes (default 1)")
     parser.add_argument("--http", default="auto", help="uvicorn HTTP parser: auto (default), h11, httptools")
