@@ -227,12 +227,18 @@ def whole_sets(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def figures(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The JSON figures: pooled server CPU µs per flow and the ratios, at each level and (unsuffixed) at HEADLINE."""
     used = whole_sets(runs)
+    compared = [(name, OFF) for name in (SAMPLED_OUT, PCT10, PCT100)] + [
+        (PCT100, MCP),
+        (FLOOR_OUT, FLOOR),
+        (FLOOR_SPAN, FLOOR),
+    ]
+    by_pair = {pair: pairs.summarize(used, pair) for pair in compared}  # each covers every level
     out: dict[str, Any] = {}
     for c in LEVELS:
-        vs_off = {name: pairs.summarize(used, (name, OFF)).get(c, {}) for name in (SAMPLED_OUT, PCT10, PCT100)}
-        vs_mcp = pairs.summarize(used, (PCT100, MCP)).get(c, {})
-        vs_floor = pairs.summarize(used, (FLOOR_OUT, FLOOR)).get(c, {})
-        vs_span = pairs.summarize(used, (FLOOR_SPAN, FLOOR)).get(c, {})
+        vs_off = {name: by_pair[name, OFF].get(c, {}) for name in (SAMPLED_OUT, PCT10, PCT100)}
+        vs_mcp = by_pair[PCT100, MCP].get(c, {})
+        vs_floor = by_pair[FLOOR_OUT, FLOOR].get(c, {})
+        vs_span = by_pair[FLOOR_SPAN, FLOOR].get(c, {})
 
         def us(row: dict[str, Any], name: str) -> float | None:
             value = row.get(f"{name}_cpu_ms_per_flow")
@@ -410,9 +416,10 @@ def run(opts: argparse.Namespace) -> int:
                 list(LEVELS),
                 opts.pairs,
                 opts.pair_n,
-                lambda name, n, c, warmup: drive(by_name[name], n, c, min(warmup, opts.warmup), opts.time_limit),
+                lambda name, n, c, warmup: drive(by_name[name], n, c, warmup, opts.time_limit),
                 say,
                 NAMES,
+                opts.warmup,
             )
             load = os.getloadavg()
     except Skip as exc:

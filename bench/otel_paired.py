@@ -45,40 +45,38 @@ async def batch_us(flows: Flows, n: int, traced: bool) -> float:
     return (time.process_time() - start) / (2 * n) * 1e6
 
 
-class _Bare:
+def install_bare() -> None:
     """A tracer provider whose spans record and cost nothing: with it, what tracing adds is Baton's own code (its
     attributes, screening, bookkeeping, context and histogram), the SDK's span and export code left out."""
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.trace import SpanContext, TraceFlags
 
-    def install(self) -> None:
-        from opentelemetry import metrics, trace
-        from opentelemetry.sdk.metrics import MeterProvider
-        from opentelemetry.trace import SpanContext, TraceFlags
+    from baton.telemetry import durations
 
-        from baton.telemetry import durations
+    context = SpanContext(0x5EED, 0xB0A7, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
 
-        context = SpanContext(0x5EED, 0xB0A7, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    class Span(trace.NonRecordingSpan):
+        def is_recording(self) -> bool:
+            return True
 
-        class Span(trace.NonRecordingSpan):
-            def is_recording(self) -> bool:
-                return True
+    class Tracer(trace.NoOpTracer):
+        def start_span(self, *args: Any, **kwargs: Any) -> trace.Span:
+            return Span(context)
 
-        class Tracer(trace.NoOpTracer):
-            def start_span(self, *args: Any, **kwargs: Any) -> trace.Span:
-                return Span(context)
+    class Provider(trace.NoOpTracerProvider):
+        def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+            return Tracer()
 
-        class Provider(trace.NoOpTracerProvider):
-            def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
-                return Tracer()
-
-        trace.set_tracer_provider(Provider())
-        metrics.set_meter_provider(MeterProvider())  # no reader: Baton's table takes the points (P109)
-        durations.add_table(delta=False)
+    trace.set_tracer_provider(Provider())
+    metrics.set_meter_provider(MeterProvider())  # no reader: Baton's table takes the points (P109)
+    durations.add_table(delta=False)
 
 
 async def measure(batches: int, n: int, bare: bool) -> dict[str, Any]:
     off = flows_of(make_server())  # before the SDK is set up: this server is not traced
     if bare:
-        _Bare().install()
+        install_bare()
     elif not setup.from_env("paired", "paired"):
         raise SystemExit("otel_paired: set OTEL_EXPORTER_OTLP_ENDPOINT (bench/otlp_sink.py gives one)")
     on_server = make_server()

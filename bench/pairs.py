@@ -30,17 +30,19 @@ def measure(
     drive_one: Callable[[str, int, int, int], dict[str, Any]],
     say: Callable[[str], None],
     names: tuple[str, ...] = NAMES,
+    warmup: int = PAIR_WARMUP,
 ) -> list[dict[str, Any]]:
     """``pairs`` runs of Baton and of the floor (or of each of ``names``: a set of three is run in order, then
     reversed) at each of ``levels``, back to back, who goes first alternating.
 
-    ``drive_one(name, n, concurrency, warmup)`` is one driver run (a bench/load.py report)."""
+    ``drive_one(name, n, concurrency, warmup)`` is one driver run (a bench/load.py report), after ``warmup``
+    unmeasured flows."""
     runs: list[dict[str, Any]] = []
     total = len(levels) * pairs * len(names)
     for concurrency in levels:
         for pair in range(1, pairs + 1):
             for name in names if pair % 2 else names[::-1]:
-                report = drive_one(name, n, concurrency, PAIR_WARMUP)
+                report = drive_one(name, n, concurrency, warmup)
                 report.update({"server": name, "pair": pair, "concurrency": concurrency})
                 runs.append(report)
                 if "fatal" in report:

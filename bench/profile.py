@@ -41,6 +41,7 @@ from processes import (
     start_sink,
     stop,
     stop_on_signals,
+    stop_sinks,
     traced_env,
     untraced_env,
 )
@@ -197,8 +198,7 @@ def measure(opts: argparse.Namespace, spy: str, server: Server) -> int:
                 sampler.kill()
             stop(server)
             if sink is not None:
-                sink.terminate()
-                sink.wait(30)
+                stop_sinks({"profile": (sink, endpoint)})
         print(f"load: {report['flows_ok']} flows ok, {report['flows_failed']} failed, c={opts.concurrency}")
         cpu_ms = report.get("server_cpu_ms_per_flow")
         flows = report["flows_ok"] + report["flows_failed"]
