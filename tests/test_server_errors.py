@@ -22,8 +22,9 @@ from support.paths import BATON, ROOT
 from wire import accept, meta, post, request
 
 import baton
-from baton import Context, KeyRing, ResourceNotFound, Server, ToolError
+from baton import Context, KeyRing, ResourceNotFound, Server, ToolError, ToolResult
 from baton.connect import ConnectKit, MemoryTickets, MemoryVaultStore
+from baton.content import text
 from baton.protocol.errors import UsageError
 from baton.protocol.messages import Message
 from baton.server import Exchange, RequestInfo
@@ -101,6 +102,32 @@ def test_other_exceptions_stay_internal_and_hide_their_details(
     assert error["code"] == -32603 and error["message"].startswith(f"Internal error while answering {method}")
     assert "hunter2" not in error["message"] and "internal detail" not in error["message"]
     assert "Traceback" in caplog.text  # the details are in the server log
+
+
+def test_a_return_value_that_cannot_be_sent_names_the_tool_and_its_type(caplog: pytest.LogCaptureFixture) -> None:
+    server = Server("unsendable", state_keys=KeyRing.ephemeral_key())
+
+    @server.tool()
+    def tags() -> dict[str, Any]:
+        return {"tags": {"a", "b"}}  # a set: not JSON
+
+    @server.tool()
+    def explicit() -> ToolResult:
+        return ToolResult(content=[text("ok")], structured={"at": object()})
+
+    @server.prompt()
+    def numbered() -> Any:
+        return 5
+
+    for tool, kind in (("tags", "a dict"), ("explicit", "a ToolResult")):
+        result = handle(server, "tools/call", {"name": tool, "arguments": {}})["result"]
+        assert result["isError"] is True
+        said = result["content"][0]["text"]
+        assert said.startswith(f"Tool {tool} failed: it returned {kind} that Baton cannot send (Type is not JSON")
+        assert f"tools/call {tool!r} returned {kind} that Baton cannot send" in caplog.text
+    error = handle(server, "prompts/get", {"name": "numbered"})["error"]
+    assert error["code"] == -32603 and "prompts/get numbered: its handler returned an int" in error["message"]
+    assert "prompts/get 'numbered' returned an int" in caplog.text and "Traceback" not in caplog.text
 
 
 def test_resource_not_found_and_invalid_params_are_public_api() -> None:

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
     from .observe import RoundObserver
 
 log = logging.getLogger("baton.server")
+
+RETURNABLE = (
+    "return text, content blocks, JSON values (dict, list, str, numbers, bool, None), dataclasses or pydantic models"
+)
 _EMPTY: dict[str, Any] = {}
 
 
@@ -155,7 +159,10 @@ class ReplayEngine:
             return {"resultType": "input_required", "inputRequests": requests, "requestState": sealed}
         if failure is not None:
             return _failure(failure, flow, target, session)
-        result = flow.finish(value)
+        try:
+            result = flow.finish(value)
+        except (TypeError, ValueError) as exc:  # orjson's JSONEncodeError is a TypeError, pydantic's a ValueError
+            return _unsendable(exc, value, flow, target)
         if "cacheScope" in result and (state.round or state.journal.answers):
             # What the user answered shapes this result: no cache may share it with another caller (P18).
             result["cacheScope"] = "private"
@@ -185,6 +192,19 @@ def _too_large(exc: StateTooLarge, flow: Flow, target: str, state: FlowState) ->
     if flow.tool_errors:
         return error_result(said)
     raise invalid_params(f"Invalid params: {said}")
+
+
+def _unsendable(exc: Exception, value: Any, flow: Flow, target: str) -> dict[str, Any]:
+    """A handler returned what cannot be made its result (a set, an object, ...): for a tool, a tool error
+    naming the tool and the type; for a resource or prompt, -32603 naming it; the log says which and what to
+    return instead, without a traceback (Baton's own frames would say nothing more)."""
+    kind = type(value).__name__
+    said = f"returned {'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind} that Baton cannot send ({exc})"
+    hint = RETURNABLE if flow.tool_errors else "see docs/server.md for what its handler may return"
+    log.error("%s %r %s: %s", flow.method, _logged(flow, target), said, hint)
+    if flow.tool_errors:
+        return error_result(f"Tool {target} failed: it {said}")
+    raise McpError(INTERNAL_ERROR, f"Cannot answer {flow.method} {target}: its handler {said}")
 
 
 def _failure(exc: Exception, flow: Flow, target: str, session: bool) -> dict[str, Any]:
