@@ -130,6 +130,34 @@ def test_a_return_value_that_cannot_be_sent_names_the_tool_and_its_type(caplog: 
     assert "prompts/get 'numbered' returned an int" in caplog.text and "Traceback" not in caplog.text
 
 
+def test_answers_that_outgrow_the_state_together_are_named_as_such(caplog: pytest.LogCaptureFixture) -> None:
+    """Many small answers in one call: the cause is their number, not the first one (P102)."""
+    server = Server("many", state_keys=KeyRing.ephemeral_key(), state_max_bytes=4096)
+
+    @server.tool()
+    async def approve_all(ctx: Context) -> str:
+        for n in range(1000):
+            await ctx.confirm(f"Approve item {n}?", key=f"s{n}")
+        return "approved"
+
+    result = handle(server, "tools/call", {"name": "approve_all", "arguments": {}})["result"]
+    rounds = 1
+    while result.get("resultType") == "input_required":
+        answers = {key: accept(confirm=True) for key in result["inputRequests"]}
+        params = {"name": "approve_all", "arguments": {}, "requestState": result["requestState"]}
+        result = handle(server, "tools/call", {**params, "inputResponses": answers})["result"]
+        rounds += 1
+    assert result["isError"] is True
+    said = result["content"][0]["text"]
+    answered = rounds - 1
+    assert said.startswith(f"Tool approve_all cannot go on: it has asked {answered} questions in this call"), said
+    assert "over the 4096 bytes the server carries between questions. It asks too many questions" in said
+    assert "'s0'" not in said and "Answer with less" not in said
+    assert (
+        f"after {answered} answers" in caplog.text and "ctx.elicit" in caplog.text and "state_max_bytes" in caplog.text
+    )
+
+
 def test_resource_not_found_and_invalid_params_are_public_api() -> None:
     assert baton.ResourceNotFound is ResourceNotFound
     assert "ResourceNotFound" in baton.__all__ and "ConfigurationError" in baton.__all__

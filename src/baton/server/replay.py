@@ -176,13 +176,19 @@ def _logged(flow: Flow, target: str) -> str:
 
 def _too_large(exc: StateTooLarge, flow: Flow, target: str, state: FlowState) -> dict[str, Any]:
     """The state to seal outgrew its cap (protocol.md P102). When the client's answers take the room the
-    overflow needs, the client sent too much: a tool error (invalid params elsewhere) naming the answer, and
-    a warning line. Otherwise the author's `ctx.once` results did it: a server fault, logged without a traceback."""
-    biggest = state.journal.largest_answer()
-    if biggest is None or state.journal.answers_size() * 4 // 3 < exc.size - exc.cap:  # base64 adds a third
+    overflow needs, either one answer takes at least half of that room, and the client sent too much: a tool
+    error (invalid params elsewhere) naming the answer, and a warning line; or the flow asked so many questions
+    that their answers together outgrew the cap: the flow's design, said as such with what the author can do.
+    Otherwise the author's `ctx.once` results did it: a server fault, logged without a traceback."""
+    journal = state.journal
+    biggest = journal.largest_answer()
+    total = journal.answers_size()
+    if biggest is None or total * 4 // 3 < exc.size - exc.cap:  # base64 adds a third
         log.error("%s %r: %s", flow.method, _logged(flow, target), exc)
         raise McpError(INTERNAL_ERROR, f"Cannot answer {flow.method} {target}: its state outgrew the server's cap")
     key, field, size = biggest
+    if size * 2 < total:  # no answer stands out: their number did it
+        return _too_many(exc, flow, target, len(journal.answers), total)
     named = f"answer {key!r}" + (f", field {field!r}," if field else "")
     said = (
         f"The {named} is too large ({size} bytes): the server carries at most {exc.cap} bytes of state between "
@@ -192,6 +198,32 @@ def _too_large(exc: StateTooLarge, flow: Flow, target: str, state: FlowState) ->
     if flow.tool_errors:
         return error_result(said)
     raise invalid_params(f"Invalid params: {said}")
+
+
+def _too_many(exc: StateTooLarge, flow: Flow, target: str, count: int, total: int) -> dict[str, Any]:
+    """A flow whose answers, each small, outgrew the state cap together (protocol.md P102): an error line for
+    the author, and a tool error (-32603 elsewhere) that says the call asked too many questions."""
+    what = f"Tool {target}" if flow.tool_errors else f"{flow.method} {target}"
+    said = (
+        f"{what} cannot go on: it has asked {count} questions in this call, and with their answers its state would "
+        f"be {exc.size} bytes, over the {exc.cap} bytes the server carries between questions. It asks too many "
+        "questions in one call."
+    )
+    log.error(
+        "%s %r: the flow's answers outgrew the requestState cap after %d answers (%d bytes; the state would be "
+        "%d bytes, the cap is %d): ask fewer questions in one call (one form with several fields, ctx.elicit with "
+        "a dataclass, rather than a question per item), split the work across calls, or raise "
+        "Server(state_max_bytes=...)",
+        flow.method,
+        _logged(flow, target),
+        count,
+        total,
+        exc.size,
+        exc.cap,
+    )
+    if flow.tool_errors:
+        return error_result(said)
+    raise McpError(INTERNAL_ERROR, said)
 
 
 def _unsendable(exc: Exception, value: Any, flow: Flow, target: str) -> dict[str, Any]:
