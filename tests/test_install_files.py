@@ -12,8 +12,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.install import baton
+from support.install import UNPRIVILEGED, baton
 from support.paths import BATON, ROOT
+
+from baton.install import jsonc
 
 PROJECTS = ROOT / "examples" / "projects.py"
 URL = "https://mcp.example.com/mcp"
@@ -104,6 +106,15 @@ def test_thirty_pairs_of_concurrent_installs_keep_every_entry(tmp_path: Path) ->
     assert not lost, f"an entry was lost in pairs {sorted(set(lost))} of 30"
 
 
+def test_json_with_comments_keeps_the_line_and_column_of_an_error() -> None:
+    text = '{\n  /* two\n  lines */ "a": 1, // c\n  "b" 2\n}'
+    plain, had_comments = jsonc.plain(text)
+    assert had_comments and len(plain) == len(text) and plain.count("\n") == text.count("\n")
+    with pytest.raises(json.JSONDecodeError) as error:
+        json.loads(plain)
+    assert (error.value.lineno, error.value.colno) == (4, 7)
+
+
 VSCODE_ACCEPTS = [
     '{"servers": {"a": {"url": "u"}, // a comment after a trailing comma\n}, }',
     '{"servers": {"a": {"url": "u"},\n  /* b, commented out: */\n  // "b": {"url": "v"},\n},\n"inputs": [1, 2, ],}',
@@ -155,10 +166,15 @@ def test_a_server_file_in_an_unreadable_folder_is_one_line(tmp_path: Path) -> No
     locked.chmod(0)
     try:
         done = baton(tmp_path, "cursor", str(server), modes_apply=True)
+        serve = subprocess.run(
+            [*(UNPRIVILEGED if os.geteuid() == 0 else []), BATON, "serve", str(server), "--stdio"],
+            capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
     finally:
         locked.chmod(0o755)
     one_line_exit_1(done, server)
     assert "Permission denied" in done.stderr
+    assert serve.returncode == 2 and serve.stderr.strip() == f"baton serve: cannot read {server}: Permission denied"
 
 
 def test_file_system_errors_are_one_line_naming_the_path(tmp_path: Path) -> None:

@@ -2,9 +2,10 @@
 
 Every failure is a `TargetError` whose message says what to fix, for `baton serve` to print as is
 (exit 2, protocol.md P97): a missing file or attribute (with the closest name: "did you mean"), a
-file that cannot be read (one line naming it, the system's reason), a module that raised while importing (its traceback, with Baton's own frames and the import machinery
-cut, so only the user's lines show), and every handler Baton cannot serve, each at its `file:line`,
-all at once (`baton.server.problems.gathering`).
+file that cannot be read (one line naming it, with the system's reason), a module that raised while
+importing (its traceback, with Baton's own frames and the import machinery cut, so only the user's
+lines show), and every handler Baton cannot serve, each at its `file:line`, all at once
+(`baton.server.problems.gathering`).
 """
 
 from __future__ import annotations
