@@ -190,3 +190,6 @@ def test_file_system_errors_are_one_line_naming_the_path(tmp_path: Path) -> None
     folder.write_text("a file where the folder goes")
     done = baton(tmp_path, "cursor", URL, "--name", "remote")
     one_line_exit_1(done, folder)
+    for env_file in (tmp_path / "missing.env", tmp_path / "latin1.env"):
+        (tmp_path / "latin1.env").write_bytes(b"NOTE=caf\xe9\n")
+        one_line_exit_1(baton(tmp_path, "mcp-json", str(PROJECTS), "--env-file", str(env_file)), env_file)

@@ -132,7 +132,9 @@ def _variables(env_file: Path | None, pairs: list[str]) -> dict[str, str]:
         try:
             lines = env_file.read_text(encoding="utf-8").splitlines()
         except OSError as exc:
-            raise InstallError(f"cannot read --env-file {env_file}: {exc.strerror or exc}") from None
+            raise safe_file.failed("read --env-file", env_file, exc) from None
+        except UnicodeDecodeError as exc:
+            raise InstallError(f"cannot read --env-file {env_file}: not UTF-8 text ({exc.reason})", status=1) from None
         for number, line in enumerate(lines, 1):
             text = line.strip()
             if not text or text.startswith("#"):
