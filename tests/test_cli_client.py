@@ -51,3 +51,22 @@ def test_usage_errors_are_clear(serve) -> None:  # type: ignore[no-untyped-def]
     assert done.returncode == 2 and "key=value" in done.stderr
     done = run_cli("tools")
     assert done.returncode == 2 and "http(s) URL" in done.stderr
+
+
+def test_protocol_is_chosen_on_every_client_command_and_a_bad_one_is_one_line() -> None:
+    for command in ("tools", "call", "resources", "read", "prompts", "prompt", "dev"):
+        words = [
+            command,
+            "--protocol",
+            "2025",
+            "http://127.0.0.1:9/mcp",
+            *(["x"] if command in ("call", "read", "prompt") else []),
+        ]
+        done = run_cli(*words)
+        assert done.returncode == 2, (command, done.stderr)
+        assert done.stderr.splitlines() == [
+            f"baton {command}: --protocol takes 2026-07-28, 2025-11-25 or auto, not '2025'"
+        ], command
+    stdio = ["--", BATON, "serve", "examples/everything.py", "--stdio"]
+    done = run_cli("call", "--protocol", "2025-11-25", "perform", "action=x", "--answer", '*={"confirm": true}', *stdio)
+    assert (done.returncode, done.stdout.strip()) == (0, "done: x"), done.stderr

@@ -4,8 +4,9 @@
     baton resources URL                      baton read URL URI
     baton prompts URL                        baton prompt URL NAME [key=value ...]
 
-Each takes `--json` (the MCP result, for scripts) and `--help`. The server is a URL, or the command
-that starts a stdio server after `--` (`baton call my_tool x=1 -- baton serve app.py --stdio`).
+Each takes `--json` (the MCP result, for scripts), `--protocol 2026-07-28|2025-11-25|auto` and `--help`.
+The server is a URL, or the command that starts a stdio server after `--`
+(`baton call my_tool x=1 -- baton serve app.py --stdio`).
 Questions the server asks are answered at the terminal through the terminal renderer, in both eras
 (the client probes which one it talks to, protocol.md P34). `args` reads the words, `commands` runs
 them, `show` prints the results.
@@ -22,8 +23,7 @@ from collections.abc import Sequence
 from ..client import ClientError
 from ..client.http11 import HttpError
 from ..protocol.errors import McpError
-from .answers import Unanswered
-from .args import COMMANDS, CommandLineError, parse, parser
+from .args import COMMANDS, CommandLineError, OneLineError, parse, parser
 from .commands import RUN, NotOffered
 
 
@@ -35,7 +35,7 @@ def run(command: str, argv: Sequence[str]) -> int:
         return asyncio.run(RUN[command](invocation))
     except SystemExit as exc:  # --help (0) or a malformed option (2), printed by argparse
         return exc.code if isinstance(exc.code, int) else 2
-    except Unanswered as exc:
+    except OneLineError as exc:  # a bad --protocol, a question with no answer and no terminal
         print(f"baton {command}: {exc}", file=sys.stderr)
         return 2
     except CommandLineError as exc:
