@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from ..client import ClientError
 from ..client.http11 import HttpError
+from ..client.restart import state_refused
 from ..protocol.errors import McpError
 from .args import COMMANDS, CommandLineError, OneLineError, parse, parser
 from .commands import RUN, NotOffered
@@ -46,7 +47,7 @@ def run(command: str, argv: Sequence[str]) -> int:
         print(f"baton {command}: {exc}", file=sys.stderr)
         return 1
     except McpError as exc:
-        print(f"baton {command}: the server answered error {exc.code}: {exc.message}", file=sys.stderr)
+        print(f"baton {command}: the server answered error {exc.code}: {exc.message}{_meaning(exc)}", file=sys.stderr)
         return 1
     except ClientError as exc:
         print(f"baton {command}: {exc}", file=sys.stderr)
@@ -65,6 +66,17 @@ def run(command: str, argv: Sequence[str]) -> int:
     except KeyboardInterrupt:  # Ctrl-C outside a question: the requests were cancelled on the way out
         print(file=sys.stderr)
         return 130
+
+
+def _meaning(exc: McpError) -> str:
+    """What an error means to the person, where its message alone does not say (protocol.md P124)."""
+    if state_refused(exc):  # the client already started the call over once
+        return (
+            " (refused again after the call started over: the server may not keep its flows between its "
+            "instances or restarts; run the command again, and if it keeps failing, its operator can see why "
+            "in the server's log)"
+        )
+    return ""
 
 
 __all__ = ["COMMANDS", "run"]
