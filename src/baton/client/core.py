@@ -3,7 +3,8 @@
 The driver follows protocol.md P23: a new JSON-RPC id on every leg, `requestState` echoed byte for
 byte and never invented, answers for every key asked, nothing shared between requests in flight,
 bounded rounds and time, a pause before retrying a state-only round, a missing `resultType`
-treated as complete and an unknown one as an error.
+treated as complete and an unknown one as an error. A retry whose state the server refuses (expired
+or invalid) starts the request again once, the answers given offered again (`baton.client.restart`, P124).
 
 The era follows protocol.md P34: `"auto"` (the default) probes once with `server/discover` (`probe`)
 and keeps the verdict for the client's life (a 2026 server's answer is kept as the discover result);
@@ -548,6 +549,7 @@ class Client:
 
         In a 2025-11-25 session it is one request, and the server's questions come during it.
         Each leg to the server has its own `deadline_s`; answering is the person's time (protocol.md P90).
+        A state the server refuses on a retry starts the request again, once (protocol.md P124).
         """
         if not self._modern and await self.settle_era() == HANDSHAKE:
             assert self._session is not None
