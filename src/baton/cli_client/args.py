@@ -36,8 +36,7 @@ class Command:
     def usage(self) -> str:
         words = " ".join((*self.needs, *(["[key=value ...]"] if self.pairs else [])))
         words = f" {words}" if words else ""
-        options = "[--json] [--protocol VERSION]"
-        return f"baton {self.name} {options} URL{words}\n       baton {self.name} {options}{words} -- COMMAND ..."
+        return f"baton {self.name} [--json] URL{words}\n       baton {self.name} [--json]{words} -- COMMAND ..."
 
 
 COMMANDS = {
