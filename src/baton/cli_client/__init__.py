@@ -72,9 +72,9 @@ def _meaning(exc: McpError) -> str:
     """What an error means to the person, where its message alone does not say (protocol.md P124)."""
     if state_refused(exc):  # the client already started the call over once
         return (
-            " (refused again after the call started over: the server may not keep its flows between its "
-            "instances or restarts; run the command again, and if it keeps failing, its operator can see why "
-            "in the server's log)"
+            " (refused again after the call started over: the answers came too late again, or the server "
+            "cannot read its own state, e.g. instances that do not share a key; run the command again, and if "
+            "it keeps failing, the server's log says why)"
         )
     return ""
 
