@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import subprocess
+import time
 
 import pytest
-from support.paths import BATON, ROOT
+from support.paths import BATON, ROOT, SERVERS
+from support.terminal import ENTER, Terminal
 
 from baton.cli_client import show
 from baton.client import Tool
@@ -65,3 +67,68 @@ def test_usage_errors_are_clear(serve) -> None:  # type: ignore[no-untyped-def]
     assert done.returncode == 2 and "key=value" in done.stderr
     done = run_cli("tools")
     assert done.returncode == 2 and "http(s) URL" in done.stderr
+
+
+def test_protocol_is_chosen_on_every_client_command_and_a_bad_one_is_one_line() -> None:
+    for command in ("tools", "call", "resources", "read", "prompts", "prompt", "dev"):
+        words = [
+            command,
+            "--protocol",
+            "2025",
+            "http://127.0.0.1:9/mcp",
+            *(["x"] if command in ("call", "read", "prompt") else []),
+        ]
+        done = run_cli(*words)
+        assert done.returncode == 2, (command, done.stderr)
+        assert done.stderr.splitlines() == [
+            f"baton {command}: --protocol takes 2026-07-28, 2025-11-25 or auto, not '2025'"
+        ], command
+    stdio = ["--", BATON, "serve", "examples/everything.py", "--stdio"]
+    done = run_cli("call", "--protocol", "2025-11-25", "perform", "action=x", "--answer", '*={"confirm": true}', *stdio)
+    assert (done.returncode, done.stdout.strip()) == (0, "done: x"), done.stderr
+
+
+def test_call_after_the_flow_expired_starts_again_with_the_answers_as_defaults() -> None:
+    """A person who answers after the flow's lifetime is told so in one line, and asked again with the answers
+    typed before as defaults: Enter keeps each, and the call completes (protocol.md P124)."""
+    ttl = 3  # seconds (Server(state_ttl_s)); the real default is 600
+    server = ["--", BATON, "serve", f"{SERVERS / 'guarded.py'}:server", "--stdio"]
+    term = Terminal([BATON, "call", "profile", *server], cwd=str(ROOT), env={"BATON_TEST_TTL": str(ttl)})
+    try:
+        term.answer("(Enter = answer):", "")
+        term.answer("> ", "30")
+        term.answer("> ", "pro")
+        term.answer("> ", "Zed")
+        term.expect("Enter sends")
+        time.sleep(ttl + 1.5)  # the person steps away: the state sealed with this round expires
+        term.type(ENTER)
+        notice = term.expect("(Enter = answer):")
+        assert "the server no longer accepts this call's answers (its flow expired" in notice
+        term.type(ENTER)
+        assert "Enter keeps: 30" in term.answer("> ", "")
+        assert "pro" in term.answer("> ", "").split("(default)")[0].splitlines()[-1]  # the plan chosen before
+        assert "Enter keeps: Zed" in term.answer("> ", "")
+        term.answer("Enter sends", "")
+        term.expect("30/pro/Zed")
+        assert term.wait() == 0
+    finally:
+        term.close()
+
+
+def test_call_refused_again_after_starting_over_says_what_to_do() -> None:
+    """The restart is once per call: a second refusal ends the command, exit 1, with what it means."""
+    ttl = 2
+    server = ["--", BATON, "serve", f"{SERVERS / 'guarded.py'}:server", "--stdio"]
+    term = Terminal(
+        [BATON, "call", "delete_project", "project=x", *server], cwd=str(ROOT), env={"BATON_TEST_TTL": str(ttl)}
+    )
+    try:
+        for _ in range(2):
+            term.expect("[y]es / [n]o")
+            time.sleep(ttl + 1.5)
+            term.type("y" + ENTER)
+        term.expect("Invalid or expired requestState (refused again after the call started over")
+        assert term.wait() == 1
+        assert term.screen.count("the server no longer accepts this call's answers") == 1
+    finally:
+        term.close()

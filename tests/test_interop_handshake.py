@@ -9,6 +9,8 @@ The matrix, every cell a real process talking over a real transport on loopback:
   against the `mcp==1.30.0` FastMCP server (peers/legacy_mcp1_server.py), over Streamable HTTP and stdio;
 - Baton's client completing the eliciting tool on the `mcp==1.30.0` FastMCP server, over HTTP and stdio,
   probing the era (`protocol="auto"`) or pinned to 2025-11-25; and `baton tools` / `baton call` on it;
+- `baton call --protocol 2025-11-25` reaching an `mcp==2.3.0` server that offers 2026-07-28 yet whose tool
+  asks with `ctx.elicit`, which that SDK can only send in a 2025-11-25 session (peers/mcp_elicit_server.py);
 - the MCP Inspector's command-line mode listing and calling Baton's tools, over stdio and HTTP.
 
 The venvs and the Inspector are made on first use under `.cache/interop/` (tests/support/peer_venvs.py);
@@ -358,6 +360,22 @@ def test_baton_cli_against_mcp1_server(transport: str, request: pytest.FixtureRe
         context = f"{command}: exit {done.returncode}\n{done.stdout}\n{done.stderr[-3000:]}\n{shown}"
         assert done.returncode == 0, context
         assert expected in done.stdout.splitlines(), context
+
+
+def test_baton_call_pinned_to_2025_reaches_an_mcp2_ctx_elicit_tool(mcp2_python: Path) -> None:
+    """mcp 2.3 offers 2026-07-28, so `baton call` (auto) speaks it, and there `ctx.elicit` has no back channel:
+    the call fails. `--protocol 2025-11-25` opens a session, where the question comes during the call."""
+    server = ["--", str(mcp2_python), str(PEERS / "mcp_elicit_server.py"), "--stdio"]
+    answer = ["--answer", '*={"nights": 2, "confirm": true}']
+
+    def call(*options: str) -> subprocess.CompletedProcess[str]:
+        command = [BATON, "call", *options, "book", "city=Paris", *answer, *server]
+        return subprocess.run(command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, cwd=ROOT, check=False)
+
+    pinned = call("--protocol", HANDSHAKE)
+    assert (pinned.returncode, pinned.stdout.strip()) == (0, "booked: Paris for 2 nights"), pinned.stderr
+    probed = call()  # auto: 2026-07-28, where this SDK cannot send elicitation/create
+    assert probed.returncode == 1 and "no back-channel" in probed.stderr, probed.stdout + probed.stderr
 
 
 # -- the MCP Inspector's command-line mode against Baton's server ------------------------------------------

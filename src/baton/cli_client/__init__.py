@@ -4,8 +4,9 @@
     baton resources URL                      baton read URL URI
     baton prompts URL                        baton prompt URL NAME [key=value ...]
 
-Each takes `--json` (the MCP result, for scripts) and `--help`. The server is a URL, or the command
-that starts a stdio server after `--` (`baton call my_tool x=1 -- baton serve app.py --stdio`).
+Each takes `--json` (the MCP result, for scripts), `--protocol 2026-07-28|2025-11-25|auto` and `--help`.
+The server is a URL, or the command that starts a stdio server after `--`
+(`baton call my_tool x=1 -- baton serve app.py --stdio`).
 Questions the server asks are answered at the terminal through the terminal renderer, in both eras
 (the client probes which one it talks to, protocol.md P34). `args` reads the words, `commands` runs
 them, `show` prints the results.
@@ -21,9 +22,9 @@ from collections.abc import Sequence
 
 from ..client import ClientError
 from ..client.http11 import HttpError
+from ..client.restart import state_refused
 from ..protocol.errors import McpError
-from .answers import Unanswered
-from .args import COMMANDS, CommandLineError, parse, parser
+from .args import COMMANDS, CommandLineError, OneLineError, parse, parser
 from .commands import RUN, NotOffered
 
 
@@ -35,7 +36,7 @@ def run(command: str, argv: Sequence[str]) -> int:
         return asyncio.run(RUN[command](invocation))
     except SystemExit as exc:  # --help (0) or a malformed option (2), printed by argparse
         return exc.code if isinstance(exc.code, int) else 2
-    except Unanswered as exc:
+    except OneLineError as exc:  # a bad --protocol, a question with no answer and no terminal
         print(f"baton {command}: {exc}", file=sys.stderr)
         return 2
     except CommandLineError as exc:
@@ -46,7 +47,7 @@ def run(command: str, argv: Sequence[str]) -> int:
         print(f"baton {command}: {exc}", file=sys.stderr)
         return 1
     except McpError as exc:
-        print(f"baton {command}: the server answered error {exc.code}: {exc.message}", file=sys.stderr)
+        print(f"baton {command}: the server answered error {exc.code}: {exc.message}{_meaning(exc)}", file=sys.stderr)
         return 1
     except ClientError as exc:
         print(f"baton {command}: {exc}", file=sys.stderr)
@@ -65,6 +66,17 @@ def run(command: str, argv: Sequence[str]) -> int:
     except KeyboardInterrupt:  # Ctrl-C outside a question: the requests were cancelled on the way out
         print(file=sys.stderr)
         return 130
+
+
+def _meaning(exc: McpError) -> str:
+    """What an error means to the person, where its message alone does not say (protocol.md P124)."""
+    if state_refused(exc):  # the client already started the call over once
+        return (
+            " (refused again after the call started over: the answers came too late again, or the server "
+            "cannot read its own state, e.g. instances that do not share a key; run the command again, and if "
+            "it keeps failing, the server's log says why)"
+        )
+    return ""
 
 
 __all__ = ["COMMANDS", "run"]

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..client import Accepted, Cancelled, Declined, InvalidReply, Question
 from ..forms.answers import Answer
-from .args import CommandLineError
+from .args import CommandLineError, OneLineError
 
 ANY = "*"
 WORDS = ("accept", "decline", "cancel")  # the answers that may be given as a bare word, not JSON
@@ -59,7 +59,7 @@ def read_answers(pairs: Sequence[str], file: str | None) -> dict[str, Any]:
     return answers
 
 
-class Unanswered(CommandLineError):
+class Unanswered(OneLineError):
     """A question with no answer given and no terminal: exit 2, one line (no usage block, the command line was fine)."""
 
 

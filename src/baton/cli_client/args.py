@@ -11,11 +11,17 @@ import argparse
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+
+from ..client.probe import AUTO, CHOICES, ProtocolChoice
 
 
 class CommandLineError(Exception):
     """Command-line input that cannot be used; the message says how to fix it."""
+
+
+class OneLineError(CommandLineError):
+    """Input wrong in one named place: the message alone, one line, exit 2 (no usage block)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +52,8 @@ COMMANDS = {
 }
 TARGET_HELP = """\
 The server is an http(s) URL (the first word), or the command that starts a stdio server, given last,
-after --. Options come before the --. Servers of 2026-07-28 and of 2025-11-25 both work.
+after --. Options come before the --. Servers of 2026-07-28 and of 2025-11-25 both work: by default
+(--protocol auto) the client asks the server which it speaks and uses 2026-07-28 when it can.
 
 exit status: 0 done; 1 the server refused, failed or could not be reached (or the tool reported an
 error); 2 the command line cannot be used (or a question has no answer and no terminal); 130 Ctrl-C."""
@@ -68,6 +75,7 @@ class Invocation:
     timeout: float | None = None  # --timeout: the client's deadline_s
     answers: tuple[str, ...] = ()  # --answer KEY=JSON, in order
     answers_file: str | None = None
+    protocol: ProtocolChoice = AUTO  # --protocol: the era, or auto (probe)
 
 
 def parser(command: Command) -> argparse.ArgumentParser:
@@ -92,6 +100,7 @@ def parser(command: Command) -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long to wait for the server (default 300); time spent answering its questions does not count",
     )
+    p.add_argument("--protocol", default=AUTO, metavar="VERSION", help=PROTOCOL_HELP)
     if command.name in ("call", "read", "prompt"):
         p.add_argument(
             "--answer",
@@ -103,6 +112,20 @@ def parser(command: Command) -> argparse.ArgumentParser:
         )
         p.add_argument("--answers", metavar="FILE", help="answers as a JSON object of KEY -> answer")
     return p
+
+
+PROTOCOL_HELP = (
+    "the MCP version to speak: 2026-07-28, 2025-11-25, or auto (the default: ask the server, and use "
+    "2026-07-28 when it offers it). Pin 2025-11-25 for a server that offers 2026-07-28 but whose tools ask "
+    "their questions during the call (ctx.elicit in mcp 2.x and FastMCP), which only works in a 2025-11-25 session"
+)
+
+
+def protocol_choice(text: str) -> ProtocolChoice:
+    """The value of `--protocol` (every client command and `baton dev`, protocol.md P123), or OneLineError."""
+    if text not in CHOICES:
+        raise OneLineError(f"--protocol takes {', '.join(c for c in CHOICES if c != AUTO)} or {AUTO}, not {text!r}")
+    return cast("ProtocolChoice", text)
 
 
 def seconds(text: str) -> float:
@@ -151,6 +174,7 @@ def parse(command: Command, argv: Sequence[str]) -> Invocation:
         args.timeout,
         tuple(getattr(args, "answer", ())),
         getattr(args, "answers", None),
+        protocol_choice(args.protocol),
     )
 
 

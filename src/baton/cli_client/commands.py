@@ -45,7 +45,7 @@ async def client(run: Invocation, renderer: TerminalRenderer | None = None, comm
     # A command (stdio), or plain http to another computer, gets no login: a 401 there is an error.
     auth, browser = login.oauth(store=run.token_store) if _may_log_in(run.target) else (None, None)
     try:
-        async with Client(run.target, name=CLIENT_NAME, protocol="auto", auth=auth, **handlers) as c:
+        async with Client(run.target, name=CLIENT_NAME, protocol=run.protocol, auth=auth, **handlers) as c:
             yield c
         warning = given.unused_warning() if given is not None else None
         if warning is not None:

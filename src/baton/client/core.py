@@ -3,7 +3,8 @@
 The driver follows protocol.md P23: a new JSON-RPC id on every leg, `requestState` echoed byte for
 byte and never invented, answers for every key asked, nothing shared between requests in flight,
 bounded rounds and time, a pause before retrying a state-only round, a missing `resultType`
-treated as complete and an unknown one as an error.
+treated as complete and an unknown one as an error. A retry whose state the server refuses (expired
+or invalid) starts the request again once, the answers given offered again (`baton.client.restart`, P124).
 
 The era follows protocol.md P34: `"auto"` (the default) probes once with `server/discover` (`probe`)
 and keeps the verdict for the client's life (a 2026 server's answer is kept as the discover result);
@@ -59,6 +60,7 @@ from .probe import (
     era_of_result,
 )
 from .questions import ElicitHandler, Question
+from .restart import EarlierAnswers, restart_notice, state_refused
 from .results import CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
 from .rounds import Round
 from .session_http import SessionHttp
@@ -547,23 +549,35 @@ class Client:
 
         In a 2025-11-25 session it is one request, and the server's questions come during it.
         Each leg to the server has its own `deadline_s`; answering is the person's time (protocol.md P90).
+        A state the server refuses on a retry starts the request again, once (protocol.md P124).
         """
         if not self._modern and await self.settle_era() == HANDSHAKE:
             assert self._session is not None
             return await self._session.request(method, params, progress)  # paused while the person answers
+        earlier = EarlierAnswers()
         step = await self.start(method, params, progress=progress)
         pacing = UrlPacing(self.url_backoff_s)
-        for _ in range(self.max_rounds):
-            if not isinstance(step, Round):
-                return step
+        rounds = 0
+        while isinstance(step, Round):
+            if rounds == self.max_rounds:
+                raise ClientError(f"{method}: the server still asked after {self.max_rounds} rounds")
+            rounds += 1
             await pacing.wait(_urls_asked(step))  # a URL accepted before: give its flow time
-            answers = {key: await self._answer(key, ask, step, pacing) for key, ask in step.input_requests.items()}
-            step = await self.advance(step, answers, progress=progress)
-        if not isinstance(step, Round):
-            return step
-        raise ClientError(f"{method}: the server still asked after {self.max_rounds} rounds")
+            answers = {
+                key: await self._answer(key, ask, step, pacing, earlier) for key, ask in step.input_requests.items()
+            }
+            try:
+                step = await self.advance(step, answers, progress=progress)
+            except McpError as exc:
+                if earlier.restarted or not state_refused(exc):
+                    raise
+                # Expired or invalid (the server never says which): once, from the start (protocol.md P124).
+                log.warning("%s", restart_notice(method, params))
+                earlier.restarted, rounds = True, 0
+                step = await self.start(method, params, progress=progress)
+        return step
 
-    async def _answer(self, key: str, ask: Any, step: Round, pacing: UrlPacing) -> Any:
+    async def _answer(self, key: str, ask: Any, step: Round, pacing: UrlPacing, earlier: EarlierAnswers) -> Any:
         if not isinstance(ask, dict):
             raise ClientError(f"input request {key!r} is not an object")
         method = ask.get("method")
@@ -573,8 +587,12 @@ class Client:
             handler = self.on_url if question.mode == "url" else self.on_form
             if handler is None:
                 return Cancelled()  # not declared, so a conforming server never asks this
-            reply = await self.deadlines.answering(handler(question))
-            question.answer(reply)  # validate now, so a bad reply fails before anything is sent
+            offered = earlier.offer(question)  # after a restart, the answers given before as defaults (P124)
+            reply = await self.deadlines.answering(handler(offered))
+            sent = offered.answer(reply)  # validate now, so a bad reply fails before anything is sent
+            if offered is not question and isinstance(reply, Accepted):
+                reply = Accepted(sent["content"])  # a field left out takes the default offered, as the host saw it
+            earlier.remember(question, reply)
             if question.mode == "url" and isinstance(reply, Accepted):
                 pacing.accepted(question.url)
             return reply

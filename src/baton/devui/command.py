@@ -11,12 +11,14 @@ import sys
 from typing import Any
 
 from ..cli_client import login
+from ..cli_client.args import PROTOCOL_HELP, OneLineError, protocol_choice
 from ..client.oauth.rules import may_carry_tokens
 from .run import PortTaken, bind, run
 from .target import DevTargetError, parse_target
 
 DEFAULT_PORT = 6280
-USAGE = "baton dev TARGET [--port PORT] [--no-browser] | baton dev [--port PORT] [--no-browser] -- COMMAND ..."
+OPTIONS = "[--port PORT] [--no-browser] [--protocol VERSION]"
+USAGE = f"baton dev TARGET {OPTIONS} | baton dev {OPTIONS} -- COMMAND ..."
 
 
 def parser() -> argparse.ArgumentParser:
@@ -37,6 +39,7 @@ def parser() -> argparse.ArgumentParser:
         help=f"the page's port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks one)",
     )
     p.add_argument("--no-browser", action="store_true", help="print the address only; do not open a browser")
+    p.add_argument("--protocol", default="auto", metavar="VERSION", help=PROTOCOL_HELP)
     return p
 
 
@@ -45,7 +48,8 @@ def main(words: list[str]) -> int:
     args = parser().parse_args(head)
     try:
         target = parse_target(args.target, command)
-    except DevTargetError as exc:
+        protocol = protocol_choice(args.protocol)
+    except (DevTargetError, OneLineError) as exc:
         print(f"baton dev: {exc}", file=sys.stderr)
         return 2
     if not 0 <= args.port <= 65535:
@@ -61,7 +65,7 @@ def main(words: list[str]) -> int:
     if target.url is not None and may_carry_tokens(target.url):  # the login of `baton tools`: browser, stored tokens
         auth, browser = login.oauth(store=True)
     try:
-        return run(target, sock, open_browser=not args.no_browser, auth=auth)
+        return run(target, sock, open_browser=not args.no_browser, auth=auth, protocol=protocol)
     finally:
         if browser is not None:
             asyncio.run(browser.aclose())

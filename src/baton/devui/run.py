@@ -23,6 +23,7 @@ from typing import Any, TextIO
 import uvicorn
 import watchfiles
 
+from ..client.probe import AUTO, ProtocolChoice
 from .app import DevApp
 from .guard import LOOPBACK, DevGuard
 from .session import DevSession
@@ -58,16 +59,25 @@ def bind(port: int) -> socket.socket:
 
 
 def run(
-    target: DevTarget, sock: socket.socket, *, open_browser: bool, auth: Any = None, out: TextIO | None = None
+    target: DevTarget,
+    sock: socket.socket,
+    *,
+    open_browser: bool,
+    auth: Any = None,
+    out: TextIO | None = None,
+    protocol: ProtocolChoice = AUTO,
 ) -> int:
     """Serve the page on `sock` until Ctrl-C or SIGTERM; the exit status (130 after Ctrl-C)."""
-    return asyncio.run(_main(target, sock, open_browser=open_browser, auth=auth, out=out or sys.stdout))
+    main = _main(target, sock, open_browser=open_browser, auth=auth, out=out or sys.stdout, protocol=protocol)
+    return asyncio.run(main)
 
 
-async def _main(target: DevTarget, sock: socket.socket, *, open_browser: bool, auth: Any, out: TextIO) -> int:
+async def _main(
+    target: DevTarget, sock: socket.socket, *, open_browser: bool, auth: Any, out: TextIO, protocol: ProtocolChoice
+) -> int:
     port = sock.getsockname()[1]
     guard = DevGuard(port)
-    session = DevSession(target, auth=auth)
+    session = DevSession(target, auth=auth, protocol=protocol)
     config = uvicorn.Config(DevApp(session, guard), log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     server = _Server(config)
     stop = asyncio.Event()

@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 from ..cli_client.commands import listed
 from ..client import Accepted, Cancelled, Client, ClientError, Declined, InvalidReply, Question
+from ..client.probe import AUTO, ProtocolChoice
 from ..client.tap import Direction
 from ..forms.answers import Answer
 from ..forms.url_safety import check_url, format_for_display
@@ -101,9 +102,17 @@ class PageCall:
 class DevSession:
     """The target's client, the calls made from the page, and the events the page is built from."""
 
-    def __init__(self, target: DevTarget, *, auth: Any = None, deadline_s: float = DEFAULT_DEADLINE_S) -> None:
+    def __init__(
+        self,
+        target: DevTarget,
+        *,
+        auth: Any = None,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        protocol: ProtocolChoice = AUTO,
+    ) -> None:
         self.target = target
         self.auth = auth
+        self.protocol = protocol  # `baton dev --protocol`: the era, or auto (probe)
         self.deadline_s = deadline_s
         self.client: Client | None = None
         self.calls: dict[str, PageCall] = {}
@@ -153,7 +162,7 @@ class DevSession:
                 on_sampling=self._on_sampling,
                 on_roots=self._on_roots,
                 name="baton-dev",
-                protocol="auto",
+                protocol=self.protocol,
                 deadline_s=self.deadline_s,
                 cache=False,
                 auth=self.auth,

@@ -28,9 +28,12 @@ In a form, the same names are too often a zip code, a sort key or a working dire
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-__all__ = ["looks_secret", "secret_term"]
+if TYPE_CHECKING:
+    from .fields import FieldSpec
+
+__all__ = ["field_looks_secret", "looks_secret", "secret_term"]
 
 # Whole words and what they are called in messages.
 SECRET_WORDS: Final = {
@@ -116,3 +119,8 @@ def secret_term(name: str, *, url_param: bool = False) -> str | None:
 def looks_secret(name: str, *, url_param: bool = False) -> bool:
     """Whether `name` looks like it names a secret (see the module docstring for what counts)."""
     return secret_term(name, url_param=url_param) is not None
+
+
+def field_looks_secret(field: FieldSpec) -> bool:
+    """Whether a form field's name, title or description looks like it names a secret."""
+    return any(looks_secret(text) for text in (field.name, field.title, field.description) if text)

@@ -55,7 +55,7 @@ from ..forms.fields import (
     NumberField,
     StringField,
 )
-from ..forms.secret_names import looks_secret
+from ..forms.secret_names import field_looks_secret
 from ..forms.url_safety import check_url, format_for_display
 
 __all__ = ["QuestionLike", "TerminalRenderer"]
@@ -267,7 +267,7 @@ class TerminalRenderer:
         answers: dict[str, Any] = {}
         for index, field in enumerate(form.fields, 1):
             self._field(field, index, count, answers)
-        if count <= 1 and not any(map(_secret_like, form.fields)):  # the one answer was just typed and checked
+        if count <= 1 and not any(map(field_looks_secret, form.fields)):  # the one answer was just typed and checked
             try:
                 content = form.validate(answers)
             except InvalidAnswer as exc:  # not expected: the field's own check passed
@@ -322,7 +322,7 @@ class TerminalRenderer:
         self._line(f"({index}/{count}) {self._style(label, 'bold')}{' *' if field.required else ''}")
         if field.description:
             self._line("  " + _clean(field.description, multiline=True).replace("\n", "\n  "), "dim")
-        if _secret_like(field):
+        if field_looks_secret(field):
             self._line(
                 "  ! This looks like a request for a secret. Servers must not ask for passwords, keys or payment "
                 "data in a form; consider declining.",
@@ -564,10 +564,6 @@ def _tty_fd(stream: TextIO) -> int | None:
 def _is_confirmation(form: FormSpec) -> bool:
     """A yes/no question: a form of exactly one boolean field (what `ctx.confirm` sends)."""
     return len(form.fields) == 1 and isinstance(form.fields[0], BooleanField)
-
-
-def _secret_like(field: FieldSpec) -> bool:
-    return any(looks_secret(text) for text in (field.name, field.title, field.description) if text)
 
 
 def _values(field: FieldSpec) -> list[str] | None:

@@ -22,7 +22,15 @@ import orjson
 from ..forms import FormError
 from ..protocol.capabilities import ClientCapabilities, cannot_ask
 from ..protocol.constants import HANDSHAKE_VERSION, LOG_LEVELS, META_LOG_LEVEL
-from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityMissing, McpError, UsageError, invalid_params
+from ..protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_STATE_MESSAGE,
+    CapabilityMissing,
+    McpError,
+    UsageError,
+    invalid_params,
+)
 from ..protocol.messages import Message, log_level
 from ..state.seal import FlowState, InvalidState, Sealer, StateTooLarge
 from ..telemetry.never import resource_uri
@@ -31,7 +39,7 @@ from .exchange import Exchange
 from .parts import ConnectPart
 from .registry import Flow
 from .results import ToolError, error_result
-from .single_use import INVALID_STATE_MESSAGE, RoundRun, SingleUse
+from .single_use import RoundRun, SingleUse
 from .startup import ConfigurationError
 
 if TYPE_CHECKING:

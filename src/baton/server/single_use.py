@@ -17,14 +17,12 @@ from typing import Any
 
 import orjson
 
-from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_STATE_MESSAGE, McpError
 from ..state.background import Retries
 from ..state.ledger import ClaimStatus, Ledger, LedgerError, LedgerUnavailable, token_id
 
 log = logging.getLogger("baton.server")
 
-INVALID_STATE_MESSAGE = "Invalid or expired requestState"
-"""The one message for every requestState refusal; the reason goes to the server log only."""
 LEDGER_UNAVAILABLE_MESSAGE = "The single-use ledger is unavailable, so the request was not run; try again later"
 LEDGER_RECORD_MESSAGE = (
     "The request ran, but the single-use ledger could not record its result; "

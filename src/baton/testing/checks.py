@@ -21,9 +21,8 @@ from typing import Any
 from ..client import Client, Round
 from ..client.probe import MODERN, ProtocolChoice
 from ..forms import Answer, Cancelled, Declined
-from ..protocol.errors import INVALID_PARAMS, McpError
+from ..protocol.errors import INVALID_PARAMS, INVALID_STATE_MESSAGE, McpError
 from ..server import Server
-from ..server.single_use import INVALID_STATE_MESSAGE
 from .clock import FakeClock
 from .memory import memory_client
 from .user import Script, ScriptedUser, UnexpectedQuestion
