@@ -15,7 +15,7 @@ from support.paths import BATON
 from wire import meta
 
 from baton import Accepted, Context, Server
-from baton.testing import ScriptedUser, memory_client
+from baton.testing import Connected, ScriptedUser, memory_client
 
 CHATTY = """
 from baton import Context, Server
@@ -70,12 +70,10 @@ def test_log_level_is_explained_by_help() -> None:
 @pytest.mark.parametrize("era", ["2026-07-28", "2025-11-25"])
 def test_a_line_before_an_ask_is_written_once_per_flow(era: str, caplog: pytest.LogCaptureFixture) -> None:
     server = Server("logs")
-    seen: list[bool] = []
 
     @server.tool()
     async def two_questions(ctx: Context) -> str:
         await ctx.log("info", "starting")
-        seen.append(ctx.replaying)
         first = await ctx.confirm("First?", key="a")
         await ctx.log("info", f"first: {first}")
         second = await ctx.gather(ctx.confirm("Second?", key="b"), ctx.confirm("Third?", key="c"))
@@ -96,7 +94,34 @@ def test_a_line_before_an_ask_is_written_once_per_flow(era: str, caplog: pytest.
         assert asyncio.run(main()) == "done"
     lines = [r.getMessage() for r in caplog.records if r.name == "baton.handler"]
     assert lines == ["starting", "first: True", "then: (True, True)"]
-    assert seen == [False, True, True]  # three rounds; the first one alone wrote "starting"
     if era == "2025-11-25":  # a session gets every level until it sets one: the same lines, once each
         sent = [n["params"]["data"] for n in notes if n.get("method") == "notifications/message"]
         assert sent == lines
+
+
+def test_a_line_after_an_ask_that_a_later_round_skips_is_still_written(caplog: pytest.LogCaptureFixture) -> None:
+    """`ctx.secret` asks in the first round, and not in the next (the vault has the key by then): the count of
+    lines written, not of asks made, says where the replay ends."""
+    server = Server("logs")
+
+    @server.tool()
+    async def deploy(ctx: Context) -> str:
+        await ctx.info("starting")
+        await ctx.secret("deploy_key", "Your deploy key, please")
+        await ctx.info("got the key")
+        if not await ctx.confirm("Deploy now?", key="go"):
+            return "not deployed"
+        await ctx.info("deployed")
+        return "deployed"
+
+    user = ScriptedUser({"connect-deploy_key": Connected("key-1"), "go": Accepted({"confirm": True})})
+
+    async def main() -> str:
+        async with memory_client(server, user) as client:
+            return (await client.call_tool("deploy")).text
+
+    with caplog.at_level("INFO", logger="baton.handler"):
+        assert asyncio.run(main()) == "deployed"
+    assert [r.getMessage() for r in caplog.records if r.name == "baton.handler"] == [
+        "starting", "got the key", "deployed",
+    ]  # fmt: skip

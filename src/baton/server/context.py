@@ -92,9 +92,9 @@ class Context:
         "_journal",
         "_last_progress",
         "_lifespan",
+        "_lines",
         "_log_level",
         "_ordinal",
-        "_replayed",
         "_responses",
         "_solicited",
         "_timeouts",
@@ -138,10 +138,7 @@ class Context:
         self._asks: dict[str, Ask] = {}
         self._error: McpError | None = None
         self._ordinal = 0
-        # protocol.md P131: the asks earlier rounds made; until this round has passed them again, the handler
-        # replays what those rounds ran, and its ctx.log lines were written then.
-        journal = state.journal
-        self._replayed = len(journal.answers.keys() | journal.pending.keys()) if journal.pending else len(journal.answers)
+        self._lines = 0  # ctx.log calls this round; the journal counts those earlier rounds wrote (P131)
         self._batching = False
         self._last_progress: float | None = None
         self.flow_id = state.flow_id  # the flow's random id, the same in every round (from requestState)
@@ -194,6 +191,7 @@ class Context:
         allow_secrets: bool = False,
         timeout_s: float | None = None,
         response_type: Any = _UNSET,
+        schema: Any = _UNSET,
     ) -> Any:
         """Ask the user to fill in a form (form mode). Returns `Accepted(data) | Declined() | Cancelled()`.
 
@@ -206,8 +204,8 @@ class Context:
         answer in a 2025-11-25 session (default `Server(ask_timeout_s)`); no answer in time reads as
         `Cancelled`. A 2026-07-28 request never waits, so there it changes nothing (protocol.md P95).
         """
-        if isinstance(form, str) or response_type is not _UNSET or message is _UNSET:
-            raise FormError(fastmcp_order(form, message, response_type))
+        if isinstance(form, str) or response_type is not _UNSET or schema is not _UNSET or message is _UNSET:
+            raise FormError(fastmcp_order(form, message, response_type if schema is _UNSET else schema))
         spec = compile_form(form, allow_secrets=allow_secrets)
         params, check, read, canonical = _form_request(spec, message)
         return await self._ask(key, "elicitation/create", params, check, read, canonical, timeout_s)
@@ -410,8 +408,11 @@ class Context:
         """Log to the server log; also to the client if this request carried the deprecated `logLevel`."""
         if level not in LOG_LEVELS:
             raise UsageError(f"log level must be one of {', '.join(LOG_LEVELS)}")
-        if self._ordinal < self._replayed:  # written by an earlier round of this flow (protocol.md P131)
+        self._lines += 1
+        journal = self._journal
+        if self._lines <= journal.logged:  # an earlier round of this flow wrote it (protocol.md P131)
             return
+        journal.logged = self._lines
         handler_log.log(_PY_LEVELS[level], "%s", data)
         wanted = self._log_level
         if wanted is None or self._emit is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
@@ -420,12 +421,6 @@ class Context:
         if logger is not None:
             params["logger"] = logger
         await self._emit("notifications/message", params)
-
-    @property
-    def replaying(self) -> bool:
-        """Whether the handler is still running steps an earlier round of this flow ran (before the asks it
-        made then): `ctx.log` writes nothing meanwhile, since those rounds wrote it (protocol.md P131)."""
-        return self._ordinal < self._replayed
 
     # FastMCP's spellings, as thin aliases (docs/coming-from-fastmcp.md).
 

@@ -75,8 +75,13 @@ _TOOL_OPTIONS = frozenset(ToolOptions.__annotations__)
 _FASTMCP_OPTIONS = {  # FastMCP's tool options with no Baton equivalent: what to write instead (protocol.md P132)
     "tags": "Baton has no tags: drop it, or put them in meta={...}",
     "output_schema": "Baton derives the output schema from the return annotation: structured=True or False",
-    "exclude_args": "Baton publishes every parameter but the Context: make the value in the handler instead",
-    "enabled": "register the tool when it is enabled, and server.remove_tool(name) to disable it",
+    "version": "Baton versions the server, not a tool: Server(name, version)",
+    "icons": "Baton publishes no tool icons: drop it",
+    "timeout": "bound the work in the handler (asyncio.timeout); a question's wait is timeout_s= on the ask",
+    "task": "Baton has no background tasks: drop it",
+    "auth": "a tool's OAuth scopes are scopes=[...], with Server(auth=...)",
+    "run_in_thread": "Baton calls a plain def on the event loop: write async def, and asyncio.to_thread for "
+    "blocking work",
 }
 
 

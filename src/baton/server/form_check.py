@@ -4,8 +4,9 @@
 `answer: Accepted[Booking] | Declined | Cancelled = await ctx.elicit(form, ...)`. Where the name resolves
 (a global or closure variable of the handler, or an attribute of one) to a class or a `FormSpec`, the form
 is compiled now, and a form the wire cannot carry refuses the tool at registration (`HandlerProblems`,
-at the line of the ask). So does a call in FastMCP's order, the message first or `response_type=` (P132). Any other form is compiled when the tool asks it, and a mistake is then a tool
-error that says what is wrong (protocol.md P97).
+at the line of the ask). So does a call in FastMCP's order: the message first, or `response_type=`
+(protocol.md P132). Any other form is compiled when the tool asks it, and a mistake is then a tool error
+that says what is wrong (protocol.md P97).
 """
 
 from __future__ import annotations
@@ -57,11 +58,13 @@ def check_forms(fn: Callable[..., Any], context_param: str | None) -> None:
 
 
 def fastmcp_shape(call: ast.Call, context_param: str) -> str | None:
-    """What is wrong with an elicit call written in FastMCP's order (the message first, or `response_type=`),
-    with the call as Baton spells it; None for any other call (protocol.md P132)."""
+    """What is wrong with an elicit call written in FastMCP's order (the message first, or `response_type=`,
+    or `mcp`'s `schema=`), with the call as Baton spells it; None for any other call (protocol.md P132)."""
     first = call.args[0] if call.args else None
-    keyword = next((k.value for k in call.keywords if k.arg == "response_type"), None)
-    message_first = isinstance(first, ast.JoinedStr) or (isinstance(first, ast.Constant) and isinstance(first.value, str))
+    keyword = next((k.value for k in call.keywords if k.arg in ("response_type", "schema")), None)
+    message_first = isinstance(first, ast.JoinedStr) or (
+        isinstance(first, ast.Constant) and isinstance(first.value, str)
+    )
     if not message_first and keyword is None:
         return None
     form = keyword if keyword is not None else call.args[1] if len(call.args) > 1 else None

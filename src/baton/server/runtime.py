@@ -29,6 +29,7 @@ from ..state.seal import Sealer
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo
 from .guard import Guard, ResourceAuth
 from .handshake import REMOVED_METHODS, HandshakeEra, handshake_error, removed_method
+from .lifespan import Lifespan
 from .methods import Methods
 from .outbound import Stream
 from .parts import ConnectPart
@@ -37,7 +38,6 @@ from .replay import ReplayEngine
 from .scopes import required_for
 from .sessions import ServerSession, SessionSeal
 from .single_use import SingleUse
-from .lifespan import Lifespan
 from .startup import ConfigurationError, load_key_ring
 from .subscriptions import ListenHub, Subscription
 
