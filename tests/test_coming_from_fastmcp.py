@@ -9,8 +9,6 @@ import asyncio
 import contextlib
 import enum
 import json
-import os
-import subprocess
 import textwrap
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -19,8 +17,7 @@ from typing import Any, Literal
 
 import httpx
 import pytest
-from support.paths import BATON
-from support.serve import start_server
+from support.serve import serve_once, start_server
 from wire import meta
 
 from baton import Accepted, Context, Server
@@ -75,6 +72,13 @@ def test_elicit_in_fastmcps_order_is_refused_at_registration() -> None:
 
     with pytest.raises(HandlerProblems, match=r"write ctx.elicit\(Booking, 'How many nights\?'\)"):
         server.add_tool(later)
+
+    async def sdk(ctx: Context) -> str:
+        await ctx.elicit("How many nights?", schema=Booking)  # type: ignore[call-overload]  # `mcp`'s spelling
+        return "x"
+
+    with pytest.raises(HandlerProblems, match=r"write ctx.elicit\(Booking, 'How many nights\?'\)"):
+        server.add_tool(sdk)
 
 
 def test_fastmcps_tool_options_say_what_to_write_instead() -> None:
@@ -244,15 +248,7 @@ def write_server(tmp_path: Path) -> Path:
 def test_the_lifespan_runs_around_a_stdio_server(tmp_path: Path) -> None:
     write_server(tmp_path)
     request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "which", "_meta": meta()}}
-    done = subprocess.run(
-        [BATON, "serve", "life.py", "--stdio"],
-        cwd=tmp_path,
-        input=json.dumps(request) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = serve_once(tmp_path, "life.py", "--stdio", messages=[request])
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["result"]["content"][0]["text"] == "the pool"
     lines = done.stderr.splitlines()
@@ -262,16 +258,7 @@ def test_the_lifespan_runs_around_a_stdio_server(tmp_path: Path) -> None:
 
 def test_a_failing_lifespan_is_one_line_and_exit_2_on_stdio(tmp_path: Path) -> None:
     write_server(tmp_path)
-    done = subprocess.run(
-        [BATON, "serve", "life.py", "--stdio"],
-        cwd=tmp_path,
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "FAIL_LIFESPAN": "1"},
-    )
+    done = serve_once(tmp_path, "life.py", "--stdio", env={"FAIL_LIFESPAN": "1"})
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         "baton serve: cannot start 'life': its lifespan raised ConnectionRefusedError: no database at db:5432"
@@ -291,15 +278,8 @@ def test_the_lifespan_runs_around_an_http_server(tmp_path: Path) -> None:
 
 
 def test_a_failing_lifespan_is_exit_2_over_http(tmp_path: Path) -> None:
-    path = write_server(tmp_path)
-    done = subprocess.run(
-        [BATON, "serve", str(path), "--http", "127.0.0.1:0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "FAIL_LIFESPAN": "1"},
-    )
+    write_server(tmp_path)
+    done = serve_once(tmp_path, "life.py", "--http", "127.0.0.1:0", env={"FAIL_LIFESPAN": "1"})
     assert done.returncode == 2, done.stderr
     assert "cannot start 'life': its lifespan raised ConnectionRefusedError: no database at db:5432" in done.stderr
     assert "Traceback" not in done.stderr and "Application startup failed" not in done.stderr

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from support.paths import BATON
+from support.serve import serve_once
 from wire import meta
 
 from baton import Accepted, Context, Server
@@ -34,15 +35,7 @@ async def hello(ctx: Context) -> str:
 def call_over_stdio(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "chatty.py").write_text(textwrap.dedent(CHATTY))
     request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hello", "_meta": meta()}}
-    return subprocess.run(
-        [BATON, "serve", "chatty.py", "--stdio", *flags],
-        cwd=tmp_path,
-        input=json.dumps(request) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return serve_once(tmp_path, "chatty.py", "--stdio", *flags, messages=[request])
 
 
 def test_ctx_log_shows_at_info_without_a_flag_and_a_flag_applies_to_it(tmp_path: Path) -> None:
