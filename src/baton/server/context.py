@@ -35,7 +35,6 @@ from .exchange import Exchange
 from .parts import ConnectPart, Credential
 
 T = TypeVar("T")
-log = logging.getLogger("baton.server")
 handler_log = logging.getLogger(HANDLER_LOGGER)  # ctx.log's lines: shown at info by `baton serve` (P131)
 
 CONFIRM_FORM = FormSpec([BooleanField("confirm", title="Confirm")], build=lambda v: v["confirm"], name="confirm")
@@ -405,7 +404,8 @@ class Context:
         await self._emit("notifications/progress", params)
 
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
-        """Log to the server log; also to the client if this request carried the deprecated `logLevel`."""
+        """Log to the server log (the `baton.handler` logger); also to the client if this request carried the
+        deprecated `logLevel`. A line an earlier round of this flow wrote is not written again (P131)."""
         if level not in LOG_LEVELS:
             raise UsageError(f"log level must be one of {', '.join(LOG_LEVELS)}")
         self._lines += 1
