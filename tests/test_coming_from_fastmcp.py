@@ -21,6 +21,7 @@ from support.serve import serve_once, start_server
 from wire import meta
 
 from baton import Accepted, Context, Server
+from baton.server.lifespan import LifespanFailed
 from baton.server.problems import HandlerProblems
 from baton.testing import ScriptedUser, memory_client
 
@@ -211,6 +212,21 @@ def test_the_lifespan_runs_once_around_the_testing_kits_clients(era: str) -> Non
 
     assert asyncio.run(main()) == ["pool", "pool"]
     assert events == ["open life", "close"]
+
+
+def test_a_lifespan_that_is_no_context_manager_says_how_to_write_one() -> None:
+    async def lifespan(server: Server) -> AsyncIterator[dict[str, str]]:  # @contextlib.asynccontextmanager forgotten
+        yield {}
+
+    server = Server("gen", lifespan=lifespan)  # type: ignore[arg-type]
+
+    @server.tool()
+    async def which(ctx: Context) -> str:
+        return str(ctx.lifespan)
+
+    expected = "cannot start 'gen': its lifespan gave async_generator, not an async context manager; decorate it"
+    with pytest.raises(LifespanFailed, match=expected):
+        call(server, "which")
 
 
 LIFESPAN_SERVER = """

@@ -161,6 +161,7 @@ def serve(args: argparse.Namespace) -> int:
         if refusal:
             return refuse(refusal)
         announce(server, "on stdio", fmt, quiet=args.quiet, brief=True)  # one line: a host shows it in its log
+        os.environ[LOG_FORMAT_ENV] = fmt  # for serve_stdio's own lines (a lifespan that fails, P134)
         return serve_stdio(server)  # 0 at EOF or SIGTERM, 130 after SIGINT (protocol.md P98)
     host, _, port_text = args.http.rpartition(":")
     if not host or not port_text.isdigit():

@@ -60,13 +60,27 @@ class Lifespan:
                 takes_server = True
             try:
                 manager = self._factory(self._server) if takes_server else self._factory()
+            except Exception as exc:
+                raise self._failed(f"raised {_shown(exc)}", exc) from None
+            if not hasattr(manager, "__aenter__"):
+                if hasattr(manager, "aclose"):
+                    await manager.aclose()  # an async generator function, never started
+                kind = type(manager).__name__
+                raise self._failed(
+                    f"gave {kind}, not an async context manager; decorate it with @contextlib.asynccontextmanager"
+                )
+            try:
                 self._value = await manager.__aenter__()
             except Exception as exc:
-                self._users -= 1
-                log.debug("the lifespan's traceback", exc_info=exc)  # --log-level debug shows it
-                name = getattr(self._server, "name", "?")
-                raise LifespanFailed(f"cannot start {name!r}: its lifespan raised {_shown(exc)}") from None
+                raise self._failed(f"raised {_shown(exc)}", exc) from None
             self._manager = manager
+
+    def _failed(self, what: str, exc: Exception | None = None) -> LifespanFailed:
+        """The one line that refuses to serve; the traceback only at debug level (`--log-level debug`)."""
+        self._users -= 1
+        if exc is not None:
+            log.debug("the lifespan's traceback", exc_info=exc)
+        return LifespanFailed(f"cannot start {getattr(self._server, 'name', '?')!r}: its lifespan {what}")
 
     async def exit(self, *, every: bool = False) -> None:
         """One user fewer (`every`: all of them); the last one exits the context manager."""
