@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 from support.paths import BATON, ROOT
+
+from baton.cli_client import show
+from baton.client import Tool
 
 
 def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -19,6 +23,16 @@ def test_tools_lists_names_and_parameters(serve) -> None:  # type: ignore[no-unt
     assert done.returncode == 0, done.stderr
     assert "delete_project(project_id: string)" in done.stdout
     assert "Delete a project after the user confirms." in done.stdout
+
+
+def test_tools_marks_optional_parameters_as_prompts_does(capsys: pytest.CaptureFixture[str]) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "units": {}},
+        "required": ["city"],
+    }
+    show.tools([Tool({"name": "forecast", "inputSchema": schema}), Tool({"name": "now"})])
+    assert capsys.readouterr().out == "forecast(city: string, days?: integer, units?: any)\nnow()\n"
 
 
 def test_call_answers_questions_at_the_terminal(serve) -> None:  # type: ignore[no-untyped-def]

@@ -65,6 +65,26 @@ def test_answers_on_the_command_line(serve: Any, tmp_path: Path) -> None:
     assert "Traceback" not in missing.stderr
 
 
+def test_an_answer_not_json_or_used_by_no_question_is_named(serve: Any) -> None:
+    """`--answer` text that is not JSON is a usage error saying so; a key no question used, a warning (P127)."""
+    url = serve(EVERYTHING).url
+    flow = "test_input_required_result_multi_round"
+    broken = baton("call", url, flow, "--answer", "step1={name: Al}")
+    assert broken.returncode == 2, broken.stderr
+    assert "baton call: --answer step1: '{name: Al}' is not JSON (" in broken.stderr
+    assert "must be an object" not in broken.stderr and "Traceback" not in broken.stderr
+    typo = ("--answer", 'step1={"name":"Al"}', "--answer", 'step2={"color":"red"}', "--answer", "stepp3=decline")
+    done = baton("call", url, flow, *typo)
+    assert done.returncode == 0 and done.stdout.strip() == "Al likes red", done.stderr
+    assert done.stderr.splitlines() == [
+        "baton call: warning: no question used the answer given for 'stepp3' (it asked 'step1', 'step2'); "
+        "the call ran without it: check the key"
+    ]
+    # the typo that leaves a question unanswered is named in the error
+    missing = baton("call", url, flow, "--answer", 'step1={"name":"Al"}', "--answer", 'stepp2={"color":"red"}')
+    assert missing.returncode == 2 and missing.stderr.rstrip().endswith("; the answers given are for 'stepp2'")
+
+
 def test_timeout_and_a_wrong_path(serve: Any) -> None:
     server = serve(EVERYTHING)
     helped = baton("call", "--help")

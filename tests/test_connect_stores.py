@@ -50,6 +50,7 @@ from baton.connect import (
 from baton.connect.redis_stores import TICKET_PREFIX, VAULT_PREFIX, RedisTickets, RedisVaultStore
 from baton.connect.stores import ENV_STORE, TICKETS_FILE, VAULT_FILE, tickets_from_url, vault_store_from_url
 from baton.connect.tickets import mint
+from baton.extras import install_extra
 from baton.state.keys import data_dir
 from baton.state.ledger_sqlite import SqliteLedger
 from baton.state.sqlite_file import SqliteFile
@@ -555,7 +556,7 @@ def test_redis_url_without_the_redis_package(monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setattr(sys, "meta_path", [_NoRedis(), *sys.meta_path])
     for make in (tickets_from_url, vault_store_from_url):
-        needs = "needs the redis package (Baton's [redis] extra): pip install 'redis>=5.0.1'"
+        needs = f"needs the redis package, Baton's [redis] extra: {install_extra('redis')}"
         with pytest.raises(ValueError, match=re.escape(needs)):
             make("redis://127.0.0.1:6379/0")
     assert isinstance(tickets_from_url("memory:"), MemoryTickets)  # the rest works without it

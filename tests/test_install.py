@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.paths import BATON, ROOT
+from support.install import baton, configs
+from support.paths import ROOT
 from support.peer_venvs import ensure_venv, peer_env
 
 from baton.client import Client
@@ -32,20 +33,6 @@ async def forecast(ctx: Context, city: str) -> str:
     handle = await ctx.secret("weather_api_key", "Connect your weather account")
     return f"{city}: {len(await handle.reveal())}"
 """
-
-
-def baton(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "APPDATA": str(home / "AppData"),
-        "PATH": "/usr/bin:/bin",  # no `claude` here: the command is printed
-    }
-    env.pop("BATON_PUBLIC_URL", None)
-    return subprocess.run(
-        [BATON, "install", *args], env=env, cwd=cwd or home, capture_output=True, text=True, timeout=60, check=False
-    )
 
 
 def generic(text: str) -> str:
@@ -107,7 +94,7 @@ def test_mcp_json_and_claude_code_print_and_never_echo_values(tmp_path: Path) ->
     assert "s3cr3t" not in command.stdout + command.stderr
     url = baton(tmp_path, "claude-code", "http://127.0.0.1:8000/mcp", "--name", "local")
     assert url.stdout.strip().endswith("claude mcp add --transport http local http://127.0.0.1:8000/mcp")
-    assert not any(tmp_path.iterdir())  # neither wrote anything
+    assert not configs(tmp_path)  # neither wrote a config
 
 
 def test_url_entries(tmp_path: Path) -> None:
@@ -188,7 +175,7 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     done = baton(tmp_path, "claude-desktop", str(PROJECTS), "--dry-run", "--env", "K=v4lue")
     assert done.returncode == 0 and "would add 'projects'" in done.stdout and "${K}" in done.stdout
     assert "v4lue" not in done.stdout
-    assert not any(tmp_path.iterdir())
+    assert not configs(tmp_path)
 
 
 def test_a_server_the_host_could_not_start_is_not_installed(tmp_path: Path) -> None:
@@ -200,11 +187,45 @@ def test_a_server_the_host_could_not_start_is_not_installed(tmp_path: Path) -> N
     done = baton(home, "claude-desktop", str(secret))
     assert done.returncode == 2
     assert "not installed" in done.stderr and "BATON_PUBLIC_URL" in done.stderr and "--env" in done.stderr
-    assert not any(home.iterdir())
+    assert not configs(home)
     fixed = baton(home, "claude-desktop", str(secret), "--env", "BATON_PUBLIC_URL=http://127.0.0.1:8000")
     assert fixed.returncode == 0, fixed.stderr
     missing = baton(home, "cursor", str(tmp_path / "nope.py"))
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_the_check_runs_in_the_hosts_environment_not_the_installers_shell(tmp_path: Path) -> None:
+    """Issue 42, item 1: `BATON_PUBLIC_URL` exported, as the tutorial says, is not the entry's: the check
+    refuses, names it and the `--env` to add (never its value); with that `--env`, it installs."""
+    secret = tmp_path / "src" / "weather.py"
+    secret.parent.mkdir()
+    secret.write_text(NEEDS_URL)
+    home = tmp_path / "home"
+    home.mkdir()
+    shell = {"BATON_PUBLIC_URL": "http://127.0.0.1:8123"}
+    done = baton(home, "claude-desktop", str(secret), shell=shell)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert 'add --env BATON_PUBLIC_URL="$BATON_PUBLIC_URL"' in done.stderr and "8123" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not configs(home)
+    fixed = baton(home, "claude-desktop", str(secret), "--env", "BATON_PUBLIC_URL=http://127.0.0.1:8123", shell=shell)
+    assert fixed.returncode == 0, fixed.stderr
+    written = json.loads((home / WRITTEN["claude-desktop"][0]).read_text())
+    assert written["mcpServers"]["weather"]["env"] == shell
+
+
+def test_no_variable_of_the_shell_reaches_the_check(tmp_path: Path) -> None:
+    server = tmp_path / "reads_env.py"
+    home = tmp_path / "home"
+    home.mkdir()
+    server.write_text(
+        "import os\nfrom baton import Server\n\nBASE = os.environ['WEATHER_API_BASE']\nserver = Server('w')\n"
+    )
+    shell = {"WEATHER_API_BASE": "https://api.example.com"}
+    done = baton(home, "cursor", str(server), shell=shell)
+    assert done.returncode == 2 and "not installed" in done.stderr and "WEATHER_API_BASE" in done.stderr
+    assert not configs(home)
+    fixed = baton(home, "cursor", str(server), "--env", "WEATHER_API_BASE=https://api.example.com")
+    assert fixed.returncode == 0, fixed.stderr
 
 
 def test_an_env_file_and_bad_pairs(tmp_path: Path) -> None:

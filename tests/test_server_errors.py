@@ -22,8 +22,9 @@ from support.paths import BATON, ROOT
 from wire import accept, meta, post, request
 
 import baton
-from baton import Context, KeyRing, ResourceNotFound, Server, ToolError
+from baton import Context, KeyRing, ResourceNotFound, Server, ToolError, ToolResult
 from baton.connect import ConnectKit, MemoryTickets, MemoryVaultStore
+from baton.content import text
 from baton.protocol.errors import UsageError
 from baton.protocol.messages import Message
 from baton.server import Exchange, RequestInfo
@@ -101,6 +102,60 @@ def test_other_exceptions_stay_internal_and_hide_their_details(
     assert error["code"] == -32603 and error["message"].startswith(f"Internal error while answering {method}")
     assert "hunter2" not in error["message"] and "internal detail" not in error["message"]
     assert "Traceback" in caplog.text  # the details are in the server log
+
+
+def test_a_return_value_that_cannot_be_sent_names_the_tool_and_its_type(caplog: pytest.LogCaptureFixture) -> None:
+    server = Server("unsendable", state_keys=KeyRing.ephemeral_key())
+
+    @server.tool()
+    def tags() -> dict[str, Any]:
+        return {"tags": {"a", "b"}}  # a set: not JSON
+
+    @server.tool()
+    def explicit() -> ToolResult:
+        return ToolResult(content=[text("ok")], structured={"at": object()})
+
+    @server.prompt()
+    def numbered() -> Any:
+        return 5
+
+    for tool, kind in (("tags", "a dict"), ("explicit", "a ToolResult")):
+        result = handle(server, "tools/call", {"name": tool, "arguments": {}})["result"]
+        assert result["isError"] is True
+        said = result["content"][0]["text"]
+        assert said.startswith(f"Tool {tool} failed: it returned {kind} that Baton cannot send (Type is not JSON")
+        assert f"tools/call {tool!r} returned {kind} that Baton cannot send" in caplog.text
+    error = handle(server, "prompts/get", {"name": "numbered"})["error"]
+    assert error["code"] == -32603 and "prompts/get numbered: its handler returned an int" in error["message"]
+    assert "prompts/get 'numbered' returned an int" in caplog.text and "Traceback" not in caplog.text
+
+
+def test_answers_that_outgrow_the_state_together_are_named_as_such(caplog: pytest.LogCaptureFixture) -> None:
+    """Many small answers in one call: the cause is their number, not the first one (P102)."""
+    server = Server("many", state_keys=KeyRing.ephemeral_key(), state_max_bytes=4096)
+
+    @server.tool()
+    async def approve_all(ctx: Context) -> str:
+        for n in range(1000):
+            await ctx.confirm(f"Approve item {n}?", key=f"s{n}")
+        return "approved"
+
+    result = handle(server, "tools/call", {"name": "approve_all", "arguments": {}})["result"]
+    rounds = 1
+    while result.get("resultType") == "input_required":
+        answers = {key: accept(confirm=True) for key in result["inputRequests"]}
+        params = {"name": "approve_all", "arguments": {}, "requestState": result["requestState"]}
+        result = handle(server, "tools/call", {**params, "inputResponses": answers})["result"]
+        rounds += 1
+    assert result["isError"] is True
+    said = result["content"][0]["text"]
+    answered = rounds - 1
+    assert said.startswith(f"Tool approve_all cannot go on: it has asked {answered} questions in this call"), said
+    assert "over the 4096 bytes the server carries between questions. It asks too many questions" in said
+    assert "'s0'" not in said and "Answer with less" not in said
+    assert (
+        f"after {answered} answers" in caplog.text and "ctx.elicit" in caplog.text and "state_max_bytes" in caplog.text
+    )
 
 
 def test_resource_not_found_and_invalid_params_are_public_api() -> None:

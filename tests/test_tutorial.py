@@ -10,7 +10,10 @@ rendered):
   reader types follows the renderer's prompts; it is fed to the command's stdin, and the output
   (without that typing, as a pipe does not echo it) must be exactly the rest of the transcript;
 - `<!-- tutorial: client.py -->`: the Python client, run as a script; `<!-- tutorial: client.py output -->`
-  is exactly what it prints.
+  is exactly what it prints;
+- `<!-- tutorial: install -->`: the `baton install` line, run with the serve block's variables exported
+  (in a throw-away home); `<!-- tutorial: install error -->`: `$ baton install ...` then exactly what it
+  says on stderr, refusing (exit status 2).
 
 The URL-mode step is completed the way `examples/demo.py --auto` does it: the `BROWSER` that the
 terminal renderer's `webbrowser.open` starts is a script here that signs in on the development login
@@ -19,6 +22,8 @@ terminal renderer's `webbrowser.open` starts is a script here that signs in on t
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import re
 import shlex
@@ -30,6 +35,8 @@ from pathlib import Path
 import pytest
 from support.paths import BATON, ROOT
 from support.processes import PortOpen, free_port, start
+
+from baton.client import Client
 
 TUTORIAL = ROOT / "docs" / "tutorial.md"
 DOC_PORT = "8000"  # the port the tutorial writes
@@ -107,6 +114,13 @@ def parse_transcript(body: str) -> Transcript:
     return Transcript(shlex.split(first[2:]), stdin, "".join(shown))
 
 
+def exported() -> dict[str, str]:
+    """The variables the serve block exports, as the tutorial writes them."""
+    (serve,) = blocks("serve")
+    lines = [line.removeprefix("export ") for line in serve.splitlines() if line.startswith("export ")]
+    return dict(line.partition("=")[::2] for line in lines)
+
+
 def run(argv: list[str], *, cwd: Path, env: dict[str, str], stdin: str = "") -> str:
     done = subprocess.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=30, check=False)
     shown = " ".join(argv[1:])
@@ -172,3 +186,47 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
             f"client.py no longer prints what docs/tutorial.md says.\n--- now ---\n{as_documented(out, port)}"
         )
         assert len(opened.read_text().splitlines()) == 1, "the key in the vault should have been used"
+
+
+def test_the_installed_entry_starts_from_anywhere_with_nothing_of_the_shell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42, item 1: the reader has exported `BATON_PUBLIC_URL` (step 3); `baton install` without
+    `--env` refuses, saying so, and the entry written as the tutorial says starts from `/` with only `HOME`,
+    `PATH` and its own variables, as a host starts it."""
+    work = tmp_path / "tracker"
+    work.mkdir()
+    (work / "tracker.py").write_text("\n\n".join(blocks("tracker.py")))
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {name: value for name, value in os.environ.items() if not name.startswith("BATON_")}
+    env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "NO_COLOR": "1"} | exported()
+    assert "BATON_PUBLIC_URL" in env, "the tutorial's serve block exports BATON_PUBLIC_URL"
+
+    (error,) = blocks("install error")
+    first, _, said = error.partition("\n")
+    assert first.startswith("$ baton install "), error
+    refused = subprocess.run(
+        [BATON, *shlex.split(first[2:])[1:]],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (refused.returncode, refused.stderr.strip()) == (2, said.strip()), refused.stdout + refused.stderr
+
+    (install,) = blocks("install")
+    (line,) = [line for line in install.splitlines() if line.startswith("baton install ")]
+    run([BATON, *shlex.split(line)[1:]], cwd=work, env=env)
+    config = json.loads((home / ".config" / "Claude" / "claude_desktop_config.json").read_text())
+    entry = config["mcpServers"]["tracker"]
+
+    async def tools() -> list[str]:
+        host = {"HOME": str(home), "PATH": os.environ["PATH"], **entry.get("env", {})}
+        async with Client([entry["command"], *entry["args"]], env=host) as client:
+            return [tool.name for tool in await client.list_tools()]
+
+    monkeypatch.chdir("/")
+    assert "export_issues" in asyncio.run(tools())

@@ -7,7 +7,9 @@ question, or a form taken with its defaults), `"decline"` or `"cancel"`. An answ
 the question's schema exactly as a typed one is (`Question.answer`); one that does not fit is a usage
 error naming the key. A question with no answer goes to the terminal renderer (which also reads answers
 piped to stdin), and with no stdin at all (closed, or /dev/null, as under CI) fails with a message that
-says which `--answer` to add.
+says which `--answer` to add. A value that is not JSON is a usage error, unless it is one of those three
+words. An answer whose key no question used is a warning line at the end of the call, not an error
+(protocol.md P127): only then is it known unused, and by then the tool has run.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..forms.answers import Answer
 from .args import CommandLineError
 
 ANY = "*"
+WORDS = ("accept", "decline", "cancel")  # the answers that may be given as a bare word, not JSON
 
 
 def read_answers(pairs: Sequence[str], file: str | None) -> dict[str, Any]:
@@ -46,8 +49,13 @@ def read_answers(pairs: Sequence[str], file: str | None) -> dict[str, Any]:
             raise CommandLineError(f"--answer takes KEY=JSON, not {pair!r}")
         try:
             answers[key] = json.loads(text)
-        except json.JSONDecodeError:
-            answers[key] = text  # a bare word: decline, cancel, accept
+        except json.JSONDecodeError as exc:
+            if text not in WORDS:
+                raise CommandLineError(
+                    f"--answer {key}: {text!r} is not JSON ({exc.msg} at character {exc.pos + 1}): give the form's "
+                    f"content as a JSON object (--answer '{key}={{\"field\": ...}}'), or one of {', '.join(WORDS)}"
+                ) from None
+            answers[key] = text
     return answers
 
 
@@ -63,22 +71,47 @@ class GivenAnswers:
     ) -> None:
         self.answers = dict(answers)
         self.fallback = fallback
+        self.asked: dict[str, None] = {}  # the keys of the questions asked, in order
+        self.used: set[str] = set()
 
     async def __call__(self, question: Question) -> Answer[Any]:
+        self.asked[question.key] = None
         key = question.key if question.key in self.answers else ANY if ANY in self.answers else None
         if key is None:
             if self.fallback is None or no_terminal():
+                unused = self.unused()
+                given = f"; the answers given are for {_keys(unused)}" if unused else ""
                 raise Unanswered(
                     f"the server asks {question.message!r} (key {question.key!r}) and there is no terminal to "
-                    f"answer at: pass --answer {question.key}=JSON (or --answer '*'=JSON for any question)"
+                    f"answer at: pass --answer {question.key}=JSON (or --answer '*'=JSON for any question){given}"
                 )
             return await self.fallback(question)
+        self.used.add(key)
         reply = _reply(self.answers[key])
         try:
             question.answer(reply)
         except InvalidReply as exc:
             raise CommandLineError(f"--answer {key}: {exc}") from None
         return reply
+
+    def unused(self) -> list[str]:
+        """The keys given that no question has used (so far)."""
+        return [key for key in self.answers if key not in self.used]
+
+    def unused_warning(self) -> str | None:
+        """At the end of the call, the line that says which answers no question used (protocol.md P127)."""
+        unused = self.unused()
+        if not unused:
+            return None
+        asked = f"it asked {_keys(list(self.asked))}" if self.asked else "it asked none"
+        return (
+            f"warning: no question used the answer given for {_keys(unused)} ({asked}); "
+            "the call ran without it: check the key"
+        )
+
+
+def _keys(keys: list[str]) -> str:
+    return ", ".join(repr(key) for key in keys)
 
 
 def no_terminal() -> bool:

@@ -31,10 +31,12 @@ class NotOffered(Exception):
 
 
 @asynccontextmanager
-async def client(run: Invocation, renderer: TerminalRenderer | None = None) -> AsyncIterator[Client]:
+async def client(run: Invocation, renderer: TerminalRenderer | None = None, command: str = "") -> AsyncIterator[Client]:
     """The client for one subcommand; with a `renderer`, questions are answered at the terminal (or by
-    `--answer`). An HTTP server that answers 401 gets a login through the browser (`login`)."""
+    `--answer`, and an answer no question used is a warning line of `baton COMMAND` at the end, P127).
+    An HTTP server that answers 401 gets a login through the browser (`login`)."""
     handlers: dict[str, Any] = {}
+    given: GivenAnswers | None = None
     if renderer is not None:
         given = GivenAnswers(read_answers(run.answers, run.answers_file), renderer)
         handlers = {"on_form": given, "on_url": given}
@@ -45,6 +47,9 @@ async def client(run: Invocation, renderer: TerminalRenderer | None = None) -> A
     try:
         async with Client(run.target, name=CLIENT_NAME, protocol="auto", auth=auth, **handlers) as c:
             yield c
+        warning = given.unused_warning() if given is not None else None
+        if warning is not None:
+            print(f"baton {command}: {warning}", file=sys.stderr)
     finally:
         if browser is not None:
             await browser.aclose()
@@ -129,7 +134,7 @@ async def prompts(run: Invocation) -> int:
 async def call(run: Invocation) -> int:
     name, pairs = run.words[0], run.words[1:]
     renderer = asker(run)
-    async with client(run, renderer) as c:
+    async with client(run, renderer, "call") as c:
         found = {tool.name: tool for tool in await listed(c.list_tools) or []}
         if name not in found:
             has = f"it has: {', '.join(sorted(found))}" if found else "it offers no tools"
@@ -145,7 +150,7 @@ async def call(run: Invocation) -> int:
 
 async def read(run: Invocation) -> int:
     renderer = asker(run)
-    async with client(run, renderer) as c:
+    async with client(run, renderer, "read") as c:
         result = await requested(c, "resources", c.read_resource(run.words[0], progress=show.Notices(renderer)))
     if run.json:
         show.as_json(result.raw)
@@ -157,7 +162,7 @@ async def read(run: Invocation) -> int:
 async def prompt(run: Invocation) -> int:
     name, arguments = run.words[0], dict(split_pairs(run.words[1:]))
     renderer = asker(run)
-    async with client(run, renderer) as c:
+    async with client(run, renderer, "prompt") as c:
         found = {p.name: p for p in await listed(c.list_prompts) or []}
         if name not in found:
             has = f"it has: {', '.join(sorted(found))}" if found else "it offers no prompts"

@@ -63,11 +63,16 @@ def first_line(text: str | None) -> str:
 
 
 def tools(items: Sequence[Tool]) -> None:
+    """Each tool as `name(param: type, optional?: type)`: a parameter the schema does not require gets a `?`,
+    as `prompts` marks an argument that is not required."""
     for tool in items:
         props = tool.input_schema.get("properties")
         props = props if isinstance(props, dict) else {}
+        required = tool.input_schema.get("required")
+        required = required if isinstance(required, list) else []
         params = ", ".join(
-            f"{name}: {p.get('type', 'any') if isinstance(p, dict) else 'any'}" for name, p in props.items()
+            f"{name}{'' if name in required else '?'}: {p.get('type', 'any') if isinstance(p, dict) else 'any'}"
+            for name, p in props.items()
         )
         out(f"{tool.name}({params})")
         if first_line(tool.description):

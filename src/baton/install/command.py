@@ -3,30 +3,26 @@
 The entry starts the server from any working directory and PATH: this environment's Python by its
 absolute path, `-m baton serve` and the server file's absolute path, `--stdio --quiet`, and the `--env`
 values (an `--env-file` first, `--env` over it). Before anything is written the server is loaded and its
-start-up checks are run here, with those variables, exactly as the host will run them: a server that
-would refuse to start in the host (a `ctx.secret` tool without `BATON_PUBLIC_URL`, an unsupported
-parameter) is not installed, and the message says what is missing. A URL target is written as a URL
-entry where the host's file supports one. Values from `--env` are never printed: a dry run, `mcp-json`
-and the `claude mcp add` line show `${KEY}` in their place.
+start-up checks are run as the host will run them, with those variables and not this shell's
+(`baton.install.check`): a server that would refuse to start in the host (a `ctx.secret` tool without
+`BATON_PUBLIC_URL`, an unsupported parameter) is not installed, and the message says what is missing.
+A URL target is written as a URL entry where the host's file supports one. Values from `--env` are never
+printed: a dry run, `mcp-json` and the `claude mcp add` line show `${KEY}` in their place. The file is
+read, merged and written by `config_file` and `safe_file`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..serve.run import ready
-from ..serve.target import TargetError, load_server
-from . import config_file
+from . import check, config_file, safe_file
 from .hosts import HOSTS, Entry, HostName, InstallError, entry_json, servers_key
 from .hosts import config_file as host_file
 
@@ -90,53 +86,44 @@ def install(args: argparse.Namespace) -> int:
     if host == "claude-code":
         return _claude_code(name, entry, dry_run=args.dry_run)
     workspace = args.workspace.resolve() if args.workspace is not None else None
-    path_ = host_file(host, workspace)
-    config, had_comments = config_file.read(path_, comments=host == "vscode")
-    updated, replaced = config_file.put(path_, config, servers_key(host), name, entry_json(host, entry))
+    named = host_file(host, workspace)
+    path = safe_file.destination(named, workspace)
     shown = json.dumps({name: entry_json(host, entry, mask=True)}, indent=2)
     if args.dry_run:
-        print(f"would {'replace' if replaced else 'add'} {name!r} in {path_}:\n{shown}")
+        config, _ = config_file.parse(path, safe_file.read(path), comments=host == "vscode")
+        _, replaced = config_file.put(path, config, servers_key(host), name, entry_json(host, entry))
+        print(f"would {'replace' if replaced else 'add'} {name!r} in {named}:\n{shown}")
         return 0
-    backup = config_file.write(path_, updated)
+    with safe_file.locked(path):  # read-merge-write, one install at a time (P120)
+        old = safe_file.read(path)
+        config, had_comments = config_file.parse(path, old, comments=host == "vscode")
+        updated, replaced = config_file.put(path, config, servers_key(host), name, entry_json(host, entry))
+        backup = safe_file.replace(path, config_file.dumps(updated), old, private=bool(entry.env))
+    where = f"{named}" + (f" (a link to {path})" if path != named else "")
     print(
-        f"{'replaced' if replaced else 'added'} {name!r} in {path_}" + (f" (the old file: {backup})" if backup else "")
+        f"{'replaced' if replaced else 'added'} {name!r} in {where}" + (f" (the old file: {backup})" if backup else "")
     )
     if had_comments:
-        print(f"note: the comments in {path_} were not kept; they are in {backup}", file=sys.stderr)
+        print(f"note: the comments in {path} were not kept; they are in {backup}", file=sys.stderr)
     print(f"restart {_shown_host(host)} to start it")
     return 0
 
 
 def _checked(target: str, env: dict[str, str]) -> tuple[Path, str, str]:
     """The server file's absolute path, its `:ATTR` and the Server's name, once its start-up checks pass
-    with `env` set, as in the host; InstallError says what would stop it there."""
+    as the host will run them (`baton.install.check`); InstallError says what would stop it there."""
     spec, _, attr = target.partition(":") if not (len(target) > 2 and target[1] == ":") else (target, "", "")
     if not spec.endswith(".py"):
         raise InstallError(f"{target!r}: the target is a server file (FILE.py[:ATTR]) or an http(s) URL")
     path = Path(spec).resolve()
-    with _environment(env):
-        try:
-            server = load_server(f"{path}{':' + attr if attr else ''}")
-        except TargetError as exc:
-            raise InstallError(f"not installed: {exc}") from None
-        refusal = ready(server, "stdio")
-    if refusal:
-        raise InstallError(f"not installed, as the host could not start it: {refusal}; pass what it needs with --env")
-    return path, f":{attr}" if attr else "", server.name
-
-
-@contextmanager
-def _environment(env: dict[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
     try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        path.open("rb").close()
+    except FileNotFoundError:
+        pass  # the check says so, with the closest name
+    except OSError as exc:
+        raise safe_file.failed("read", path, exc) from None
+    name = check.checked(f"{path}{':' + attr if attr else ''}", env)
+    return path, f":{attr}" if attr else "", name
 
 
 def _variables(env_file: Path | None, pairs: list[str]) -> dict[str, str]:
@@ -145,7 +132,9 @@ def _variables(env_file: Path | None, pairs: list[str]) -> dict[str, str]:
         try:
             lines = env_file.read_text(encoding="utf-8").splitlines()
         except OSError as exc:
-            raise InstallError(f"cannot read --env-file {env_file}: {exc.strerror or exc}") from None
+            raise safe_file.failed("read --env-file", env_file, exc) from None
+        except UnicodeDecodeError as exc:
+            raise InstallError(f"cannot read --env-file {env_file}: not UTF-8 text ({exc.reason})", status=1) from None
         for number, line in enumerate(lines, 1):
             text = line.strip()
             if not text or text.startswith("#"):

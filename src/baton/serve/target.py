@@ -2,9 +2,10 @@
 
 Every failure is a `TargetError` whose message says what to fix, for `baton serve` to print as is
 (exit 2, protocol.md P97): a missing file or attribute (with the closest name: "did you mean"), a
-module that raised while importing (its traceback, with Baton's own frames and the import machinery
-cut, so only the user's lines show), and every handler Baton cannot serve, each at its `file:line`,
-all at once (`baton.server.problems.gathering`).
+file that cannot be read (one line naming it, with the system's reason), a module that raised while
+importing (its traceback, with Baton's own frames and the import machinery cut, so only the user's
+lines show), and every handler Baton cannot serve, each at its `file:line`, all at once
+(`baton.server.problems.gathering`).
 """
 
 from __future__ import annotations
@@ -60,9 +61,12 @@ def load_server(target: str) -> Server:
 def _import(spec: str) -> ModuleType:
     if spec.endswith(".py") or os.sep in spec:
         path = Path(spec).resolve()
-        if not path.exists():
-            nearby = [p.name for p in path.parent.glob("*.py")] if path.parent.is_dir() else []
-            raise TargetError(f"no such file: {spec}{_did_you_mean(path.name, nearby)}")
+        try:
+            path.open("rb").close()
+        except FileNotFoundError:
+            raise TargetError(f"no such file: {spec}{_did_you_mean(path.name, _nearby(path))}") from None
+        except OSError as exc:  # an unreadable file or folder: one line, not a traceback
+            raise TargetError(f"cannot read {spec}: {exc.strerror or exc}") from None
         sys.path.insert(0, str(path.parent))
         module_spec = importlib.util.spec_from_file_location(f"baton_target_{path.stem}", path)
         if module_spec is None or module_spec.loader is None:
@@ -82,6 +86,14 @@ def _import(spec: str) -> ModuleType:
         raise TargetError(f"{spec} cannot be loaded; the error is in its code:\n{_users_traceback(exc)}") from None
     except Exception as exc:
         raise TargetError(f"{spec} cannot be loaded; the error is in its code:\n{_users_traceback(exc)}") from None
+
+
+def _nearby(path: Path) -> list[str]:
+    """The Python files beside `path`, for a "did you mean"; none where its folder cannot be listed."""
+    try:
+        return [p.name for p in path.parent.glob("*.py")]
+    except OSError:
+        return []
 
 
 def _users_traceback(exc: BaseException) -> str:

@@ -39,6 +39,10 @@ if TYPE_CHECKING:
     from .observe import RoundObserver
 
 log = logging.getLogger("baton.server")
+
+RETURNABLE = (
+    "return text, content blocks, JSON values (dict, list, str, numbers, bool, None), dataclasses or pydantic models"
+)
 _EMPTY: dict[str, Any] = {}
 
 
@@ -165,7 +169,10 @@ class ReplayEngine:
             return {"resultType": "input_required", "inputRequests": requests, "requestState": sealed}
         if failure is not None:
             return _failure(failure, flow, target, session)
-        result = flow.finish(value)
+        try:
+            result = flow.finish(value)
+        except (TypeError, ValueError) as exc:  # orjson's JSONEncodeError is a TypeError, pydantic's a ValueError
+            return _unsendable(exc, value, flow, target)
         if "cacheScope" in result and (state.round or state.journal.answers):
             # What the user answered shapes this result: no cache may share it with another caller (P18).
             result["cacheScope"] = "private"
@@ -179,13 +186,19 @@ def _logged(flow: Flow, target: str) -> str:
 
 def _too_large(exc: StateTooLarge, flow: Flow, target: str, state: FlowState) -> dict[str, Any]:
     """The state to seal outgrew its cap (protocol.md P102). When the client's answers take the room the
-    overflow needs, the client sent too much: a tool error (invalid params elsewhere) naming the answer, and
-    a warning line. Otherwise the author's `ctx.once` results did it: a server fault, logged without a traceback."""
-    biggest = state.journal.largest_answer()
-    if biggest is None or state.journal.answers_size() * 4 // 3 < exc.size - exc.cap:  # base64 adds a third
+    overflow needs, either one answer takes at least half of that room, and the client sent too much: a tool
+    error (invalid params elsewhere) naming the answer, and a warning line; or the flow asked so many questions
+    that their answers together outgrew the cap: the flow's design, said as such with what the author can do.
+    Otherwise the author's `ctx.once` results did it: a server fault, logged without a traceback."""
+    journal = state.journal
+    biggest = journal.largest_answer()
+    total = journal.answers_size()
+    if biggest is None or total * 4 // 3 < exc.size - exc.cap:  # base64 adds a third
         log.error("%s %r: %s", flow.method, _logged(flow, target), exc)
         raise McpError(INTERNAL_ERROR, f"Cannot answer {flow.method} {target}: its state outgrew the server's cap")
     key, field, size = biggest
+    if size * 2 < total:  # no answer stands out: their number did it
+        return _too_many(exc, flow, target, len(journal.answers), total)
     named = f"answer {key!r}" + (f", field {field!r}," if field else "")
     said = (
         f"The {named} is too large ({size} bytes): the server carries at most {exc.cap} bytes of state between "
@@ -195,6 +208,45 @@ def _too_large(exc: StateTooLarge, flow: Flow, target: str, state: FlowState) ->
     if flow.tool_errors:
         return error_result(said)
     raise invalid_params(f"Invalid params: {said}")
+
+
+def _too_many(exc: StateTooLarge, flow: Flow, target: str, count: int, total: int) -> dict[str, Any]:
+    """A flow whose answers, each small, outgrew the state cap together (protocol.md P102): an error line for
+    the author, and a tool error (-32603 elsewhere) that says the call asked too many questions."""
+    what = f"Tool {target}" if flow.tool_errors else f"{flow.method} {target}"
+    said = (
+        f"{what} cannot go on: it has asked {count} questions in this call, and with their answers its state would "
+        f"be {exc.size} bytes, over the {exc.cap} bytes the server carries between questions. It asks too many "
+        "questions in one call."
+    )
+    log.error(
+        "%s %r: the flow's answers outgrew the requestState cap after %d answers (%d bytes; the state would be "
+        "%d bytes, the cap is %d): ask fewer questions in one call (one form with several fields, ctx.elicit with "
+        "a dataclass, rather than a question per item), split the work across calls, or raise "
+        "Server(state_max_bytes=...)",
+        flow.method,
+        _logged(flow, target),
+        count,
+        total,
+        exc.size,
+        exc.cap,
+    )
+    if flow.tool_errors:
+        return error_result(said)
+    raise McpError(INTERNAL_ERROR, said)
+
+
+def _unsendable(exc: Exception, value: Any, flow: Flow, target: str) -> dict[str, Any]:
+    """A handler returned what cannot be made its result (a set, an object, ...): for a tool, a tool error
+    naming the tool and the type; for a resource or prompt, -32603 naming it; the log says which and what to
+    return instead, without a traceback (Baton's own frames would say nothing more)."""
+    kind = type(value).__name__
+    said = f"returned {'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind} that Baton cannot send ({exc})"
+    hint = RETURNABLE if flow.tool_errors else "see docs/server.md for what its handler may return"
+    log.error("%s %r %s: %s", flow.method, _logged(flow, target), said, hint)
+    if flow.tool_errors:
+        return error_result(f"Tool {target} failed: it {said}")
+    raise McpError(INTERNAL_ERROR, f"Cannot answer {flow.method} {target}: its handler {said}")
 
 
 def _failure(exc: Exception, flow: Flow, target: str, session: bool) -> dict[str, Any]:

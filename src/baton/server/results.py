@@ -53,13 +53,13 @@ def tool_result(value: Any, structured: bool = False) -> dict[str, Any]:
             out["structuredContent"] = to_jsonable(value.structured)
         if value.is_error:
             out["isError"] = True
-        return out
+        return _sendable(out)
     if isinstance(value, str):
         return {"resultType": "complete", "content": [{"type": "text", "text": value}]}
     if _is_block(value):
-        return {"resultType": "complete", "content": [value]}
+        return _sendable({"resultType": "complete", "content": [value]})
     if isinstance(value, list) and value and all(_is_block(v) for v in value):
-        return {"resultType": "complete", "content": value}
+        return _sendable({"resultType": "complete", "content": value})
     if value is None:
         return {"resultType": "complete", "content": []}
     data = to_jsonable(value)
@@ -67,6 +67,13 @@ def tool_result(value: Any, structured: bool = False) -> dict[str, Any]:
     if structured:
         out["structuredContent"] = data
     return out
+
+
+def _sendable(result: dict[str, Any]) -> dict[str, Any]:
+    """`result`, once known to encode: blocks and a `ToolResult` are the author's dicts, and a value the
+    transport could not encode would fail there, where no one knows which tool returned it."""
+    orjson.dumps(result)  # raises orjson.JSONEncodeError (a TypeError), which the replay engine reports
+    return result
 
 
 def error_result(message: str) -> dict[str, Any]:

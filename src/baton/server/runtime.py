@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol import headers as hdr
 from ..protocol.capabilities import ClientCapabilities
-from ..protocol.constants import META_SERVER_INFO, SUPPORTED_VERSIONS
+from ..protocol.constants import META_CLIENT_INFO, META_SERVER_INFO, SUPPORTED_VERSIONS
 from ..protocol.errors import INTERNAL_ERROR, McpError, method_not_found
 from ..protocol.messages import Message, check_meta, check_version, error_response, result_response
 from ..state.keys import KeyRing
 from ..state.ledger import Ledger, LedgerError
 from ..state.ledger_url import ledger_from_url
 from ..state.seal import Sealer
+from .deprecations import warn_deprecated
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo
 from .guard import Guard, ResourceAuth
 from .handshake import REMOVED_METHODS, HandshakeEra, handshake_error, removed_method
@@ -76,7 +77,6 @@ class Runtime:
         self.completion_handler: Handler | None = None
         self.hub = ListenHub()
         self._capabilities: dict[str, Any] | None = None
-        self._warned: set[str] = set()
         self.checked: set[str] = set()  # transports check_startup passed for, until a handler changes
         self._os_user: str | None = None
         self.single_use = SingleUse(lambda: self.ledger)
@@ -249,7 +249,7 @@ class Runtime:
                 raise removed_method(msg.method) if msg.method in REMOVED_METHODS else method_not_found(msg.method)
             caps = ClientCapabilities.parse(raw_caps)
             if caps.sampling or caps.roots:
-                self._warn_deprecated(caps.deprecated)
+                warn_deprecated(params["_meta"].get(META_CLIENT_INFO), caps.deprecated)  # once per client (P126)
             result = await method(msg, exchange, caps)
         except McpError as exc:
             return Reply(error_response(rid, exc), exc.code)
@@ -288,16 +288,6 @@ class Runtime:
             error = _internal(msg.method, exc)
             return Reply(error_response(msg.id, error), INTERNAL_ERROR)
         return Reply(result_response(msg.id, result))
-
-    def _warn_deprecated(self, names: tuple[str, ...]) -> None:
-        for name in names:
-            if name not in self._warned:
-                self._warned.add(name)
-                log.warning(
-                    "a client declared the %r capability, deprecated in MCP 2026-07-28 (SEP-2577); "
-                    "it still works, but plan to move off it",
-                    name,
-                )
 
     async def principal_of(self, info: RequestInfo) -> str:
         """Who is calling, from the transport only (never from what the client says about itself).

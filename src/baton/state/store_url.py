@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 from urllib.parse import urlsplit
 
+from ..extras import install_extra
 from .keys import data_dir
 from .redis_client import redacted
 
@@ -27,7 +28,7 @@ T = TypeVar("T")
 StoreKind = Literal["memory", "sqlite", "redis"]
 REDIS_SCHEMES = frozenset({"redis", "rediss", "unix"})
 FORMS = "use memory:, sqlite:, sqlite:///PATH or redis://HOST:PORT/DB"
-NEEDS_REDIS = "needs the redis package (Baton's [redis] extra): pip install 'redis>=5.0.1'"
+NEEDS_REDIS = f"needs the redis package, Baton's [redis] extra: {install_extra('redis')}"
 
 
 class StoreUnavailable(Exception):

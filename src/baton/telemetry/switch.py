@@ -13,6 +13,8 @@ import os
 import sys
 from collections.abc import Mapping
 
+from ..extras import install_extra
+
 DISABLED = "OTEL_SDK_DISABLED"
 EXPORT_VARIABLES = (
     "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -21,7 +23,7 @@ EXPORT_VARIABLES = (
     "OTEL_TRACES_EXPORTER",
 )
 """Any of these set asks `baton serve` to export (`OTEL_TRACES_EXPORTER=none` alone does not)."""
-EXTRA_HINT = "install mcp-baton[otel] to export traces and metrics"
+EXTRA_HINT = f"to export traces and metrics, install Baton's [otel] extra: {install_extra('otel')}"
 
 
 def disabled(environ: Mapping[str, str] = os.environ) -> bool:
