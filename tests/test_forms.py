@@ -721,7 +721,9 @@ def test_form_decorator_returns_the_class() -> None:
     assert compile_form(Fine).schema["properties"] == {"name": {"type": "string"}}
 
 
-@pytest.mark.parametrize("source", [42, "Contact", None, [StringField("a"), "b"], [{"name": "a"}], int, object])
+@pytest.mark.parametrize(
+    "source", [42, "Contact", None, [StringField("a"), "b"], [{"name": "a"}], dict, list[str], object]
+)
 def test_compile_form_refuses_other_sources(source: Any) -> None:
     with pytest.raises(FormError):
         compile_form(source)

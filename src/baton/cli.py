@@ -21,7 +21,7 @@ from .serve.stdio import serve_stdio
 from .serve.target import TargetError, load_server
 from .server.core import Server
 from .server.startup import ConfigurationError
-from .telemetry.logs import FORMATS, LOG_FORMAT_ENV, log_format, uvicorn_config
+from .telemetry.logs import DEFAULT_LEVEL, FORMATS, LOG_FORMAT_ENV, log_format, uvicorn_config
 from .telemetry.logs import configure as configure_logs
 from .telemetry.logs import line as stderr_line
 
@@ -48,7 +48,7 @@ CLIENT_COMMANDS = {
 def _worker_app() -> Any:
     """uvicorn factory for `--workers N`: each worker process loads the target itself, and logs as the parent
     was told to (`--log-level`, `--log-format`)."""
-    configure_logs(os.environ.get(ENV_LOG_LEVEL, "warning").upper(), log_format(None), TEXT_LOG_FORMAT)
+    configure_logs(os.environ.get(ENV_LOG_LEVEL), log_format(None), TEXT_LOG_FORMAT)
     try:  # SystemExit: the worker process ends printing only the message (what to fix), no traceback
         server = load_server(os.environ[ENV_TARGET])
     except TargetError as exc:
@@ -161,6 +161,7 @@ def serve(args: argparse.Namespace) -> int:
         if refusal:
             return refuse(refusal)
         announce(server, "on stdio", fmt, quiet=args.quiet, brief=True)  # one line: a host shows it in its log
+        os.environ[LOG_FORMAT_ENV] = fmt  # for serve_stdio's own lines (a lifespan that fails, P134)
         return serve_stdio(server)  # 0 at EOF or SIGTERM, 130 after SIGINT (protocol.md P98)
     host, _, port_text = args.http.rpartition(":")
     if not host or not port_text.isdigit():
@@ -189,7 +190,8 @@ def serve(args: argparse.Namespace) -> int:
         )
     import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
 
-    logs: dict[str, Any] = {"log_config": uvicorn_config(args.log_level)} if fmt == "json" else {}
+    level = args.log_level or DEFAULT_LEVEL  # uvicorn's own lines
+    logs: dict[str, Any] = {"log_config": uvicorn_config(level)} if fmt == "json" else {}
     if args.workers > 1 or args.reload:
         _nodelay_listener()
         os.environ[ENV_TARGET] = args.target
@@ -197,7 +199,8 @@ def serve(args: argparse.Namespace) -> int:
             os.environ[ENV_APP_OPTIONS] = ",".join(allowed)
         if auth_options is not None:
             os.environ[ENV_AUTH] = json.dumps(auth_options)
-        os.environ[ENV_LOG_LEVEL] = args.log_level
+        if args.log_level:
+            os.environ[ENV_LOG_LEVEL] = args.log_level
         if args.ask_timeout is not None:
             os.environ[ENV_ASK_TIMEOUT] = repr(args.ask_timeout)
         os.environ[LOG_FORMAT_ENV] = fmt
@@ -213,13 +216,13 @@ def serve(args: argparse.Namespace) -> int:
             host=host,
             port=int(port_text),
             **reload,
-            log_level=args.log_level,
+            log_level=level,
             **logs,
             access_log=False,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )
     else:
-        return serve_http(server, host, int(port_text), allowed_hosts=allowed, log_level=args.log_level, fmt=fmt)
+        return serve_http(server, host, int(port_text), allowed_hosts=allowed, log_level=level, fmt=fmt)
     return 0
 
 
@@ -267,7 +270,12 @@ def main(argv: list[str] | None = None) -> int:
         help="how long a 2025-11-25 request waits for the answer to a question before reading it as cancelled "
         "(default: the server's ask_timeout_s, 600)",
     )
-    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--log-level",
+        choices=["debug", "info", "warning", "error"],
+        help="what the server writes to stderr, from this level up (Baton's, uvicorn's and your handlers' "
+        "lines). Default: warnings and errors, and your handlers' ctx.log lines from info up",
+    )
     p.add_argument(
         "--log-format",
         choices=FORMATS,
@@ -325,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         fmt = log_format(getattr(args, "log_format", None))
     except ValueError as exc:
         parser.error(str(exc))
-    configure_logs(args.log_level.upper(), fmt, TEXT_LOG_FORMAT)
+    configure_logs(args.log_level, fmt, TEXT_LOG_FORMAT)
     if args.command == "serve":
         try:
             return serve(args)

@@ -1,11 +1,14 @@
-"""`baton serve TARGET --http 127.0.0.1:PORT` as a subprocess, stopped by `RunningServer.stop()`."""
+"""`baton serve TARGET --http 127.0.0.1:PORT` as a subprocess, stopped by `RunningServer.stop()`; `serve_once`
+runs `baton serve` to its end (a stdio server until its input ends, a server that refuses to start)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from support.paths import BATON, ROOT
 from support.processes import STARTUP_TIMEOUT_S, PortOpen, Process, free_port, start
@@ -56,3 +59,20 @@ def start_server(
         name=f"baton serve {target}",
     )
     return RunningServer(process, port)
+
+
+def serve_once(
+    cwd: Path, target: str, *args: str, messages: Sequence[dict[str, Any]] = (), env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `baton serve TARGET *ARGS` in `cwd` with `messages` as its stdin lines (then EOF), `env` over this
+    process's environment, until it exits; its output as text."""
+    return subprocess.run(
+        [BATON, "serve", target, *args],
+        cwd=cwd,
+        input="".join(json.dumps(m) + "\n" for m in messages),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )

@@ -12,6 +12,8 @@ fit that kind and then goes on the wire:
 - titles, descriptions and defaults on every kind; display titles of choices with `Field(titles=...)`.
 Anything else, including a constraint that does not fit the type (a length on a number, a format on a
 choice), is a `FormError` when the form is compiled (at import time with `@form`), never at request time.
+A question with one answer is asked with its type (`str`, `int`, `Literal[...]`, an Enum...) or a list of
+choices: a form of one field, `value`, whose answer is handed over as it is (protocol.md P133).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .constraints import Constraints, add_constraint, is_field_info, read_constr
 from .fields import (
     FORMATS,
     BooleanField,
+    Choice,
     EnumField,
     Field,
     FieldSpec,
@@ -77,13 +80,13 @@ def compile_form(source: Any, *, allow_secrets: bool = False) -> FormSpec:
     Refuses (`FormError`) fields that look like secrets, unless `allow_secrets` (or `@form(allow_secrets=True)`),
     and fields that carry a URL to open (see `forms.guard`).
     """
-    if isinstance(source, (type, FormSpec)):
+    if isinstance(source, (type, FormSpec)) or get_origin(source) is Literal:
         return _checked(source, allow_secrets)  # the usual case, asked again in every round: checked once
     return _check(_compile(source), allow_secrets)
 
 
 @functools.lru_cache(maxsize=512)
-def _checked(source: type | FormSpec, allow_secrets: bool) -> FormSpec:
+def _checked(source: Any, allow_secrets: bool) -> FormSpec:
     allowed = allow_secrets or (isinstance(source, type) and source in _SECRETS_ALLOWED)
     return _check(_compile(source), allowed)
 
@@ -98,12 +101,48 @@ def _compile(source: Any) -> FormSpec:
     if isinstance(source, FormSpec):
         return source
     if isinstance(source, (list, tuple)):
+        if source and all(isinstance(f, (str, Choice)) for f in source):  # one choice out of these (P133)
+            return FormSpec([EnumField(ANSWER, values=list(source))], build=_answer, name="choice")
         if not all(isinstance(f, FieldSpec) for f in source):
-            raise FormError("an explicit form is a list of fields (StringField, NumberField, ...)")
+            raise FormError(
+                "an explicit form is a list of fields (StringField, NumberField, ...); a question with one answer "
+                "out of choices is a list of strings (or Choice)"
+            )
         return FormSpec(list(source))
+    if _is_scalar(source):
+        return FormSpec([_field(_Question, ANSWER, source, True, None)], build=_answer, name=_named(source))
     if isinstance(source, type):
         return _compile_type(source)
-    raise FormError(f"cannot build a form from {source!r}: use a dataclass, TypedDict, pydantic model or fields")
+    raise FormError(
+        f"cannot build a form from {source!r}: use a dataclass, TypedDict, pydantic model or fields, or for "
+        "one answer str, int, float, bool, date, datetime, a Literal or Enum of strings, or a list of choices"
+    )
+
+
+ANSWER = "value"
+"""The one field of a question asked with a type or a list of choices (`ctx.elicit(str, ...)`): the
+answer is `Accepted.data` itself (protocol.md P133)."""
+
+
+class _Question:
+    """Names the field of a one-answer question in messages (`answer.value: ...`)."""
+
+    __name__ = "answer"
+
+
+def _answer(values: dict[str, Any]) -> Any:
+    return values[ANSWER]
+
+
+def _is_scalar(hint: Any) -> bool:
+    """A type asked as one answer: str, int, float, bool, date, datetime, a Literal or a string Enum."""
+    if hint in (str, int, float, bool, dt.date, dt.datetime) or get_origin(hint) is Literal:
+        return True
+    return isinstance(hint, type) and issubclass(hint, enum.Enum)
+
+
+def _named(hint: Any) -> str:
+    return getattr(hint, "__name__", None) or "choice"
 
 
 @functools.lru_cache(maxsize=512)

@@ -38,6 +38,7 @@ from ..protocol.headers import Headers
 from ..protocol.hosts import host_without_port, is_loopback, origin_host
 from ..protocol.messages import Message, RequestId, error_response, notification, parse, request_id_of, result_response
 from ..server.exchange import Exchange, Reply, RequestInfo
+from ..server.lifespan import LifespanFailed
 from ..server.scopes import declared_scopes
 from ..server.subscriptions import Subscription
 from .asgi import disconnected, send_empty, send_json, send_reply
@@ -58,6 +59,10 @@ _SSE_HEADERS = [
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
 ]
+
+
+def _startup_failed_line(record: logging.LogRecord) -> bool:
+    return record.getMessage() != "Application startup failed. Exiting."
 
 
 class HttpApp:
@@ -187,6 +192,14 @@ class HttpApp:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 _ = self.server.runtime.sealer  # load (or create) the key ring now, not on the first request
+                try:
+                    await self.server.runtime.start()  # Server(lifespan=...) (protocol.md P134)
+                except LifespanFailed as exc:
+                    # The server logs the message (uvicorn: one ERROR line); its own "Application startup failed"
+                    # after it says nothing more.
+                    logging.getLogger("uvicorn.error").addFilter(_startup_failed_line)
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.sessions.close()

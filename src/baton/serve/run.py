@@ -131,15 +131,20 @@ def serve_http(
     import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
 
     logs: dict[str, Any] = {"log_config": uvicorn_config(log_level)} if fmt == "json" else {}
-    uvicorn.run(
-        server.asgi(allowed_hosts=allowed_hosts),
-        host=host,
-        port=port,
-        log_level=log_level,
-        **logs,
-        access_log=False,
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-    )
+    try:
+        uvicorn.run(
+            server.asgi(allowed_hosts=allowed_hosts),
+            host=host,
+            port=port,
+            log_level=log_level,
+            **logs,
+            access_log=False,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        )
+    except SystemExit as exc:  # uvicorn's 3: the app's startup failed (its lifespan said why, P134): our 2
+        if exc.code == 3:
+            return 2
+        raise
     return 0
 
 

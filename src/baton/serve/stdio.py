@@ -44,9 +44,12 @@ from ..protocol.messages import (
     result_response,
 )
 from ..server.exchange import Exchange, RequestInfo, Unauthenticated
+from ..server.lifespan import LifespanFailed
 from ..server.outbound import Outbound, PeerGone, Stream
 from ..server.sessions import ServerSession
 from ..server.subscriptions import RESOURCE_UPDATED, Subscription
+from ..telemetry.logs import LogFormat, log_format
+from ..telemetry.logs import line as stderr_line
 
 if TYPE_CHECKING:
     from ..server.core import Server
@@ -278,6 +281,11 @@ async def serve_stdio_async(server: Server) -> int:
     checks, protocol.md P36); the exit status: 0, or 130 after SIGINT (protocol.md P98)."""
     mount_default_kit(server)
     server.check_startup("stdio")
+    try:
+        await server.runtime.start()  # Server(lifespan=...), before the first line is read (protocol.md P134)
+    except LifespanFailed as exc:
+        print(stderr_line(str(exc), "ERROR", _log_format()), file=sys.stderr)
+        return 2
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE)
     mode = os.fstat(sys.stdin.fileno()).st_mode
@@ -298,6 +306,13 @@ async def serve_stdio_async(server: Server) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
     return 128 + signal.SIGINT if stdio.signal == signal.SIGINT else 0
+
+
+def _log_format() -> LogFormat:
+    try:
+        return log_format(None)
+    except ValueError:  # a bad $BATON_LOG_FORMAT: `baton serve` refused it already; Server.run() did not look
+        return "text"
 
 
 def _feed(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:

@@ -22,7 +22,7 @@ from typing import Any, TypeVar, cast, overload
 
 import orjson
 
-from ..forms import Accepted, Cancelled, Declined, FormSpec, compile_form
+from ..forms import Accepted, Cancelled, Declined, FormError, FormSpec, compile_form
 from ..forms.fields import BooleanField, InvalidAnswer
 from ..forms.guard import check_elicit_url
 from ..protocol.capabilities import ASK_KINDS, ClientCapabilities, allows, capability_for, granted, required_capability
@@ -30,11 +30,12 @@ from ..protocol.constants import LOG_LEVELS
 from ..protocol.errors import INVALID_PARAMS, CapabilityMissing, McpError, UsageError
 from ..protocol.messages import Message
 from ..state.seal import FlowState
+from ..telemetry.logs import HANDLER_LOGGER
 from .exchange import Exchange
 from .parts import ConnectPart, Credential
 
 T = TypeVar("T")
-log = logging.getLogger("baton.server")
+handler_log = logging.getLogger(HANDLER_LOGGER)  # ctx.log's lines: shown at info by `baton serve` (P131)
 
 CONFIRM_FORM = FormSpec([BooleanField("confirm", title="Confirm")], build=lambda v: v["confirm"], name="confirm")
 _CONFIRM = compile_form(CONFIRM_FORM)  # checked by the form guard once, here
@@ -68,6 +69,7 @@ _NO_RESPONSES: dict[str, Any] = {}  # never written: answers are recorded in the
 _KEYS = tuple(f"q{n}" for n in range(64))  # the default ask keys, made once
 _TO_URL = bytes.maketrans(b"+/", b"-_")
 _FOREVER = float("inf")
+_UNSET: Any = object()  # an argument not given (ctx.elicit names FastMCP's spellings to refuse them)
 
 
 def _digest(blob: bytes) -> str:
@@ -88,6 +90,8 @@ class Context:
         "_error",
         "_journal",
         "_last_progress",
+        "_lifespan",
+        "_lines",
         "_log_level",
         "_ordinal",
         "_responses",
@@ -113,6 +117,7 @@ class Context:
         state: FlowState,
         log_level: str | None = None,
         connect: Callable[[], ConnectPart] | None = None,
+        lifespan: Callable[[], Any] | None = None,
     ) -> None:
         """Made by the replay engine for each round, from the request, its exchange with the transport and
         the flow state opened from its requestState (a fresh one on the first round)."""
@@ -132,10 +137,12 @@ class Context:
         self._asks: dict[str, Ask] = {}
         self._error: McpError | None = None
         self._ordinal = 0
+        self._lines = 0  # ctx.log calls this round; the journal counts those earlier rounds wrote (P131)
         self._batching = False
         self._last_progress: float | None = None
         self.flow_id = state.flow_id  # the flow's random id, the same in every round (from requestState)
         self._connect = connect
+        self._lifespan = lifespan
         # "2026-07-28", or "2025-11-25" in a session, where asks are answered while the request waits.
         self.protocol_version = exchange.protocol_version
         self._url_done = exchange.url_done
@@ -156,6 +163,16 @@ class Context:
     @overload
     async def elicit(
         self,
+        form: list[str] | tuple[str, ...],
+        message: str,
+        *,
+        key: str | None = None,
+        allow_secrets: bool = False,
+        timeout_s: float | None = None,
+    ) -> Accepted[str] | Declined | Cancelled: ...
+    @overload
+    async def elicit(
+        self,
         form: Any,
         message: str,
         *,
@@ -166,20 +183,28 @@ class Context:
 
     async def elicit(
         self,
-        form: Any,
-        message: str,
+        form: Any = _UNSET,
+        message: Any = _UNSET,
         *,
         key: str | None = None,
         allow_secrets: bool = False,
         timeout_s: float | None = None,
+        response_type: Any = _UNSET,
+        schema: Any = _UNSET,
     ) -> Any:
         """Ask the user to fill in a form (form mode). Returns `Accepted(data) | Declined() | Cancelled()`.
+
+        `form` is a form class (dataclass, TypedDict, pydantic model), or for a one-answer question a type
+        (`str`, `int`, `float`, `bool`, a `Literal` or `Enum` of strings) or a list of choices
+        (`["eu", "us"]`): then `Accepted.data` is the answer itself (protocol.md P133).
 
         A field that looks like a secret is refused (`FormError`): ask for secrets with `ctx.secret`; pass
         `allow_secrets=True` for a field that only looks like one. `timeout_s` bounds the wait for the
         answer in a 2025-11-25 session (default `Server(ask_timeout_s)`); no answer in time reads as
         `Cancelled`. A 2026-07-28 request never waits, so there it changes nothing (protocol.md P95).
         """
+        if isinstance(form, str) or response_type is not _UNSET or schema is not _UNSET or message is _UNSET:
+            raise FormError(fastmcp_order(form, message, response_type if schema is _UNSET else schema))
         spec = compile_form(form, allow_secrets=allow_secrets)
         params, check, read, canonical = _form_request(spec, message)
         return await self._ask(key, "elicitation/create", params, check, read, canonical, timeout_s)
@@ -188,6 +213,8 @@ class Context:
         """Ask a yes/no question; True only if the user accepted and said yes (`timeout_s` as for `elicit`)."""
         params, check, read, canonical = _form_request(_CONFIRM, message)
         answer = await self._ask(key, "elicitation/create", params, check, read, canonical, timeout_s)
+        if answer is _PENDING:  # inside ctx.gather: unanswered yet, not a "no" (gather suspends the handler)
+            return cast(bool, answer)
         return isinstance(answer, Accepted) and bool(answer.data)
 
     async def elicit_url(
@@ -377,10 +404,16 @@ class Context:
         await self._emit("notifications/progress", params)
 
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
-        """Log to the server log; also to the client if this request carried the deprecated `logLevel`."""
+        """Log to the server log (the `baton.handler` logger); also to the client if this request carried the
+        deprecated `logLevel`. A line an earlier round of this flow wrote is not written again (P131)."""
         if level not in LOG_LEVELS:
             raise UsageError(f"log level must be one of {', '.join(LOG_LEVELS)}")
-        log.log(_PY_LEVELS[level], "%s", data)
+        self._lines += 1
+        journal = self._journal
+        if self._lines <= journal.logged:  # an earlier round of this flow wrote it (protocol.md P131)
+            return
+        journal.logged = self._lines
+        handler_log.log(_PY_LEVELS[level], "%s", data)
         wanted = self._log_level
         if wanted is None or self._emit is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
             return
@@ -388,6 +421,38 @@ class Context:
         if logger is not None:
             params["logger"] = logger
         await self._emit("notifications/message", params)
+
+    # FastMCP's spellings, as thin aliases (docs/coming-from-fastmcp.md).
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        """`ctx.log("debug", data)`."""
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        """`ctx.log("info", data)`."""
+        await self.log("info", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        """`ctx.log("warning", data)`."""
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        """`ctx.log("error", data)`."""
+        await self.log("error", data, logger=logger)
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """`ctx.progress(progress, total, message)`."""
+        await self.progress(progress, total, message)
+
+    # -- the process -------------------------------------------------------------------------------------
+
+    @property
+    def lifespan(self) -> Any:
+        """What the server's `Server(lifespan=...)` context manager yielded (protocol.md P134): a database
+        pool, a client. `UsageError` when the server has no lifespan, or it is not running."""
+        if self._lifespan is None:
+            raise UsageError("ctx.lifespan: this server has no Server(lifespan=...)")
+        return self._lifespan()
 
 
 _PY_LEVELS = {
@@ -400,6 +465,17 @@ _PY_LEVELS = {
     "alert": logging.CRITICAL,
     "emergency": logging.CRITICAL,
 }
+
+
+def fastmcp_order(form: Any, message: Any, response_type: Any) -> str:
+    """What a FastMCP-shaped `ctx.elicit` call should say in Baton's order (protocol.md P132)."""
+    given = [v for v in (response_type, message, form) if v is not _UNSET and not isinstance(v, str)]
+    shown = (getattr(given[0], "__name__", None) or repr(given[0])) if given else "Form"
+    text = next((v for v in (form, message) if isinstance(v, str)), "...")
+    return (
+        f"ctx.elicit takes the form first, then the message: write ctx.elicit({shown}, {text!r}) "
+        "(FastMCP's ctx.elicit(message, response_type=...) order is not Baton's)"
+    )
 
 
 def _kind(value: Any) -> str:

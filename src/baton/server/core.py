@@ -20,6 +20,7 @@ from .context import Context
 from .exchange import PrincipalHook
 from .form_check import check_forms
 from .guard import ResourceAuth
+from .lifespan import Lifespan, LifespanFactory
 from .observe import instrument
 from .parts import ConnectPart
 from .problems import registering
@@ -71,6 +72,17 @@ class ToolOptions(TypedDict, total=False):
 
 
 _TOOL_OPTIONS = frozenset(ToolOptions.__annotations__)
+_FASTMCP_OPTIONS = {  # FastMCP's tool options with no Baton equivalent: what to write instead (protocol.md P132)
+    "tags": "Baton has no tags: drop it, or put them in meta={...}",
+    "output_schema": "Baton derives the output schema from the return annotation: structured=True or False",
+    "version": "Baton versions the server, not a tool: Server(name, version)",
+    "icons": "Baton publishes no tool icons: drop it",
+    "timeout": "bound the work in the handler (asyncio.timeout); a question's wait is timeout_s= on the ask",
+    "task": "Baton has no background tasks: drop it",
+    "auth": "a tool's OAuth scopes are scopes=[...], with Server(auth=...)",
+    "run_in_thread": "Baton calls a plain def on the event loop: write async def, and asyncio.to_thread for "
+    "blocking work",
+}
 
 
 class ResourceOptions(TypedDict, total=False):
@@ -87,6 +99,8 @@ class ResourceOptions(TypedDict, total=False):
 def _check_options(options: dict[str, Any], where: str) -> None:
     """Refuse an unknown option where it is written (at the decorator), with the closest known name."""
     for key in options:
+        if key in _FASTMCP_OPTIONS:
+            raise TypeError(f"{where}: unknown option {key!r} (FastMCP's); {_FASTMCP_OPTIONS[key]}")
         if key not in _TOOL_OPTIONS:
             close = difflib.get_close_matches(key, sorted(_TOOL_OPTIONS), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; the options are {', '.join(sorted(_TOOL_OPTIONS))}"
@@ -100,7 +114,10 @@ class Server:
     `server.asgi()` gives the HTTP app; `baton serve file.py` runs it; `serve_stdio(server)` speaks stdio.
     `session_ttl_s` is how long a 2025-11-25 session id opens; `ask_timeout_s` how long a 2025-11-25
     request waits for the client's answer to one of its asks. `trace_arguments` puts tools' arguments on
-    their spans (`gen_ai.tool.call.arguments`, docs/observability.md); off by default.
+    their spans (`gen_ai.tool.call.arguments`, docs/observability.md); off by default. `lifespan` is an
+    async context manager factory (`@contextlib.asynccontextmanager`, called with the server, or with no
+    argument) run once per process around serving: open a database pool there; handlers read what it
+    yields as `ctx.lifespan` (protocol.md P134).
 
     What can be judged here is refused here (`ConfigurationError`): a `public_url` that is not an
     http(s) URL, a malformed ledger URL. The rest is judged when serving starts (`check_startup`).
@@ -129,6 +146,7 @@ class Server:
         session_ttl_s: int = DEFAULT_SESSION_TTL_S,
         ask_timeout_s: float = 600.0,
         trace_arguments: bool = False,
+        lifespan: LifespanFactory | None = None,
     ) -> None:
         if public_url is not None:
             _check_public_url(public_url)
@@ -169,6 +187,8 @@ class Server:
         self.prompts: dict[str, RegisteredPrompt] = {}
         # What the transports need (dispatch, keys, sessions, the ledger): not the author's API.
         self.runtime = Runtime(self, state_keys=state_keys, principal=principal, ledger=ledger, connect=connect)
+        if lifespan is not None:
+            self.runtime.lifespan = Lifespan(lifespan, self)
 
     # -- configuration ------------------------------------------------------------------------------
 

@@ -4,8 +4,9 @@
 `answer: Accepted[Booking] | Declined | Cancelled = await ctx.elicit(form, ...)`. Where the name resolves
 (a global or closure variable of the handler, or an attribute of one) to a class or a `FormSpec`, the form
 is compiled now, and a form the wire cannot carry refuses the tool at registration (`HandlerProblems`,
-at the line of the ask). Any other form is compiled when the tool asks it, and a mistake is then a tool
-error that says what is wrong (protocol.md P97).
+at the line of the ask). So does a call in FastMCP's order: the message first, or `response_type=`
+(protocol.md P132). Any other form is compiled when the tool asks it, and a mistake is then a tool error
+that says what is wrong (protocol.md P97).
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ def check_forms(fn: Callable[..., Any], context_param: str | None) -> None:
     for _, call in source.context_calls(context_param, ("elicit",)):
         if call is None:
             continue
+        shape = fastmcp_shape(call, context_param)
+        if shape is not None:
+            problems.append((source.where(call), shape))
+            continue
         allow = _literal_keyword(call, "allow_secrets", False)
         shown, form = _UNKNOWN, _UNKNOWN
         for node in ([call.args[0]] if call.args else []) + annotated.get(id(call), []):
@@ -50,6 +55,26 @@ def check_forms(fn: Callable[..., Any], context_param: str | None) -> None:
             problems.append((source.where(call), f"the form {shown} asked with {context_param}.elicit: {exc}"))
     if problems:
         raise HandlerProblems(problems)
+
+
+def fastmcp_shape(call: ast.Call, context_param: str) -> str | None:
+    """What is wrong with an elicit call written in FastMCP's order (the message first, or `response_type=`,
+    or `mcp`'s `schema=`), with the call as Baton spells it; None for any other call (protocol.md P132)."""
+    first = call.args[0] if call.args else None
+    keyword = next((k.value for k in call.keywords if k.arg in ("response_type", "schema")), None)
+    message_first = isinstance(first, ast.JoinedStr) or (
+        isinstance(first, ast.Constant) and isinstance(first.value, str)
+    )
+    if not message_first and keyword is None:
+        return None
+    form = keyword if keyword is not None else call.args[1] if len(call.args) > 1 else None
+    message = first if message_first else next((k.value for k in call.keywords if k.arg == "message"), None)
+    shown = f"{context_param}.elicit({ast.unparse(form) if form is not None else 'Form'}, "
+    shown += f"{ast.unparse(message) if message is not None else '...'})"
+    return (
+        f"{context_param}.elicit takes the form first, then the message: write {shown} "
+        "(FastMCP's ctx.elicit(message, response_type=...) order is not Baton's)"
+    )
 
 
 def _names(fn: Callable[..., Any]) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from ..state.seal import FlowState, InvalidState, Sealer, StateTooLarge
 from ..telemetry.never import resource_uri
 from .context import Context, Suspended
 from .exchange import Exchange
+from .lifespan import Lifespan
 from .parts import ConnectPart
 from .registry import Flow
 from .results import ToolError, error_result
@@ -66,6 +67,8 @@ class EngineHost(Protocol):
 
     @property
     def every_flow_single_use(self) -> bool: ...
+
+    lifespan: Lifespan | None
 
 
 class ReplayEngine:
@@ -112,8 +115,15 @@ class ReplayEngine:
             state = FlowState()
         if self.observer is not None:
             self.observer.round(flow.method, params, state, arguments)
+        lifespan = self._host.lifespan
         ctx = Context(
-            request=msg, exchange=ex, capabilities=caps, state=state, log_level=level, connect=self._connect_kit
+            request=msg,
+            exchange=ex,
+            capabilities=caps,
+            state=state,
+            log_level=level,
+            connect=self._connect_kit,
+            lifespan=None if lifespan is None else lifespan.value,
         )
         play = self._play(flow, target, kwargs, ctx, state, digest, ex.protocol_version == HANDSHAKE_VERSION)
         if solicited and (flow.single_use or self._host.every_flow_single_use):

@@ -30,6 +30,7 @@ from .deprecations import warn_deprecated
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo
 from .guard import Guard, ResourceAuth
 from .handshake import REMOVED_METHODS, HandshakeEra, handshake_error, removed_method
+from .lifespan import Lifespan
 from .methods import Methods
 from .outbound import Stream
 from .parts import ConnectPart
@@ -79,6 +80,7 @@ class Runtime:
         self.checked: set[str] = set()  # transports check_startup passed for, until a handler changes
         self._os_user: str | None = None
         self.single_use = SingleUse(lambda: self.ledger)
+        self.lifespan: Lifespan | None = None  # Server(lifespan=...): the transports enter it (protocol.md P134)
         self.engine = ReplayEngine(self)  # telemetry gives it an observer (observe.py)
         self.methods = Methods(server, self.engine).table()
         self.handshake = HandshakeEra(server, self.methods)
@@ -159,6 +161,12 @@ class Runtime:
             self._connect.attach(self.key_ring, self.settings.public_url)
         return self._connect
 
+    async def start(self) -> None:
+        """Enter `Server(lifespan=...)`, if any (`LifespanFailed`, one line, when it raises): each transport
+        calls it once before serving, and `aclose` exits it (protocol.md P134)."""
+        if self.lifespan is not None:
+            await self.lifespan.enter()
+
     async def aclose(self) -> None:
         """Release what the server holds open (the ledger, the connect kit, the auth's HTTP client);
         transports call it at shutdown."""
@@ -172,6 +180,8 @@ class Runtime:
         if isinstance(self._ledger, Ledger):
             with contextlib.suppress(LedgerError):
                 await self._ledger.close()
+        if self.lifespan is not None:
+            await self.lifespan.exit(every=True)
 
     def changed(self, kind: str | None) -> None:
         """A registry changed: capabilities are derived again, start-up checks run again, and listeners of

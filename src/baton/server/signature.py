@@ -321,6 +321,10 @@ def inspect_handler(fn: Callable[..., Any], context_type: type, *, skip: Sequenc
         if (isinstance(bare, type) and issubclass(bare, context_type)) or (name == "ctx" and bare is Any):
             context_param = name
             continue
+        foreign = foreign_context(bare)
+        if foreign is not None:
+            problems.append((name, f"is typed with {foreign}; Baton passes its own: {name}: baton.Context"))
+            continue
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             accepts_extra = True
             continue
@@ -350,6 +354,15 @@ def inspect_handler(fn: Callable[..., Any], context_type: type, *, skip: Sequenc
     if not accepts_extra:
         input_schema["additionalProperties"] = False
     return Signature(input_schema, context_param, checks, tuple(required), accepts_extra)
+
+
+def foreign_context(hint: Any) -> str | None:
+    """`fastmcp.Context` when a parameter is typed with another SDK's Context (FastMCP's or `mcp`'s), else
+    None: such a handler is refused at registration with Baton's spelling (protocol.md P132)."""
+    if not isinstance(hint, type) or hint.__name__ != "Context":
+        return None
+    package = hint.__module__.partition(".")[0]
+    return f"{package}.Context" if package in ("fastmcp", "mcp") else None
 
 
 def _located(fn: Callable[..., Any], problems: list[tuple[str, str]]) -> HandlerProblems:

@@ -3,6 +3,8 @@
 - `answers`: key -> (question digest, validated answer) for asks already answered;
 - `pending`: key -> question digest for the asks sent in the last round;
 - `once`: key -> JSON result of steps run with `ctx.once`;
+- `logged`: how many `ctx.log` lines earlier rounds wrote (a count, never their text), so that a replay
+  does not write them again (protocol.md P131);
 - `trace`: the flow's trace context when telemetry is on, opaque here (`baton.telemetry.flowtrace`,
   protocol.md P61): a trace id and a span id, never anything the user gave.
 """
@@ -21,6 +23,7 @@ class Journal:
     pending: dict[str, str] = field(default_factory=dict)
     once: dict[str, Any] = field(default_factory=dict)
     trace: str = ""
+    logged: int = 0
 
     def dumps(self) -> bytes:
         data: dict[str, Any] = {}
@@ -32,6 +35,8 @@ class Journal:
             data["o"] = self.once
         if self.trace:
             data["t"] = self.trace
+        if self.logged:
+            data["l"] = self.logged
         return orjson.dumps(data)
 
     @classmethod
@@ -40,7 +45,7 @@ class Journal:
         data = orjson.loads(raw)
         answered = data.get("a")
         answers = {k: (v[0], v[1]) for k, v in answered.items()} if answered else {}
-        return cls(answers, data.get("p") or {}, data.get("o") or {}, data.get("t") or "")
+        return cls(answers, data.get("p") or {}, data.get("o") or {}, data.get("t") or "", data.get("l") or 0)
 
     def answers_size(self) -> int:
         """The bytes the recorded answers take in the journal (what the client put into the state)."""

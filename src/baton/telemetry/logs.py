@@ -18,6 +18,8 @@ from typing import Any, Literal
 import orjson
 
 LOG_FORMAT_ENV = "BATON_LOG_FORMAT"
+HANDLER_LOGGER = "baton.handler"
+"""The logger of handlers' `ctx.log` lines: at info under `baton serve` unless `--log-level` says (P131)."""
 FORMATS = ("text", "json")
 LogFormat = Literal["text", "json"]
 
@@ -79,8 +81,15 @@ def line(message: str, level: str, fmt: LogFormat) -> str:
     return JsonFormatter().format(record)
 
 
-def configure(level: int | str, fmt: LogFormat, text_format: str) -> None:
-    """Send log records to stderr at `level`, as `text_format` lines or JSON lines."""
+def configure(level: str | None, fmt: LogFormat, text_format: str) -> None:
+    """Send log records to stderr at `level` (`--log-level`), as `text_format` lines or JSON lines. Without
+    one, warnings and worse, and the handlers' own `ctx.log` lines from info up (protocol.md P131)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(text_format))
-    logging.basicConfig(level=level, handlers=[handler])
+    logging.basicConfig(level=(level or DEFAULT_LEVEL).upper(), handlers=[handler])
+    if level is None:
+        logging.getLogger(HANDLER_LOGGER).setLevel(logging.INFO)
+
+
+DEFAULT_LEVEL = "warning"
+"""Baton's and uvicorn's level when `--log-level` is not given."""

@@ -69,6 +69,7 @@ class MemoryTransport:
         self.info = info or RequestInfo("stdio")
         self.wire = wire
         self._tokens = itertools.count(1)
+        self._started = False  # entered the server's lifespan (at the first request; closing exits it)
         testing_kit(server)  # ctx.secret and ctx.connect, as every transport mounts a kit: here in memory
         # The start-up checks of a stdio server, as `serve_stdio` runs them (a `ConfigurationError` here is one
         # `baton serve --stdio` would refuse with); they also instrument the server when telemetry is on.
@@ -87,6 +88,7 @@ class MemoryTransport:
             # that failed before sending it, and must not replace a later call's answer.
             self.wire.discard()
         msg = parse(orjson.dumps(message))
+        await self.start()
 
         async def emit(method: str, params: dict[str, Any]) -> None:
             if notify is not None:
@@ -134,8 +136,18 @@ class MemoryTransport:
         """The transport of a 2025-11-25 session (`Client` calls it when it opens one)."""
         return MemorySession(self, inbound)
 
+    async def start(self) -> None:
+        """Enter the server's `Server(lifespan=...)` for this client, once (protocol.md P134)."""
+        if not self._started:
+            await self.server.runtime.start()
+            self._started = True
+
     async def close(self) -> None:
-        pass  # the server belongs to the test: closing a client must not close it
+        # The server belongs to the test: closing a client must not close it; it leaves the lifespan it entered.
+        lifespan = self.server.runtime.lifespan
+        if self._started and lifespan is not None:
+            self._started = False
+            await lifespan.exit()
 
 
 class MemorySession:
@@ -155,6 +167,7 @@ class MemorySession:
             message.setdefault("params", {}).setdefault("_meta", {})["progressToken"] = memory.token()
         msg = parse(orjson.dumps(message))
         if msg.method == "initialize":
+            await memory.start()
             return await self._initialize(msg)
         if self.handshake is None:
             return _copy(error_response(msg.id, McpError(INVALID_REQUEST, "Invalid request: initialize first")))
