@@ -6,6 +6,7 @@ always. An `initialize` without the 2026 envelope makes the process one 2025-11-
 session's requests go through the bridge (`Runtime.handle_handshake`), whose server requests are written to
 stdout and answered by the JSON-RPC responses the client writes to stdin. List changes and resource
 updates for the session go to stdout once `notifications/initialized` has arrived (protocol.md P31).
+A line over 16 MiB is dropped whole, up to its newline, and answered with one error (protocol.md P116).
 
 stdout carries only MCP messages, built by `baton.protocol.messages`, one whole line each; logs go to
 stderr. `notifications/cancelled` stops the request it names, of either era (and ends a listen stream);
@@ -33,6 +34,7 @@ import orjson
 from ..connect import mount_default_kit
 from ..protocol.era import is_modern
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
+from ..protocol.lines import MAX_LINE, LineTooLong, read_line
 from ..protocol.messages import (
     Message,
     RequestId,
@@ -52,7 +54,6 @@ if TYPE_CHECKING:
     from ..server.core import Server
 
 log = logging.getLogger("baton.stdio")
-MAX_LINE = 16 * 1024 * 1024
 _NOT_INITIALIZED = (
     "Invalid request: initialize first, or send the 2026-07-28 _meta"
     " (io.modelcontextprotocol/protocolVersion) on every request"
@@ -112,8 +113,8 @@ class StdioServer:
         """Read and dispatch lines until EOF."""
         while True:
             try:
-                line = await self.reader.readline()
-            except ValueError:  # a line over the limit: skip it, report, keep serving
+                line = await read_line(self.reader)
+            except LineTooLong:  # dropped whole, to its newline (P116): report it once, keep serving
                 self.write(
                     error_response(None, McpError(INVALID_REQUEST, f"Message too large (limit {MAX_LINE} bytes)"))
                 )
