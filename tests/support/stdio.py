@@ -2,7 +2,8 @@
 
 `StdioPeer.read()` takes the next stdout line, which must be one JSON message, or raises TimeoutError (none
 within `timeout`) or EOFError (the server closed stdout); `close()` closes stdin and returns the exit status.
-Leaving `with peer.process:` stops the server whatever the test did.
+Leaving `with peer.process:` stops the server whatever the test did. `launcher` runs the server through
+another command (`["sh", "launch.sh"]`, which gets the server's command line as its arguments).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import select
 import subprocess
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from wire import meta
@@ -21,9 +23,9 @@ from support.processes import spawn
 
 
 class StdioPeer:
-    def __init__(self, target: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, target: str, env: dict[str, str] | None = None, *, launcher: Sequence[str] = ()) -> None:
         self.process = spawn(
-            [BATON, "serve", target, "--stdio"],
+            [*launcher, BATON, "serve", target, "--stdio"],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -7,8 +7,9 @@ is one, and is dropped otherwise. In a 2025-11-25 session (`inbound` set)
 the server's own requests are answered through it, on stdin, and the notifications it handles
 (elicitation complete, cancelled) reach it (protocol.md P33, P34). Stdio does not say which request
 an ask belongs to; one that arrives while a single request is pending is taken as that request's
-and stopped when it ends. Closing sends EOF, then SIGTERM,
-then SIGKILL (MCP stdio transport).
+and stopped when it ends. A line over 16 MiB is dropped whole, up to its newline, and fails the one
+request pending, if there is one (protocol.md P116). Closing sends EOF, then SIGTERM, then SIGKILL (MCP
+stdio transport).
 """
 
 from __future__ import annotations
@@ -16,15 +17,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
 from ..protocol.constants import META_SUBSCRIPTION_ID
+from ..protocol.lines import MAX_LINE, LineTooLong, read_line
 from ..protocol.messages import notification
 from .callbacks import Notify
+from .errors import ClientError
 from .inbound import Inbound
+
+log = logging.getLogger("baton.client")
 
 
 class StdioTransport:
@@ -51,7 +57,7 @@ class StdioTransport:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 env=self.env,
-                limit=16 * 1024 * 1024,
+                limit=MAX_LINE,
             )
             self._reader = asyncio.ensure_future(self._read())
         return self.proc
@@ -59,7 +65,11 @@ class StdioTransport:
     async def _read(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
         while True:
-            line = await self.proc.stdout.readline()
+            try:
+                line = await read_line(self.proc.stdout)
+            except LineTooLong:  # dropped whole, to its newline (P116)
+                self._too_long()
+                continue
             if not line:
                 break
             try:
@@ -98,6 +108,16 @@ class StdioTransport:
             if not future.done():
                 future.set_exception(ConnectionError("the stdio server exited"))
         self._pending.clear()
+
+    def _too_long(self) -> None:
+        """The server wrote a line over the limit: it cannot be read, so the one request it can be the
+        answer to fails (its id is in the dropped line); with several pending, each waits on."""
+        calls = [rid for rid in self._pending if rid not in self._listens]
+        log.warning("the stdio server wrote a line longer than %d bytes; it was dropped", MAX_LINE)
+        if len(calls) == 1 and not (future := self._pending[calls[0]]).done():
+            future.set_exception(
+                ClientError(f"the server's answer was longer than {MAX_LINE} bytes (the stdio line limit)")
+            )
 
     async def request(
         self, message: dict[str, Any], version: str, notify: Notify | None, param_headers: dict[str, str]

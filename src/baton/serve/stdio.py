@@ -6,13 +6,15 @@ always. An `initialize` without the 2026 envelope makes the process one 2025-11-
 session's requests go through the bridge (`Runtime.handle_handshake`), whose server requests are written to
 stdout and answered by the JSON-RPC responses the client writes to stdin. List changes and resource
 updates for the session go to stdout once `notifications/initialized` has arrived (protocol.md P31).
+A line over 16 MiB is dropped whole, up to its newline, and answered with one error (protocol.md P116).
 
 stdout carries only MCP messages, built by `baton.protocol.messages`, one whole line each; logs go to
 stderr. `notifications/cancelled` stops the request it names, of either era (and ends a listen stream);
-nothing more is written for it. EOF on stdin fails the session's open server requests, then ends the
-server after the requests in flight finish. SIGINT and SIGTERM end it at once: reading stops, the
-requests in flight are cancelled, and the process exits 130 after SIGINT, 0 after SIGTERM or EOF, with
-no traceback (protocol.md P98).
+nothing more is written for it. EOF on stdin (how a host stops a stdio server) fails the session's open
+server requests and ends the listen streams at once, gives the calls still running `EOF_GRACE_S` to finish,
+cancels the rest and exits (protocol.md P115). SIGINT and SIGTERM, before or after EOF, end it at once:
+reading stops, the requests in flight are cancelled, and the process exits 130 after SIGINT, 0 after
+SIGTERM or EOF, with no traceback (protocol.md P98).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import orjson
 from ..connect import mount_default_kit
 from ..protocol.era import is_modern
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
+from ..protocol.lines import MAX_LINE, LineTooLong, read_line
 from ..protocol.messages import (
     Message,
     RequestId,
@@ -55,7 +58,9 @@ if TYPE_CHECKING:
     from ..server.core import Server
 
 log = logging.getLogger("baton.stdio")
-MAX_LINE = 16 * 1024 * 1024
+EOF_GRACE_S = 2.0
+"""How long the calls still running at EOF on stdin may take before they are cancelled (protocol.md P115):
+short, since the host that closed stdin sends SIGTERM, then SIGKILL, soon after."""
 _NOT_INITIALIZED = (
     "Invalid request: initialize first, or send the 2026-07-28 _meta"
     " (io.modelcontextprotocol/protocolVersion) on every request"
@@ -71,6 +76,7 @@ class StdioServer:
         self.reader = reader
         self.out = out
         self.inflight: dict[RequestId, asyncio.Task[None]] = {}
+        self._listening: set[asyncio.Task[Any]] = set()  # the tasks serving a `subscriptions/listen` stream
         self.info = RequestInfo("stdio")
         # The process's one 2025-11-25 session (protocol.md P33), and its open server requests.
         self.session: ServerSession | None = None
@@ -88,10 +94,13 @@ class StdioServer:
         self.out.flush()
 
     def stop(self, signum: int) -> None:
-        """A signal asks the server to end: stop reading now; `run` cancels what is in flight (P98)."""
+        """A signal asks the server to end: stop reading and cancel what is in flight, now, also after EOF
+        while `run` waits for the calls still running (P98, P115)."""
         self.signal = signum
         if self._reading is not None:
             self._reading.cancel()
+        for task in list(self.inflight.values()):
+            task.cancel()
 
     async def run(self) -> None:
         _ = self.server.runtime.sealer  # load the key ring before the first request
@@ -102,9 +111,18 @@ class StdioServer:
         # Nobody is left to answer the session's server requests: the requests waiting on them end (P33).
         self._eof = True
         self.outbound.fail_all("the client closed stdin" if self.signal is None else "the server is stopping")
-        if self.signal is not None:
-            for task in self.inflight.values():
+        if self.signal is None:
+            # EOF: the host is stopping the server. Listen streams end now, the calls still running get a
+            # short grace, then are cancelled (P115); a signal meanwhile cancels them at once (`stop`).
+            for task in list(self._listening):
                 task.cancel()
+            if self.inflight:
+                await asyncio.wait(list(self.inflight.values()), timeout=EOF_GRACE_S)
+            if self.inflight:
+                left = len(self.inflight)
+                log.warning("stdin closed: %d request(s) still running after %g s were cancelled", left, EOF_GRACE_S)
+        for task in list(self.inflight.values()):
+            task.cancel()
         if self.inflight:
             await asyncio.gather(*self.inflight.values(), return_exceptions=True)
         if self._unwatch is not None:
@@ -115,8 +133,8 @@ class StdioServer:
         """Read and dispatch lines until EOF."""
         while True:
             try:
-                line = await self.reader.readline()
-            except ValueError:  # a line over the limit: skip it, report, keep serving
+                line = await read_line(self.reader)
+            except LineTooLong:  # dropped whole, to its newline (P116): report it once, keep serving
                 self.write(
                     error_response(None, McpError(INVALID_REQUEST, f"Message too large (limit {MAX_LINE} bytes)"))
                 )
@@ -207,6 +225,12 @@ class StdioServer:
         self.write(reply.body)
 
     async def _listen(self, sub: Subscription) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        if self._eof:  # opened while the server is ending (P115)
+            self.server.runtime.hub.close(sub)
+            return
+        self._listening.add(task)
         try:
             self.write(notification(*sub.acknowledgement()))
             async for method, params in sub.notifications():
@@ -214,6 +238,7 @@ class StdioServer:
         except asyncio.CancelledError:
             return
         finally:
+            self._listening.discard(task)
             self.server.runtime.hub.close(sub)
         # The server ended it: send the listen result and, for older clients, the cancel (protocol.md P20).
         self.write(result_response(sub.listen_id, sub.result()))
