@@ -141,8 +141,10 @@ def test_ctrl_c_stops_the_page_and_its_server_without_a_traceback(signum: int, c
             socket.create_connection(("127.0.0.1", dev.port), timeout=1).close()
 
 
-def test_ctrl_c_in_a_terminal_reaches_the_server_too_and_nothing_prints_a_traceback() -> None:
-    """A terminal sends Ctrl-C to the whole foreground group: `baton dev` and its stdio server both get it."""
+def test_ctrl_c_in_a_terminal_stops_dev_and_its_server_and_nothing_prints_a_traceback() -> None:
+    """A terminal sends Ctrl-C to the whole foreground group. The stdio server is in a group of its own (P135), so
+    only `baton dev` gets it and closes the server the MCP way; a server still importing its code prints no
+    traceback (before P135 it raised KeyboardInterrupt mid-import when the machine was slow)."""
     with baton_dev(EVERYTHING) as dev:
         deadline = time.monotonic() + 20
         while not _children(dev.proc.pid) and time.monotonic() < deadline:
@@ -152,6 +154,24 @@ def test_ctrl_c_in_a_terminal_reaches_the_server_too_and_nothing_prints_a_traceb
         _, err = dev.proc.communicate(timeout=20)
         assert dev.proc.returncode == 130
         assert "Traceback" not in err.decode() and "KeyboardInterrupt" not in err.decode(), err.decode()
+
+
+def test_ctrl_c_while_the_server_is_still_starting_python_prints_no_traceback(tmp_path: Path) -> None:
+    """The case a slow machine hit now and then, made certain: every Python started here spends seconds in its
+    start-up (a `sitecustomize` that sleeps), before the server has any code of its own to catch Ctrl-C (P135)."""
+    (tmp_path / "sitecustomize.py").write_text("import time\n\ntime.sleep(3)\n")
+    with baton_dev(EVERYTHING, env={"PYTHONPATH": str(tmp_path)}) as dev:
+        deadline = time.monotonic() + 20
+        while not (children := _children(dev.proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert children, "baton dev started no server"
+        time.sleep(1)  # the server's Python is inside its start-up sleep
+        os.killpg(dev.proc.pid, signal.SIGINT)
+        _, err = dev.proc.communicate(timeout=30)
+        text = err.decode()
+        assert dev.proc.returncode == 130, text
+        assert "Traceback" not in text and "KeyboardInterrupt" not in text, text
+        assert not any(Path(f"/proc/{pid}").exists() for pid in children), "the server outlived baton dev"
 
 
 @pytest.mark.parametrize(

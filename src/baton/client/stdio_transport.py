@@ -8,8 +8,9 @@ the server's own requests are answered through it, on stdin, and the notificatio
 (elicitation complete, cancelled) reach it (protocol.md P33, P34). Stdio does not say which request
 an ask belongs to; one that arrives while a single request is pending is taken as that request's
 and stopped when it ends. A line over 16 MiB is dropped whole, up to its newline, and fails the one
-request pending, if there is one (protocol.md P116). Closing sends EOF, then SIGTERM, then SIGKILL (MCP
-stdio transport).
+request pending, if there is one (protocol.md P116). The server runs in a process group of its own, so
+a terminal's Ctrl-C reaches only this client, which then closes it: EOF, then SIGTERM, then SIGKILL (MCP
+stdio transport; protocol.md P135).
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ class StdioTransport:
                 stdout=asyncio.subprocess.PIPE,
                 env=self.env,
                 limit=MAX_LINE,
+                # Its own process group (P135): Ctrl-C at the terminal reaches this client, which ends the server
+                # the MCP way (close stdin, wait, SIGTERM, wait, SIGKILL), never a server still importing its code.
+                process_group=0,
             )
             self._reader = asyncio.ensure_future(self._read())
         return self.proc
