@@ -111,17 +111,17 @@ def local_ledger_warning(url: str | None, workers: int) -> str | None:
     """A warning when this is one of several instances and its ledger is local (not Redis), else None."""
     if bus_url(url) is not None or url is None:
         return None
-    answers = "a 2025-11-25 answer that reaches another one than its call's is refused (421)"
+    answers = "a 2025-11-25 answer that reaches another {} than the one that asked is refused (421)"
     if workers > 1:
         return (
-            f"the {workers} worker processes share no answer bus (the ledger is not Redis): {answers}; "
-            "set BATON_LEDGER=redis://..."
+            f"the {workers} worker processes share no answer bus (the ledger is not Redis): "
+            f"{answers.format('worker')}; set BATON_LEDGER=redis://..."
         )
     if os.environ.get(ENV_INSTANCE):
         return (
-            f"${ENV_INSTANCE} names this one of several instances, but its ledger is local: each instance keeps its "
-            f"own, so single use holds per instance only, and {answers}; give every instance the same "
-            "BATON_LEDGER=redis://..."
+            f"${ENV_INSTANCE} names this one of several instances, but its ledger is local: each instance keeps "
+            f"its own, so single use holds per instance only, and {answers.format('instance')}; give every "
+            "instance the same BATON_LEDGER=redis://..."
         )
     return None
 
