@@ -9,7 +9,8 @@ session and checks these tests reuse):
   50 sessions, each one eliciting call whose answers mostly land on other instances; none is lost.
 - the shipped config: instance b killed, then restarted; the first asking calls sent to it complete,
   although nginx, still probing b, sends their answers elsewhere.
-- two instances without Redis: an answer POSTed to the wrong one is refused (421) and says why, never 202.
+- two instances without Redis: an answer POSTed to the wrong one is refused (421) and says why, never 202;
+  with Redis stopped, 503 with `Retry-After`; once it is back, the answer goes through and the call ends.
 """
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 from scaleout import TARGET, Cluster, run
+from support.redis_server import RedisServer
 from support.serve import start_server
 from test_http_handshake import Client, message_of, rpc, until
 from test_scaleout_handshake import Call, Session, client, failed, ran_once
@@ -32,6 +36,7 @@ pytestmark = pytest.mark.scaleout
 
 SESSIONS = 50
 ASK_TIMEOUT = ("--ask-timeout", "8")  # a lost answer ends its call in seconds, not in 600
+CONFIRM = {"action": "accept", "content": {"confirm": True}}
 
 
 @pytest.fixture
@@ -121,28 +126,73 @@ def test_the_first_asking_call_after_a_restart_completes(hashed: Cluster, report
     )
 
 
-def test_without_a_shared_redis_a_misdirected_answer_is_refused(tmp_path: Path) -> None:
+@contextmanager
+def two_instances(tmp_path: Path, ledger: str) -> Iterator[tuple[str, str]]:
+    """Two `baton serve` of the scale-out server on their own ports and data directories, one key file and
+    the ledger URL `ledger`; their URLs. No nginx: the test picks the instance of each request."""
     keys = tmp_path / "state-keys"
     keys.write_text(Key.generate("k0").encode() + "\n")
     keys.chmod(0o600)
-    (tmp_path / "b").mkdir()
-    env = {"BATON_KEY_FILE": str(keys), "BATON_TEST_RUNLOG": str(tmp_path / "runs.log"), "BATON_LEDGER": "sqlite:"}
+    env = {"BATON_KEY_FILE": str(keys), "BATON_TEST_RUNLOG": str(tmp_path / "runs.log"), "BATON_LEDGER": ledger}
+    own = {name: {"BATON_INSTANCE": name, "BATON_DATA_DIR": str(tmp_path / name)} for name in "ab"}
+    for name in "ab":
+        (tmp_path / name).mkdir()
     with (
-        start_server(TARGET, log=tmp_path / "a.log", env={**env, "BATON_DATA_DIR": str(tmp_path)}) as a,
-        start_server(TARGET, log=tmp_path / "b.log", env={**env, "BATON_DATA_DIR": str(tmp_path / "b")}) as b,
+        start_server(TARGET, log=tmp_path / "a.log", env={**env, **own["a"]}) as a,
+        start_server(TARGET, log=tmp_path / "b.log", env={**env, **own["b"]}) as b,
     ):
-        session = Client(a.url)
-        session.initialize(caps={"elicitation": {"form": {}}})
-        msg = rpc("tools/call", {"name": "transfer", "arguments": {"flow": "lone", "amount": 1}})
-        with session.stream(msg) as (_, events):
-            _, asked = until(events, lambda m: m.get("method") == "elicitation/create")
-            question = message_of(asked)
-            assert question is not None
-            other = Client(b.url)
-            other.sid = session.sid  # the sealed id opens on b too: only the waiting request is a's
-            answer = {"action": "accept", "content": {"confirm": True}}
-            resp = other.answer(question["id"], answer)
-            assert resp.status_code == 421, (resp.status_code, resp.text)
-            error = orjson.loads(resp.content)["error"]
-            assert "share no answer bus" in error["message"] and "BATON_LEDGER=redis://" in error["message"]
-            assert session.answer(question["id"], answer).status_code == 202  # the right instance takes it
+        yield a.url, b.url
+
+
+@contextmanager
+def asked_on(url: str, flow: str) -> Iterator[tuple[Client, dict[str, Any], Iterator[dict[str, str]]]]:
+    """A session calling `transfer` on `url`: (the session, its first question, the rest of the call's stream)."""
+    session = Client(url)
+    session.initialize(caps={"elicitation": {"form": {}}})
+    msg = rpc("tools/call", {"name": "transfer", "arguments": {"flow": flow, "amount": 1}})
+    with session.stream(msg) as (_, events):
+        _, asked = until(events, lambda m: m.get("method") == "elicitation/create")
+        question = message_of(asked)
+        assert question is not None
+        yield session, question, events
+
+
+def elsewhere_client(session: Client, url: str) -> Client:
+    other = Client(url)
+    other.sid = session.sid  # the sealed id opens on the other instance too: only the waiting request does not
+    return other
+
+
+def test_without_a_shared_redis_a_misdirected_answer_is_refused(tmp_path: Path) -> None:
+    with two_instances(tmp_path, "sqlite:") as (a, b), asked_on(a, "lone") as (session, question, _):
+        resp = elsewhere_client(session, b).answer(question["id"], CONFIRM)
+        assert resp.status_code == 421, (resp.status_code, resp.text)
+        error = orjson.loads(resp.content)["error"]
+        assert "share no answer bus" in error["message"] and "BATON_LEDGER=redis://" in error["message"]
+        assert session.answer(question["id"], CONFIRM).status_code == 202  # the right instance takes it
+
+
+def test_a_redis_outage_refuses_with_503_and_the_bus_comes_back(tmp_path: Path) -> None:
+    redis = RedisServer(tmp_path)
+    redis.start()
+    try:
+        with two_instances(tmp_path, redis.url) as (a, b), asked_on(a, "outage") as (session, question, events):
+            other = elsewhere_client(session, b)
+            redis.stop()
+            resp = other.answer(question["id"], CONFIRM)
+            assert resp.status_code == 503 and "retry-after" in resp.headers, (resp.status_code, resp.text)
+            assert "could not be passed on to the instance that asked" in orjson.loads(resp.content)["error"]["message"]
+            redis.start()  # the same port: a subscribes again by itself, b reconnects on its next publish
+            deadline = time.monotonic() + 15
+            while (resp := other.answer(question["id"], CONFIRM)).status_code != 202 and time.monotonic() < deadline:
+                time.sleep(0.25)
+            assert resp.status_code == 202, (resp.status_code, resp.text)
+            _, asked = until(events, lambda m: m.get("method") == "elicitation/create")  # the note: round 2
+            second = message_of(asked)
+            assert second is not None
+            assert other.answer(second["id"], {"action": "accept", "content": {"note": "n"}}).status_code == 202
+            _, final = until(events, lambda m: "result" in m)
+            body = message_of(final)
+            assert body is not None and body["result"]["content"][0]["text"] == "done outage on a: n"
+    finally:
+        redis.stop()

@@ -110,8 +110,9 @@ def test_a_per_ask_timeout_beats_the_server_default(mcp1_python: Path) -> None:
 
 
 def test_a_resumed_stream_replays_the_question_and_the_answer_counts(http: RunningServer) -> None:
-    """Issue 41 item 1: a client whose POST stream dropped resumes it with `Last-Event-ID`, sees the question
-    again, answers it, and the tool gets that answer, not `Cancelled` (protocol.md P111)."""
+    """Issue 41 item 1: a client whose POST stream dropped resumes it with `Last-Event-ID` (twice: the first
+    resumption drops too), sees the question again, answers it, and the tool gets that answer, not
+    `Cancelled` (protocol.md P111)."""
     client = Client(http.url)
     client.initialize()
     msg = rpc("tools/call", {"name": "book", "arguments": {"city": "Lima"}})
@@ -119,6 +120,9 @@ def test_a_resumed_stream_replays_the_question_and_the_answer_counts(http: Runni
         priming = next(events)
         until(events, lambda m: m.get("method") == "elicitation/create")
     time.sleep(0.5)  # the connection is gone: nothing ends the question but the window or the ask timeout
+    with client.get(**{"Last-Event-ID": priming["id"]}) as (resp, events):
+        until(events, lambda m: m.get("method") == "elicitation/create")  # replayed; this connection drops too
+    time.sleep(0.5)
     with client.get(**{"Last-Event-ID": priming["id"]}) as (resp, events):
         assert resp.status_code == 200
         _, asked = until(events, lambda m: m.get("method") == "elicitation/create")
