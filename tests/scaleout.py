@@ -281,6 +281,18 @@ class Cluster:
         self.redis.stop()
 
 
+def running_cluster(tmp_path: Path, **options: Any) -> Iterator[Cluster]:
+    """A `Cluster(**options)` in the test's tmp_path, started; closed after the test, whatever it did."""
+    workdir = tmp_path / "cluster"
+    workdir.mkdir()
+    running = Cluster(workdir, **options)
+    try:
+        running.start()
+        yield running
+    finally:
+        running.close()
+
+
 def fixtures(tag: str) -> tuple[Any, Any]:
     """The fixtures `cluster` (three instances in the test's tmp_path, started; closed after the test, whatever it
     did) and `report` (prints a measured figure after `[tag]`, even when pytest captures output), for a test
@@ -288,14 +300,7 @@ def fixtures(tag: str) -> tuple[Any, Any]:
 
     @pytest.fixture
     def cluster(tmp_path: Path) -> Iterator[Cluster]:
-        workdir = tmp_path / "cluster"
-        workdir.mkdir()
-        running = Cluster(workdir)
-        try:
-            running.start()
-            yield running
-        finally:
-            running.close()
+        yield from running_cluster(tmp_path)
 
     @pytest.fixture
     def report(capsys: pytest.CaptureFixture[str]) -> Callable[[str], None]:

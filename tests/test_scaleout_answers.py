@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 import pytest
-from scaleout import TARGET, Cluster, run
+from scaleout import TARGET, Cluster, fixtures, run, running_cluster
 from support.redis_server import RedisServer
 from support.serve import start_server
 from test_http_handshake import Client, message_of, rpc, until
@@ -39,34 +39,17 @@ ASK_TIMEOUT = ("--ask-timeout", "8")  # a lost answer ends its call in seconds, 
 CONFIRM = {"action": "accept", "content": {"confirm": True}}
 
 
-@pytest.fixture
-def report(capsys: pytest.CaptureFixture[str]) -> Callable[[str], None]:
-    def say(line: str) -> None:
-        with capsys.disabled():
-            print(f"\n    [scaleout-answers] {line}")
-
-    return say
-
-
-def cluster_of(tmp_path: Path, *, round_robin: bool) -> Iterator[Cluster]:
-    workdir = tmp_path / "cluster"
-    workdir.mkdir()
-    running = Cluster(workdir, args=ASK_TIMEOUT, round_robin=round_robin)
-    try:
-        running.start()
-        yield running
-    finally:
-        running.close()
+_, report = fixtures("scaleout-answers")  # `report` prints a figure after the tag; the cluster is made below
 
 
 @pytest.fixture
 def round_robin(tmp_path: Path) -> Iterator[Cluster]:
-    yield from cluster_of(tmp_path, round_robin=True)
+    yield from running_cluster(tmp_path, args=ASK_TIMEOUT, round_robin=True)
 
 
 @pytest.fixture
 def hashed(tmp_path: Path) -> Iterator[Cluster]:
-    yield from cluster_of(tmp_path, round_robin=False)
+    yield from running_cluster(tmp_path, args=ASK_TIMEOUT)
 
 
 def elsewhere(calls: list[Call]) -> int:
