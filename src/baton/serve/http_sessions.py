@@ -287,7 +287,10 @@ class SessionEndpoints:
             return
         try:
             self.bus = AnswerBus(url, self.route, self._passed_on)
-        except ValueError as exc:  # the redis extra is missing, or the URL is unusable: the ledger says so too
+        except ModuleNotFoundError as exc:  # the redis extra is missing: the ledger will say so too
+            log.error("no answer bus between instances: %s", parse_store_url(url, "ledger").redis_missing(exc))
+            return
+        except ValueError as exc:  # a URL the Redis client cannot use
             log.error("no answer bus between instances: %s", exc)
             return
         await self.bus.start()
