@@ -5,7 +5,9 @@ waits for the answer (up to the ask timeout, protocol.md P95). A client that dec
 never answers holds every such call open. This script starts `baton serve examples/everything.py` over
 HTTP with a long ask timeout, opens sessions of 32 calls each (the per-session cap) until 10,000 calls
 wait (the per-instance cap), each on its own connection kept open, and reads the server's resident
-memory (`VmRSS`) before, with the calls waiting, and after the clients close; a second wave shows
+memory (`VmRSS`) before, with the calls waiting, once the clients closed while the questions still
+wait for a resume (the server's resume window, protocol.md P111, is `RESUME_WINDOW_S` here), and after
+that window; a second wave shows
 whether the memory of the first is reused. It checks that one call more in a full session, and one in
 a new session past the instance cap, are refused with a clear tool error, and that once the clients
 have gone a new call asks again. It prints one Markdown table, or one JSON object with `--json`.
@@ -35,6 +37,7 @@ from processes import Server, Skip, start, stop
 from baton.client.http11 import Response, Url
 
 PER_SESSION = 32  # MAX_OPEN_ASKS_PER_SESSION, baton.server.handshake
+RESUME_WINDOW_S = 5  # the server's --resume-window: closed streams' questions wait this long (P111)
 ASKING_TOOL = "test_elicitation"
 
 
@@ -125,13 +128,21 @@ async def measure(server: Server, calls: int, waves: int) -> dict[str, Any]:
             sessions.append(extra)
         for session in sessions:
             await session.close()
-        await asyncio.sleep(2.0)
+        await asyncio.sleep(1.0)
+        in_window = rss_kib(pid)  # the questions still wait, for a resume that will not come
+        await asyncio.sleep(RESUME_WINDOW_S + 1.0)
         report["waves"].append(
-            {"sessions": len(sessions), "open_s": round(opened_s, 1), "rss_kib": with_calls, "closed_kib": rss_kib(pid)}
+            {
+                "sessions": len(sessions),
+                "open_s": round(opened_s, 1),
+                "rss_kib": with_calls,
+                "in_window_kib": in_window,
+                "closed_kib": rss_kib(pid),
+            }
         )
     first = report["waves"][0]
     report["bytes_per_call"] = round((first["rss_kib"] - before) * 1024 / max(calls, 1))
-    again = Session(url)  # the closed streams gave their questions back: a new call asks again
+    again = Session(url)  # past the window the closed streams gave their questions back: a new call asks again
     await again.open()
     report["asks_again_after_close"] = await again.ask(calls + 3) == ""
     await again.close()
@@ -158,7 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     baton = Path(sys.executable).parent / "baton"
 
     def argv_of(port: int) -> list[str]:
-        return [str(baton), "serve", "examples/everything.py", "--http", f"127.0.0.1:{port}", "--ask-timeout", "3600"]
+        return [
+            *(str(baton), "serve", "examples/everything.py", "--http", f"127.0.0.1:{port}"),
+            *("--ask-timeout", "3600", "--resume-window", str(RESUME_WINDOW_S)),
+        ]
 
     server = Server("baton", Path(sys.executable), argv_of)
     with tempfile.TemporaryDirectory() as logs:
@@ -180,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"| wave {i}: {report['calls_waiting']:,} calls waiting in {wave['sessions']} sessions"
             f" (opened in {wave['open_s']} s) | {wave['rss_kib'] / mib:.1f} MiB;"
-            f" {wave['closed_kib'] / mib:.1f} MiB once the clients closed |"
+            f" {wave['in_window_kib'] / mib:.1f} MiB once the clients closed, their questions waiting for a resume;"
+            f" {wave['closed_kib'] / mib:.1f} MiB after the resume window |"
         )
     print(f"| per waiting call (wave 1) | {report['bytes_per_call'] / 1024:.1f} KiB |")
     print(f"| one call more in a full session | {report['refused_in_full_session'] or 'not refused'} |")

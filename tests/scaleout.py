@@ -51,8 +51,11 @@ def _substitute(text: str, pattern: str, replace: str, count: int) -> str:
     return new
 
 
-def render_site(example: str, listen_port: int, upstream_ports: list[int], access_log: Path) -> str:
-    """examples/deploy/nginx.conf with loopback addresses: its three upstream servers become ours."""
+def render_site(
+    example: str, listen_port: int, upstream_ports: list[int], access_log: Path, *, round_robin: bool = False
+) -> str:
+    """examples/deploy/nginx.conf with loopback addresses: its three upstream servers become ours. With
+    `round_robin`, its `hash` line goes: nginx's default, every request to the next instance in turn."""
     params = re.search(r"^\s*server 10\.0\.0\.11:8000( [^;]*);$", example, flags=re.MULTILINE)
     if params is None:
         pytest.fail(f"{NGINX_EXAMPLE} no longer starts its upstream with `server 10.0.0.11:8000 ...;`")
@@ -60,6 +63,8 @@ def render_site(example: str, listen_port: int, upstream_ports: list[int], acces
     text = _substitute(example, r"^    server 10\.0\.0\.1[23]:8000 [^;]*;\n", "", 2)
     text = _substitute(text, r"^    server 10\.0\.0\.11:8000 [^;]*;$", servers.replace("\\", "\\\\"), 1)
     text = _substitute(text, r"^(\s*)listen 80;", rf"\g<1>listen 127.0.0.1:{listen_port};", 1)
+    if round_robin:
+        text = _substitute(text, r"^    hash \$baton_affinity consistent;\n", "", 1)
     log = r"access_log /var/log/nginx/baton\.access\.log baton;"
     return _substitute(text, log, f"access_log {access_log} baton;", 1)
 
@@ -91,8 +96,9 @@ http {{
 class Nginx:
     """nginx in the foreground on a loopback port, proxying to `upstream_ports` as examples/deploy/nginx.conf does."""
 
-    def __init__(self, prefix: Path, upstream_ports: list[int]) -> None:
+    def __init__(self, prefix: Path, upstream_ports: list[int], *, round_robin: bool = False) -> None:
         self.binary = nginx_binary()
+        self.round_robin = round_robin
         self.prefix = prefix
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
@@ -104,7 +110,10 @@ class Nginx:
     def start(self) -> None:
         (self.prefix / "temp").mkdir(parents=True, exist_ok=True)
         site = self.prefix / "baton.conf"
-        site.write_text(render_site(NGINX_EXAMPLE.read_text(), self.port, self.upstream_ports, self.access_log))
+        example = NGINX_EXAMPLE.read_text()
+        site.write_text(
+            render_site(example, self.port, self.upstream_ports, self.access_log, round_robin=self.round_robin)
+        )
         conf = self.prefix / "nginx.conf"
         conf.write_text(render_main(self.prefix, site))
         self.process = start(
@@ -137,8 +146,9 @@ class Nginx:
 class Instance:
     """One `baton serve` process: its own name, port and data directory; the shared key file and ledger."""
 
-    def __init__(self, name: str, workdir: Path, env: dict[str, str]) -> None:
+    def __init__(self, name: str, workdir: Path, env: dict[str, str], args: tuple[str, ...] = ()) -> None:
         self.name = name
+        self.args = args
         self.port = free_port()
         self.log = workdir / f"instance-{name}.log"
         data = workdir / f"data-{name}"
@@ -148,7 +158,7 @@ class Instance:
 
     def spawn(self) -> None:
         self.process = spawn(
-            [BATON, "serve", TARGET, "--http", f"127.0.0.1:{self.port}"],
+            [BATON, "serve", TARGET, "--http", f"127.0.0.1:{self.port}", *self.args],
             log=self.log,
             append=True,
             cwd=ROOT,
@@ -186,12 +196,22 @@ class Instance:
 
 
 class Cluster:
-    """Redis, `count` instances and nginx; `url` is nginx's MCP endpoint."""
+    """Redis, `count` instances (each `baton serve ... *args`) and nginx (`round_robin`: without the shipped
+    config's `hash`); `url` is nginx's MCP endpoint."""
 
     def __init__(
-        self, workdir: Path, count: int = 3, *, persistent_redis: bool = True, env: dict[str, str] | None = None
+        self,
+        workdir: Path,
+        count: int = 3,
+        *,
+        persistent_redis: bool = True,
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+        round_robin: bool = False,
     ) -> None:
         self.workdir = workdir
+        self.args = args
+        self.round_robin = round_robin
         self.extra_env = env or {}
         self.key_file = workdir / "state-keys"
         self.runlog = workdir / "runs.log"
@@ -212,12 +232,12 @@ class Cluster:
             "BATON_TEST_RUNLOG": str(self.runlog),
             **self.extra_env,
         }
-        self.instances = [Instance(name, self.workdir, env) for name in "abcdefgh"[: self.count]]
+        self.instances = [Instance(name, self.workdir, env, self.args) for name in "abcdefgh"[: self.count]]
         for instance in self.instances:
             instance.spawn()
         for instance in self.instances:
             instance.wait()
-        self.nginx = Nginx(self.workdir / "nginx", [i.port for i in self.instances])
+        self.nginx = Nginx(self.workdir / "nginx", [i.port for i in self.instances], round_robin=self.round_robin)
         self.nginx.start()
 
     @property
@@ -261,6 +281,18 @@ class Cluster:
         self.redis.stop()
 
 
+def running_cluster(tmp_path: Path, **options: Any) -> Iterator[Cluster]:
+    """A `Cluster(**options)` in the test's tmp_path, started; closed after the test, whatever it did."""
+    workdir = tmp_path / "cluster"
+    workdir.mkdir()
+    running = Cluster(workdir, **options)
+    try:
+        running.start()
+        yield running
+    finally:
+        running.close()
+
+
 def fixtures(tag: str) -> tuple[Any, Any]:
     """The fixtures `cluster` (three instances in the test's tmp_path, started; closed after the test, whatever it
     did) and `report` (prints a measured figure after `[tag]`, even when pytest captures output), for a test
@@ -268,14 +300,7 @@ def fixtures(tag: str) -> tuple[Any, Any]:
 
     @pytest.fixture
     def cluster(tmp_path: Path) -> Iterator[Cluster]:
-        workdir = tmp_path / "cluster"
-        workdir.mkdir()
-        running = Cluster(workdir)
-        try:
-            running.start()
-            yield running
-        finally:
-            running.close()
+        yield from running_cluster(tmp_path)
 
     @pytest.fixture
     def report(capsys: pytest.CaptureFixture[str]) -> Callable[[str], None]:

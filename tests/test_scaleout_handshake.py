@@ -12,8 +12,9 @@ recorded execution).
   answered by a POSTed JSON-RPC response with the session id, then the result. 2026-07-28 flows run
   beside them through the same nginx and stay spread.
 - Instance b SIGKILLed while every session has a call waiting for its first answer: only the calls
-  open on b fail (their streams end without a result), the others complete, and a new call on every
-  session succeeds, the sessions of b now on a or c (they open the sealed id).
+  open on b fail (their streams end without a result, their answers refused with 421 since the instance
+  that asked is gone), the others complete, and a new call on every session succeeds, the sessions of
+  b now on a or c (they open the sealed id).
 
 The client is httpx on raw HTTP, so these tests do not depend on Baton's client. Every process is
 started by tests/scaleout.py on loopback and stopped at teardown.
@@ -293,8 +294,9 @@ def test_instance_killed_with_open_requests(cluster: Cluster, report: Callable[[
     assert elsewhere, "every session had its open request on the killed instance"
     assert all(not c.complete and c.error for c in on_victim), [c.text for c in on_victim if c.complete]
     assert not failed(elsewhere), f"calls open on a or c failed: {failed(elsewhere)[:5]}\n{cluster.logs()}"
-    dropped = [c.answers for c in on_victim]
-    assert all(len(a) == 1 and a[0][0] == 202 and a[0][1] in ("a", "c") for a in dropped), dropped[:5]
+    # the instance that asked is gone, and its question with it: the answer is refused, never 202 (P113)
+    refused = [c.answers for c in on_victim]
+    assert all(len(a) == 1 and a[0][0] == 421 and a[0][1] in ("a", "c") for a in refused), refused[:5]
     assert not failed(after), f"new calls on the sessions failed: {failed(after)[:5]}\n{cluster.logs()}"
     assert all(c.instance in ("a", "c") for c in after), [c.instance for c in after]
     pairs = list(zip(first, after, strict=True))
@@ -305,7 +307,8 @@ def test_instance_killed_with_open_requests(cluster: Cluster, report: Callable[[
     assert retried >= 1, "nginx never passed a request on from the dead instance"
     report(
         f"instance b SIGKILLed with {SESSIONS} sessions each waiting for an answer: the {len(on_victim)} calls "
-        f"open on b ended without a result ({_kinds(on_victim)}), their answers taken (202) and dropped by a or c; the "
+        f"open on b ended without a result ({_kinds(on_victim)}), their answers refused by a or c (421: b is "
+        "gone); the "
         f"{len(elsewhere)} calls open on a and c completed; a new call on each of the {SESSIONS} sessions completed, "
         f"those of b on {dict(collections.Counter(a.instance for f, a in pairs if f.instance == 'b'))}; nginx passed "
         f"{retried} request(s) on after a refused connection"

@@ -279,6 +279,29 @@ def test_serve_says_where_it_serves_without_any_log_level(serve, tmp_path: Path)
     assert f"baton serve: data directory: {data}" in lines
 
 
+def test_serve_names_the_instance_and_the_ledger(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 41 item 9 (protocol.md P114): the start-up lines say which instance this is and which ledger it
+    uses; a lone unnamed instance with the default ledger gets no warning."""
+    server = serve(write(tmp_path, PLAIN), env={"BATON_INSTANCE": ""})
+    data = Path(os.environ["BATON_DATA_DIR"])
+    lines = server.log.read_text().splitlines()
+    assert f"baton serve: instance: {socket.gethostname()}:{server.proc.pid}" in lines
+    assert f"baton serve: ledger: SQLite file {data / 'ledger.sqlite3'}, this host only" in "\n".join(lines)
+    assert not any("share" in line and "Redis" in line and "BATON_LEDGER" in line for line in lines[:6]), lines
+
+
+def test_named_instances_with_a_local_ledger_are_warned(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    local = serve(write(tmp_path, PLAIN), env={"BATON_INSTANCE": "a"}).log.read_text()
+    assert "baton serve: instance: a\n" in local
+    assert "$BATON_INSTANCE names this one of several instances, but its ledger is local" in local
+    assert "give every instance the same BATON_LEDGER=redis://..." in local
+    # A Redis ledger is shared, and carries the answers between instances: no warning (it need not answer yet)
+    shared = serve(write(tmp_path, PLAIN), env={"BATON_INSTANCE": "b", "BATON_LEDGER": "redis://127.0.0.1:1/0"})
+    text = shared.log.read_text()
+    assert "baton serve: ledger: Redis at redis://127.0.0.1:1/0, also the answer bus between instances" in text
+    assert "ledger is local" not in text
+
+
 def test_stdio_says_it_on_stderr_and_keeps_stdout_for_protocol_messages(tmp_path: Path) -> None:
     line = b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{'
     line += (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from collections import defaultdict
 from pathlib import Path
@@ -136,3 +137,13 @@ def test_no_import_cycle_lazy_or_not() -> None:
     connect kit name `Server` only for types, so even that goes one way."""
     cycles = _cycles()
     assert not cycles, "modules that import each other (lazily or not):\n" + "\n".join(map(str, cycles))
+
+
+def test_the_deployment_example_and_guide_name_what_exists() -> None:
+    """Issue 41 item 9: the nginx example names only test files that exist, and the deployment guide names the
+    extra that Redis needs."""
+    example = (ROOT / "examples" / "deploy" / "nginx.conf").read_text()
+    named = set(re.findall(r"tests/[\w/]+\.py", example))
+    assert named, "the nginx example no longer names the tests that run it"
+    assert all((ROOT / name).is_file() for name in named), sorted(n for n in named if not (ROOT / n).is_file())
+    assert "mcp-baton[redis]" in (ROOT / "docs" / "deploy.md").read_text()

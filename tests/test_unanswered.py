@@ -4,7 +4,7 @@ Real peers, real transports: the `mcp==1.30.0` `ClientSession` of peers/legacy_m
 without an elicitation callback (it declares no elicitation, like many desktop hosts) or with one that
 never returns (a host that drops the question), against `baton serve tests/servers/unanswered.py` over
 stdio and Streamable HTTP; a raw 2026-07-28 request without the capability; and a raw 2025-11-25 HTTP
-client that closes the stream its question came on.
+client that closes the stream its question came on, then resumes it (or not) (issue 41 item 1, P111).
 """
 
 from __future__ import annotations
@@ -109,19 +109,48 @@ def test_a_per_ask_timeout_beats_the_server_default(mcp1_python: Path) -> None:
     assert 0.9 <= report["seconds"] < 5
 
 
-def test_a_stream_the_host_closes_ends_the_wait_at_once(http: RunningServer) -> None:
-    """The question's stream is closed: the handler gets `Cancelled` now, not after `--ask-timeout`;
-    the request goes on, and its result can be resumed with `Last-Event-ID` (protocol.md P32, P95)."""
+def test_a_resumed_stream_replays_the_question_and_the_answer_counts(http: RunningServer) -> None:
+    """Issue 41 item 1: a client whose POST stream dropped resumes it with `Last-Event-ID` (twice: the first
+    resumption drops too), sees the question again, answers it, and the tool gets that answer, not
+    `Cancelled` (protocol.md P111)."""
     client = Client(http.url)
     client.initialize()
     msg = rpc("tools/call", {"name": "book", "arguments": {"city": "Lima"}})
     with client.stream(msg) as (_, events):
-        _, asked = until(events, lambda m: m.get("method") == "elicitation/create")
-    closed = time.monotonic()
-    with client.get(**{"Last-Event-ID": asked["id"]}) as (resp, events):
+        priming = next(events)
+        until(events, lambda m: m.get("method") == "elicitation/create")
+    time.sleep(0.5)  # the connection is gone: nothing ends the question but the window or the ask timeout
+    with client.get(**{"Last-Event-ID": priming["id"]}) as (resp, events):
+        until(events, lambda m: m.get("method") == "elicitation/create")  # replayed; this connection drops too
+    time.sleep(0.5)
+    with client.get(**{"Last-Event-ID": priming["id"]}) as (resp, events):
         assert resp.status_code == 200
-        withdrawn, final = until(events, lambda m: m.get("id") == msg["id"])
-    assert time.monotonic() - closed < 1.5  # well before the 2-second --ask-timeout
+        _, asked = until(events, lambda m: m.get("method") == "elicitation/create")
+        question = message_of(asked)
+        assert question is not None
+        assert client.answer(question["id"], {"action": "accept", "content": {"nights": 3}}).status_code == 202
+        before, final = until(events, lambda m: m.get("id") == msg["id"])
+    assert [m.get("method") for m in before] == []  # never withdrawn
+    body = message_of(final)
+    assert body is not None and body["result"]["content"][0]["text"] == "booked: Lima for 3 nights"
+
+
+def test_a_stream_not_resumed_within_the_window_ends_its_question(tmp_path: Path) -> None:
+    """Without a resume, the question ends after the window (here 1 s, under the 20-second ask timeout) as
+    unanswered, is withdrawn, and the result waits for a `GET` with `Last-Event-ID` (protocol.md P32, P111)."""
+    args = ("--ask-timeout", "20", "--resume-window", "1")
+    with start_server(TARGET, *args, log=tmp_path / "serve.log") as server:
+        client = Client(server.url)
+        client.initialize()
+        msg = rpc("tools/call", {"name": "book", "arguments": {"city": "Quito"}})
+        with client.stream(msg) as (_, events):
+            _, asked = until(events, lambda m: m.get("method") == "elicitation/create")
+        closed = time.monotonic()
+        time.sleep(1.5)
+        with client.get(**{"Last-Event-ID": asked["id"]}) as (resp, events):
+            assert resp.status_code == 200
+            withdrawn, final = until(events, lambda m: m.get("id") == msg["id"])
+        assert time.monotonic() - closed < 10  # the window ended it, not the ask timeout
     assert [m.get("method") for m in withdrawn] == ["notifications/cancelled"]
     body = message_of(final)
-    assert body is not None and body["result"]["content"][0]["text"] == FALLBACK.format(city="Lima")
+    assert body is not None and body["result"]["content"][0]["text"] == FALLBACK.format(city="Quito")

@@ -30,6 +30,7 @@ ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
 ENV_AUTH = "BATON_SERVE_AUTH"  # --auth-* for the worker processes, as JSON
 ENV_LOG_LEVEL = "BATON_SERVE_LOG_LEVEL"  # --log-level for the worker processes (the format: $BATON_LOG_FORMAT)
 ENV_ASK_TIMEOUT = "BATON_SERVE_ASK_TIMEOUT"  # --ask-timeout for the worker processes
+ENV_RESUME_WINDOW = "BATON_SERVE_RESUME_WINDOW"  # --resume-window for the worker processes
 ENV_RELOAD = "BATON_SERVE_RELOAD"  # set for the process `--reload` restarts: it runs the start-up checks itself
 TEXT_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 ENV_AUTH_CLIENT_ID = "BATON_AUTH_CLIENT_ID"
@@ -59,6 +60,8 @@ def _worker_app() -> Any:
             raise SystemExit(f"baton serve: {refusal}")
     if ENV_ASK_TIMEOUT in os.environ:
         server.settings.ask_timeout_s = float(os.environ[ENV_ASK_TIMEOUT])
+    if ENV_RESUME_WINDOW in os.environ:
+        server.settings.resume_window_s = float(os.environ[ENV_RESUME_WINDOW])
     options = os.environ.get(ENV_AUTH)
     if options:
         problem = _protect(server, json.loads(options))
@@ -139,6 +142,8 @@ def serve(args: argparse.Namespace) -> int:
         return refuse(str(exc))
     if args.ask_timeout is not None:  # protocol.md P95
         server.settings.ask_timeout_s = args.ask_timeout
+    if args.resume_window is not None:  # protocol.md P111
+        server.settings.resume_window_s = args.resume_window
     auth_options = _auth_options(args)
     if auth_options is None and (args.auth_audience or args.auth_scopes or args.auth_introspection):
         return refuse("--auth-audience, --auth-scopes and --auth-introspection need --auth-issuer URL")
@@ -182,7 +187,7 @@ def serve(args: argparse.Namespace) -> int:
         return refuse("--reload restarts one process; it cannot be used with --workers")
     workers = f" ({args.workers} worker processes)" if args.workers > 1 else ""
     workers += f" (restarted when a file under {_watched(args.target)} changes)" if args.reload else ""
-    announce(server, where(host, int(port_text)) + workers, fmt, quiet=args.quiet)
+    announce(server, where(host, int(port_text)) + workers, fmt, quiet=args.quiet, workers=args.workers)
     allowed = args.allow_host or None
     if not is_loopback(host) and allowed is None:
         logging.getLogger("baton").warning(
@@ -203,6 +208,8 @@ def serve(args: argparse.Namespace) -> int:
             os.environ[ENV_LOG_LEVEL] = args.log_level
         if args.ask_timeout is not None:
             os.environ[ENV_ASK_TIMEOUT] = repr(args.ask_timeout)
+        if args.resume_window is not None:
+            os.environ[ENV_RESUME_WINDOW] = repr(args.resume_window)
         os.environ[LOG_FORMAT_ENV] = fmt
         reload: dict[str, Any] = {}
         if args.reload:  # uvicorn's reloader, with watchfiles: a new process on each change, same port
@@ -269,6 +276,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SECONDS",
         help="how long a 2025-11-25 request waits for the answer to a question before reading it as cancelled "
         "(default: the server's ask_timeout_s, 600)",
+    )
+    p.add_argument(
+        "--resume-window",
+        type=seconds,
+        metavar="SECONDS",
+        help="how long a 2025-11-25 question whose stream the client closed waits for the client to resume the "
+        "stream (GET with Last-Event-ID) before it reads as cancelled (default: the server's "
+        "resume_window_s, 30)",
     )
     p.add_argument(
         "--log-level",

@@ -65,6 +65,11 @@ def _startup_failed_line(record: logging.LogRecord) -> bool:
     return record.getMessage() != "Application startup failed. Exiting."
 
 
+def instance_name() -> str:
+    """What names this instance (its `baton-instance` header, its start-up lines): `$BATON_INSTANCE`, else host:pid."""
+    return os.environ.get(ENV_INSTANCE) or f"{socket.gethostname()}:{os.getpid()}"
+
+
 class HttpApp:
     """The ASGI app that serves one `Server` at one path (default `/mcp`)."""
 
@@ -80,7 +85,7 @@ class HttpApp:
     ) -> None:
         self.server = server
         mount_default_kit(server)  # the /connect/ pages below, and ctx.secret
-        self.instance = instance or os.environ.get(ENV_INSTANCE) or f"{socket.gethostname()}:{os.getpid()}"
+        self.instance = instance or instance_name()
         tag = (INSTANCE_HEADER, self.instance.encode("latin-1", "replace"))
         self._tag = [tag]
         self._json_head = [_JSON, tag]
@@ -200,9 +205,11 @@ class HttpApp:
                     logging.getLogger("uvicorn.error").addFilter(_startup_failed_line)
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
+                await self.sessions.start()  # the answer bus between instances, if they share Redis (P113)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.sessions.close()
+                await self.sessions.stop()
                 await self.server.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

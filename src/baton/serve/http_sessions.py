@@ -13,8 +13,11 @@ ends the session on this instance and refuses the id from then on.
 A request that may emit (`tools/call`, `prompts/get`, `resources/read`, `completion/complete`) is
 answered with SSE when the client accepts it; its messages go through a `StreamLog`, so a client that
 disconnects does not cancel it (only `notifications/cancelled` or `DELETE` does) and can resume it
-with `GET` and `Last-Event-ID`. Every JSON-RPC error of a session is sent with HTTP 200; 4xx statuses
-are for transport conditions only.
+with `GET` and `Last-Event-ID`; the questions it asked wait for that resume (`Followers`, protocol.md
+P111). The ids of the requests the server sends name this instance's route, so an answer POSTed to
+another instance is passed on to this one through the Redis they share (`AnswerBus`, P113). Every
+JSON-RPC error of a session is sent with HTTP 200; 4xx statuses are for transport conditions only
+(421: an answer that cannot reach the instance that asked).
 """
 
 from __future__ import annotations
@@ -36,8 +39,12 @@ from ..server.exchange import Exchange, RequestInfo
 from ..server.outbound import Outbound, Stream
 from ..server.sessions import ServerSession
 from ..server.subscriptions import RESOURCE_UPDATED
+from ..state.answer_bus import AnswerBus, BusUnavailable
+from ..state.entropy import random_bytes
+from ..state.store_url import parse_store_url
 from .asgi import HeaderPairs, disconnected, send_empty, send_json, send_reply
 from .event_store import Budget, EventStore, StreamLog, parse_event_id, sse_event
+from .followers import Followers
 
 if TYPE_CHECKING:
     from ..server.core import Server
@@ -62,22 +69,25 @@ RETRY_AFTER_S = 5
 SSE_METHODS = frozenset({"tools/call", "prompts/get", "resources/read", "completion/complete"})
 """Requests whose handlers may notify or ask: answered with SSE when the client accepts it."""
 SESSION_HEADER = b"mcp-session-id"
+ROUTE_BYTES = 4
+"""Random bytes of an instance's route: the Redis channel its answers come on, new at each start (P113)."""
 _SWEEP_S = 60.0
 
 
 class SessionState:
     """What one instance keeps for one live session (protocol.md P30)."""
 
-    __slots__ = ("backlog", "last_used", "outbound", "running", "session", "standalone", "store")
+    __slots__ = ("backlog", "followers", "last_used", "outbound", "running", "session", "standalone", "store")
 
     standalone: Channel | None
 
-    def __init__(self, session: ServerSession, budget: Budget) -> None:
+    def __init__(self, session: ServerSession, budget: Budget, route: str = "") -> None:
         assert session.id is not None
         self.session = session
-        self.outbound = Outbound()
+        self.outbound = Outbound(route_prefix(route))  # its ids name this instance (protocol.md P113)
         self.store = EventStore(session.id, budget)
         self.running: dict[RequestId, asyncio.Task[Any]] = {}
+        self.followers = Followers()
         self.standalone = None
         self.backlog = Channel(merge=True)
         self.last_used = time.monotonic()
@@ -100,6 +110,7 @@ class SessionState:
         """The session is over here: cancel its requests, end its streams, fail its server requests."""
         for task in list(self.running.values()):
             task.cancel()
+        self.followers.close()
         self.store.close()
         self.outbound.fail_all(reason)
         if self.standalone is not None:
@@ -165,7 +176,8 @@ class Crowded(Exception):
 class SessionTable:
     """The live sessions of this instance (bounded, idle ones forgotten) and the ids deleted here."""
 
-    def __init__(self, ttl_s: float) -> None:
+    def __init__(self, ttl_s: float, route: str = "") -> None:
+        self.route = route
         self._live: OrderedDict[str, SessionState] = OrderedDict()
         self._deleted: dict[str, float] = {}
         self._ttl_s = ttl_s
@@ -208,7 +220,7 @@ class SessionTable:
                 self._sweep(now)
             if len(self._live) >= MAX_SESSIONS:
                 raise Crowded
-            state = self._live[sid] = SessionState(session, self._budget)
+            state = self._live[sid] = SessionState(session, self._budget, self.route)
         else:
             self._live.move_to_end(sid)
         state.last_used = now
@@ -256,7 +268,9 @@ class SessionEndpoints:
 
     def __init__(self, server: Server, *, json_head: HeaderPairs, sse_head: HeaderPairs, tag: HeaderPairs) -> None:
         self.server = server
-        self.table = SessionTable(server.settings.session_ttl_s)
+        self.route = random_bytes(ROUTE_BYTES).hex()  # new at each start: a restarted instance asked nothing
+        self.table = SessionTable(server.settings.session_ttl_s, self.route)
+        self.bus: AnswerBus | None = None
         self._json_head = json_head
         self._sse_head = sse_head
         self._tag = tag
@@ -265,6 +279,34 @@ class SessionEndpoints:
     def close(self) -> None:
         self._unwatch()
         self.table.close()
+
+    async def start(self) -> None:
+        """Join the answer bus when the instances share a Redis ledger (protocol.md P113)."""
+        url = bus_url(self.server.runtime.ledger_url)
+        if url is None or self.bus is not None:
+            return
+        try:
+            self.bus = AnswerBus(url, self.route, self._passed_on)
+        except ModuleNotFoundError as exc:  # the redis extra is missing: the ledger will say so too
+            log.error("no answer bus between instances: %s", parse_store_url(url, "ledger").redis_missing(exc))
+            return
+        except ValueError as exc:  # a URL the Redis client cannot use
+            log.error("no answer bus between instances: %s", exc)
+            return
+        await self.bus.start()
+
+    async def stop(self) -> None:
+        if self.bus is not None:
+            await self.bus.close()
+            self.bus = None
+
+    def _passed_on(self, sid: str, message: dict[str, Any]) -> None:
+        """An answer another instance received for a question of this one (protocol.md P113)."""
+        state = self.table.find(sid)
+        if state is None:
+            log.info("dropped an answer passed on for a session with nothing open here")
+            return
+        state.outbound.answer(message)
 
     def _changed(self, method: str, params: dict[str, Any]) -> None:
         for state in self.table.states():
@@ -337,28 +379,72 @@ class SessionEndpoints:
         await send_empty(send, 202, self._tag)
 
     async def response(self, data: dict[str, Any], info: RequestInfo, raw: dict[bytes, bytes], send: Send) -> None:
-        """A client's answer to a server request: 202 whether or not it answers one of this session's."""
+        """A client's answer to a server request: 202 once applied here or passed on to the instance that asked
+        (protocol.md P113); 202 too when it answers nothing (P29); an error when it cannot reach its instance."""
         session = await self._session(raw, info, send)
         if session is None:
             return
-        state = self.table.find(session.id or "")  # without soft state no server request is open
+        assert session.id is not None
+        route = route_of(data.get("id"))
+        if route is not None and route != self.route:
+            await self._pass_on(route, session.id, data, send)
+            return
+        state = self.table.find(session.id)  # without soft state no server request is open
         if state is not None:
             state.outbound.answer(data)
+        await send_empty(send, 202, self._tag)
+
+    async def _pass_on(self, route: str, sid: str, data: dict[str, Any], send: Send) -> None:
+        """An answer to a question another instance asked: through the bus, else a 421 that says why."""
+        rid = str(data.get("id"))[:100]
+        if self.bus is None:
+            error = McpError(
+                INVALID_REQUEST,
+                f"Misdirected answer: request {rid!r} was sent by another instance of this server, and the instances "
+                "share no answer bus; send all of a session's requests to one instance (hash on Mcp-Session-Id), or "
+                "give every instance the same Redis ledger (BATON_LEDGER=redis://...)",
+            )
+            log.warning("refused an answer to %r: it belongs to another instance and there is no answer bus", rid)
+            await self._error(send, 421, None, error)
+            return
+        try:
+            delivered = await self.bus.publish(route, sid, data)
+        except BusUnavailable as exc:
+            log.error("could not pass an answer on to the instance that asked: %s", exc)
+            error = McpError(
+                INTERNAL_ERROR,
+                f"Server busy: the answer to {rid!r} could not be passed on to the instance that asked ({exc}); retry",
+            )
+            head = [*self._json_head, (b"retry-after", str(RETRY_AFTER_S).encode())]
+            await send_json(send, 503, head, error_response(None, error))
+            return
+        if not delivered:
+            error = McpError(
+                INVALID_REQUEST,
+                f"Misdirected answer: the instance that sent request {rid!r} is gone (stopped or restarted), and the "
+                "request with it; the call it belonged to has ended",
+            )
+            await self._error(send, 421, None, error)
+            return
         await send_empty(send, 202, self._tag)
 
     async def _streamed(self, state: SessionState, msg: Message, ex: Exchange, receive: Receive, send: Send) -> None:
         """SSE: a priming event, the request's notifications and server requests, its response, the end."""
         stream_log = state.store.open()
         stream = Stream(stream_log.write, state.outbound)
+        state.followers.opened(stream_log.id, stream)
         task = self._run(state, msg, ex, stream, stream_log)
         await send({"type": "http.response.start", "status": 200, "headers": self._sse_head})
         await send({"type": "http.response.body", "body": stream_log.priming(), "more_body": True})
         if await self._pump(stream_log.follow(0), receive, send):
             state.store.delivered(stream_log)
         elif not task.done():
-            log.info("client left the stream of request %r; it goes on (protocol.md P32)", msg.id)
-            # Its questions can no longer reach the person: they end now, as unanswered (protocol.md P95).
-            stream.close("the client closed the request's stream")
+            window = self.server.settings.resume_window_s
+            log.info(
+                "client left the stream of request %r; it goes on, its questions wait %g s for a resume", msg.id, window
+            )
+            # A disconnection is not a cancellation (protocol.md P111): a resume within the window replays them.
+            state.followers.left(stream_log.id, window)
 
     def _run(
         self, state: SessionState, msg: Message, ex: Exchange, stream: Stream, stream_log: StreamLog
@@ -374,6 +460,7 @@ class SessionEndpoints:
                 return
             finally:
                 state.running.pop(rid, None)
+                state.followers.ended(stream_log.id)
             stream_log.finish(reply.body)
 
         task = asyncio.ensure_future(run())
@@ -463,8 +550,11 @@ class SessionEndpoints:
             log.info("resumption of stream %s: nothing stored on this instance", sid)
             await send({"type": "http.response.body", "body": b""})
             return
+        state.followers.joined(sid)  # its questions wait on while this GET follows it (protocol.md P111)
         if await self._pump(stream_log.follow(seq), receive, send):
             state.store.delivered(stream_log)
+        else:
+            state.followers.left(sid, self.server.settings.resume_window_s)
 
     async def delete(self, info: RequestInfo, raw: dict[bytes, bytes], send: Send) -> None:
         """End the session (protocol.md P30): its requests, streams and server requests; later use is 404."""
@@ -543,6 +633,32 @@ class SessionEndpoints:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await work
         return delivered
+
+
+def route_prefix(route: str) -> str:
+    """The start of the ids of the requests a session's table sends on this instance (protocol.md P113)."""
+    return f"baton-{route}-" if route else "baton-"
+
+
+def route_of(rid: Any) -> str | None:
+    """The route a request id minted by `route_prefix` names (`baton-<route>-<table>-<n>`), or None."""
+    if not isinstance(rid, str) or not rid.startswith("baton-"):
+        return None
+    parts = rid.split("-")
+    route = parts[1] if len(parts) == 4 else ""
+    if len(route) != 2 * ROUTE_BYTES or any(c not in "0123456789abcdef" for c in route):
+        return None
+    return route
+
+
+def bus_url(ledger_url: str | None) -> str | None:
+    """The Redis the instances share (the ledger's), or None: no answer bus (protocol.md P113)."""
+    if ledger_url is None:
+        return None
+    try:
+        return ledger_url if parse_store_url(ledger_url, "ledger").kind == "redis" else None
+    except ValueError:
+        return None
 
 
 def response_object(body: bytes) -> dict[str, Any] | None:

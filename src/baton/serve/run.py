@@ -19,10 +19,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..connect import ConnectKit, mount_default_kit
 from ..server.startup import ConfigurationError, connect_users
 from ..state.keys import data_dir
+from ..state.ledger_sqlite import DEFAULT_FILE_NAME
+from ..state.store_url import parse_store_url
 from ..telemetry.logs import LogFormat, uvicorn_config
 from ..telemetry.logs import line as stderr_line
 from ..telemetry.setup import from_env, shutdown
-from .http import ENV_INSTANCE
+from .http import ENV_INSTANCE, instance_name
+from .http_sessions import bus_url
 from .stdio import serve_stdio
 
 if TYPE_CHECKING:
@@ -52,9 +55,13 @@ def ready(server: Server, transport: ServeTransport) -> str | None:
     return None
 
 
-def announce(server: Server, where: str, fmt: LogFormat = "text", *, quiet: bool = False, brief: bool = False) -> None:
-    """Say on stderr where the server answers and what it uses (its keys, its data directory, its connect
-    pages); `brief`: only the first line (stdio); `quiet`: nothing."""
+def announce(
+    server: Server, where: str, fmt: LogFormat = "text", *, quiet: bool = False, brief: bool = False, workers: int = 1
+) -> None:
+    """Say on stderr where the server answers and what it uses (its keys, its data directory, over HTTP its
+    instance name and its ledger, its connect pages); `brief`: only the first line (stdio); `quiet`: nothing.
+    Over HTTP, warn when several instances (`$BATON_INSTANCE` set, or `workers`) would each use a local
+    ledger and so share no answer bus (protocol.md P113)."""
     if quiet:
         return
     kit = server.runtime.connect_kit if server.runtime.has_connect_kit else None
@@ -70,13 +77,53 @@ def announce(server: Server, where: str, fmt: LogFormat = "text", *, quiet: bool
     else:
         lines = [
             f"serving {server.name!r} {where}",
+            f"instance: {instance_name()}",
             f"keys: {server.runtime.key_ring.source}",
             f"data directory: {data_dir()}",
+            f"ledger: {ledger_line(server.runtime.ledger_url)}",
         ]
         lines += [pages] if pages else []
     for line in lines:
         print(stderr_line(line, "INFO", fmt), file=sys.stderr)
+    warning = None if brief else local_ledger_warning(server.runtime.ledger_url, workers)
+    if warning:
+        print(stderr_line(warning, "WARNING", fmt), file=sys.stderr)
     sys.stderr.flush()
+
+
+def ledger_line(url: str | None) -> str:
+    """What the single-use ledger is, and whether 2025-11-25 answers pass between instances through it."""
+    if url is None:
+        return "the Ledger object given to Server(ledger=...); no answer bus between instances"
+    try:
+        parsed = parse_store_url(url, "ledger")
+    except ValueError:  # pragma: no cover - refused by Server() and the start-up checks first
+        return "(a malformed URL)"
+    if parsed.kind == "redis":
+        return f"Redis at {parsed.shown}, also the answer bus between instances"
+    if parsed.kind == "memory":
+        return "in memory, this process only (set BATON_LEDGER=redis://... to share it)"
+    shared = "set BATON_LEDGER=redis://... to share it"
+    return f"SQLite file {parsed.sqlite_file(DEFAULT_FILE_NAME)}, this host only ({shared})"
+
+
+def local_ledger_warning(url: str | None, workers: int) -> str | None:
+    """A warning when this is one of several instances and its ledger is local (not Redis), else None."""
+    if bus_url(url) is not None or url is None:
+        return None
+    answers = "a 2025-11-25 answer that reaches another {} than the one that asked is refused (421)"
+    if workers > 1:
+        return (
+            f"the {workers} worker processes share no answer bus (the ledger is not Redis): "
+            f"{answers.format('worker')}; set BATON_LEDGER=redis://..."
+        )
+    if os.environ.get(ENV_INSTANCE):
+        return (
+            f"${ENV_INSTANCE} names this one of several instances, but its ledger is local: each instance keeps "
+            f"its own, so single use holds per instance only, and {answers.format('instance')}; give every "
+            "instance the same BATON_LEDGER=redis://..."
+        )
+    return None
 
 
 def telemetry(server: Server, *, worker: bool = False) -> None:

@@ -113,11 +113,12 @@ class Server:
 
     `server.asgi()` gives the HTTP app; `baton serve file.py` runs it; `serve_stdio(server)` speaks stdio.
     `session_ttl_s` is how long a 2025-11-25 session id opens; `ask_timeout_s` how long a 2025-11-25
-    request waits for the client's answer to one of its asks. `trace_arguments` puts tools' arguments on
-    their spans (`gen_ai.tool.call.arguments`, docs/observability.md); off by default. `lifespan` is an
-    async context manager factory (`@contextlib.asynccontextmanager`, called with the server, or with no
-    argument) run once per process around serving: open a database pool there; handlers read what it
-    yields as `ctx.lifespan` (protocol.md P134).
+    request waits for the client's answer to one of its asks, `resume_window_s` how long such a question
+    still waits once the client closed its stream, for a `GET` with `Last-Event-ID` (protocol.md P111).
+    `trace_arguments` puts tools' arguments on their spans (`gen_ai.tool.call.arguments`,
+    docs/observability.md); off by default. `lifespan` is an async context manager factory
+    (`@contextlib.asynccontextmanager`, called with the server, or with no argument) run once per process
+    around serving: open a database pool there; handlers read what it yields as `ctx.lifespan` (protocol.md P134).
 
     What can be judged here is refused here (`ConfigurationError`): a `public_url` that is not an
     http(s) URL, a malformed ledger URL. The rest is judged when serving starts (`check_startup`).
@@ -145,6 +146,7 @@ class Server:
         connect: ConnectPart | None = None,
         session_ttl_s: int = DEFAULT_SESSION_TTL_S,
         ask_timeout_s: float = 600.0,
+        resume_window_s: float = 30.0,
         trace_arguments: bool = False,
         lifespan: LifespanFactory | None = None,
     ) -> None:
@@ -179,6 +181,7 @@ class Server:
             public_url=public_url,
             session_ttl_s=session_ttl_s,
             ask_timeout_s=ask_timeout_s,
+            resume_window_s=resume_window_s,
             trace_arguments=trace_arguments,
         )
         self.tools: dict[str, RegisteredTool] = {}

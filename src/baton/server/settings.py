@@ -29,4 +29,5 @@ class ServerSettings:
     public_url: str | None  # where browsers reach this server (the connect kit's pages)
     session_ttl_s: int  # how long a 2025-11-25 session id opens (protocol.md P30)
     ask_timeout_s: float  # how long a 2025-11-25 request waits for an answer (P95)
+    resume_window_s: float  # how long a question whose stream closed waits for a resume (P111)
     trace_arguments: bool  # tool arguments on spans, off by default (protocol.md P64)
