@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,15 +188,30 @@ class Driver:
     def _may_retry(first_failure: float | None, now: float, budget: float) -> bool:
         return now - (first_failure or now) < budget
 
-    async def load(self, *, concurrency: int, duration_s: float, prefix: str) -> list[Flow]:
-        """`concurrency` workers each running flows back to back; new flows start until `duration_s`."""
+    async def load(
+        self,
+        *,
+        concurrency: int,
+        duration_s: float,
+        prefix: str,
+        until: Callable[[], bool] | None = None,
+        limit_s: float = 60.0,
+    ) -> list[Flow]:
+        """`concurrency` workers each running flows back to back; new flows start until `duration_s`, and then
+        on until `until()` says enough (a load that must outlast something slow on a busy machine), never past
+        `limit_s`."""
         loop = asyncio.get_running_loop()
-        end = loop.time() + duration_s
+        start = loop.time()
+
+        def more() -> bool:
+            now = loop.time() - start
+            return now < duration_s or (until is not None and not until() and now < limit_s)
+
         flows: list[Flow] = []
 
         async def worker(w: int) -> None:
             for i in itertools.count():
-                if loop.time() >= end:
+                if not more():
                     return
                 flows.append(await self.run(f"{prefix}-{w}-{i}"))
 
