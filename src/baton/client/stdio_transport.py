@@ -8,7 +8,8 @@ the server's own requests are answered through it, on stdin, and the notificatio
 (elicitation complete, cancelled) reach it (protocol.md P33, P34). Stdio does not say which request
 an ask belongs to; one that arrives while a single request is pending is taken as that request's
 and stopped when it ends. Closing sends EOF, then SIGTERM,
-then SIGKILL (MCP stdio transport).
+then SIGKILL (MCP stdio transport). The server's stderr is this process's, unless `on_stderr` is given:
+then each line of it is handed to that callable (which `baton dev` shows on its page and in the terminal).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -30,11 +31,19 @@ from .inbound import Inbound
 class StdioTransport:
     """One server subprocess speaking newline-delimited JSON-RPC."""
 
-    def __init__(self, command: Sequence[str], *, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        on_stderr: Callable[[bytes], None] | None = None,
+    ) -> None:
         if not command:
             raise ValueError("a stdio server needs a command")
         self.command = list(command)
         self.env = env
+        self.on_stderr = on_stderr
+        self._stderr: asyncio.Task[None] | None = None
         self.proc: asyncio.subprocess.Process | None = None
         self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._notify: dict[Any, Notify] = {}
@@ -50,11 +59,24 @@ class StdioTransport:
                 *self.command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
+                stderr=None if self.on_stderr is None else asyncio.subprocess.PIPE,
                 env=self.env,
                 limit=16 * 1024 * 1024,
             )
             self._reader = asyncio.ensure_future(self._read())
+            if self.on_stderr is not None:
+                self._stderr = asyncio.ensure_future(self._read_stderr(self.on_stderr))
         return self.proc
+
+    async def _read_stderr(self, hand: Callable[[bytes], None]) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        buffered = b""
+        while chunk := await self.proc.stderr.read(65536):  # not readline: a long line must not stop the reading
+            *lines, buffered = (buffered + chunk).split(b"\n")
+            for line in lines:
+                hand(line + b"\n")
+        if buffered:
+            hand(buffered)
 
     async def _read(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
@@ -160,6 +182,8 @@ class StdioTransport:
                 await proc.wait()
         if self._reader is not None:
             await self._reader
+        if self._stderr is not None:
+            await self._stderr
 
 
 def _listened(request_id: Any) -> tuple[str, Any]:
