@@ -11,7 +11,8 @@ from __future__ import annotations
 import orjson
 
 from ..protocol.asgi import Receive, Scope, Send
-from ..protocol.errors import INTERNAL_ERROR
+from ..protocol.errors import INTERNAL_ERROR, McpError
+from ..protocol.messages import error_response
 
 SAID = "the server file does not load: see the terminal"
 
@@ -26,7 +27,7 @@ async def unloaded_app(scope: Scope, receive: Receive, send: Send) -> None:
                 return
     if scope["type"] != "http":
         return
-    body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": INTERNAL_ERROR, "message": SAID}})
+    body = orjson.dumps(error_response(None, McpError(INTERNAL_ERROR, SAID)))
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 503, "headers": [*headers, (b"retry-after", b"1")]})
     await send({"type": "http.response.body", "body": body})
