@@ -163,8 +163,7 @@ def test_a_server_over_http(page: Page, serve: Any) -> None:
 
 
 def test_reload_after_an_edit(page: Page, tmp_path: Path) -> None:
-    source = tmp_path / "editable.py"
-    source.write_text(_EDITABLE.format(name="before"))
+    source = editable(tmp_path, "before")
     with baton_dev(str(source), cwd=tmp_path) as dev:
         page.goto(dev.address)
         expect(page.get_by_role("region", name="Tools")).to_contain_text("before")
@@ -173,6 +172,13 @@ def test_reload_after_an_edit(page: Page, tmp_path: Path) -> None:
         expect(page.get_by_role("region", name="Tools")).not_to_contain_text("before")
         tool(page, "after").get_by_role("button", name="Call").click()
         expect(call(page, "after").get_by_role("region", name="Result")).to_contain_text("after")
+
+
+def editable(folder: Path, name: str) -> Path:
+    """A server file in `folder` with one tool, `name`: the file `baton dev` runs and the test edits."""
+    source = folder / "editable.py"
+    source.write_text(_EDITABLE.format(name=name))
+    return source
 
 
 _EDITABLE = """
@@ -336,8 +342,7 @@ def test_the_page_has_an_icon_and_no_request_of_it_is_refused(page: Page) -> Non
 
 
 def test_empty_lists_read_the_same_for_baton_and_other_servers(page: Page, tmp_path: Path) -> None:
-    source = tmp_path / "editable.py"
-    source.write_text(_EDITABLE.format(name="only_a_tool"))
+    source = editable(tmp_path, "only_a_tool")
     with baton_dev(str(source), cwd=tmp_path) as dev:
         page.goto(dev.address)
         expect(page.get_by_role("region", name="Tools")).to_contain_text("only_a_tool")
@@ -355,8 +360,7 @@ def test_empty_lists_read_the_same_for_baton_and_other_servers(page: Page, tmp_p
 
 
 def test_a_broken_edit_is_reported_and_the_next_save_recovers(page: Page, tmp_path: Path) -> None:
-    source = tmp_path / "editable.py"
-    source.write_text(_EDITABLE.format(name="first"))
+    source = editable(tmp_path, "first")
     with baton_dev(str(source), cwd=tmp_path) as dev:
         page.goto(dev.address)
         expect(page.get_by_role("region", name="Tools")).to_contain_text("first")
