@@ -76,7 +76,7 @@ BATON_PROBE_S = 60.0
 """How long a `baton serve` child may take to answer the 2026-07-28 probe (a loaded machine imports slowly):
 it speaks 2026-07-28, so waiting is right, where another command's silence may mean 2025-11-25 only."""
 MAX_OUTPUT_LINES = 200
-"""Lines of the server's stderr kept for one failed connection or one call."""
+"""Lines of the server's stderr kept while connecting, to show if the connection fails (the last ones)."""
 MODERN_LISTS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 
 _CALL: contextvars.ContextVar[PageCall | None] = contextvars.ContextVar("baton_dev_call", default=None)

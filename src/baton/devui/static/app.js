@@ -210,10 +210,6 @@ const handlers = {
     const data = typeof e.data === "string" ? e.data : JSON.stringify(e.data);
     if (call) call.timeline.append(el("li", { cls: "log", text: `Log ${e.level}${e.logger ? ` (${e.logger})` : ""}: ${data}` }));
   },
-  note(e) {
-    const call = calls.get(e.call);
-    if (call) call.timeline.append(el("li", { text: e.text }, el("span", { cls: "badge deprecated", text: "deprecated" })));
-  },
   result(e) {
     const call = calls.get(e.call);
     if (call) showResult(call, e);
