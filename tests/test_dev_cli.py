@@ -244,3 +244,62 @@ def test_the_event_stream_survives_its_keep_alives() -> None:
     sent = asyncio.run(main())
     assert sent.count(b"{}\n") >= 3
     assert any(b"after the keep-alives" in body for body in sent)
+
+
+WRITES_BESIDE = """
+import sqlite3
+from pathlib import Path
+
+from baton import Server
+
+here = Path(__file__).parent
+(here / "state.json").write_text("{{}}")
+with (here / "server.log").open("a") as log:
+    log.write("started\\n")
+with sqlite3.connect(here / "data.sqlite") as db:
+    db.execute("create table if not exists t (x)")
+(here / "cache").mkdir(exist_ok=True)
+(here / "cache" / "page.html").write_text("<p>cached</p>")
+
+server = Server("writes-beside")
+
+
+@server.tool()
+def {name}() -> str:
+    return "{name}"
+"""
+
+
+def events_until(dev: Any, wanted: Any, timeout: float = 30.0) -> list[dict[str, Any]]:
+    """The page's events, read from /api/events until one is `wanted` (or the time is up: AssertionError)."""
+    conn = http.client.HTTPConnection("127.0.0.1", dev.port, timeout=timeout)
+    conn.putrequest("GET", "/api/events", skip_host=True)
+    conn.putheader("Host", f"127.0.0.1:{dev.port}")
+    conn.putheader("X-Baton-Dev-Token", dev.token)
+    conn.endheaders()
+    response = conn.getresponse()
+    seen: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            event = orjson.loads(response.readline())
+            seen.append(event)
+            if wanted(event):
+                return seen
+    finally:
+        conn.close()
+    raise AssertionError(f"not seen in {timeout} s; events: {seen}")
+
+
+def test_data_files_written_beside_the_server_restart_nothing(tmp_path: Path) -> None:
+    """A server writing JSON, SQLite, a log and a subfolder beside itself at import is started once; an edit
+    to its Python file still restarts it (once)."""
+    source = tmp_path / "server.py"
+    source.write_text(WRITES_BESIDE.format(name="before"))
+    with baton_dev(str(source), cwd=tmp_path) as dev:
+        events_until(dev, lambda e: e.get("type") == "lists")
+        source.write_text(WRITES_BESIDE.format(name="after"))
+        seen = events_until(dev, lambda e: e.get("type") == "lists" and e["tools"][0]["name"] == "after")
+    restarts = [e["text"] for e in seen if e.get("state") == "restarting"]
+    assert restarts == ["server.py changed: restarting the server"]
+    assert (tmp_path / "server.log").read_text() == "started\n" * 2

@@ -163,8 +163,7 @@ def test_a_server_over_http(page: Page, serve: Any) -> None:
 
 
 def test_reload_after_an_edit(page: Page, tmp_path: Path) -> None:
-    source = tmp_path / "editable.py"
-    source.write_text(_EDITABLE.format(name="before"))
+    source = editable(tmp_path, "before")
     with baton_dev(str(source), cwd=tmp_path) as dev:
         page.goto(dev.address)
         expect(page.get_by_role("region", name="Tools")).to_contain_text("before")
@@ -173,6 +172,13 @@ def test_reload_after_an_edit(page: Page, tmp_path: Path) -> None:
         expect(page.get_by_role("region", name="Tools")).not_to_contain_text("before")
         tool(page, "after").get_by_role("button", name="Call").click()
         expect(call(page, "after").get_by_role("region", name="Result")).to_contain_text("after")
+
+
+def editable(folder: Path, name: str) -> Path:
+    """A server file in `folder` with one tool, `name`: the file `baton dev` runs and the test edits."""
+    source = folder / "editable.py"
+    source.write_text(_EDITABLE.format(name=name))
+    return source
 
 
 _EDITABLE = """
@@ -252,29 +258,109 @@ def test_the_screenshot_in_the_docs(page: Page, tmp_path: Path) -> None:
     assert target.stat().st_size > 10_000
 
 
-def test_deprecated_sampling_and_roots_are_shown_as_such(page: Page) -> None:
+def test_deprecated_sampling_is_shown_as_such(page: Page) -> None:
     with baton_dev(EVERYTHING) as dev:
         page.goto(dev.address)
-        tool(page, "test_input_required_result_multiple_inputs").get_by_role("button", name="Call").click()
-        flow = call(page, "test_input_required_result_multiple_inputs")
-        timeline = flow.get_by_role("list", name="Timeline")
-        expect(timeline).to_contain_text("sampling/createMessage (deprecated)")
-        expect(timeline).to_contain_text("roots/list (deprecated)")
-        flow.get_by_role("region", name="Question: What is your name?").get_by_role(
-            "textbox", name="name (required)"
-        ).fill("Ann")
-        flow.get_by_role("region", name="Question: What is your name?").get_by_role("button", name="Send").click()
+        tool(page, "test_input_required_result_sampling").get_by_role("button", name="Call").click()
+        flow = call(page, "test_input_required_result_sampling")
+        expect(flow.get_by_role("list", name="Timeline")).to_contain_text("sampling/createMessage (deprecated)")
         model = flow.get_by_role("region", name="Question: sampling")
         expect(model).to_contain_text("deprecated: sampling")
-        expect(model).to_contain_text("Generate a greeting")
-        model.get_by_role("textbox", name="Reply as the model").fill("Hello")
+        expect(model).to_contain_text("What is the capital of France?")
+        model.get_by_role("textbox", name="Reply as the model").fill("Paris")
         model.get_by_role("button", name="Send").click()
-        expect(flow.get_by_role("region", name="Result")).to_contain_text("Hello Ann; 0 root(s)")
+        expect(flow.get_by_role("region", name="Result")).to_contain_text("The model answered: Paris")
+        expect(flow.get_by_role("list", name="Timeline")).to_contain_text('Sent: reply = "Paris"')
+
+
+def test_the_page_declares_no_roots_so_nothing_warns_of_them(page: Page) -> None:
+    """The page has no roots to give: its client does not declare them, so the server never warns that a
+    client declared deprecated roots, and a tool that asks for them fails saying so."""
+    with baton_dev(EVERYTHING) as dev:
+        page.goto(dev.address)
+        expect(page.get_by_role("status").first).to_contain_text("protocol version 2026-07-28")  # where it warns
+        tool(page, "test_input_required_result_list_roots").get_by_role("button", name="Call").click()
+        flow = call(page, "test_input_required_result_list_roots")
+        expect(flow.get_by_role("alert").first).to_contain_text("-32021")
+        expect(flow).to_contain_text("needs the client's roots (MCP roots), which this client does not share")
+        _, err = dev.interrupt()
+    assert "serving 'baton-everything' on stdio" in err, err  # the server's stderr did reach this one
+    assert "'roots' capability" not in err, err
+
+
+def test_the_timeline_shows_the_answers_sent_with_secrets_masked(page: Page) -> None:
+    with baton_dev(FLOWS) as dev:
+        page.goto(dev.address)
+        tool(page, "deploy").get_by_role("button", name="Call").click()
+        flow = call(page, "deploy")
+        ask = flow.get_by_role("region", name="Question: Where to deploy?")
+        ask.get_by_role("textbox", name="Target (required)").fill("staging")
+        ask.get_by_label("API key (required)").fill("sk-live-123")
+        ask.get_by_role("button", name="Send").click()
+        expect(flow.get_by_role("region", name="Result")).to_contain_text("deployed to staging")
+        expect(flow.get_by_role("list", name="Timeline")).to_contain_text(
+            'Sent: target = "staging", api_key = "••••••" (answering "Where to deploy?")'
+        )
+        expect(flow).not_to_contain_text("sk-live-123")
+
+
+def test_a_handlers_traceback_is_shown_with_its_call(page: Page) -> None:
+    with baton_dev(FLOWS) as dev:
+        page.goto(dev.address)
+        tool(page, "fails").get_by_role("button", name="Call").click()
+        output = call(page, "fails").get_by_label("Server output")
+        expect(output).to_contain_text("Traceback (most recent call last)")
+        expect(output).to_contain_text("RuntimeError: the tool failed on purpose")
+
+
+def test_a_file_that_does_not_load_shows_why_in_the_page(page: Page, tmp_path: Path) -> None:
+    source = tmp_path / "broken.py"
+    source.write_text("this is not Python (\n")
+    with baton_dev(str(source), cwd=tmp_path) as dev:
+        page.goto(dev.address)
+        why = page.get_by_role("region", name="Why the server did not start")
+        expect(why).to_contain_text("broken.py cannot be loaded; the error is in its code")
+        expect(why).to_contain_text("SyntaxError: '(' was never closed")
+        source.write_text(_EDITABLE.format(name="mended"))
+        expect(page.get_by_role("region", name="Tools")).to_contain_text("mended", timeout=30_000)
+        expect(why).to_be_hidden()
+
+
+def test_the_page_has_an_icon_and_no_request_of_it_is_refused(page: Page) -> None:
+    """The icon the page names and the one a browser asks for unprompted (`/favicon.ico`) both load, without
+    the token: a refused favicon is a console error on every load."""
+    refused: list[str] = []
+    page.on("response", lambda r: refused.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    with baton_dev(EVERYTHING) as dev:
+        page.goto(dev.address)
+        expect(page.get_by_role("status").first).to_contain_text("Connected to")
+        named = page.locator("link[rel=icon]").evaluate("link => link.href")
+        for address in (named, f"{dev.origin}/favicon.ico"):
+            icon = page.request.get(address)
+            assert (icon.status, icon.headers["content-type"]) == (200, "image/svg+xml"), address
+    assert refused == []
+
+
+def test_empty_lists_read_the_same_for_baton_and_other_servers(page: Page, tmp_path: Path) -> None:
+    source = editable(tmp_path, "only_a_tool")
+    with baton_dev(str(source), cwd=tmp_path) as dev:
+        page.goto(dev.address)
+        expect(page.get_by_role("region", name="Tools")).to_contain_text("only_a_tool")
+        for region, said in (
+            ("Prompts", "prompts"),
+            ("Resources", "resources"),
+            ("Resource templates", "resource templates"),
+        ):
+            expect(page.get_by_role("region", name=region)).to_contain_text(f"This server offers no {said}.")
+    python = ensure_venv("mcp1")
+    with baton_dev("--", str(python), str(ROOT / "peers" / "legacy_mcp1_server.py"), "--stdio", env=peer_env()) as dev:
+        page.goto(dev.address)
+        expect(page.get_by_role("region", name="Tools")).to_contain_text("book")
+        expect(page.get_by_role("region", name="Prompts")).to_contain_text("This server offers no prompts.")
 
 
 def test_a_broken_edit_is_reported_and_the_next_save_recovers(page: Page, tmp_path: Path) -> None:
-    source = tmp_path / "editable.py"
-    source.write_text(_EDITABLE.format(name="first"))
+    source = editable(tmp_path, "first")
     with baton_dev(str(source), cwd=tmp_path) as dev:
         page.goto(dev.address)
         expect(page.get_by_role("region", name="Tools")).to_contain_text("first")

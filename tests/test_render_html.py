@@ -59,6 +59,15 @@ def control(html: str, name: str) -> tuple[str, dict[str, str | None]]:
     return next((tag, a) for tag, a in parsed(html).tags if a.get("name") == name and tag in ("input", "select"))
 
 
+def test_a_required_checkbox_is_not_marked_required() -> None:
+    """Unticked sends `false`, a valid answer: "(required)" beside the box would say otherwise."""
+    html = form_html(parse_schema(SCHEMA), prefix="f", label="Sign up")
+    box = html[html.index('id="f-agree"') :]
+    label = box[box.index("<label") : box.index("</label>")]
+    assert label.endswith(">agree") and "required" not in label
+    assert "(required)" in html[html.index('for="f-email"') :].split("</label>")[0]  # the others keep it
+
+
 def test_each_variant_is_its_native_control() -> None:
     html = form_html(parse_schema(SCHEMA), prefix="f", label="Sign up")
     assert control(html, "email") == ("input", {"type": "email", "id": "f-email", "name": "email", "required": None})

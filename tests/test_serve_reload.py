@@ -4,10 +4,12 @@ edit is one message (no traceback) and the next good one serves again. And where
 from __future__ import annotations
 
 import asyncio
+import http.client
 import subprocess
 import time
 from pathlib import Path
 
+import orjson
 from support.paths import BATON
 from support.processes import PortOpen, free_port, start
 
@@ -84,3 +86,26 @@ def test_reload_is_for_one_http_process(tmp_path: Path) -> None:
         assert done.returncode == 2 and said in done.stderr, done.stderr
     helped = subprocess.run([BATON, "serve", "--help"], capture_output=True, text=True, timeout=30, check=False)
     assert "--reload" in helped.stdout and "host owns the process" in helped.stdout.replace("\n", " ")
+
+
+def test_a_file_that_does_not_load_is_answered_at_once(tmp_path: Path) -> None:
+    """While the edited file does not load, every request gets 503 and where to look, not a wait."""
+    source = tmp_path / "server.py"
+    source.write_text(SOURCE.format(text="first"))
+    port = free_port()
+    argv = [BATON, "serve", str(source), "--http", f"127.0.0.1:{port}", "--reload"]
+    with start(argv, cwd=tmp_path, ready=PortOpen(port), log=tmp_path / "serve.log", name="reload") as process:
+        time.sleep(1.5)  # uvicorn starts watching once the first process is up: a person edits later than that
+        source.write_text("this is not Python (\n")
+        deadline = time.monotonic() + 30
+        while "cannot be loaded" not in process.output() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            conn.request("POST", "/mcp", b"{}", {"Content-Type": "application/json"})
+            response = conn.getresponse()
+            status, body = response.status, orjson.loads(response.read())
+        finally:
+            conn.close()
+    assert status == 503
+    assert body["error"]["message"] == "the server file does not load: see the terminal"

@@ -19,6 +19,7 @@ from .serve.run import GRACEFUL_SHUTDOWN_S, announce, can_listen, ready, serve_h
 from .serve.run import refuse as _refuse
 from .serve.stdio import serve_stdio
 from .serve.target import TargetError, load_server
+from .serve.unloaded import unloaded_app
 from .server.core import Server
 from .server.startup import ConfigurationError
 from .telemetry.logs import DEFAULT_LEVEL, FORMATS, LOG_FORMAT_ENV, log_format, uvicorn_config
@@ -53,11 +54,11 @@ def _worker_app() -> Any:
     try:  # SystemExit: the worker process ends printing only the message (what to fix), no traceback
         server = load_server(os.environ[ENV_TARGET])
     except TargetError as exc:
-        raise SystemExit(f"baton serve: {exc}") from None
+        return _unloadable(f"baton serve: {exc}")
     if ENV_RELOAD in os.environ:  # an edit may break what the first start checked
         refusal = ready(server, "http")
         if refusal:
-            raise SystemExit(f"baton serve: {refusal}")
+            return _unloadable(f"baton serve: {refusal}")
     if ENV_ASK_TIMEOUT in os.environ:
         server.settings.ask_timeout_s = float(os.environ[ENV_ASK_TIMEOUT])
     if ENV_RESUME_WINDOW in os.environ:
@@ -70,6 +71,15 @@ def _worker_app() -> Any:
     telemetry(server, worker=True)  # each worker its own exporters (they do not survive a fork)
     hosts = os.environ.get(ENV_APP_OPTIONS)
     return server.asgi(allowed_hosts=hosts.split(",") if hosts else None)
+
+
+def _unloadable(message: str) -> Any:
+    """A file that does not load: under `--reload`, the message on stderr and an app that answers 503 at
+    once until the next save (protocol.md P128); a worker process ends with the message."""
+    if ENV_RELOAD not in os.environ:
+        raise SystemExit(message)
+    print(message, file=sys.stderr, flush=True)
+    return unloaded_app
 
 
 def _nodelay_listener() -> None:

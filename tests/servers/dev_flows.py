@@ -1,5 +1,5 @@
 """A server for the `baton dev` page tests: a form with every field kind, a URL step, progress, logs, a
-structured result that breaks its outputSchema, and an error result."""
+structured result that breaks its outputSchema, an error result, and a form with a secret-looking field."""
 
 from __future__ import annotations
 
@@ -69,3 +69,17 @@ def grow() -> str:
 
     server.add_tool(grown)
     return "added a tool"
+
+
+@form(allow_secrets=True)
+@dataclass
+class Deploy:
+    target: Annotated[str, Field(title="Target")]
+    api_key: Annotated[str, Field(title="API key")]
+
+
+@server.tool()
+async def deploy(ctx: Context) -> str:
+    """Asks a form whose second field looks like a secret (the page masks what was sent)."""
+    answer = await ctx.elicit(Deploy, "Where to deploy?")
+    return f"deployed to {answer.data.target}" if isinstance(answer, Accepted) else "not deployed"

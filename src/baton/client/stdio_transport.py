@@ -10,7 +10,8 @@ an ask belongs to; one that arrives while a single request is pending is taken a
 and stopped when it ends. A line over 16 MiB is dropped whole, up to its newline, and fails the one
 request pending, if there is one (protocol.md P116). The server runs in a process group of its own, so
 a terminal's Ctrl-C reaches only this client, which then closes it: EOF, then SIGTERM, then SIGKILL (MCP
-stdio transport; protocol.md P135).
+stdio transport; protocol.md P135). The server's stderr is this process's, unless `on_stderr` is given:
+then each line of it is handed to that callable (which `baton dev` shows on its page and in the terminal).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -34,14 +35,25 @@ from .inbound import Inbound
 log = logging.getLogger("baton.client")
 
 
+_STDERR_PIECE = 1 << 20
+
+
 class StdioTransport:
     """One server subprocess speaking newline-delimited JSON-RPC."""
 
-    def __init__(self, command: Sequence[str], *, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        on_stderr: Callable[[bytes], None] | None = None,
+    ) -> None:
         if not command:
             raise ValueError("a stdio server needs a command")
         self.command = list(command)
         self.env = env
+        self.on_stderr = on_stderr
+        self._stderr: asyncio.Task[None] | None = None
         self.proc: asyncio.subprocess.Process | None = None
         self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._notify: dict[Any, Notify] = {}
@@ -57,6 +69,7 @@ class StdioTransport:
                 *self.command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
+                stderr=None if self.on_stderr is None else asyncio.subprocess.PIPE,
                 env=self.env,
                 limit=MAX_LINE,
                 # Its own process group (P135): Ctrl-C at the terminal reaches this client, which ends the server
@@ -64,7 +77,22 @@ class StdioTransport:
                 process_group=0,
             )
             self._reader = asyncio.ensure_future(self._read())
+            if self.on_stderr is not None:
+                self._stderr = asyncio.ensure_future(self._read_stderr(self.on_stderr))
         return self.proc
+
+    async def _read_stderr(self, hand: Callable[[bytes], None]) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        buffered = b""
+        while chunk := await self.proc.stderr.read(65536):  # not readline: a long line must not stop the reading
+            *lines, buffered = (buffered + chunk).split(b"\n")
+            for line in lines:
+                hand(line + b"\n")
+            if len(buffered) > _STDERR_PIECE:  # a line without end is handed on in pieces, never held whole
+                hand(buffered)
+                buffered = b""
+        if buffered:
+            hand(buffered)
 
     async def _read(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
@@ -184,6 +212,8 @@ class StdioTransport:
                 await proc.wait()
         if self._reader is not None:
             await self._reader
+        if self._stderr is not None:
+            await self._stderr
 
 
 def _listened(request_id: Any) -> tuple[str, Any]:

@@ -3,6 +3,7 @@
 | route | what |
 | --- | --- |
 | `GET /`, `GET /static/*` | the page (no token: it holds nothing; its script reads the token from the fragment) |
+| `GET /favicon.ico` | the page's icon, where a browser looks for it without asking (no token either) |
 | `GET /api/events` | every event so far, then each new one, as newline-delimited JSON (keep-alive `{}` each 15 s) |
 | `POST /api/call` | `{kind, name, values}`: start a call, read or get; `{call}` |
 | `POST /api/answer` | `{call, key, action, values}`: answer a waiting question; 422 and the reason if it does not fit |
@@ -36,6 +37,8 @@ STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/static/app.css": ("app.css", "text/css; charset=utf-8"),
+    "/static/favicon.svg": ("favicon.svg", "image/svg+xml"),
+    "/favicon.ico": ("favicon.svg", "image/svg+xml"),
 }
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; "
@@ -68,6 +71,11 @@ class DevApp:
         self.guard = guard
         self.keepalive_s = keepalive_s
         self._static = {path: (static_file(name), kind) for path, (name, kind) in STATIC.items()}
+        self._closing = asyncio.Event()
+
+    def close(self) -> None:
+        """End every open event stream: uvicorn then stops at once, with nothing to cancel (and no traceback)."""
+        self._closing.set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -140,24 +148,26 @@ class DevApp:
             }
         )
         gone: asyncio.Future[Any] = asyncio.ensure_future(_disconnected(receive))
+        closing = asyncio.ensure_future(self._closing.wait())
         stream = aiter(self.session.events())
         pending: asyncio.Future[Any] | None = None  # kept across keep-alives: never cut mid-wait
         try:
-            while not gone.done():
+            while not gone.done() and not closing.done():
                 if pending is None:
                     pending = asyncio.ensure_future(anext(stream))
                 done, _ = await asyncio.wait(
-                    {pending, gone}, timeout=self.keepalive_s, return_when=asyncio.FIRST_COMPLETED
+                    {pending, gone, closing}, timeout=self.keepalive_s, return_when=asyncio.FIRST_COMPLETED
                 )
                 if pending in done:
                     event, pending = pending.result(), None
                     await send({"type": "http.response.body", "body": orjson.dumps(event) + b"\n", "more_body": True})
-                elif not gone.done():
+                elif not gone.done() and not closing.done():
                     await send({"type": "http.response.body", "body": b"{}\n", "more_body": True})
         except OSError:
             pass  # the page went away mid-write
         finally:
             gone.cancel()
+            closing.cancel()
             if pending is not None:
                 pending.cancel()
                 with contextlib.suppress(BaseException):

@@ -27,7 +27,7 @@ def parser() -> argparse.ArgumentParser:
         usage=USAGE,
         description="See and drive an MCP server's tools, resources and prompts in your browser: every round of "
         "every call, its questions answered in real forms, the raw JSON-RPC exchange. TARGET is a server file "
-        "(FILE.py[:ATTR], run over stdio and restarted when a file in its folder changes), an http(s) URL, or "
+        "(FILE.py[:ATTR], run over stdio and restarted when a Python file in its folder changes), an http(s) URL, or "
         "`-- COMMAND ...` for any stdio server. The page listens on 127.0.0.1 only, and only the printed "
         "address (which carries this run's token) opens it.",
     )

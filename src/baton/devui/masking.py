@@ -4,14 +4,16 @@ The page shows every JSON-RPC message of a call, to read and to copy into a bug 
 in it may be a credential. A copy of each message is masked: any string that starts with `Bearer `,
 the value of any member named like an authorization header, and, in the content of an elicitation
 answer (MRTR `inputResponses`, or a 2025-11-25 response to `elicitation/create`), every field whose
-name looks secret by `baton.forms.secret_names.looks_secret`, the one rule for that.
+name looks secret by `baton.forms.secret_names.looks_secret`, the one rule for that. The answers the
+timeline says were sent (`shown_answer`) hide every field the form showed as a password input.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..forms.secret_names import looks_secret
+from ..forms.fields import FormSpec
+from ..forms.secret_names import field_looks_secret, looks_secret
 
 MASK = "••••••"
 _AUTH_KEYS = frozenset({"authorization", "proxy-authorization", "access_token", "refresh_token", "id_token"})
@@ -49,3 +51,9 @@ def _answer(value: Any) -> Any:
         return value
     content = {k: MASK if looks_secret(k) else v for k, v in value["content"].items()}
     return {**value, "content": content}
+
+
+def shown_answer(form: FormSpec, content: dict[str, Any] | None) -> dict[str, Any]:
+    """The answer to `form` as the timeline shows it: each field's value, a secret-looking one masked."""
+    secret = {f.name for f in form.fields if field_looks_secret(f)}
+    return {k: MASK if k in secret or looks_secret(k) else v for k, v in (content or {}).items()}

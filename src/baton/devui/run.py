@@ -5,8 +5,9 @@ line, not a traceback. Then the one line with the page's address is printed (its
 run's token) and the browser opened unless `--no-browser`. Ctrl-C (SIGINT) or SIGTERM stops the page,
 every call (cancelled on the wire), the client and its child process, and returns 130 (SIGINT) or 0:
 uvicorn's own signal handling is replaced by this module's, so that nothing is re-raised as a
-traceback afterwards. A server file's folder is watched with watchfiles: a change restarts the child
-and the page reads every list again.
+traceback afterwards. A server file's folder is watched with watchfiles, for Python files only
+(protocol.md P128): a change to one restarts the child and the page reads every list again, while the
+data a server writes beside itself (JSON, SQLite, logs) restarts nothing.
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ async def _main(
     port = sock.getsockname()[1]
     guard = DevGuard(port)
     session = DevSession(target, auth=auth, protocol=protocol)
-    config = uvicorn.Config(DevApp(session, guard), log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    app = DevApp(session, guard)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     server = _Server(config)
     stop = asyncio.Event()
     received: list[int] = []
@@ -104,6 +106,7 @@ async def _main(
     try:
         await asyncio.wait({serving, asyncio.ensure_future(stop.wait())}, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        app.close()
         server.should_exit = True
         for task in work:
             task.cancel()
@@ -116,9 +119,12 @@ async def _main(
 
 
 async def _watch(target: DevTarget, session: DevSession, stop: asyncio.Event) -> None:
-    """Restart the server whenever a file under its folder changes (watchfiles' default filter)."""
+    """Restart the server whenever a Python file under its folder changes (P128: not its data files)."""
 
     assert target.watch is not None
-    async for changes in watchfiles.awatch(target.watch, stop_event=stop, debounce=RELOAD_DEBOUNCE_MS):
+    python = watchfiles.PythonFilter()
+    async for changes in watchfiles.awatch(
+        target.watch, watch_filter=python, stop_event=stop, debounce=RELOAD_DEBOUNCE_MS
+    ):
         names = sorted({path.rsplit("/", 1)[-1] for _, path in changes})
         await session.restart(f"{', '.join(names[:3])} changed: restarting the server")

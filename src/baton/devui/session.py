@@ -16,9 +16,14 @@ refuses is sent back to the page with the reason, and the question stays open. T
 round (its asks, the size of `requestState`, never decoded, and its time); on 2025-11-25 each
 `elicitation/create` on the call's stream is shown the same way.
 
-The deprecated sampling and roots asks are declared so that a server using them can be seen: a
-sampling ask is answered by the person typing the model's reply; roots are answered with no roots.
-Both are marked deprecated on the page.
+The client declares what the page can answer (protocol.md P130): elicitation in form and URL mode,
+and the deprecated sampling, answered by the person typing the model's reply (marked deprecated on the
+page). Not roots: the page has none to give, so a server that asks for them gets the client's plain
+"not declared" error, which the page shows, rather than an empty list that pretends.
+
+A server file or command runs as a child whose stderr is read here (protocol.md P129): each line still
+goes to the terminal, and the page gets it too, as the output of the latest call (a handler's
+traceback), or, while connecting, as the reason the connection failed (the file's load error).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import contextlib
 import contextvars
 import itertools
 import logging
+import sys
 import time
 import warnings
 from collections import deque
@@ -37,7 +43,8 @@ from typing import Any, Literal
 
 from ..cli_client.commands import listed
 from ..client import Accepted, Cancelled, Client, ClientError, Declined, InvalidReply, Question
-from ..client.probe import AUTO, ProtocolChoice
+from ..client.probe import AUTO, STDIO_PROBE_S, ProtocolChoice
+from ..client.stdio_transport import StdioTransport
 from ..client.tap import Direction
 from ..forms.answers import Answer
 from ..forms.url_safety import check_url, format_for_display
@@ -53,7 +60,7 @@ from .arguments import (
     template_variables,
     tool_form,
 )
-from .masking import masked
+from .masking import masked, shown_answer
 from .target import DevTarget
 
 log = logging.getLogger("baton.dev")
@@ -65,6 +72,11 @@ MAX_MESSAGES = 500
 """Raw messages kept per call."""
 DEFAULT_DEADLINE_S = 3600.0
 """How long one call may take in `baton dev`: long, as a person answers its questions at their own pace."""
+BATON_PROBE_S = 60.0
+"""How long a `baton serve` child may take to answer the 2026-07-28 probe (a loaded machine imports slowly):
+it speaks 2026-07-28, so waiting is right, where another command's silence may mean 2025-11-25 only."""
+MAX_OUTPUT_LINES = 200
+"""Lines of the server's stderr kept while connecting, to show if the connection fails (the last ones)."""
 MODERN_LISTS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 
 _CALL: contextvars.ContextVar[PageCall | None] = contextvars.ContextVar("baton_dev_call", default=None)
@@ -125,6 +137,8 @@ class DevSession:
         self._refreshing: asyncio.Task[None] | None = None
         self._listen: asyncio.Task[None] | None = None
         self.completions = False
+        self._output: deque[str] = deque(maxlen=MAX_OUTPUT_LINES)  # stderr since the last connect began
+        self._latest: PageCall | None = None  # the call the server's stderr is shown with
 
     # -- events -----------------------------------------------------------------------------------------
 
@@ -152,20 +166,24 @@ class DevSession:
     async def connect(self) -> None:
         """Connect to the target (a fresh client) and publish what it offers; a failure is an event too."""
         self.publish({"type": "status", "state": "connecting", "text": f"connecting to {self.target.shown}"})
-        target: str | Sequence[str] = self.target.url or list(self.target.command or ())
-        with warnings.catch_warnings():  # sampling and roots are declared on purpose, to show them
+        self._output.clear()
+        self._latest = None
+        target: str | StdioTransport = self.target.url or StdioTransport(
+            self.target.command or (), on_stderr=self._stderr
+        )
+        with warnings.catch_warnings():  # sampling is declared on purpose: the page answers it (P130)
             warnings.simplefilter("ignore", DeprecationWarning)
             client = Client(
                 target,
                 on_form=self._on_question,
                 on_url=self._on_question,
                 on_sampling=self._on_sampling,
-                on_roots=self._on_roots,
                 name="baton-dev",
                 protocol=self.protocol,
                 deadline_s=self.deadline_s,
                 cache=False,
                 auth=self.auth,
+                stdio_probe_s=BATON_PROBE_S if self.target.baton else STDIO_PROBE_S,
                 on_message=self._tap,
             )
         self.client = client
@@ -175,10 +193,11 @@ class DevSession:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            self.publish({"type": "status", "state": "failed", "text": self._cannot_connect(exc)})
             self.client = None
             with contextlib.suppress(Exception):
-                await client.close()  # a child that did start is stopped
+                await client.close()  # a child that did start is stopped (and its stderr read to the end)
+            said = "".join(self._output).rstrip()
+            self.publish({"type": "status", "state": "failed", "text": self._cannot_connect(exc), "output": said})
             return
         self.completions = "completions" in (info.get("capabilities") or {})
         self.publish({"type": "connected", **info})
@@ -188,7 +207,7 @@ class DevSession:
 
     def _cannot_connect(self, exc: BaseException) -> str:
         text = f"cannot connect to {self.target.shown}: {_reason(exc)}"
-        if self.target.command is not None:
+        if self.target.command is not None and not self._output:
             text += "; the server's own messages are in the terminal where baton dev runs"
         if self.target.watch is not None:
             text += "; save a change to the file to try again"
@@ -252,12 +271,6 @@ class DevSession:
             lists["templates"].append(
                 {**template.raw, "form": form.html(f"template{n}", f"Variables of {template.name}", "Read")}
             )
-        lists["offered"] = {
-            "tools": tools is not None,
-            "prompts": prompts is not None,
-            "resources": resources is not None,
-            "templates": templates is not None,
-        }
         self.forms = forms
         self.publish({"type": "lists", **lists})
 
@@ -324,6 +337,7 @@ class DevSession:
             raise DevError("name the resource's URI")
         call = PageCall(f"c{next(self._ids)}", kind, METHODS[kind], name, time.monotonic())
         self.calls[call.id] = call
+        self._latest = call
         shown = {"uri": name} if kind == "resource" else {"name": name, "arguments": arguments}
         self.publish({"type": "call", "call": call.id, "kind": kind, "method": call.method, **shown})
         call.task = asyncio.ensure_future(self._run(call, arguments))
@@ -460,6 +474,17 @@ class DevSession:
             event["outcome"] = "complete"
         self.publish(event)
 
+    def _stderr(self, line: bytes) -> None:
+        """One line of the child's stderr: to the terminal as before, and to the page (P129)."""
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.buffer.write(line)
+            sys.stderr.buffer.flush()
+        text = line.decode(errors="replace")
+        if self.client is None or self._latest is None:
+            self._output.append(text)  # connecting: the reason it fails, if it does
+        else:
+            self.publish({"type": "output", "call": self._latest.id, "text": text})
+
     def exchange(self, call_id: str) -> list[dict[str, Any]]:
         """The call's raw messages so far, masked, with the milliseconds since the call began."""
         call = self._call(call_id)
@@ -510,17 +535,6 @@ class DevSession:
             "stopReason": "endTurn",
         }
 
-    async def _on_roots(self, params: dict[str, Any]) -> dict[str, Any]:
-        call = self._current()
-        self.publish(
-            {
-                "type": "note",
-                "call": call.id if call else None,
-                "text": "roots/list (deprecated) answered with no roots",
-            }
-        )
-        return {"roots": []}
-
     def _current(self) -> PageCall | None:
         call = _CALL.get()
         if call is None:
@@ -548,6 +562,7 @@ class DevSession:
         if waiting is None or waiting.future.done():
             raise DevError("that question is no longer waiting")
         reply: Any
+        sent: dict[str, Any] | None = None  # what the timeline shows was sent, secrets masked
         if waiting.kind == "sampling":
             reply = next(iter(pairs.get("text", ())), "") if action == "accept" else None
             shown = action
@@ -565,10 +580,16 @@ class DevSession:
             except InvalidReply as exc:
                 raise DevError(str(exc)) from None
             shown = "accept"
+            sent = shown_answer(question.form, content) if question.form is not None else None
         else:
             raise DevError(f"an answer is accept, decline or cancel, not {action!r}")
         waiting.future.set_result(reply)
-        self.publish({"type": "answered", "call": call.id, "key": key, "action": shown})
+        event: dict[str, Any] = {"type": "answered", "call": call.id, "key": key, "action": shown}
+        if waiting.kind == "sampling" and isinstance(reply, str):
+            sent = {"reply": reply}
+        if sent is not None:
+            event["sent"] = sent
+        self.publish(event)
 
     async def complete(self, ref: dict[str, Any], name: str, value: str, context: dict[str, str]) -> list[str]:
         """The server's completions for one argument (none when it offers none)."""

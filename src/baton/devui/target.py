@@ -3,7 +3,7 @@
 `parse_target(words)` reads the command line after `baton dev [options]`: `FILE.py[:ATTR]` (or
 `module:attr`), `http(s)://...`, or `-- COMMAND ...` for a stdio server in any language. A server file is
 started with this Python as `python -m baton serve TARGET --stdio`, so it gets the same start-up
-checks as `baton serve`, and its folder is watched for changes (`DevTarget.watch`).
+checks as `baton serve`, and its folder is watched for changes to Python files (`DevTarget.watch`).
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ class DevTargetError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class DevTarget:
-    """Exactly one of `url` and `command` is set; `watch` is the folder whose edits restart the command."""
+    """Exactly one of `url` and `command` is set; `watch` is the folder whose Python files restart the command."""
 
     shown: str  # how the page and the messages name the target
     url: str | None = None
     command: tuple[str, ...] | None = None
     watch: Path | None = None
+    baton: bool = False  # the command is `baton serve`: it answers the 2026-07-28 probe, however slow to start
 
 
 def parse_target(target: str | None, command: list[str]) -> DevTarget:
@@ -47,9 +48,9 @@ def parse_target(target: str | None, command: list[str]) -> DevTarget:
         attr = target[len(spec) :]
         shown = f"{path}{attr}"
         run = (sys.executable, "-m", "baton", "serve", f"{path.resolve()}{attr}", "--stdio")
-        return DevTarget(shown, command=run, watch=path.resolve().parent)
+        return DevTarget(shown, command=run, watch=path.resolve().parent, baton=True)
     if ":" in target:  # module:attr, importable from here
-        return DevTarget(target, command=(sys.executable, "-m", "baton", "serve", target, "--stdio"))
+        return DevTarget(target, command=(sys.executable, "-m", "baton", "serve", target, "--stdio"), baton=True)
     raise DevTargetError(
         f"{target!r} is no server file, URL or module:attr; "
         f"for a command, put `--` before it: baton dev -- {target} ..."

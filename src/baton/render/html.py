@@ -20,7 +20,7 @@ Mapping of the variants:
 | --- | --- |
 | string (`format` email, uri, date, date-time) | `<input type=text|email|url|date|datetime-local>` |
 | number, integer | `<input type=number step=any|1>` |
-| boolean, required | a checkbox (unchecked is `false`) |
+| boolean, required | a checkbox (unchecked is `false`, so its label has no "(required)") |
 | boolean, optional | a radio group: Yes, No, No answer |
 | single select (enum, titled or not) | `<select>`; an empty first option when optional or without default |
 | multi select | a `<fieldset>` of checkboxes, `data-min-items` / `data-max-items` for the page's own check |
@@ -40,7 +40,7 @@ from html import escape
 from typing import Any
 
 from ..forms.fields import BooleanField, EnumField, FieldSpec, FormSpec, MultiSelectField, NumberField, StringField
-from ..forms.secret_names import looks_secret
+from ..forms.secret_names import field_looks_secret
 
 __all__ = ["field_id", "form_html", "form_values"]
 
@@ -89,7 +89,7 @@ def form_html(
 def _field_html(f: FieldSpec, prefix: str) -> str:
     fid = field_id(prefix, f.name)
     title = f.title or f.name
-    secret = looks_secret(f.name) or looks_secret(f.title or "") or looks_secret(f.description or "")
+    secret = field_looks_secret(f)
     described: list[str] = []
     notes: list[str] = []
     if f.description:
@@ -106,8 +106,8 @@ def _field_html(f: FieldSpec, prefix: str) -> str:
     if isinstance(f, MultiSelectField) or (isinstance(f, BooleanField) and not f.required):
         return _group_html(f, fid, title, mark, aria, notes)
     control = _control_html(f, fid, aria, secret)
-    if isinstance(f, BooleanField):  # required: a checkbox, its label after it
-        label = f'<label for="{fid}">{escape(title)}{mark}</label>'
+    if isinstance(f, BooleanField):  # required: a checkbox, its label after it, unmarked (unticked sends false)
+        label = f'<label for="{fid}">{escape(title)}</label>'
         return f'<div class="baton-field baton-check">{control}{label}{"".join(notes)}</div>'
     return f'<div class="baton-field"><label for="{fid}">{escape(title)}{mark}</label>{control}{"".join(notes)}</div>'
 

@@ -91,6 +91,7 @@ function apply(event) {
 const handlers = {
   status(e) {
     setStatus(e.text);
+    if (e.state === "failed") showProblem(e.output);
   },
   connected(e) {
     capabilities = e.capabilities || {};
@@ -112,15 +113,16 @@ const handlers = {
       instructions.append(el("h3", { text: "Instructions" }), el("pre", { text: e.instructions }));
     }
     setStatus(`Connected to ${server.name || e.target}, protocol version ${e.version}`);
+    showProblem("");
   },
   lists(e) {
     const shown = JSON.stringify([e.tools, e.resources, e.templates, e.prompts]);
     if (shown === listsShown) return;
     listsShown = shown;
-    showTools(e.tools, e.offered.tools);
-    showResources(e.resources, e.offered.resources);
-    showTemplates(e.templates, e.offered.templates);
-    showPrompts(e.prompts, e.offered.prompts);
+    showTools(e.tools);
+    showResources(e.resources);
+    showTemplates(e.templates);
+    showPrompts(e.prompts);
   },
   notice(e) {
     setStatus(e.text);
@@ -178,7 +180,18 @@ const handlers = {
     const node = call.questions.querySelector(`[data-key="${CSS.escape(e.key)}"]`);
     if (node) node.remove();
     const what = { accept: "Sent", decline: "Declined", cancel: "Cancelled", withdrawn: "The question was withdrawn" }[e.action] || e.action;
-    call.timeline.append(el("li", { text: `${what}: ${call.asked.get(e.key) || e.key}` }));
+    const asked = call.asked.get(e.key) || e.key;
+    const text = e.sent ? `${what}: ${describeSent(e.sent)} (answering ${asked})` : `${what}: ${asked}`;
+    call.timeline.append(el("li", { text }));
+  },
+  output(e) {
+    const call = calls.get(e.call);
+    if (!call) return;
+    if (!call.output) {
+      call.output = el("pre", { "aria-label": "Server output" });
+      call.result.before(el("div", {}, el("h4", { text: "The server's stderr" }), call.output));
+    }
+    call.output.textContent += e.text;
   },
   progress(e) {
     const call = calls.get(e.call);
@@ -196,10 +209,6 @@ const handlers = {
     const call = calls.get(e.call);
     const data = typeof e.data === "string" ? e.data : JSON.stringify(e.data);
     if (call) call.timeline.append(el("li", { cls: "log", text: `Log ${e.level}${e.logger ? ` (${e.logger})` : ""}: ${data}` }));
-  },
-  note(e) {
-    const call = calls.get(e.call);
-    if (call) call.timeline.append(el("li", { text: e.text }, el("span", { cls: "badge deprecated", text: "deprecated" })));
   },
   result(e) {
     const call = calls.get(e.call);
@@ -222,6 +231,17 @@ const handlers = {
   },
 };
 
+function describeSent(sent) {
+  const parts = Object.entries(sent).map(([k, v]) => `${k} = ${JSON.stringify(v)}`);
+  return parts.length ? parts.join(", ") : "no values";
+}
+
+function showProblem(output) {
+  const box = document.getElementById("problem");
+  box.hidden = !output;
+  box.querySelector("pre").textContent = output || "";
+}
+
 function describeAsk(ask) {
   if (ask.method === "elicitation/create") return `${ask.mode} "${ask.message}"`;
   return `${ask.method}${ask.deprecated ? " (deprecated)" : ""}`;
@@ -240,10 +260,10 @@ function alertIn(container) {
 
 // -- lists -------------------------------------------------------------------------------------------------
 
-function showTools(tools, offered) {
+function showTools(tools) {
   const box = document.getElementById("tools");
   box.replaceChildren();
-  if (!offered) return box.append(el("p", { cls: "meta", text: "This server offers no tools." }));
+  if (!tools.length) return box.append(nothing("tools"));
   for (const tool of tools) {
     const item = el("details", { cls: "item" }, el("summary", { text: tool.name }));
     if (tool.title) item.append(el("p", { text: tool.title }));
@@ -257,10 +277,10 @@ function showTools(tools, offered) {
   }
 }
 
-function showResources(resources, offered) {
+function showResources(resources) {
   const box = document.getElementById("resources");
   box.replaceChildren();
-  if (!offered) return box.append(el("p", { cls: "meta", text: "This server offers no resources." }));
+  if (!resources.length) return box.append(nothing("resources"));
   for (const resource of resources) {
     const item = el("details", { cls: "item" }, el("summary", { text: resource.name || resource.uri }));
     item.append(el("p", { cls: "meta", text: `${resource.uri}${resource.mimeType ? ` (${resource.mimeType})` : ""}` }));
@@ -278,10 +298,10 @@ function showResources(resources, offered) {
   }
 }
 
-function showTemplates(templates, offered) {
+function showTemplates(templates) {
   const box = document.getElementById("templates");
   box.replaceChildren();
-  if (!offered) return box.append(el("p", { cls: "meta", text: "This server offers no resource templates." }));
+  if (!templates.length) return box.append(nothing("resource templates"));
   for (const template of templates) {
     const item = el("details", { cls: "item" }, el("summary", { text: template.name }));
     item.append(el("p", { cls: "meta", text: template.uriTemplate }));
@@ -291,16 +311,21 @@ function showTemplates(templates, offered) {
   }
 }
 
-function showPrompts(prompts, offered) {
+function showPrompts(prompts) {
   const box = document.getElementById("prompts");
   box.replaceChildren();
-  if (!offered) return box.append(el("p", { cls: "meta", text: "This server offers no prompts." }));
+  if (!prompts.length) return box.append(nothing("prompts"));
   for (const prompt of prompts) {
     const item = el("details", { cls: "item" }, el("summary", { text: prompt.name }));
     if (prompt.description) item.append(el("p", { cls: "meta", text: prompt.description }));
     item.append(argumentForm(prompt.form, "prompt", prompt.name, { type: "ref/prompt", name: prompt.name }));
     box.append(item);
   }
+}
+
+function nothing(what) {
+  // One rendering for a list the server does not offer and one it offers empty, whatever the server.
+  return el("p", { cls: "meta", text: `This server offers no ${what}.` });
 }
 
 function annotations(notes) {
