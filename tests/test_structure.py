@@ -146,4 +146,4 @@ def test_the_deployment_example_and_guide_name_what_exists() -> None:
     named = set(re.findall(r"tests/[\w/]+\.py", example))
     assert named, "the nginx example no longer names the tests that run it"
     assert all((ROOT / name).is_file() for name in named), sorted(n for n in named if not (ROOT / n).is_file())
-    assert "mcp-baton[redis]" in (ROOT / "docs" / "deploy.md").read_text()
+    assert "pip install -e '.[redis]'" in (ROOT / "docs" / "deploy.md").read_text()
