@@ -312,15 +312,7 @@ async def serve_stdio_async(server: Server) -> int:
         print(stderr_line(str(exc), "ERROR", _log_format()), file=sys.stderr)
         return 2
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_LINE)
-    mode = os.fstat(sys.stdin.fileno()).st_mode
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    else:  # a file, /dev/null or a terminal: the event loop cannot watch those, a thread reads them
-        threading.Thread(target=_feed, args=(loop, reader), name="baton-stdin", daemon=True).start()
-    # Keep stray print() calls in user code off the protocol stream.
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    sys.stdout = sys.stderr
+    reader, out = await open_stdio()
     stdio = StdioServer(server, reader, out)
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stdio.stop, signum)
@@ -331,6 +323,21 @@ async def serve_stdio_async(server: Server) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
     return 128 + signal.SIGINT if stdio.signal == signal.SIGINT else 0
+
+
+async def open_stdio() -> tuple[asyncio.StreamReader, BinaryIO]:
+    """This process's stdin as a stream of lines (up to `MAX_LINE`) and its stdout as the protocol stream;
+    `sys.stdout` then points at stderr, so that stray print() calls stay off the protocol stream."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    mode = os.fstat(sys.stdin.fileno()).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    else:  # a file, /dev/null or a terminal: the event loop cannot watch those, a thread reads them
+        threading.Thread(target=_feed, args=(loop, reader), name="baton-stdin", daemon=True).start()
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdout = sys.stderr
+    return reader, out
 
 
 def _log_format() -> LogFormat:
