@@ -5,3 +5,5 @@ Each side speaks its own era (protocol.md P136): the host either version (its `i
 `host` reads and writes the host's lines, `remote` is what each request becomes at the server (one
 `Client`), `ask` puts the server's questions to the host, `command` is the command line.
 """
+
+__all__: list[str] = []  # a command, not a library: `baton.bridge.command.main` runs it
