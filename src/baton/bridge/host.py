@@ -26,7 +26,8 @@ from ..protocol.constants import LOG_LEVELS
 from ..protocol.era import is_modern
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, invalid_params
 from ..protocol.lines import MAX_LINE, LineTooLong, read_line
-from ..protocol.messages import Message, RequestId, error_response, from_object, is_response, parse, result_response
+from ..protocol.messages import Message, RequestId, error_response, result_response
+from ..serve.stdio import BadLine, incoming
 from ..server.handshake import handshake_error
 from .ask import HostAsker
 from .remote import Remote
@@ -102,21 +103,12 @@ class HostSide:
 
     def _dispatch(self, line: bytes) -> Coroutine[Any, Any, None] | None:
         try:
-            data = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            try:
-                parse(line)  # raises the parse error, worded in one place
-            except McpError as exc:
-                self.write(error_response(None, exc))
+            msg = incoming(line)
+        except BadLine as exc:
+            self.write(error_response(exc.rid, exc.error))
             return None
-        if is_response(data):
-            self.asker.outbound.answer(data)  # the host's answer to one of the bridge's questions
-            return None
-        try:
-            msg = from_object(data)
-        except McpError as exc:
-            rid = data.get("id") if isinstance(data, dict) else None
-            self.write(error_response(rid if isinstance(rid, (str, int)) else None, exc))
+        if not isinstance(msg, Message):
+            self.asker.outbound.answer(msg)  # the host's answer to one of the bridge's questions
             return None
         if not msg.is_request:
             self._notified(msg)

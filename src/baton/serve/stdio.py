@@ -152,20 +152,12 @@ class StdioServer:
     def _dispatch(self, line: bytes) -> Coroutine[Any, Any, None] | None:
         """Answer, or start answering, one line; returns the `initialize` to finish before reading on."""
         try:
-            data = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            try:
-                parse(line)  # raises the parse error, worded in one place
-            except McpError as exc:
-                self.write(error_response(None, exc))
+            msg = incoming(line)
+        except BadLine as exc:
+            self.write(error_response(exc.rid, exc.error))
             return None
-        if is_response(data):
-            self.outbound.answer(data)  # the client's answer to a server request; others are dropped (P29)
-            return None
-        try:
-            msg = from_object(data)
-        except McpError as exc:
-            self.write(error_response(_id_of(data), exc))
+        if not isinstance(msg, Message):
+            self.outbound.answer(msg)  # the client's answer to a server request; others are dropped (P29)
             return None
         if not msg.is_request:
             self._notified(msg)
@@ -293,6 +285,35 @@ class StdioServer:
         if method == RESOURCE_UPDATED and params.get("uri") not in session.subscriptions:
             return
         self.write(notification(method, params))
+
+
+class BadLine(Exception):
+    """A line that is no JSON-RPC message: the error to answer, and the id to answer it under (if readable)."""
+
+    def __init__(self, rid: RequestId | None, error: McpError) -> None:
+        super().__init__(error.message)
+        self.rid = rid
+        self.error = error
+
+
+def incoming(line: bytes) -> Message | dict[str, Any]:
+    """One line a peer wrote: its request or notification, or its response (the decoded object, for an
+    `Outbound` to take); `BadLine` for anything else. Shared with `baton bridge`'s host side."""
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            parse(line)  # raises the parse error, worded in one place
+        except McpError as exc:
+            raise BadLine(None, exc) from None
+        raise  # pragma: no cover - parse accepts nothing orjson refused
+    if is_response(data):
+        assert isinstance(data, dict)
+        return data
+    try:
+        return from_object(data)
+    except McpError as exc:
+        raise BadLine(_id_of(data), exc) from None
 
 
 def _id_of(data: Any) -> RequestId | None:
