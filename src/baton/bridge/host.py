@@ -25,9 +25,8 @@ from ..protocol.capabilities import ClientCapabilities
 from ..protocol.constants import LOG_LEVELS
 from ..protocol.era import is_modern
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, invalid_params
-from ..protocol.lines import MAX_LINE, LineTooLong, read_line
-from ..protocol.messages import Message, RequestId, error_response, result_response
-from ..serve.stdio import BadLine, incoming
+from ..protocol.messages import Message, error_response, result_response
+from ..serve.stdio import BadLine, InFlight, incoming, peer_lines
 from ..server.handshake import handshake_error
 from .ask import HostAsker
 from .remote import Remote
@@ -63,7 +62,7 @@ class HostSide:
         self.reader = reader
         self.write = lines.write
         self.send = lines.send
-        self.inflight: dict[RequestId, asyncio.Task[None]] = {}
+        self.inflight = InFlight()
         self.initialized = False
         self.log_level: str | None = None  # the 2025-11-25 host's logging/setLevel
         self.signal: int | None = None
@@ -86,20 +85,10 @@ class HostSide:
             await asyncio.gather(*self.inflight.values(), return_exceptions=True)
 
     async def _read(self) -> None:
-        while True:
-            try:
-                line = await read_line(self.reader)
-            except LineTooLong:
-                self.write(
-                    error_response(None, McpError(INVALID_REQUEST, f"Message too large (limit {MAX_LINE} bytes)"))
-                )
-                continue
-            if not line:
-                return
-            if line.strip():
-                first = self._dispatch(line)
-                if first is not None:  # initialize: answered before the session's next line is read
-                    await first
+        async for line in peer_lines(self.reader, self.write):
+            first = self._dispatch(line)
+            if first is not None:  # initialize: answered before the session's next line is read
+                await first
 
     def _dispatch(self, line: bytes) -> Coroutine[Any, Any, None] | None:
         try:
@@ -121,18 +110,12 @@ class HostSide:
         modern = is_modern(msg.method, msg.params)
         if msg.method == "initialize" and not modern:
             return self._initialize(msg)
-        task = asyncio.ensure_future(self._answer(msg, modern))
-        self.inflight[msg.id] = task
-        rid = msg.id
-        task.add_done_callback(lambda _task: self.inflight.pop(rid, None))
+        self.inflight.start(msg.id, self._answer(msg, modern))
         return None
 
     def _notified(self, msg: Message) -> None:
         if msg.method == "notifications/cancelled":
-            rid = msg.params.get("requestId")
-            task = self.inflight.get(rid) if isinstance(rid, (str, int)) else None
-            if task is not None:
-                task.cancel()  # its leg to the server is closed, its questions to the host withdrawn
+            self.inflight.cancel(msg.params)  # its leg to the server is closed, its questions to the host withdrawn
         # notifications/initialized and the host's other notifications need nothing from the bridge
 
     async def _initialize(self, msg: Message) -> None:

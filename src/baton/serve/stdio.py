@@ -27,7 +27,7 @@ import signal
 import stat
 import sys
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
@@ -75,7 +75,7 @@ class StdioServer:
         self.server = server
         self.reader = reader
         self.out = out
-        self.inflight: dict[RequestId, asyncio.Task[None]] = {}
+        self.inflight = InFlight()
         self._listening: set[asyncio.Task[Any]] = set()  # the tasks serving a `subscriptions/listen` stream
         self.info = RequestInfo("stdio")
         # The process's one 2025-11-25 session (protocol.md P33), and its open server requests.
@@ -131,18 +131,7 @@ class StdioServer:
 
     async def _read(self) -> None:
         """Read and dispatch lines until EOF."""
-        while True:
-            try:
-                line = await read_line(self.reader)
-            except LineTooLong:  # dropped whole, to its newline (P116): report it once, keep serving
-                self.write(
-                    error_response(None, McpError(INVALID_REQUEST, f"Message too large (limit {MAX_LINE} bytes)"))
-                )
-                continue
-            if not line:
-                break
-            if not line.strip():
-                continue
+        async for line in peer_lines(self.reader, self.write):
             handshake = self._dispatch(line)
             if handshake is not None:
                 # Finished before the next line is read, so that what the client sends next (its
@@ -177,18 +166,12 @@ class StdioServer:
             work = self._in_session(msg)
         if work is None:
             return None
-        task = asyncio.ensure_future(work)
-        self.inflight[msg.id] = task
-        rid = msg.id
-        task.add_done_callback(lambda _task: self.inflight.pop(rid, None))
+        self.inflight.start(msg.id, work)
         return None
 
     def _notified(self, msg: Message) -> None:
         if msg.method == "notifications/cancelled":
-            rid = msg.params.get("requestId")
-            task = self.inflight.get(rid) if isinstance(rid, (str, int)) else None
-            if task is not None:
-                task.cancel()  # a 2025-11-25 request's open server requests are cancelled with it (P31)
+            self.inflight.cancel(msg.params)  # a 2025-11-25 request's open server requests are cancelled with it (P31)
         elif msg.method == "notifications/initialized" and self.session is not None:
             self._ready = True
         # other notifications are accepted and dropped
@@ -285,6 +268,37 @@ class StdioServer:
         if method == RESOURCE_UPDATED and params.get("uri") not in session.subscriptions:
             return
         self.write(notification(method, params))
+
+
+async def peer_lines(reader: asyncio.StreamReader, write: Callable[[dict[str, Any]], None]) -> AsyncIterator[bytes]:
+    """The non-blank lines a peer writes, until EOF; a line over 16 MiB is dropped whole, up to its newline,
+    and answered with one error (protocol.md P116)."""
+    while True:
+        try:
+            line = await read_line(reader)
+        except LineTooLong:
+            write(error_response(None, McpError(INVALID_REQUEST, f"Message too large (limit {MAX_LINE} bytes)")))
+            continue
+        if not line:
+            return
+        if line.strip():
+            yield line
+
+
+class InFlight(dict[RequestId, asyncio.Task[None]]):
+    """A peer's requests being answered, by id: a task each, gone from the table when it ends."""
+
+    def start(self, rid: RequestId, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self[rid] = task
+        task.add_done_callback(lambda _task: self.pop(rid, None))
+
+    def cancel(self, params: dict[str, Any]) -> None:
+        """`notifications/cancelled`: stop the request it names, if it is still running."""
+        rid = params.get("requestId")
+        task = self.get(rid) if isinstance(rid, (str, int)) else None
+        if task is not None:
+            task.cancel()
 
 
 class BadLine(Exception):
