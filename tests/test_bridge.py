@@ -24,7 +24,8 @@ from support.serve import RunningServer, start_server
 
 from baton.bridge.command import headers_of, main
 from baton.cli_client.args import OneLineError
-from baton.client import Accepted, Client, Question
+from baton.client import Accepted, CallToolResult, Client, Question, Round
+from baton.protocol.errors import McpError
 
 EVERYTHING = str(ROOT / "examples" / "everything.py")
 TWO_ROUNDS = "test_input_required_result_multi_round"
@@ -45,9 +46,11 @@ def _host(scenario: str, url: str, *options: str) -> tuple[dict[str, Any], str]:
     return json.loads(lines[0]), done.stderr
 
 
-def test_mcp1_host_reaches_a_2026_server_through_the_bridge(serve: Callable[..., RunningServer]) -> None:
+@pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
+def test_mcp1_host_reaches_the_server_through_the_bridge(serve: Callable[..., RunningServer], protocol: str) -> None:
+    # auto finds 2026-07-28: the rounds become the host's questions; pinned, the server asks in the session.
     server = serve(EVERYTHING)
-    report, stderr = _host("flows", server.url)
+    report, stderr = _host("flows", server.url, "--protocol", protocol)
     assert "failed" not in report, report
     assert report["version"] == "2025-11-25" and report["server"] == "baton-everything"
     assert TWO_ROUNDS in report["tools"] and "test_simple_text" in report["tools"]
@@ -90,6 +93,37 @@ def test_a_2026_host_gets_input_required_through_the_bridge(serve: Callable[...,
     # The rounds reach this 2026 host as input_required, one leg each, requestState as the server sealed it.
     assert asyncio.run(asyncio.wait_for(flow(), 60)) == ("Lin likes red", "2026-07-28")
     assert asked == ["step1", "step2"]
+
+
+def test_a_2025_servers_questions_reach_a_2026_host_as_rounds(serve: Callable[..., RunningServer]) -> None:
+    server = serve(EVERYTHING)
+    asked: list[str] = []
+
+    async def answer(question: Question) -> Accepted[Any]:
+        asked.append(question.message)
+        return Accepted({"name": "Lin"} if question.message == "What is your name?" else {"color": "red"})
+
+    async def flow() -> tuple[str, str | None, int, str]:
+        # The bridge speaks 2025-11-25 to the server, which asks during the call; the host speaks 2026.
+        async with Client([BATON, "bridge", "--protocol", "2025-11-25", server.url], on_form=answer) as host:
+            step = await host.start("tools/call", {"name": TWO_ROUNDS, "arguments": {}})
+            rounds = 0
+            while isinstance(step, Round):
+                rounds += 1
+                question = step.questions()[0]
+                step = await host.advance(step, {question.key: await answer(question)})
+            stale = {"name": TWO_ROUNDS, "arguments": {}, "requestState": "unknown", "inputResponses": {}}
+            try:
+                await host.request("tools/call", stale)
+                refused = ""
+            except McpError as exc:
+                refused = exc.message
+            return CallToolResult(step).text, host.era, rounds, refused
+
+    text, era, rounds, refused = asyncio.run(asyncio.wait_for(flow(), 60))
+    assert (text, era, rounds) == ("Lin likes red", "2026-07-28", 2)
+    assert asked == ["What is your name?", "What is your favorite color?"]  # one round each
+    assert "requestState names no call this bridge holds" in refused
 
 
 class _Bridge:

@@ -14,13 +14,13 @@ import logging
 from typing import Any
 
 from ..client import Question
-from ..forms import Accepted, Answer, Cancelled, Declined
+from ..forms import Answer, Cancelled, Declined
 from ..protocol.capabilities import ClientCapabilities, granted
 from ..server.outbound import Outbound, PeerError, Stream, Write
+from .held import CURRENT
+from .replies import ASK_TIMEOUT_S, reply_of
 
 log = logging.getLogger("baton.bridge")
-ASK_TIMEOUT_S = 600.0
-"""How long a question waits for the host's answer before it reads as cancelled (as `baton serve`'s default)."""
 
 
 class HostAsker:
@@ -34,7 +34,10 @@ class HostAsker:
         """The capabilities of the 2025-11-25 host's `initialize`; None before it, and for a 2026 host."""
 
     async def __call__(self, question: Question) -> Answer[Any]:
-        if self.host is not None and granted(self.host, question.mode):
+        held = CURRENT.get()
+        if held is not None and granted(held.host, question.mode):  # a 2026 host: the next round (P137)
+            return await held.ask(question)
+        if held is None and self.host is not None and granted(self.host, question.mode):
             params = {k: v for k, v in question.params.items() if k != "_meta"}
             try:
                 result = await Stream(self.write, self.outbound).request("elicitation/create", params, ASK_TIMEOUT_S)
@@ -54,13 +57,3 @@ class HostAsker:
                 question.message,
             )
         return Declined()
-
-
-def reply_of(result: dict[str, Any]) -> Answer[Any]:
-    """The host's `ElicitResult` as the reply the `Client` checks and sends on."""
-    action = result.get("action")
-    if action == "accept":
-        return Accepted(result.get("content"))
-    if action == "decline":
-        return Declined()
-    return Cancelled()

@@ -19,8 +19,16 @@ from typing import Any, TypeVar
 from ..client import Client
 from ..client.callbacks import Notify
 from ..client.http11 import ConnectError
-from ..protocol.constants import HANDSHAKE_VERSION, META_LOG_LEVEL, META_SERVER_INFO, PROTOCOL_VERSION
+from ..protocol.capabilities import ClientCapabilities
+from ..protocol.constants import (
+    HANDSHAKE_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_LOG_LEVEL,
+    META_SERVER_INFO,
+    PROTOCOL_VERSION,
+)
 from ..server.handshake import handshake_result
+from .held import Held, HeldCalls
 
 log = logging.getLogger("baton.bridge")
 T = TypeVar("T")
@@ -38,6 +46,7 @@ class Remote:
 
     def __init__(self, client: Client) -> None:
         self.client = client
+        self.held = HeldCalls()
 
     async def initialize_result(self) -> dict[str, Any]:
         """The `InitializeResult` a 2025-11-25 host gets: the server's capabilities, name and instructions."""
@@ -84,9 +93,13 @@ class Remote:
         if await self._retried(self.client.settle_era) == HANDSHAKE_VERSION:
             if method == "server/discover":
                 return self._discover_of_session()
-            result = dict(await self._retried(lambda: self.client.request(method, params, progress=notify)))
-            result.setdefault("resultType", "complete")
-            return result
+            if "requestState" in params:  # a retry: the answers to the questions of a held call (P137)
+                return await self.held.leg(self.held.resume(params["requestState"], params.get("inputResponses")))
+            body = {k: v for k, v in params.items() if k != "inputResponses"}
+            caps = (params.get("_meta") or {}).get(META_CLIENT_CAPABILITIES)
+            host = ClientCapabilities.parse(caps if isinstance(caps, dict) else {})
+            call = self._retried(lambda: self.client.request(method, body, progress=notify))
+            return await self.held.leg(Held(call, host))
         return await self._retried(lambda: self.client.request(method, params, progress=notify))
 
     def _discover_of_session(self) -> dict[str, Any]:
