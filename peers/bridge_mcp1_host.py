@@ -2,7 +2,8 @@
 
 Usage: `python bridge_mcp1_host.py SCENARIO -- COMMAND ...`, COMMAND being the bridge to start. Prints one
 JSON object. SCENARIO is `flows`: in one session, the tool list, a plain call, a two-round asking tool
-answered by the elicitation callback, the same answered decline, a call with progress and one with log
+answered by the elicitation callback, the same answered decline, (when the bridge offers list changes) a
+tool that changes the tool list until the host hears `tools/list_changed`, a call with progress and one with log
 messages, then a call whose question the host leaves unanswered and cancels (the report says whether the
 callback was cancelled in turn), then a plain call again; or `mute`: a host that declares no elicitation
 calls the two-round tool. Runs in `.cache/interop/mcp1`, never in Baton's venv.
@@ -32,6 +33,15 @@ async def flows(session: ClientSession, state: dict[str, Any]) -> dict[str, Any]
     tools = await session.list_tools()
     report["tools"] = sorted(tool.name for tool in tools.tools)
     report["simple"] = text_of(await session.call_tool("test_simple_text", {}))
+    report["list_changed"] = None  # the bridge offered no list changes
+    if state["init"].capabilities.tools and state["init"].capabilities.tools.listChanged:
+        # Until the notification comes: the bridge's stream to the server may not be open yet at first.
+        with anyio.move_on_after(10):
+            while not state["changed"].is_set():
+                await session.call_tool("test_trigger_tool_change", {})
+                with anyio.move_on_after(0.5):
+                    await state["changed"].wait()
+        report["list_changed"] = state["changed"].is_set()
     state["mode"] = "accept"
     report["two_rounds"] = text_of(await session.call_tool(TWO_ROUNDS, {}))
     report["asked"] = list(state["asked"])
@@ -66,7 +76,7 @@ async def flows(session: ClientSession, state: dict[str, Any]) -> dict[str, Any]
 
 async def main(scenario: str, command: list[str]) -> None:
     state: dict[str, Any] = {"mode": "accept", "asked": [], "logs": []}
-    state["hanging"], state["withdrawn"] = anyio.Event(), anyio.Event()
+    state["hanging"], state["withdrawn"], state["changed"] = anyio.Event(), anyio.Event(), anyio.Event()
     answers = {"What is your name?": {"name": "Ada"}, "What is your favorite color?": {"color": "teal"}}
 
     async def elicit(context: RequestContext[Any, Any], params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -81,6 +91,12 @@ async def main(scenario: str, command: list[str]) -> None:
 
     async def log(params: types.LoggingMessageNotificationParams) -> None:
         state["logs"].append(params.data)
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ToolListChangedNotification
+        ):
+            state["changed"].set()
 
     server = StdioServerParameters(command=command[0], args=command[1:])
     callback = elicit if scenario == "flows" else None
@@ -97,13 +113,16 @@ async def main(scenario: str, command: list[str]) -> None:
                     await tapped.send(item)
 
         pumps.start_soon(pump)
-        async with ClientSession(seen, write, elicitation_callback=callback, logging_callback=log) as session:
+        async with ClientSession(
+            seen, write, elicitation_callback=callback, logging_callback=log, message_handler=on_message
+        ) as session:
             await run(session, scenario, state)
         pumps.cancel_scope.cancel()
 
 
 async def run(session: ClientSession, scenario: str, state: dict[str, Any]) -> None:
     init = await session.initialize()
+    state["init"] = init
     try:
         if scenario == "flows":
             report = await flows(session, state)

@@ -55,6 +55,8 @@ def test_mcp1_host_reaches_the_server_through_the_bridge(serve: Callable[..., Ru
     assert report["version"] == "2025-11-25" and report["server"] == "baton-everything"
     assert TWO_ROUNDS in report["tools"] and "test_simple_text" in report["tools"]
     assert report["simple"] == "This is a simple text response for testing."
+    # A 2026 server's list changes reach the host (a 2025-11-25 server's are not relayed yet, nor offered).
+    assert report["list_changed"] is (True if protocol == "auto" else None)
     # Two rounds of input_required, each put to the host as its own elicitation/create (P137).
     assert report["two_rounds"] == "Ada likes teal"
     assert report["asked"] == ["What is your name?", "What is your favorite color?"]

@@ -111,6 +111,7 @@ async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], ar
         auth=auth,
         headers=headers,
         deadline_s=args.timeout,
+        cache=False,  # the host caches as the server's ttlMs says; the bridge passes lists on as they are now
     )
     host = HostSide(Remote(client), asker, reader, lines)
     loop = asyncio.get_running_loop()

@@ -67,6 +67,7 @@ class HostSide:
         self.log_level: str | None = None  # the 2025-11-25 host's logging/setLevel
         self.signal: int | None = None
         self._reading: asyncio.Future[None] | None = None
+        self._listening: asyncio.Future[None] | None = None  # the list changes relayed to a 2025-11-25 host
 
     def stop(self, signum: int) -> None:
         """SIGINT or SIGTERM: stop reading and cancel what is in flight, now (P139)."""
@@ -79,10 +80,11 @@ class HostSide:
         with contextlib.suppress(asyncio.CancelledError):
             await self._reading
         self.asker.outbound.fail_all("the host closed stdin" if self.signal is None else "the bridge is stopping")
-        for task in list(self.inflight.values()):
+        tasks = [*self.inflight.values(), *([self._listening] if self._listening is not None else [])]
+        for task in tasks:
             task.cancel()
-        if self.inflight:
-            await asyncio.gather(*self.inflight.values(), return_exceptions=True)
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _read(self) -> None:
         async for line in peer_lines(self.reader, self.write):
@@ -116,7 +118,9 @@ class HostSide:
     def _notified(self, msg: Message) -> None:
         if msg.method == "notifications/cancelled":
             self.inflight.cancel(msg.params)  # its leg to the server is closed, its questions to the host withdrawn
-        # notifications/initialized and the host's other notifications need nothing from the bridge
+        elif msg.method == "notifications/initialized" and self.initialized and self._listening is None:
+            self._listening = asyncio.ensure_future(self.remote.relay_list_changes(self.send))
+        # the host's other notifications need nothing from the bridge
 
     async def _initialize(self, msg: Message) -> None:
         if self.initialized:

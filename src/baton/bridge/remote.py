@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ..client import Client
+from ..client import Client, ClientError
 from ..client.callbacks import Notify
 from ..client.http11 import ConnectError
 from ..protocol.capabilities import ClientCapabilities
@@ -27,6 +27,8 @@ from ..protocol.constants import (
     META_SERVER_INFO,
     PROTOCOL_VERSION,
 )
+from ..protocol.errors import McpError
+from ..protocol.messages import notification
 from ..server.handshake import handshake_result
 from .held import Held, HeldCalls
 
@@ -38,7 +40,8 @@ RETRY_S = (0.25, 0.5, 1.0, 2.0, 4.0)
 """The pauses before trying a refused connection again (a server restarting)."""
 DEFAULT_LOG_LEVEL = "debug"
 """A 2025-11-25 host that never sent logging/setLevel sees every level, as in a Baton session (P136)."""
-_NOT_RELAYED = ("listChanged", "subscribe")
+LIST_CHANGES = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
+"""The lists whose changes a 2026 server announces on a `subscriptions/listen` stream, by capability."""
 
 
 class Remote:
@@ -47,6 +50,7 @@ class Remote:
     def __init__(self, client: Client) -> None:
         self.client = client
         self.held = HeldCalls()
+        self.server_caps: dict[str, Any] = {}
 
     async def initialize_result(self) -> dict[str, Any]:
         """The `InitializeResult` a 2025-11-25 host gets: the server's capabilities, name and instructions."""
@@ -59,9 +63,11 @@ class Remote:
             caps, info = found.get("capabilities"), (found.get("_meta") or {}).get(META_SERVER_INFO)
         if not isinstance(info, dict) or not isinstance(info.get("name"), str):
             info = {"name": self.client.server_name or "mcp-server", "version": "unknown"}
+        self.server_caps = caps if isinstance(caps, dict) else {}
+        relayed = era == PROTOCOL_VERSION  # list changes of a 2026 server: `relay_list_changes`
         result: dict[str, Any] = {
             "protocolVersion": HANDSHAKE_VERSION,
-            "capabilities": {**host_capabilities(caps if isinstance(caps, dict) else {}), "logging": {}},
+            "capabilities": {**host_capabilities(self.server_caps, list_changes=relayed), "logging": {}},
             "serverInfo": info,
         }
         if isinstance(found.get("instructions"), str):
@@ -108,13 +114,41 @@ class Remote:
         result: dict[str, Any] = {
             "resultType": "complete",
             "supportedVersions": [PROTOCOL_VERSION],
-            "capabilities": host_capabilities(found.get("capabilities") or {}),
+            "capabilities": host_capabilities(found.get("capabilities") or {}, list_changes=False),
         }
         if isinstance(found.get("serverInfo"), dict):
             result["_meta"] = {META_SERVER_INFO: found["serverInfo"]}
         if isinstance(found.get("instructions"), str):
             result["instructions"] = found["instructions"]
         return result
+
+    async def relay_list_changes(self, to_host: Notify) -> None:
+        """For a 2025-11-25 host of a 2026 server, until cancelled: a `subscriptions/listen` stream for the
+        lists the server announces changes of, each change passed on as the host's `list_changed`; a stream
+        that ends or fails is opened again after a pause that grows while it keeps failing (P136)."""
+        wanted = {
+            flag: True for kind, flag in LIST_CHANGES.items() if (self.server_caps.get(kind) or {}).get("listChanged")
+        }
+        if not wanted:
+            return
+
+        async def relay(message: dict[str, Any]) -> None:
+            method = message.get("method")
+            if isinstance(method, str) and method.endswith("/list_changed"):
+                await to_host(notification(method, {}))
+
+        loop = asyncio.get_running_loop()
+        failures = 0
+        while True:
+            started = loop.time()
+            try:
+                await self.client.request("subscriptions/listen", {"notifications": wanted}, progress=relay)
+            except McpError as exc:
+                log.info("the server ended the list-change stream: %s", exc.message)
+            except (ClientError, OSError) as exc:
+                log.info("the list-change stream failed: %s", exc)
+            failures = 0 if loop.time() - started > 60 else failures + 1
+            await asyncio.sleep(min(30.0, 0.5 * 2 ** min(failures, 6)))
 
     async def _retried(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """`attempt()`, again after a pause while the server refuses connections (restarting, P138): a refused
@@ -130,11 +164,13 @@ class Remote:
         return await attempt()
 
 
-def host_capabilities(caps: dict[str, Any]) -> dict[str, Any]:
-    """The server's capabilities without what the bridge does not relay yet: list changes, subscriptions."""
+def host_capabilities(caps: dict[str, Any], *, list_changes: bool) -> dict[str, Any]:
+    """The server's capabilities without what the bridge does not relay: resource subscriptions, and list
+    changes unless `list_changes`."""
+    dropped = {"subscribe"} if list_changes else {"subscribe", "listChanged"}
     shown: dict[str, Any] = {}
     for name, value in caps.items():
-        shown[name] = {k: v for k, v in value.items() if k not in _NOT_RELAYED} if isinstance(value, dict) else value
+        shown[name] = {k: v for k, v in value.items() if k not in dropped} if isinstance(value, dict) else value
     return shown
 
 
