@@ -1,7 +1,8 @@
 """Interop peer: a 2025-11-25 host (`mcp==1.30.0`, no 2026 support) driving `baton bridge` over stdio.
 
 Usage: `python bridge_mcp1_host.py SCENARIO -- COMMAND ...`, COMMAND being the bridge to start. Prints one
-JSON object. SCENARIO is `flows`: in one session, the tool list, a plain call, a two-round asking tool
+JSON object. SCENARIO is `flows`: in one session, the tool list, a plain call, resources, templates, a read,
+prompts, a prompt, a completion, a two-round asking tool
 answered by the elicitation callback, the same answered decline, (when the bridge offers list changes) a
 tool that changes the tool list until the host hears `tools/list_changed`, a call with progress and one with log
 messages, then a call whose question the host leaves unanswered and cancels (the report says whether the
@@ -20,6 +21,7 @@ import anyio
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.context import RequestContext
+from pydantic import AnyUrl
 
 TWO_ROUNDS = "test_input_required_result_multi_round"
 
@@ -33,6 +35,19 @@ async def flows(session: ClientSession, state: dict[str, Any]) -> dict[str, Any]
     tools = await session.list_tools()
     report["tools"] = sorted(tool.name for tool in tools.tools)
     report["simple"] = text_of(await session.call_tool("test_simple_text", {}))
+    resources = await session.list_resources()
+    report["resources"] = sorted(str(r.uri) for r in resources.resources)
+    templates = await session.list_resource_templates()
+    report["templates"] = [t.uriTemplate for t in templates.resourceTemplates]
+    read = await session.read_resource(AnyUrl("test://static-text"))
+    report["read"] = [c.text for c in read.contents if isinstance(c, types.TextResourceContents)]
+    prompts = await session.list_prompts()
+    report["prompts"] = sorted(p.name for p in prompts.prompts)
+    got = await session.get_prompt("test_prompt_with_arguments", {"arg1": "a", "arg2": "b"})
+    report["prompt"] = [m.content.text for m in got.messages if isinstance(m.content, types.TextContent)]
+    ref = types.PromptReference(type="ref/prompt", name="test_prompt_with_arguments")
+    completed = await session.complete(ref, {"name": "arg1", "value": "g"})
+    report["completion"] = completed.completion.values
     report["list_changed"] = None  # the bridge offered no list changes
     if state["init"].capabilities.tools and state["init"].capabilities.tools.listChanged:
         # Until the notification comes: the bridge's stream to the server may not be open yet at first.

@@ -55,6 +55,11 @@ def test_mcp1_host_reaches_the_server_through_the_bridge(serve: Callable[..., Ru
     assert report["version"] == "2025-11-25" and report["server"] == "baton-everything"
     assert TWO_ROUNDS in report["tools"] and "test_simple_text" in report["tools"]
     assert report["simple"] == "This is a simple text response for testing."
+    assert "test://static-text" in report["resources"] and report["templates"] == ["test://template/{id}/data"]
+    assert report["read"] == ["This is the content of the static text resource."]
+    assert "test_prompt_with_arguments" in report["prompts"]
+    assert report["prompt"] == ["Prompt with arguments: arg1='a', arg2='b'"]
+    assert report["completion"] == ["gamma"]
     # A 2026 server's list changes reach the host (a 2025-11-25 server's are not relayed yet, nor offered).
     assert report["list_changed"] is (True if protocol == "auto" else None)
     # Two rounds of input_required, each put to the host as its own elicitation/create (P137).
