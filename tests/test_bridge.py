@@ -12,11 +12,14 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from support.oauth import start_as, start_protected
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv, peer_env
 from support.processes import free_port
@@ -131,6 +134,34 @@ def test_a_2025_servers_questions_reach_a_2026_host_as_rounds(serve: Callable[..
     assert (text, era, rounds) == ("Lin likes red", "2026-07-28", 2)
     assert asked == ["What is your name?", "What is your favorite color?"]  # one round each
     assert "requestState names no call this bridge holds" in refused
+
+
+BROWSER_SCRIPT = """\
+import sys, httpx
+open(sys.argv[2], "a").write("opened\\n")
+resp = httpx.get(sys.argv[1] + "&login_hint=gina", follow_redirects=False, timeout=10)
+httpx.get(resp.headers["location"], timeout=10)
+"""
+
+
+def test_the_bridge_logs_in_as_baton_tools_does_and_keeps_the_token_from_the_host(tmp_path: Path) -> None:
+    script, opened = tmp_path / "browser.py", tmp_path / "opened.txt"
+    script.write_text(BROWSER_SCRIPT)
+    env = {"BATON_DATA_DIR": str(tmp_path / "data"), "BROWSER": f"{sys.executable} {script} %s {opened}"}
+    seen: list[dict[str, Any]] = []
+
+    async def whoami(url: str) -> str:
+        bridge = Client([BATON, "bridge", url], env=env, on_message=lambda _way, message: seen.append(message))
+        async with bridge:
+            return (await bridge.call_tool("whoami")).text
+
+    with start_as(tmp_path / "as.log") as auth_server, start_protected(auth_server, tmp_path / "baton.log") as server:
+        assert asyncio.run(asyncio.wait_for(whoami(server.url), 60)).startswith(f"{auth_server.issuer}|gina")
+        assert opened.read_text().count("opened") == 1
+        assert asyncio.run(asyncio.wait_for(whoami(server.url), 60)).startswith(f"{auth_server.issuer}|gina")
+        assert opened.read_text().count("opened") == 1  # the token store of baton tools: no second login
+    token = json.loads((tmp_path / "data" / "client" / "oauth.json").read_text())[f"token {server.url}"]
+    assert token["access_token"] not in json.dumps(seen)  # nothing the host saw carries it
 
 
 class _Bridge:
