@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.oauth import start_as, start_protected
+from support.oauth import log_in, start_as, start_protected
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv, peer_env
 from support.processes import free_port
@@ -144,7 +144,7 @@ httpx.get(resp.headers["location"], timeout=10)
 """
 
 
-def test_the_bridge_logs_in_as_baton_tools_does_and_keeps_the_token_from_the_host(tmp_path: Path) -> None:
+def test_the_bridge_logs_in_as_baton_tools_does_or_takes_a_key_from_the_environment(tmp_path: Path) -> None:
     script, opened = tmp_path / "browser.py", tmp_path / "opened.txt"
     script.write_text(BROWSER_SCRIPT)
     env = {"BATON_DATA_DIR": str(tmp_path / "data"), "BROWSER": f"{sys.executable} {script} %s {opened}"}
@@ -160,6 +160,17 @@ def test_the_bridge_logs_in_as_baton_tools_does_and_keeps_the_token_from_the_hos
         assert opened.read_text().count("opened") == 1
         assert asyncio.run(asyncio.wait_for(whoami(server.url), 60)).startswith(f"{auth_server.issuer}|gina")
         assert opened.read_text().count("opened") == 1  # the token store of baton tools: no second login
+        # A static key instead: --header with its value from the environment, and no login at all.
+        key = log_in(auth_server.issuer, user="kim", scope="mcp:read", resource=server.url)["access_token"]
+        static = {"BATON_DATA_DIR": str(tmp_path / "other"), "BROWSER": "false %s", "KEY": key}
+
+        async def with_header() -> str:
+            argv = [BATON, "bridge", "--header", "Authorization=Bearer $KEY", server.url]
+            async with Client(argv, env=static) as bridge:
+                return (await bridge.call_tool("whoami")).text
+
+        assert asyncio.run(asyncio.wait_for(with_header(), 60)).startswith(f"{auth_server.issuer}|kim")
+        assert not (tmp_path / "other").exists()
     token = json.loads((tmp_path / "data" / "client" / "oauth.json").read_text())[f"token {server.url}"]
     assert token["access_token"] not in json.dumps(seen)  # nothing the host saw carries it
 
