@@ -6,7 +6,8 @@ Starts `baton serve examples/everything.py` on a free loopback port and times `-
 (`test_input_required_result_multi_round`: two questions, two rounds) with Baton's client three ways:
 direct over HTTP (2026-07-28); through `baton bridge URL` as a 2026-07-28 host over stdio (the rounds pass
 through as `input_required`); through the bridge as a 2025-11-25 host (each round becomes the host's
-`elicitation/create`). Each way warms up first, then prints its median and what the bridge adds to it.
+`elicitation/create`). Each way warms up first; then the ways take turns flow by flow, and each one's
+median is printed with what the bridge adds to the direct one.
 Then it starts one bridge, initializes it, lets it sit, and prints its resident memory (VmRSS).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import socket
 import statistics
@@ -36,29 +38,33 @@ async def answer(question: Question) -> Accepted[Any]:
     return Accepted({"name": "Ada"} if question.message == "What is your name?" else {"color": "teal"})
 
 
-async def timed(client: Client, flows: int) -> list[float]:
-    for _ in range(WARM_UP):
-        await client.call_tool(TOOL)
-    times = []
-    for _ in range(flows):
-        started = time.perf_counter()
-        result = await client.call_tool(TOOL)
-        times.append(time.perf_counter() - started)
-        assert result.text == "Ada likes teal", result.text
-    return times
+async def one_flow(client: Client) -> float:
+    started = time.perf_counter()
+    result = await client.call_tool(TOOL)
+    elapsed = time.perf_counter() - started
+    assert result.text == "Ada likes teal", result.text
+    return elapsed
 
 
 async def measure(url: str, flows: int) -> dict[str, float]:
+    """The median per way; the ways take turns flow by flow (the first way rotating), so that a machine
+    busy with other work slows them alike."""
     ways: dict[str, Client] = {
         "direct (HTTP, 2026-07-28)": Client(url, on_form=answer),
         "bridge, 2026-07-28 host": Client([BATON, "bridge", url], on_form=answer),
         "bridge, 2025-11-25 host": Client([BATON, "bridge", url], on_form=answer, protocol="2025-11-25"),
     }
-    medians: dict[str, float] = {}
-    for name, client in ways.items():
-        async with client:
-            medians[name] = statistics.median(await timed(client, flows)) * 1000
-    return medians
+    names = list(ways)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    async with contextlib.AsyncExitStack() as stack:
+        for client in ways.values():
+            await stack.enter_async_context(client)
+            for _ in range(WARM_UP):
+                await one_flow(client)
+        for i in range(flows):
+            for name in names[i % 3 :] + names[: i % 3]:
+                times[name].append(await one_flow(ways[name]))
+    return {name: statistics.median(values) * 1000 for name, values in times.items()}
 
 
 def rss_at_rest(url: str) -> int:
@@ -108,7 +114,7 @@ def main() -> None:
         direct = next(iter(medians.values()))
         print(f"median of {args.flows} two-round flows ({TOOL}):")
         for name, ms in medians.items():
-            added = "" if ms == direct else f"  (+{ms - direct:.2f} ms, +{(ms - direct) / 2:.2f} ms per round)"
+            added = "" if ms == direct else f"  ({ms - direct:+.2f} ms, {(ms - direct) / 2:+.2f} ms per round)"
             print(f"  {name:28} {ms:7.2f} ms{added}")
         print(f"bridge at rest after initialize: {rss_at_rest(url) / 1024:.1f} MiB resident")
     finally:
