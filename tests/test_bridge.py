@@ -200,9 +200,17 @@ class _Bridge:
                 return reply
         raise AssertionError(f"no answer to {method} within {timeout:g} s")
 
-    def initialize(self) -> dict[str, Any]:
-        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    def initialize(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+        info = {"name": "t", "version": "1"}
+        params = {"protocolVersion": "2025-11-25", "capabilities": capabilities or {}, "clientInfo": info}
         return self.ask("initialize", params)
+
+    def next_line(self, timeout: float = 30.0) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        assert ready, f"nothing from the bridge within {timeout:g} s"
+        line: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        return line
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -248,8 +256,13 @@ def test_eof_and_signals_end_the_bridge_at_once(serve: Callable[..., RunningServ
     server = serve(EVERYTHING)
     bridge = _Bridge(server.url)
     try:
-        bridge.initialize()
+        bridge.initialize({"elicitation": {}})
         assert bridge.proc.stdin is not None
+        # A call in flight, its question open at the host: it ends with the bridge, nothing more is said.
+        call = {"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": TWO_ROUNDS, "arguments": {}}}
+        bridge.proc.stdin.write(json.dumps(call).encode() + b"\n")
+        bridge.proc.stdin.flush()
+        assert bridge.next_line()["method"] == "elicitation/create"
         if how == "eof":
             bridge.proc.stdin.close()
         else:

@@ -4,9 +4,10 @@ Each request runs in a task of its own, sorted by era as `baton serve --stdio` s
 `_meta` it is forwarded as one leg; otherwise it belongs to the host's one 2025-11-25 session, opened by
 its `initialize` (answered with what the server offers), and is driven to its end. Responses the host
 writes answer the bridge's own requests (its questions, `HostAsker`). `notifications/cancelled` stops the
-request it names, which closes its way to the server. EOF on stdin, SIGINT or SIGTERM end the bridge at
-once: the requests in flight are cancelled (protocol.md P139). Every failure is one line on stderr and a
-JSON-RPC error for the host; stdout carries only MCP messages.
+request it names, which closes its way to the server. Once the session's `notifications/initialized` has
+come, a 2026 server's list changes are relayed to it (`Remote.relay_list_changes`). EOF on stdin, SIGINT
+or SIGTERM end the bridge at once: the requests in flight are cancelled (protocol.md P139). Every failure
+is one line on stderr and a JSON-RPC error for the host; stdout carries only MCP messages.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import orjson
 from ..client import ClientError
 from ..client.http11 import HttpError
 from ..protocol.capabilities import ClientCapabilities
-from ..protocol.constants import LOG_LEVELS
+from ..protocol.constants import HANDSHAKE_VERSION, LOG_LEVELS
 from ..protocol.era import is_modern
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError, invalid_params
 from ..protocol.messages import Message, error_response, result_response
@@ -79,12 +80,14 @@ class HostSide:
         self._reading = asyncio.ensure_future(self._read())
         with contextlib.suppress(asyncio.CancelledError):
             await self._reading
-        self.asker.outbound.fail_all("the host closed stdin" if self.signal is None else "the bridge is stopping")
+        # Cancelled first: a question failed before its request would read as the host's refusal, and the
+        # request would go on to the server without the answer.
         tasks = [*self.inflight.values(), *([self._listening] if self._listening is not None else [])]
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        self.asker.outbound.fail_all("the host closed stdin" if self.signal is None else "the bridge is stopping")
 
     async def _read(self) -> None:
         async for line in peer_lines(self.reader, self.write):
@@ -166,7 +169,7 @@ class HostSide:
             if level not in LOG_LEVELS:
                 raise invalid_params(f"Invalid params: level is one of {', '.join(LOG_LEVELS)}")
             self.log_level = level
-            if self.remote.client.era == "2025-11-25":
+            if self.remote.client.era == HANDSHAKE_VERSION:
                 await self.remote.client.request("logging/setLevel", {"level": level})
             return {}
         return await self.remote.session_request(msg.method, msg.params, self.log_level, self.send)
