@@ -1,6 +1,7 @@
 """The `baton` command: `baton serve TARGET [--http HOST:PORT | --stdio] [--workers N] [--reload] [--auth-issuer
-URL --auth-audience URL]`, `baton keys`, `baton dev` (`baton.devui`), `baton install` (`baton.install`), and the
-client subcommands `baton tools|call|resources|read|prompts|prompt` (`baton.cli_client`)."""
+URL --auth-audience URL]`, `baton keys`, `baton dev` (`baton.devui`), `baton install` (`baton.install`),
+`baton bridge` (`baton.bridge`), and the client subcommands `baton tools|call|resources|read|prompts|prompt`
+(`baton.cli_client`)."""
 
 from __future__ import annotations
 
@@ -327,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
         "install", help="put a server into a host: baton install claude-desktop|claude-code|cursor|vscode|mcp-json FILE"
     )
     commands.add_parser(
+        "bridge", help="serve a host over stdio, forwarding to an HTTP server, both MCP versions: baton bridge URL"
+    )
+    commands.add_parser(
         "dev", help="see and drive a server's flows in the browser: baton dev FILE.py | URL | -- COMMAND"
     )
     commands.add_parser(
@@ -340,6 +344,10 @@ def main(argv: list[str] | None = None) -> int:
         from .install.command import main as install  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
         return install(words[1:])
+    if words and words[0] == "bridge":
+        from .bridge.command import main as bridge  # noqa: PLC0415 (a subcommand loads its own modules when run)
+
+        return bridge(words[1:])
     if words and words[0] == "dev":
         from .devui.command import main as dev  # noqa: PLC0415 (a subcommand loads its own modules when run)
 

@@ -9,7 +9,7 @@ field the accepted content leaves out is sent with the default the schema gives 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..forms import Accepted, Answer, Cancelled, Declined, FormError, FormSpec, parse_schema
@@ -27,6 +27,9 @@ class Question:
     form: FormSpec | None = None
     url: str | None = None
     server: str | None = None  # the asking server's name, for display
+    params: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """The `elicitation/create` params as the server sent them, for a host that forwards the question
+    (`baton bridge`); what is asked is read from the fields above."""
 
     @classmethod
     def from_params(cls, key: str, params: dict[str, Any], server: str | None = None) -> Question:
@@ -40,12 +43,12 @@ class Question:
             url = params.get("url")
             if not isinstance(url, str):
                 raise MalformedQuestion(f"URL question {key!r} has no url")
-            return cls(key, "url", message, url=url, server=server)
+            return cls(key, "url", message, url=url, server=server, params=params)
         try:
             form = parse_schema(params.get("requestedSchema"))
         except FormError as exc:
             raise MalformedQuestion(f"question {key!r}: {exc}") from None
-        return cls(key, "form", message, form=form, server=server)
+        return cls(key, "form", message, form=form, server=server, params=params)
 
     def answer(self, reply: Answer[Any]) -> dict[str, Any]:
         """The ElicitResult to send for a reply; raises InvalidReply if the content does not fit."""

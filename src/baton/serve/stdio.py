@@ -27,7 +27,7 @@ import signal
 import stat
 import sys
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
@@ -75,7 +75,7 @@ class StdioServer:
         self.server = server
         self.reader = reader
         self.out = out
-        self.inflight: dict[RequestId, asyncio.Task[None]] = {}
+        self.inflight = InFlight()
         self._listening: set[asyncio.Task[Any]] = set()  # the tasks serving a `subscriptions/listen` stream
         self.info = RequestInfo("stdio")
         # The process's one 2025-11-25 session (protocol.md P33), and its open server requests.
@@ -131,18 +131,7 @@ class StdioServer:
 
     async def _read(self) -> None:
         """Read and dispatch lines until EOF."""
-        while True:
-            try:
-                line = await read_line(self.reader)
-            except LineTooLong:  # dropped whole, to its newline (P116): report it once, keep serving
-                self.write(
-                    error_response(None, McpError(INVALID_REQUEST, f"Message too large (limit {MAX_LINE} bytes)"))
-                )
-                continue
-            if not line:
-                break
-            if not line.strip():
-                continue
+        async for line in peer_lines(self.reader, self.write):
             handshake = self._dispatch(line)
             if handshake is not None:
                 # Finished before the next line is read, so that what the client sends next (its
@@ -152,20 +141,12 @@ class StdioServer:
     def _dispatch(self, line: bytes) -> Coroutine[Any, Any, None] | None:
         """Answer, or start answering, one line; returns the `initialize` to finish before reading on."""
         try:
-            data = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            try:
-                parse(line)  # raises the parse error, worded in one place
-            except McpError as exc:
-                self.write(error_response(None, exc))
+            msg = incoming(line)
+        except BadLine as exc:
+            self.write(error_response(exc.rid, exc.error))
             return None
-        if is_response(data):
-            self.outbound.answer(data)  # the client's answer to a server request; others are dropped (P29)
-            return None
-        try:
-            msg = from_object(data)
-        except McpError as exc:
-            self.write(error_response(_id_of(data), exc))
+        if not isinstance(msg, Message):
+            self.outbound.answer(msg)  # the client's answer to a server request; others are dropped (P29)
             return None
         if not msg.is_request:
             self._notified(msg)
@@ -185,18 +166,12 @@ class StdioServer:
             work = self._in_session(msg)
         if work is None:
             return None
-        task = asyncio.ensure_future(work)
-        self.inflight[msg.id] = task
-        rid = msg.id
-        task.add_done_callback(lambda _task: self.inflight.pop(rid, None))
+        self.inflight.start(msg.id, work)
         return None
 
     def _notified(self, msg: Message) -> None:
         if msg.method == "notifications/cancelled":
-            rid = msg.params.get("requestId")
-            task = self.inflight.get(rid) if isinstance(rid, (str, int)) else None
-            if task is not None:
-                task.cancel()  # a 2025-11-25 request's open server requests are cancelled with it (P31)
+            self.inflight.cancel(msg.params)  # a 2025-11-25 request's open server requests are cancelled with it (P31)
         elif msg.method == "notifications/initialized" and self.session is not None:
             self._ready = True
         # other notifications are accepted and dropped
@@ -295,6 +270,66 @@ class StdioServer:
         self.write(notification(method, params))
 
 
+async def peer_lines(reader: asyncio.StreamReader, write: Callable[[dict[str, Any]], None]) -> AsyncIterator[bytes]:
+    """The non-blank lines a peer writes, until EOF; a line over 16 MiB is dropped whole, up to its newline,
+    and answered with one error (protocol.md P116)."""
+    while True:
+        try:
+            line = await read_line(reader)
+        except LineTooLong:
+            write(error_response(None, McpError(INVALID_REQUEST, f"Message too large (limit {MAX_LINE} bytes)")))
+            continue
+        if not line:
+            return
+        if line.strip():
+            yield line
+
+
+class InFlight(dict[RequestId, asyncio.Task[None]]):
+    """A peer's requests being answered, by id: a task each, gone from the table when it ends."""
+
+    def start(self, rid: RequestId, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self[rid] = task
+        task.add_done_callback(lambda _task: self.pop(rid, None))
+
+    def cancel(self, params: dict[str, Any]) -> None:
+        """`notifications/cancelled`: stop the request it names, if it is still running."""
+        rid = params.get("requestId")
+        task = self.get(rid) if isinstance(rid, (str, int)) else None
+        if task is not None:
+            task.cancel()
+
+
+class BadLine(Exception):
+    """A line that is no JSON-RPC message: the error to answer, and the id to answer it under (if readable)."""
+
+    def __init__(self, rid: RequestId | None, error: McpError) -> None:
+        super().__init__(error.message)
+        self.rid = rid
+        self.error = error
+
+
+def incoming(line: bytes) -> Message | dict[str, Any]:
+    """One line a peer wrote: its request or notification, or its response (the decoded object, for an
+    `Outbound` to take); `BadLine` for anything else. Shared with `baton bridge`'s host side."""
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            parse(line)  # raises the parse error, worded in one place
+        except McpError as exc:
+            raise BadLine(None, exc) from None
+        raise  # pragma: no cover - parse accepts nothing orjson refused
+    if is_response(data):
+        assert isinstance(data, dict)
+        return data
+    try:
+        return from_object(data)
+    except McpError as exc:
+        raise BadLine(_id_of(data), exc) from None
+
+
 def _id_of(data: Any) -> RequestId | None:
     """The id of a decoded message that is not a valid request, when it can still be read."""
     rid = data.get("id") if isinstance(data, dict) else None
@@ -312,15 +347,7 @@ async def serve_stdio_async(server: Server) -> int:
         print(stderr_line(str(exc), "ERROR", _log_format()), file=sys.stderr)
         return 2
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_LINE)
-    mode = os.fstat(sys.stdin.fileno()).st_mode
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    else:  # a file, /dev/null or a terminal: the event loop cannot watch those, a thread reads them
-        threading.Thread(target=_feed, args=(loop, reader), name="baton-stdin", daemon=True).start()
-    # Keep stray print() calls in user code off the protocol stream.
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    sys.stdout = sys.stderr
+    reader, out = await open_stdio()
     stdio = StdioServer(server, reader, out)
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stdio.stop, signum)
@@ -331,6 +358,21 @@ async def serve_stdio_async(server: Server) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
     return 128 + signal.SIGINT if stdio.signal == signal.SIGINT else 0
+
+
+async def open_stdio() -> tuple[asyncio.StreamReader, BinaryIO]:
+    """This process's stdin as a stream of lines (up to `MAX_LINE`) and its stdout as the protocol stream;
+    `sys.stdout` then points at stderr, so that stray print() calls stay off the protocol stream."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    mode = os.fstat(sys.stdin.fileno()).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    else:  # a file, /dev/null or a terminal: the event loop cannot watch those, a thread reads them
+        threading.Thread(target=_feed, args=(loop, reader), name="baton-stdin", daemon=True).start()
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdout = sys.stderr
+    return reader, out
 
 
 def _log_format() -> LogFormat:

@@ -1,0 +1,59 @@
+"""The server's questions put to the host (protocol.md P137).
+
+The bridge's `Client` declares both elicitation modes and hands each question to `HostAsker`: to a
+2025-11-25 host that declared the question's mode it goes as the host's own `elicitation/create`
+request on stdout, with the params the server sent, and the host's answer comes back as the reply
+the `Client` checks against the question and sends on (in the next round with the sealed
+`requestState`, or as the session's response). A host that cannot show the question gets a decline:
+with a warning line on stderr by default, silently with `--no-ask`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..client import Question
+from ..forms import Answer, Cancelled, Declined
+from ..protocol.capabilities import ClientCapabilities, granted
+from ..server.outbound import Outbound, PeerError, Stream, Write
+from .held import CURRENT
+from .replies import ASK_TIMEOUT_S, reply_of
+
+log = logging.getLogger("baton.bridge")
+
+
+class HostAsker:
+    """Answers the server's questions through the host: the bridge's `on_form` and `on_url` handler."""
+
+    def __init__(self, write: Write, outbound: Outbound, *, no_ask: bool = False) -> None:
+        self.write = write
+        self.outbound = outbound
+        self.no_ask = no_ask
+        self.host: ClientCapabilities | None = None
+        """The capabilities of the 2025-11-25 host's `initialize`; None before it, and for a 2026 host."""
+
+    async def __call__(self, question: Question) -> Answer[Any]:
+        held = CURRENT.get()
+        if held is not None and granted(held.host, question.mode):  # a 2026 host: the next round (P137)
+            return await held.ask(question)
+        if held is None and self.host is not None and granted(self.host, question.mode):
+            params = {k: v for k, v in question.params.items() if k != "_meta"}
+            try:
+                result = await Stream(self.write, self.outbound).request("elicitation/create", params, ASK_TIMEOUT_S)
+            except TimeoutError:
+                log.warning("the host did not answer question %r in %g s: cancelled", question.key, ASK_TIMEOUT_S)
+                return Cancelled()
+            except PeerError as exc:
+                log.warning("the host refused question %r: %s", question.key, exc.message or "no answer")
+                return Cancelled()
+            return reply_of(result)
+        if not self.no_ask:
+            log.warning(
+                "the host cannot show questions (%s mode): declined %r (%s); "
+                "pass --no-ask to decline without this line",
+                question.mode,
+                question.key,
+                question.message,
+            )
+        return Declined()

@@ -1,0 +1,155 @@
+"""`baton bridge URL [--protocol V] [--header K=V ...] [--no-ask] [--no-token-store] [--timeout S]`.
+
+The host starts it as a stdio server; it forwards to the Streamable HTTP server at URL. A server that
+answers 401 gets the browser login of `baton tools URL`, tokens in the same store, never shown to the
+host. `--header K=V` adds a static header; `$NAME` or `${NAME}` in V is read from the environment, so a
+key need not be written in the host's config, and no value is ever printed. Bad input is one line and
+exit 2; EOF on stdin and SIGTERM exit 0, Ctrl-C 130 (protocol.md P139).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import signal
+import sys
+from collections.abc import Sequence
+
+from ..cli_client import login
+from ..cli_client.args import OneLineError, protocol_choice, seconds
+from ..client import Client
+from ..client.oauth.rules import may_carry_tokens
+from ..client.probe import AUTO, ProtocolChoice
+from ..serve.stdio import open_stdio
+from ..server.outbound import Outbound
+from .ask import HostAsker
+from .host import HostSide, Lines
+from .remote import Remote
+
+CLIENT_NAME = "baton-bridge"
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="baton bridge",
+        description="Serve a host over stdio and forward to the MCP server at URL (Streamable HTTP), translating "
+        "between MCP 2025-11-25 and 2026-07-28 both ways, questions included. See docs/bridge.md.",
+    )
+    p.add_argument("url", metavar="URL", help="the server's MCP endpoint, http(s)://...")
+    p.add_argument(
+        "--protocol",
+        default=AUTO,
+        metavar="VERSION",
+        help="the MCP version to speak to the server: 2026-07-28, 2025-11-25, or auto (the default: ask it)",
+    )
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="a header sent with every request (repeatable); $NAME or ${NAME} in V is read from the environment",
+    )
+    p.add_argument(
+        "--no-ask",
+        action="store_true",
+        help="decline the server's questions a host cannot show, without a warning line",
+    )
+    p.add_argument(
+        "--no-token-store",
+        action="store_true",
+        help="keep login tokens in memory only (by default in Baton's data directory, as baton tools does)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long one request may wait for the server (default 300); answering questions does not count",
+    )
+    return p
+
+
+def headers_of(pairs: Sequence[str], env: dict[str, str]) -> dict[str, str]:
+    """`--header K=V` values, variables read from `env`; OneLineError names a bad one (never its value)."""
+    headers: dict[str, str] = {}
+    for pair in pairs:
+        name, eq, value = pair.partition("=")
+        name = name.strip()
+        if not eq or not name or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
+            raise OneLineError(f"--header takes NAME=VALUE, with a header name before '=' (got {name or pair[:20]!r})")
+
+        missing = [m.group(1) or m.group(2) for m in _VARIABLE.finditer(value) if (m.group(1) or m.group(2)) not in env]
+        if missing:
+            raise OneLineError(f"--header {name}: ${missing[0]} is not set in the environment")
+        text = _VARIABLE.sub(lambda m: env[m.group(1) or m.group(2)], value)
+        if any(c in text for c in "\r\n\0"):
+            raise OneLineError(f"--header {name}: the value holds a line break or NUL")
+        headers[name] = text
+    return headers
+
+
+async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], args: argparse.Namespace) -> int:
+    """Serve the host on stdio until EOF or a signal; the exit status (0, or 130 after SIGINT)."""
+    reader, out = await open_stdio()
+    given_auth = any(k.lower() == "authorization" for k in headers)
+    auth, browser = (
+        (None, None) if given_auth or not may_carry_tokens(url) else login.oauth(store=not args.no_token_store)
+    )
+    lines = Lines(out)
+    asker = HostAsker(lines.send, Outbound("bridge-"), no_ask=args.no_ask)
+    client = Client(
+        url,
+        on_form=asker,
+        on_url=asker,
+        name=CLIENT_NAME,
+        protocol=protocol,
+        auth=auth,
+        headers=headers,
+        deadline_s=args.timeout,
+        cache=False,  # the host caches as the server's ttlMs says; the bridge passes lists on as they are now
+    )
+    host = HostSide(Remote(client), asker, reader, lines)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, host.stop, signum)
+    try:
+        with contextlib.closing(out):
+            await host.run()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        with contextlib.suppress(Exception):
+            await client.close()
+        if browser is not None:
+            with contextlib.suppress(Exception):
+                await browser.aclose()
+    return 128 + signal.SIGINT if host.signal == signal.SIGINT else 0
+
+
+def main(argv: Sequence[str]) -> int:
+    """`baton bridge ...`: the exit status."""
+    try:
+        args = parser().parse_args(list(argv))
+    except SystemExit as exc:  # --help (0) or a malformed option (2), printed by argparse
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        if not args.url.startswith(("http://", "https://")):
+            raise OneLineError(f"URL is the server's http(s) MCP endpoint, not {args.url!r}")
+        protocol = protocol_choice(args.protocol)
+        headers = headers_of(args.header, dict(os.environ))
+    except OneLineError as exc:
+        print(f"baton bridge: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="baton bridge: %(message)s")
+    try:
+        return asyncio.run(bridge(args.url, protocol, headers, args))
+    except KeyboardInterrupt:  # Ctrl-C before the signal handlers were set
+        return 130
+    except Exception as exc:  # one line, never a traceback
+        print(f"baton bridge: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1

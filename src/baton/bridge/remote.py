@@ -1,0 +1,187 @@
+"""What each host request becomes at the server: one `Client`, shaped for the host's era (protocol.md P136).
+
+A 2025-11-25 host's request is driven to its end by the `Client` (`drive`: every round of a 2026 server's
+questions answered through the host, `requestState` echoed untouched; a 2025-11-25 server asks during
+the call), and the result is reshaped for 2025-11-25 (`handshake_result`). A 2026 host's request goes
+through as one leg, its `_meta` (capabilities, trace context, `requestState`, `inputResponses`) kept, so
+an `input_required` reaches the host as it left the server. Notifications on the way (progress, log
+messages) go to the host, a progress notification under the host's own token. A connection the server
+refused is tried again with backoff, a request that may have reached it is not (protocol.md P138).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from ..client import Client, ClientError
+from ..client.callbacks import Notify
+from ..client.http11 import ConnectError
+from ..protocol.capabilities import ClientCapabilities
+from ..protocol.constants import (
+    HANDSHAKE_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_LOG_LEVEL,
+    META_SERVER_INFO,
+    PROTOCOL_VERSION,
+)
+from ..protocol.errors import McpError
+from ..protocol.messages import notification
+from ..server.handshake import handshake_result
+from .held import Held, HeldCalls
+
+log = logging.getLogger("baton.bridge")
+T = TypeVar("T")
+MULTI_ROUND = frozenset({"tools/call", "resources/read", "prompts/get"})
+"""The requests a server may answer with questions: driven to the end for a 2025-11-25 host."""
+RETRY_S = (0.25, 0.5, 1.0, 2.0, 4.0)
+"""The pauses before trying a refused connection again (a server restarting)."""
+DEFAULT_LOG_LEVEL = "debug"
+"""A 2025-11-25 host that never sent logging/setLevel sees every level, as in a Baton session (P136)."""
+LIST_CHANGES = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
+"""The lists whose changes a 2026 server announces on a `subscriptions/listen` stream, by capability."""
+
+
+class Remote:
+    """The server at the URL, as the bridge's one `Client` reaches it."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.held = HeldCalls()
+        self.server_caps: dict[str, Any] = {}
+
+    async def initialize_result(self) -> dict[str, Any]:
+        """The `InitializeResult` a 2025-11-25 host gets: the server's capabilities, name and instructions."""
+        era = await self._retried(self.client.settle_era)
+        if era == HANDSHAKE_VERSION:
+            found = dict(self.client.initialize_result or {})
+            caps, info = found.get("capabilities"), found.get("serverInfo")
+        else:
+            found = await self._retried(self.client.discover)
+            caps, info = found.get("capabilities"), (found.get("_meta") or {}).get(META_SERVER_INFO)
+        if not isinstance(info, dict) or not isinstance(info.get("name"), str):
+            info = {"name": self.client.server_name or "mcp-server", "version": "unknown"}
+        self.server_caps = caps if isinstance(caps, dict) else {}
+        relayed = era == PROTOCOL_VERSION  # list changes of a 2026 server: `relay_list_changes`
+        result: dict[str, Any] = {
+            "protocolVersion": HANDSHAKE_VERSION,
+            "capabilities": {**host_capabilities(self.server_caps, list_changes=relayed), "logging": {}},
+            "serverInfo": info,
+        }
+        if isinstance(found.get("instructions"), str):
+            result["instructions"] = found["instructions"]
+        return result
+
+    async def session_request(
+        self, method: str, params: dict[str, Any], log_level: str | None, to_host: Notify
+    ) -> dict[str, Any]:
+        """A 2025-11-25 host's request, to its end; the result as 2025-11-25 has it."""
+        body = dict(params)
+        meta = dict(body.pop("_meta", None) or {})
+        token = meta.pop("progressToken", None)
+        if await self.client.settle_era() == PROTOCOL_VERSION:
+            meta[META_LOG_LEVEL] = log_level or DEFAULT_LOG_LEVEL
+        if meta:
+            body["_meta"] = meta
+        notify = _relay(token, to_host)
+        if method in MULTI_ROUND:
+            result = await self._retried(lambda: self.client.drive(method, body, progress=notify))
+        else:
+            result = await self._retried(lambda: self.client.request(method, body, progress=notify))
+        return handshake_result(method, dict(result))  # a copy: the client may keep the result in its cache
+
+    async def modern_request(self, method: str, params: dict[str, Any], to_host: Notify) -> dict[str, Any]:
+        """A 2026-07-28 host's request, one leg, its answer as the server gave it (`input_required` too)."""
+        token = (params.get("_meta") or {}).get("progressToken")
+        notify = _relay(token, to_host)
+        if await self._retried(self.client.settle_era) == HANDSHAKE_VERSION:
+            if method == "server/discover":
+                return self._discover_of_session()
+            if "requestState" in params:  # a retry: the answers to the questions of a held call (P137)
+                return await self.held.leg(self.held.resume(params["requestState"], params.get("inputResponses")))
+            body = {k: v for k, v in params.items() if k != "inputResponses"}
+            caps = (params.get("_meta") or {}).get(META_CLIENT_CAPABILITIES)
+            host = ClientCapabilities.parse(caps if isinstance(caps, dict) else {})
+            call = self._retried(lambda: self.client.request(method, body, progress=notify))
+            return await self.held.leg(Held(call, host))
+        return await self._retried(lambda: self.client.request(method, params, progress=notify))
+
+    def _discover_of_session(self) -> dict[str, Any]:
+        """The `DiscoverResult` a 2026 host gets for a 2025-11-25 server: what its `initialize` said."""
+        found = self.client.initialize_result or {}
+        result: dict[str, Any] = {
+            "resultType": "complete",
+            "supportedVersions": [PROTOCOL_VERSION],
+            "capabilities": host_capabilities(found.get("capabilities") or {}, list_changes=False),
+        }
+        if isinstance(found.get("serverInfo"), dict):
+            result["_meta"] = {META_SERVER_INFO: found["serverInfo"]}
+        if isinstance(found.get("instructions"), str):
+            result["instructions"] = found["instructions"]
+        return result
+
+    async def relay_list_changes(self, to_host: Notify) -> None:
+        """For a 2025-11-25 host of a 2026 server, until cancelled: a `subscriptions/listen` stream for the
+        lists the server announces changes of, each change passed on as the host's `list_changed`; a stream
+        that ends or fails is opened again after a pause that grows while it keeps failing (P136)."""
+        wanted = {
+            flag: True for kind, flag in LIST_CHANGES.items() if (self.server_caps.get(kind) or {}).get("listChanged")
+        }
+        if not wanted:
+            return
+
+        async def relay(message: dict[str, Any]) -> None:
+            method = message.get("method")
+            if isinstance(method, str) and method.endswith("/list_changed"):
+                await to_host(notification(method, {}))
+
+        loop = asyncio.get_running_loop()
+        failures = 0
+        while True:
+            started = loop.time()
+            try:
+                await self.client.request("subscriptions/listen", {"notifications": wanted}, progress=relay)
+            except McpError as exc:
+                log.info("the server ended the list-change stream: %s", exc.message)
+            except (ClientError, OSError) as exc:
+                log.info("the list-change stream failed: %s", exc)
+            failures = 0 if loop.time() - started > 60 else failures + 1
+            await asyncio.sleep(min(30.0, 0.5 * 2 ** min(failures, 6)))
+
+    async def _retried(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """`attempt()`, again after a pause while the server refuses connections (restarting, P138): a refused
+        connection carried nothing, so even a tool call is safe to send again."""
+        for pause in RETRY_S:
+            try:
+                return await attempt()
+            except ConnectError as exc:
+                if not isinstance(exc.__cause__, ConnectionRefusedError):
+                    raise
+                log.info("the server refused the connection; trying again in %g s", pause)
+                await asyncio.sleep(pause)
+        return await attempt()
+
+
+def host_capabilities(caps: dict[str, Any], *, list_changes: bool) -> dict[str, Any]:
+    """The server's capabilities without what the bridge does not relay: resource subscriptions, and list
+    changes unless `list_changes`."""
+    dropped = {"subscribe"} if list_changes else {"subscribe", "listChanged"}
+    shown: dict[str, Any] = {}
+    for name, value in caps.items():
+        shown[name] = {k: v for k, v in value.items() if k not in dropped} if isinstance(value, dict) else value
+    return shown
+
+
+def _relay(token: Any, to_host: Notify) -> Notify:
+    """The notifications of one request, to the host: progress under the host's token (none without one)."""
+
+    async def relay(message: dict[str, Any]) -> None:
+        if message.get("method") == "notifications/progress":
+            if token is None:
+                return
+            message = {**message, "params": {**(message.get("params") or {}), "progressToken": token}}
+        await to_host(message)
+
+    return relay

@@ -1,0 +1,299 @@
+"""`baton bridge URL`: a stdio server for the host, forwarding to a Streamable HTTP server (protocol.md P136-P139).
+
+The host is `mcp==1.30.0` (2025-11-25 only, `peers/bridge_mcp1_host.py`), or Baton's own client speaking
+2026-07-28 over stdio; the server is `baton serve examples/everything.py` over HTTP, found on 2026-07-28.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.oauth import log_in, start_as, start_protected
+from support.paths import BATON, ROOT
+from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv, peer_env
+from support.processes import free_port
+from support.serve import RunningServer, start_server
+
+from baton.bridge.command import headers_of, main
+from baton.cli_client.args import OneLineError
+from baton.client import Accepted, CallToolResult, Client, Question, Round
+from baton.protocol.errors import McpError
+
+EVERYTHING = str(ROOT / "examples" / "everything.py")
+TWO_ROUNDS = "test_input_required_result_multi_round"
+HOST_TIMEOUT_S = 90.0
+
+pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)  # the mcp1 venv may be installed on first use
+
+
+def _host(scenario: str, url: str, *options: str) -> tuple[dict[str, Any], str]:
+    """Run the mcp 1.30 host on `baton bridge URL`; its report, and what the bridge wrote on stderr."""
+    python = ensure_venv("mcp1")
+    command = [str(python), str(ROOT / "peers" / "bridge_mcp1_host.py"), scenario, "--", BATON, "bridge", *options, url]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=HOST_TIMEOUT_S, cwd=ROOT, env=peer_env(), check=False
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"the host printed no report (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
+    return json.loads(lines[0]), done.stderr
+
+
+@pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
+def test_mcp1_host_reaches_the_server_through_the_bridge(serve: Callable[..., RunningServer], protocol: str) -> None:
+    # auto finds 2026-07-28: the rounds become the host's questions; pinned, the server asks in the session.
+    server = serve(EVERYTHING)
+    report, stderr = _host("flows", server.url, "--protocol", protocol)
+    assert "failed" not in report, report
+    assert report["version"] == "2025-11-25" and report["server"] == "baton-everything"
+    assert TWO_ROUNDS in report["tools"] and "test_simple_text" in report["tools"]
+    assert report["simple"] == "This is a simple text response for testing."
+    assert "test://static-text" in report["resources"] and report["templates"] == ["test://template/{id}/data"]
+    assert report["read"] == ["This is the content of the static text resource."]
+    assert "test_prompt_with_arguments" in report["prompts"]
+    assert report["prompt"] == ["Prompt with arguments: arg1='a', arg2='b'"]
+    assert report["completion"] == ["gamma"]
+    # A 2026 server's list changes reach the host (a 2025-11-25 server's are not relayed yet, nor offered).
+    assert report["list_changed"] is (True if protocol == "auto" else None)
+    # Two rounds of input_required, each put to the host as its own elicitation/create (P137).
+    assert report["two_rounds"] == "Ada likes teal"
+    assert report["asked"] == ["What is your name?", "What is your favorite color?"]
+    assert report["declined"] == "stranger likes no colour"
+    assert report["progress"] == [0.0, 50.0, 100.0]
+    assert report["logs"] == ["Tool execution started", "Tool processing data", "Tool execution completed"]
+    # The host cancelled a call whose question it had not answered: the bridge withdrew the question.
+    assert report["question_withdrawn"] is True
+    assert report["after_cancel"] == "This is a simple text response for testing."
+    assert "Traceback" not in stderr
+
+
+def test_a_host_without_elicitation_gets_a_decline_and_a_line(serve: Callable[..., RunningServer]) -> None:
+    server = serve(EVERYTHING)
+    report, stderr = _host("mute", server.url)
+    assert report["result"] == "stranger likes no colour"
+    assert "declined 'step1' (What is your name?)" in stderr and "--no-ask" in stderr
+    report, stderr = _host("mute", server.url, "--no-ask")
+    assert report["result"] == "stranger likes no colour"
+    assert "declined" not in stderr
+
+
+def test_a_2026_host_gets_input_required_through_the_bridge(serve: Callable[..., RunningServer]) -> None:
+    server = serve(EVERYTHING)
+    asked: list[str] = []
+
+    async def answer(question: Question) -> Accepted[Any]:
+        asked.append(question.key)
+        return Accepted({"name": "Lin"} if question.key == "step1" else {"color": "red"})
+
+    async def flow() -> tuple[str, str | None]:
+        async with Client([BATON, "bridge", server.url], on_form=answer) as host:
+            result = await host.call_tool(TWO_ROUNDS)
+            return result.text, host.era
+
+    # The rounds reach this 2026 host as input_required, one leg each, requestState as the server sealed it.
+    assert asyncio.run(asyncio.wait_for(flow(), 60)) == ("Lin likes red", "2026-07-28")
+    assert asked == ["step1", "step2"]
+
+
+def test_a_2025_servers_questions_reach_a_2026_host_as_rounds(serve: Callable[..., RunningServer]) -> None:
+    server = serve(EVERYTHING)
+    asked: list[str] = []
+
+    async def answer(question: Question) -> Accepted[Any]:
+        asked.append(question.message)
+        return Accepted({"name": "Lin"} if question.message == "What is your name?" else {"color": "red"})
+
+    async def flow() -> tuple[str, str | None, int, str]:
+        # The bridge speaks 2025-11-25 to the server, which asks during the call; the host speaks 2026.
+        async with Client([BATON, "bridge", "--protocol", "2025-11-25", server.url], on_form=answer) as host:
+            step = await host.start("tools/call", {"name": TWO_ROUNDS, "arguments": {}})
+            rounds = 0
+            while isinstance(step, Round):
+                rounds += 1
+                question = step.questions()[0]
+                step = await host.advance(step, {question.key: await answer(question)})
+            stale = {"name": TWO_ROUNDS, "arguments": {}, "requestState": "unknown", "inputResponses": {}}
+            try:
+                await host.request("tools/call", stale)
+                refused = ""
+            except McpError as exc:
+                refused = exc.message
+            return CallToolResult(step).text, host.era, rounds, refused
+
+    text, era, rounds, refused = asyncio.run(asyncio.wait_for(flow(), 60))
+    assert (text, era, rounds) == ("Lin likes red", "2026-07-28", 2)
+    assert asked == ["What is your name?", "What is your favorite color?"]  # one round each
+    assert "requestState names no call this bridge holds" in refused
+
+
+BROWSER_SCRIPT = """\
+import sys, httpx
+open(sys.argv[2], "a").write("opened\\n")
+resp = httpx.get(sys.argv[1] + "&login_hint=gina", follow_redirects=False, timeout=10)
+httpx.get(resp.headers["location"], timeout=10)
+"""
+
+
+def test_the_bridge_logs_in_as_baton_tools_does_or_takes_a_key_from_the_environment(tmp_path: Path) -> None:
+    script, opened = tmp_path / "browser.py", tmp_path / "opened.txt"
+    script.write_text(BROWSER_SCRIPT)
+    env = {"BATON_DATA_DIR": str(tmp_path / "data"), "BROWSER": f"{sys.executable} {script} %s {opened}"}
+    seen: list[dict[str, Any]] = []
+
+    async def whoami(url: str) -> str:
+        bridge = Client([BATON, "bridge", url], env=env, on_message=lambda _way, message: seen.append(message))
+        async with bridge:
+            return (await bridge.call_tool("whoami")).text
+
+    with start_as(tmp_path / "as.log") as auth_server, start_protected(auth_server, tmp_path / "baton.log") as server:
+        assert asyncio.run(asyncio.wait_for(whoami(server.url), 60)).startswith(f"{auth_server.issuer}|gina")
+        assert opened.read_text().count("opened") == 1
+        assert asyncio.run(asyncio.wait_for(whoami(server.url), 60)).startswith(f"{auth_server.issuer}|gina")
+        assert opened.read_text().count("opened") == 1  # the token store of baton tools: no second login
+        # A static key instead: --header with its value from the environment, and no login at all.
+        key = log_in(auth_server.issuer, user="kim", scope="mcp:read", resource=server.url)["access_token"]
+        static = {"BATON_DATA_DIR": str(tmp_path / "other"), "BROWSER": "false %s", "KEY": key}
+
+        async def with_header() -> str:
+            argv = [BATON, "bridge", "--header", "Authorization=Bearer $KEY", server.url]
+            async with Client(argv, env=static) as bridge:
+                return (await bridge.call_tool("whoami")).text
+
+        assert asyncio.run(asyncio.wait_for(with_header(), 60)).startswith(f"{auth_server.issuer}|kim")
+        assert not (tmp_path / "other").exists()
+    token = json.loads((tmp_path / "data" / "client" / "oauth.json").read_text())[f"token {server.url}"]
+    assert token["access_token"] not in json.dumps(seen)  # nothing the host saw carries it
+
+
+class _Bridge:
+    """`baton bridge URL` driven line by line, as a host drives it."""
+
+    def __init__(self, url: str) -> None:
+        self.proc = subprocess.Popen(
+            [BATON, "bridge", url], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT
+        )
+        self.ids = 0
+
+    def ask(self, method: str, params: dict[str, Any] | None = None, timeout: float = 30.0) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.ids += 1
+        message = {"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params or {}}
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.proc.stdout], [], [], deadline - time.monotonic())
+            if not ready:
+                break
+            reply: dict[str, Any] = json.loads(self.proc.stdout.readline())
+            if reply.get("id") == self.ids:
+                return reply
+        raise AssertionError(f"no answer to {method} within {timeout:g} s")
+
+    def initialize(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+        info = {"name": "t", "version": "1"}
+        params = {"protocolVersion": "2025-11-25", "capabilities": capabilities or {}, "clientInfo": info}
+        return self.ask("initialize", params)
+
+    def next_line(self, timeout: float = 30.0) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        assert ready, f"nothing from the bridge within {timeout:g} s"
+        line: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        return line
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def test_a_server_restart_keeps_the_hosts_session(tmp_path: Any) -> None:
+    port = free_port()
+    server = start_server(EVERYTHING, port=port, log=tmp_path / "first.log")
+    bridge = _Bridge(server.url)
+    try:
+        assert bridge.initialize()["result"]["protocolVersion"] == "2025-11-25"
+        call = {"name": "test_simple_text", "arguments": {}}
+        assert bridge.ask("tools/call", call)["result"]["content"][0]["text"].startswith("This is a simple")
+        server.stop()
+        restarted = start_server(EVERYTHING, port=port, log=tmp_path / "second.log")
+        try:
+            assert bridge.ask("tools/call", call)["result"]["content"][0]["text"].startswith("This is a simple")
+        finally:
+            restarted.stop()
+    finally:
+        bridge.stop()
+
+
+def test_an_unreachable_server_is_one_line_and_an_error_for_the_host() -> None:
+    bridge = _Bridge(f"http://127.0.0.1:{free_port()}/mcp")
+    try:
+        reply = bridge.initialize()
+        assert "cannot reach the server" in reply["error"]["message"]
+        assert bridge.proc.stdin is not None
+        bridge.proc.stdin.close()
+        assert bridge.proc.wait(timeout=10) == 0
+        assert bridge.proc.stderr is not None
+        lines = bridge.proc.stderr.read().decode().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("baton bridge: initialize failed: cannot reach the server")
+    finally:
+        bridge.stop()
+
+
+@pytest.mark.parametrize(("how", "status"), [("eof", 0), (signal.SIGTERM, 0), (signal.SIGINT, 130)])
+def test_eof_and_signals_end_the_bridge_at_once(serve: Callable[..., RunningServer], how: Any, status: int) -> None:
+    server = serve(EVERYTHING)
+    bridge = _Bridge(server.url)
+    try:
+        bridge.initialize({"elicitation": {}})
+        assert bridge.proc.stdin is not None
+        # A call in flight, its question open at the host: it ends with the bridge, nothing more is said.
+        call = {"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": TWO_ROUNDS, "arguments": {}}}
+        bridge.proc.stdin.write(json.dumps(call).encode() + b"\n")
+        bridge.proc.stdin.flush()
+        assert bridge.next_line()["method"] == "elicitation/create"
+        if how == "eof":
+            bridge.proc.stdin.close()
+        else:
+            bridge.proc.send_signal(how)
+        started = time.monotonic()
+        assert bridge.proc.wait(timeout=10) == status
+        assert time.monotonic() - started < 5
+        assert bridge.proc.stderr is not None
+        assert bridge.proc.stderr.read() == b""
+    finally:
+        bridge.stop()
+
+
+def test_headers_read_their_values_from_the_environment() -> None:
+    env = {"KEY": "s3cret", "TEAM": "blue"}
+    assert headers_of(["X-Api-Key=$KEY", "X-Team=team-${TEAM}"], env) == {"X-Api-Key": "s3cret", "X-Team": "team-blue"}
+    with pytest.raises(OneLineError, match=r"\$MISSING is not set") as caught:
+        headers_of(["Authorization=Bearer $MISSING"], env)
+    assert "Bearer" not in str(caught.value)
+    with pytest.raises(OneLineError, match="NAME=VALUE"):
+        headers_of(["novalue"], env)
+
+
+def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ftp://example.com/mcp"]) == 2
+    assert (
+        capsys.readouterr().err
+        == "baton bridge: URL is the server's http(s) MCP endpoint, not 'ftp://example.com/mcp'\n"
+    )
+    assert main(["--protocol", "2024", "http://127.0.0.1:9/mcp"]) == 2
+    assert "--protocol takes" in capsys.readouterr().err
+    os.environ.pop("BATON_TEST_UNSET", None)
+    assert main(["--header", "K=$BATON_TEST_UNSET", "http://127.0.0.1:9/mcp"]) == 2
+    assert capsys.readouterr().err == "baton bridge: --header K: $BATON_TEST_UNSET is not set in the environment\n"
