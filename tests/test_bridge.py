@@ -151,7 +151,11 @@ def test_the_bridge_logs_in_as_baton_tools_does_or_takes_a_key_from_the_environm
     seen: list[dict[str, Any]] = []
 
     async def whoami(url: str) -> str:
-        bridge = Client([BATON, "bridge", url], env=env, on_message=lambda _way, message: seen.append(message))
+        # The login happens inside the host's first request; a host that gave up on it after the usual 3 s stdio
+        # probe would ask again and open a second login on a slow machine.
+        bridge = Client(
+            [BATON, "bridge", url], env=env, on_message=lambda _way, message: seen.append(message), stdio_probe_s=60
+        )
         async with bridge:
             return (await bridge.call_tool("whoami")).text
 
