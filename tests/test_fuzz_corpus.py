@@ -49,6 +49,25 @@ def test_a_finding_is_a_slow_input(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         replay(Target("slow", "a slow parser", lambda data: None))
 
 
+def test_the_input_of_a_finding_is_written_before_libfuzzer_handles_it(tmp_path: Path) -> None:
+    """Under atheris on a busy machine, libFuzzer's one-second alarm once ended the process inside its crash
+    handler, before the handler wrote the input: the harness writes it first, under libFuzzer's own name."""
+    import hashlib
+
+    from fuzz.__main__ import _run_keeping_findings
+
+    def parser(data: bytes) -> None:
+        if data == b"bug":
+            raise KeyError("a crash")
+
+    target = Target("probe", "a probe", parser, ())
+    _run_keeping_findings(target, tmp_path, b"fine")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(KeyError):
+        _run_keeping_findings(target, tmp_path, b"bug")
+    assert (tmp_path / f"crash-{hashlib.sha1(b'bug').hexdigest()}").read_bytes() == b"bug"
+
+
 def test_the_fuzz_command_lists_every_target() -> None:
     done = subprocess.run(
         [str(ROOT / "dev"), "fuzz", "--list"], capture_output=True, text=True, timeout=300, check=False, cwd=ROOT
