@@ -26,7 +26,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from options import OneLineParser
@@ -184,11 +183,14 @@ def measure(opts: argparse.Namespace, spy: str, server: Server) -> int:
             record = ["record", "--rate", str(opts.rate), "--format", "raw", "--output", str(raw), "--full-filenames"]
             sampler = subprocess.Popen(
                 [spy, *record, "--pid", str(server.proc.pid)],
-                stdout=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 **alone,
             )
-            time.sleep(1.0)  # py-spy attaches
+            if not attached(sampler):
+                print("profile: py-spy did not attach to the server (it needs ptrace: root, or", file=sys.stderr)
+                print("         kernel.yama.ptrace_scope=0)", file=sys.stderr)
+                return 1
             measured = [*load, "-n", str(opts.n), "--warmup", "0", "--server-pid", str(server.proc.pid), "--json"]
             report = json.loads(subprocess.run(measured, check=True, capture_output=True, **alone).stdout)
             sampler.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
@@ -196,6 +198,8 @@ def measure(opts: argparse.Namespace, spy: str, server: Server) -> int:
         finally:
             if sampler is not None and sampler.poll() is None:
                 sampler.kill()
+            if sampler is not None and sampler.stdout is not None:
+                sampler.stdout.close()
             stop(server)
             if sink is not None:
                 stop_sinks({"profile": (sink, endpoint)})
@@ -205,6 +209,15 @@ def measure(opts: argparse.Namespace, spy: str, server: Server) -> int:
         per_rt = cpu_ms * flows / report["requests"] * 1000 if cpu_ms is not None and report.get("requests") else None
         print(summarize(raw, opts.top, opts.lines, per_rt))
     return 0
+
+
+def attached(sampler: subprocess.Popen[bytes]) -> bool:
+    """Wait until py-spy says it samples, which it says once attached; False if it ends first. A fixed wait was
+    too short on a busy machine: the measured load could end before py-spy attached, leaving few samples or none.
+    """
+    assert sampler.stdout is not None
+    # The lines it writes after (when it stops) are few: the pipe never fills.
+    return any(line.startswith(b"py-spy> Sampling process") for line in sampler.stdout)
 
 
 def traced(server: Server, endpoint: str, ratio: float) -> None:

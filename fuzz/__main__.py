@@ -9,13 +9,16 @@ features) and the finding, if any. New inputs go to `.cache/fuzz/<target>/corpus
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import logging
 import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
-from .harness import ROOT, RSS_LIMIT_MB, SLOW_S, load, names
+from .harness import ROOT, RSS_LIMIT_MB, SLOW_S, Target, load, names
 
 WORK = ROOT.parent / ".cache" / "fuzz"
 MAX_LEN = 8192
@@ -45,8 +48,20 @@ def fuzz_one(name: str, seconds: int, runs: int | None) -> None:
         str(work / "corpus"),
         str(target.corpus),
     ]
-    atheris.Setup(argv, target.run)
+    atheris.Setup(argv, functools.partial(_run_keeping_findings, target, work))
     atheris.Fuzz()
+
+
+def _run_keeping_findings(target: Target, work: Path, data: bytes) -> None:
+    """`target.run`, writing the input of a finding to `work` before libFuzzer's crash handler runs: on a busy
+    machine libFuzzer's one-second alarm can end the process in that handler, before it writes the input."""
+    try:
+        target.run(data)
+    except BaseException:
+        path = work / f"crash-{hashlib.sha1(data).hexdigest()}"  # libFuzzer's name for the same input
+        path.write_bytes(data)
+        print(f"Test unit written to {path}", file=sys.stderr, flush=True)
+        raise
 
 
 def fuzz_all(seconds: int, runs: int | None) -> int:

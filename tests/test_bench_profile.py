@@ -19,16 +19,19 @@ def profile(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str
 
 
 def test_profile_names_batons_hot_path() -> None:
-    run = profile("-n", "600", "-c", "4", "--top", "40")
+    """What the samples name, whatever its share: every function sampled is listed (`--top` above their number),
+    so a busy machine, which moves the shares, cannot push a name out of the tables."""
+    run = profile("-n", "600", "-c", "4", "--top", "100000")
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert "-- by component (self time)" in out and "-- self time" in out and "-- inclusive time" in out
     assert "load: 600 flows ok, 0 failed, c=4" in out  # the measured load run's own report
     # The samples reach into Baton's request path, through the ASGI app to the tool.
-    assert "HttpApp.__call__ (baton/serve/http.py)" in out
-    assert "perform (examples/everything.py)" in out
-    shares = out.split("-- by component (self time)")[1].split("-- self time")[0]
-    assert "%  baton" in shares and "%  uvicorn" in shares
+    inclusive = out.split("-- inclusive time")[1]
+    assert "%  HttpApp.__call__ (baton/serve/http.py)" in inclusive
+    assert "%  perform (examples/everything.py)" in inclusive
+    components = out.split("-- by component (self time)")[1].split("-- self time")[0]
+    assert "%  baton" in components and "%  uvicorn" in components
 
 
 def test_a_traced_server_shows_batons_tracing_beside_the_sdks_in_microseconds() -> None:
@@ -38,8 +41,8 @@ def test_a_traced_server_shows_batons_tracing_beside_the_sdks_in_microseconds() 
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert "load: 400 flows ok, 0 failed, c=4" in out
-    shares = out.split("-- by component (self time)")[1].split("-- self time")[0]
-    assert "%  baton tracing" in shares and "%  OpenTelemetry SDK" in shares, shares
+    components = out.split("-- by component (self time)")[1].split("-- self time")[0]  # every one sampled: < 30
+    assert "%  baton tracing" in components and "%  OpenTelemetry SDK" in components, components
     microseconds = out.split("server CPU µs per round trip")[1].split("-- self time")[0]
     assert "baton tracing" in microseconds and "OpenTelemetry SDK" in microseconds
 

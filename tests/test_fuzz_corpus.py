@@ -49,6 +49,25 @@ def test_a_finding_is_a_slow_input(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         replay(Target("slow", "a slow parser", lambda data: None))
 
 
+def test_the_input_of_a_finding_is_written_before_libfuzzer_handles_it(tmp_path: Path) -> None:
+    """Under atheris on a busy machine, libFuzzer's one-second alarm once ended the process inside its crash
+    handler, before the handler wrote the input: the harness writes it first, under libFuzzer's own name."""
+    import hashlib
+
+    from fuzz.__main__ import _run_keeping_findings
+
+    def parser(data: bytes) -> None:
+        if data == b"bug":
+            raise KeyError("a crash")
+
+    target = Target("probe", "a probe", parser, ())
+    _run_keeping_findings(target, tmp_path, b"fine")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(KeyError):
+        _run_keeping_findings(target, tmp_path, b"bug")
+    assert (tmp_path / f"crash-{hashlib.sha1(b'bug').hexdigest()}").read_bytes() == b"bug"
+
+
 def test_the_fuzz_command_lists_every_target() -> None:
     done = subprocess.run(
         [str(ROOT / "dev"), "fuzz", "--list"], capture_output=True, text=True, timeout=300, check=False, cwd=ROOT
@@ -140,3 +159,50 @@ def test_finding_a_metadata_url_with_a_leading_space_is_refused_before_it_is_fet
         with pytest.raises(AuthError, match="not a URL"):
             check_endpoint(url, "protected resource metadata URL", "https://mcp.example/mcp")
     assert check_endpoint("https://as.example/x", "what", "https://mcp.example/mcp") == "https://as.example/x"
+
+
+def test_finding_a_url_the_sender_reads_otherwise_is_refused_by_the_check() -> None:
+    """fuzz/corpus/oauth_metadata/finding-issuer-url-port-not-a-number.json (and -challenge-url-port-not-a-number,
+    -issuer-host-not-idna, -issuer-host-bracket): `https://as.:example` passed the endpoint check (urlsplit reads
+    the host `as.`) and httpx, reading an invalid port, raised InvalidURL (not an HTTPError) out of the login;
+    `xn--a.example` passed and httpx raised the IDNA codec's error; `https://a]b.example` passed and building
+    its metadata URLs with urlsplit raised "Invalid IPv6 URL". The checks and the URLs built from an issuer now
+    use httpx's own reading (baton.sent_url, protocol.md P121): the login says, in one AuthError, what is wrong,
+    and the server refuses such a JWKS URL."""
+    import asyncio
+
+    import httpx
+
+    from baton.auth.jwks import Jwks
+    from baton.client.errors import AuthError
+    from baton.client.oauth.discovery import authorization_server, protected_resource
+
+    sent: list[str] = []
+
+    def not_found(request: httpx.Request) -> httpx.Response:
+        sent.append(str(request.url))
+        return httpx.Response(404)
+
+    async def login(issuer: str | None, challenge: str | None) -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(not_found)) as http:
+            if issuer is not None:
+                await authorization_server(http, issuer, "https://mcp.example/mcp")
+            await protected_resource(http, "https://mcp.example/mcp", challenge)
+
+    for issuer, challenge in [
+        ("https://as.:example", None),
+        ("https://xn--a.example", None),
+        (None, "https://as.:example/.well-known/oauth-protected-resource/mcp"),
+    ]:
+        with pytest.raises(AuthError, match=r"is not a URL$"):
+            asyncio.run(login(issuer, challenge))
+    assert sent == []
+    with pytest.raises(AuthError, match=r"no usable metadata for the authorization server https://a\]b\.example"):
+        asyncio.run(login("https://a]b.example", None))
+    assert sent == [
+        "https://a%5db.example/.well-known/oauth-authorization-server",
+        "https://a%5db.example/.well-known/openid-configuration",
+    ]
+    for url in ["https://as.:example/jwks", "https://xn--a.example/jwks"]:
+        with pytest.raises(ValueError, match=r"the JWKS URL .* is not a URL"):
+            Jwks(url, ttl_s=60)

@@ -9,10 +9,10 @@ not used. `discover_issuer` is synchronous: `baton serve --auth-issuer` calls it
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
+from .. import sent_url
 from ..oauth_http import sync_client
 from .resource_uri import require_https
 
@@ -22,10 +22,9 @@ class DiscoveryError(Exception):
 
 
 def metadata_urls(issuer: str) -> list[str]:
-    """The well-known URLs to try, in order."""
-    parts = urlsplit(issuer)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    path = parts.path.rstrip("/")
+    """The well-known URLs to try, in order; built from the issuer as httpx reads it (protocol.md P121),
+    `ValueError` if httpx cannot."""
+    origin, path = sent_url.origin_and_path(issuer)
     if not path:
         return [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
     return [

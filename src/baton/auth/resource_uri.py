@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from .. import sent_url
 from ..protocol.hosts import is_loopback
 
 WELL_KNOWN_PRM = "/.well-known/oauth-protected-resource"
@@ -49,9 +50,13 @@ def same_resource(a: str, b: str) -> bool:
 
 
 def require_https(uri: str, what: str) -> None:
-    """http is for loopback hosts only (development and tests); anything else must be https."""
-    parts = urlsplit(uri)
-    if parts.scheme.lower() != "https" and not is_loopback(parts.hostname or ""):
+    """http is for loopback hosts only (development and tests); anything else must be https. `uri` is read by
+    httpx's parser, which fetches the issuer, its keys and its introspection endpoint (protocol.md P121)."""
+    try:
+        parsed = sent_url.parse(uri)
+    except ValueError as exc:
+        raise ValueError(f"{what} {exc}") from None
+    if parsed.scheme != "https" and not is_loopback(parsed.host):
         raise ValueError(f"{what} {uri!r} must use https (plain http is allowed on loopback hosts only)")
 
 

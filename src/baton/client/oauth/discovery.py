@@ -26,9 +26,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from ... import sent_url
 from ...protocol.hosts import is_loopback
 from ..errors import AuthError
-from .rules import may_carry_tokens
+from .rules import scheme_may_carry_tokens
 
 PRM_SUFFIX = "/.well-known/oauth-protected-resource"
 OAUTH_SUFFIX = "/.well-known/oauth-authorization-server"
@@ -81,25 +82,25 @@ def check_endpoint(url: str, what: str, server_url: str) -> str:
     """`url` if the login may fetch it or open it in the browser; AuthError otherwise (protocol.md P52).
 
     https, or http to a loopback host; and a loopback host (whatever the scheme) only for a server that
-    is itself on this computer: a server elsewhere cannot send the login to local services.
+    is itself on this computer: a server elsewhere cannot send the login to local services. `url` is read
+    by httpx's parser, which is what fetches it, so what is checked is what is sent (protocol.md P121);
+    `server_url` by urlsplit, as the MCP transport reads it.
     """
-    if any(c <= " " or c == "\x7f" for c in url):  # urlsplit strips a leading space, httpx reads it as a path
+    if any(c <= " " or c == "\x7f" for c in url):  # httpx reads a leading space as a relative path
         raise AuthError(f"the {what} {url!r} is not a URL (it holds a space or a control character)")
     try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
+        parsed = sent_url.parse(url)
         server_host = urlsplit(server_url).hostname or ""
     except ValueError:
         raise AuthError(f"the {what} {url!r} is not a URL") from None
-    scheme = parts.scheme.lower()
-    if not host or scheme not in ("http", "https"):
+    if not parsed.host or parsed.scheme not in ("http", "https"):
         raise AuthError(f"the {what} {url!r} is not an https URL")
-    if is_loopback(host) and not is_loopback(server_host):
+    if is_loopback(parsed.host) and not is_loopback(server_host):
         raise AuthError(
             f"the {what} {url!r} is on this computer, but the server {server_url} is not: refused "
             "(a remote server cannot point the login at local services)"
         )
-    if may_carry_tokens(url):  # the one rule: https, or http to this computer
+    if scheme_may_carry_tokens(parsed.scheme, parsed.host):  # the one rule: https, or http to this computer
         return url
     raise AuthError(f"the {what} {url!r} is not https (plain http is accepted only to this computer)")
 
@@ -191,16 +192,12 @@ async def protected_resource(http: httpx.AsyncClient, server_url: str, from_chal
 
 
 def metadata_urls(issuer: str) -> list[str]:
-    """The well-known URLs of an issuer's metadata, in the order MCP gives (RFC 8414 §3.1, §5)."""
-    parts = urlsplit(issuer)
-    path = parts.path.rstrip("/")
-
-    def at(path_: str) -> str:
-        return urlunsplit((parts.scheme, parts.netloc, path_, "", ""))
-
+    """The well-known URLs of an issuer's metadata, in the order MCP gives (RFC 8414 §3.1, §5); built from the
+    issuer as httpx reads it (protocol.md P121), `ValueError` if httpx cannot."""
+    origin, path = sent_url.origin_and_path(issuer)
     if path:
-        return [at(OAUTH_SUFFIX + path), at(OPENID_SUFFIX + path), at(path + OPENID_SUFFIX)]
-    return [at(OAUTH_SUFFIX), at(OPENID_SUFFIX)]
+        return [origin + OAUTH_SUFFIX + path, origin + OPENID_SUFFIX + path, origin + path + OPENID_SUFFIX]
+    return [origin + OAUTH_SUFFIX, origin + OPENID_SUFFIX]
 
 
 async def authorization_server(http: httpx.AsyncClient, issuer: str, server_url: str) -> ServerMetadata:
@@ -209,6 +206,7 @@ async def authorization_server(http: httpx.AsyncClient, issuer: str, server_url:
     check_endpoint(issuer, "authorization server", server_url)
     tried = []
     for url in metadata_urls(issuer):
+        check_endpoint(url, "authorization server metadata URL", server_url)
         status, doc = await _get_json(http, url)
         if doc is None:
             tried.append(f"{url} ({status or 'no answer'})")

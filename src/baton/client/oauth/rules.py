@@ -16,13 +16,19 @@ HTTP_TIMEOUT_S = 60.0  # the default of OAuth(http_timeout_s=...)
 
 
 def may_carry_tokens(server_url: str) -> bool:
-    """Whether a bearer token may be sent to `server_url`: https, or http to a loopback host (protocol.md P52)."""
+    """Whether a bearer token may be sent to `server_url`: https, or http to a loopback host (protocol.md P52).
+    `server_url` is read as Baton's MCP transport reads it (urlsplit); see `scheme_may_carry_tokens`."""
     try:
         parts = urlsplit(server_url)
         host = parts.hostname or ""
     except ValueError:
         return False
-    scheme = parts.scheme.lower()
+    return scheme_may_carry_tokens(parts.scheme, host)
+
+
+def scheme_may_carry_tokens(scheme: str, host: str) -> bool:
+    """The rule of `may_carry_tokens` on a scheme and host already read by the parser of whatever sends there."""
+    scheme = scheme.lower()
     return bool(host) and (scheme == "https" or (scheme == "http" and is_loopback(host)))
 
 
