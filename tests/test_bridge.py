@@ -1,4 +1,4 @@
-"""`baton bridge URL`: a stdio server for the host, forwarding to a Streamable HTTP server (protocol.md P136-P139).
+"""`baton bridge URL`: a stdio server for the host, forwarding to a Streamable HTTP server (protocol.md P134-P137).
 
 The host is `mcp==1.30.0` (2025-11-25 only, `peers/bridge_mcp1_host.py`), or Baton's own client speaking
 2026-07-28 over stdio; the server is `baton serve examples/everything.py` over HTTP, found on 2026-07-28.
@@ -65,7 +65,7 @@ def test_mcp1_host_reaches_the_server_through_the_bridge(serve: Callable[..., Ru
     assert report["completion"] == ["gamma"]
     # A 2026 server's list changes reach the host (a 2025-11-25 server's are not relayed yet, nor offered).
     assert report["list_changed"] is (True if protocol == "auto" else None)
-    # Two rounds of input_required, each put to the host as its own elicitation/create (P137).
+    # Two rounds of input_required, each put to the host as its own elicitation/create (P135).
     assert report["two_rounds"] == "Ada likes teal"
     assert report["asked"] == ["What is your name?", "What is your favorite color?"]
     assert report["declined"] == "stranger likes no colour"

@@ -90,7 +90,7 @@ def test_protocol_is_chosen_on_every_client_command_and_a_bad_one_is_one_line() 
 
 def test_call_after_the_flow_expired_starts_again_with_the_answers_as_defaults() -> None:
     """A person who answers after the flow's lifetime is told so in one line, and asked again with the answers
-    typed before as defaults: Enter keeps each, and the call completes (protocol.md P124)."""
+    typed before as defaults: Enter keeps each, and the call completes (protocol.md P122)."""
     ttl = 3  # seconds (Server(state_ttl_s)); the real default is 600
     server = ["--", BATON, "serve", f"{SERVERS / 'guarded.py'}:server", "--stdio"]
     term = Terminal([BATON, "call", "profile", *server], cwd=str(ROOT), env={"BATON_TEST_TTL": str(ttl)})

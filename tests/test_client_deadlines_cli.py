@@ -66,7 +66,7 @@ def test_answers_on_the_command_line(serve: Any, tmp_path: Path) -> None:
 
 
 def test_an_answer_not_json_or_used_by_no_question_is_named(serve: Any) -> None:
-    """`--answer` text that is not JSON is a usage error saying so; a key no question used, a warning (P127)."""
+    """`--answer` text that is not JSON is a usage error saying so; a key no question used, a warning (P125)."""
     url = serve(EVERYTHING).url
     flow = "test_input_required_result_multi_round"
     broken = baton("call", url, flow, "--answer", "step1={name: Al}")

@@ -1,6 +1,6 @@
 """A flow the server no longer accepts (its state expired) is started again once, the answers given offered again.
 
-protocol.md P124: the server refuses `requestState` with one fixed -32602 message whatever the reason (P12), so
+protocol.md P122: the server refuses `requestState` with one fixed -32602 message whatever the reason (P12), so
 the client reads it as "expired or invalid", says so in one line and calls again from the start, once. The
 form answers already given to a question of the same key and schema come back as that form's defaults; a URL
 question and a field that looks like a secret never do. The fake clock (protocol.md P73) expires the flow.

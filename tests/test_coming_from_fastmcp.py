@@ -1,7 +1,7 @@
 """What a FastMCP or `mcp` user writes first: refused at registration with Baton's spelling where the source
 shows it, at call time with Baton's argument order where it does not; FastMCP's log and progress names as
 aliases; a question with one answer asked by its type or its choices; and `Server(lifespan=...)` on every
-transport (protocol.md P131-P134; docs/coming-from-fastmcp.md)."""
+transport (protocol.md P129-P132; docs/coming-from-fastmcp.md)."""
 
 from __future__ import annotations
 

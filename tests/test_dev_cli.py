@@ -142,9 +142,9 @@ def test_ctrl_c_stops_the_page_and_its_server_without_a_traceback(signum: int, c
 
 
 def test_ctrl_c_in_a_terminal_stops_dev_and_its_server_and_nothing_prints_a_traceback() -> None:
-    """A terminal sends Ctrl-C to the whole foreground group. The stdio server is in a group of its own (P135), so
+    """A terminal sends Ctrl-C to the whole foreground group. The stdio server is in a group of its own (P133), so
     only `baton dev` gets it and closes the server the MCP way; a server still importing its code prints no
-    traceback (before P135 it raised KeyboardInterrupt mid-import when the machine was slow)."""
+    traceback (before P133 it raised KeyboardInterrupt mid-import when the machine was slow)."""
     with baton_dev(EVERYTHING) as dev:
         deadline = time.monotonic() + 20
         while not _children(dev.proc.pid) and time.monotonic() < deadline:
@@ -158,7 +158,7 @@ def test_ctrl_c_in_a_terminal_stops_dev_and_its_server_and_nothing_prints_a_trac
 
 def test_ctrl_c_while_the_server_is_still_starting_python_prints_no_traceback(tmp_path: Path) -> None:
     """The case a slow machine hit now and then, made certain: every Python started here spends seconds in its
-    start-up (a `sitecustomize` that sleeps), before the server has any code of its own to catch Ctrl-C (P135)."""
+    start-up (a `sitecustomize` that sleeps), before the server has any code of its own to catch Ctrl-C (P133)."""
     (tmp_path / "sitecustomize.py").write_text("import time\n\ntime.sleep(3)\n")
     with baton_dev(EVERYTHING, env={"PYTHONPATH": str(tmp_path)}) as dev:
         deadline = time.monotonic() + 20

@@ -167,7 +167,7 @@ def test_finding_a_url_the_sender_reads_otherwise_is_refused_by_the_check() -> N
     the host `as.`) and httpx, reading an invalid port, raised InvalidURL (not an HTTPError) out of the login;
     `xn--a.example` passed and httpx raised the IDNA codec's error; `https://a]b.example` passed and building
     its metadata URLs with urlsplit raised "Invalid IPv6 URL". The checks and the URLs built from an issuer now
-    use httpx's own reading (baton.sent_url, protocol.md P121): the login says, in one AuthError, what is wrong,
+    use httpx's own reading (baton.sent_url, protocol.md P120): the login says, in one AuthError, what is wrong,
     and the server refuses such a JWKS URL."""
     import asyncio
 

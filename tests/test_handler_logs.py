@@ -1,5 +1,5 @@
 """A handler's `ctx.log` lines: shown at info by `baton serve` (and so `baton dev`) without a flag, written
-once per flow however many rounds replay them, and `--log-level` explained by `--help` (protocol.md P131)."""
+once per flow however many rounds replay them, and `--log-level` explained by `--help` (protocol.md P129)."""
 
 from __future__ import annotations
 

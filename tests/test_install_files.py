@@ -1,5 +1,5 @@
 """`baton install` and the file it writes (issue 41, item 4): links planted in a workspace are never
-followed, a symbolic-link config is written through to its file (or refused, P118), concurrent installs
+followed, a symbolic-link config is written through to its file (or refused, P117), concurrent installs
 keep every entry, VS Code's JSON with comments is read as VS Code reads it, a secret leaves the file and its
 backup 0600, and every file-system error is one line naming the path, exit 1."""
 

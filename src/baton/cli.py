@@ -76,7 +76,7 @@ def _worker_app() -> Any:
 
 def _unloadable(message: str) -> Any:
     """A file that does not load: under `--reload`, the message on stderr and an app that answers 503 at
-    once until the next save (protocol.md P128); a worker process ends with the message."""
+    once until the next save (protocol.md P126); a worker process ends with the message."""
     if ENV_RELOAD not in os.environ:
         raise SystemExit(message)
     print(message, file=sys.stderr, flush=True)
@@ -177,7 +177,7 @@ def serve(args: argparse.Namespace) -> int:
         if refusal:
             return refuse(refusal)
         announce(server, "on stdio", fmt, quiet=args.quiet, brief=True)  # one line: a host shows it in its log
-        os.environ[LOG_FORMAT_ENV] = fmt  # for serve_stdio's own lines (a lifespan that fails, P134)
+        os.environ[LOG_FORMAT_ENV] = fmt  # for serve_stdio's own lines (a lifespan that fails, P132)
         return serve_stdio(server)  # 0 at EOF or SIGTERM, 130 after SIGINT (protocol.md P98)
     host, _, port_text = args.http.rpartition(":")
     if not host or not port_text.isdigit():

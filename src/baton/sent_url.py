@@ -5,7 +5,7 @@ reading it with another (httpx) disagree on some inputs: `https://as.:example` h
 the first and an invalid port for the second, `https://xn--a.example` a host for the first and an IDNA
 error for the second. What the check passed then fails inside the sender with an exception that is not
 an `httpx.HTTPError`. So every check of a URL that httpx will fetch parses it here, with httpx's own
-parser, and judges what httpx will send (protocol.md P121).
+parser, and judges what httpx will send (protocol.md P120).
 """
 
 from __future__ import annotations

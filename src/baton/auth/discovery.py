@@ -22,7 +22,7 @@ class DiscoveryError(Exception):
 
 
 def metadata_urls(issuer: str) -> list[str]:
-    """The well-known URLs to try, in order; built from the issuer as httpx reads it (protocol.md P121),
+    """The well-known URLs to try, in order; built from the issuer as httpx reads it (protocol.md P120),
     `ValueError` if httpx cannot."""
     origin, path = sent_url.origin_and_path(issuer)
     if not path:

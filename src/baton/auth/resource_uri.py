@@ -51,7 +51,7 @@ def same_resource(a: str, b: str) -> bool:
 
 def require_https(uri: str, what: str) -> None:
     """http is for loopback hosts only (development and tests); anything else must be https. `uri` is read by
-    httpx's parser, which fetches the issuer, its keys and its introspection endpoint (protocol.md P121)."""
+    httpx's parser, which fetches the issuer, its keys and its introspection endpoint (protocol.md P120)."""
     try:
         parsed = sent_url.parse(uri)
     except ValueError as exc:

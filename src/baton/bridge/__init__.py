@@ -1,6 +1,6 @@
 """`baton bridge URL`: a stdio MCP server for a host that forwards to a Streamable HTTP server at URL.
 
-Each side speaks its own era (protocol.md P136): the host either version (its `initialize`, or the 2026
+Each side speaks its own era (protocol.md P134): the host either version (its `initialize`, or the 2026
 `_meta` on each request), the server either version (probed as `baton call` does, or `--protocol`).
 `host` reads and writes the host's lines, `remote` is what each request becomes at the server (one
 `Client`), `ask` puts the server's questions to the host (`held`: a 2025-11-25 server's, to a 2026 host, as

@@ -1,4 +1,4 @@
-"""The server's questions put to the host (protocol.md P137).
+"""The server's questions put to the host (protocol.md P135).
 
 The bridge's `Client` declares both elicitation modes and hands each question to `HostAsker`: to a
 2025-11-25 host that declared the question's mode it goes as the host's own `elicitation/create`
@@ -35,7 +35,7 @@ class HostAsker:
 
     async def __call__(self, question: Question) -> Answer[Any]:
         held = CURRENT.get()
-        if held is not None and granted(held.host, question.mode):  # a 2026 host: the next round (P137)
+        if held is not None and granted(held.host, question.mode):  # a 2026 host: the next round (P135)
             return await held.ask(question)
         if held is None and self.host is not None and granted(self.host, question.mode):
             params = {k: v for k, v in question.params.items() if k != "_meta"}

@@ -4,7 +4,7 @@ The host starts it as a stdio server; it forwards to the Streamable HTTP server 
 answers 401 gets the browser login of `baton tools URL`, tokens in the same store, never shown to the
 host. `--header K=V` adds a static header; `$NAME` or `${NAME}` in V is read from the environment, so a
 key need not be written in the host's config, and no value is ever printed. Bad input is one line and
-exit 2; EOF on stdin and SIGTERM exit 0, Ctrl-C 130 (protocol.md P139).
+exit 2; EOF on stdin and SIGTERM exit 0, Ctrl-C 130 (protocol.md P137).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A 2025-11-25 server's questions to a 2026-07-28 host, as `input_required` rounds (protocol.md P137).
+"""A 2025-11-25 server's questions to a 2026-07-28 host, as `input_required` rounds (protocol.md P135).
 
 Such a server asks during the call, on the call's own stream, and waits; a 2026 host asks its questions
 between legs. So the bridge holds the call open: `Held` runs it in a task, and each question the server

@@ -1,4 +1,4 @@
-"""The host's side of `baton bridge`: newline-delimited JSON-RPC on stdin and stdout (protocol.md P136).
+"""The host's side of `baton bridge`: newline-delimited JSON-RPC on stdin and stdout (protocol.md P134).
 
 Each request runs in a task of its own, sorted by era as `baton serve --stdio` sorts them: with the 2026
 `_meta` it is forwarded as one leg; otherwise it belongs to the host's one 2025-11-25 session, opened by
@@ -6,7 +6,7 @@ its `initialize` (answered with what the server offers), and is driven to its en
 writes answer the bridge's own requests (its questions, `HostAsker`). `notifications/cancelled` stops the
 request it names, which closes its way to the server. Once the session's `notifications/initialized` has
 come, a 2026 server's list changes are relayed to it (`Remote.relay_list_changes`). EOF on stdin, SIGINT
-or SIGTERM end the bridge at once: the requests in flight are cancelled (protocol.md P139). Every failure
+or SIGTERM end the bridge at once: the requests in flight are cancelled (protocol.md P137). Every failure
 is one line on stderr and a JSON-RPC error for the host; stdout carries only MCP messages.
 """
 
@@ -71,7 +71,7 @@ class HostSide:
         self._listening: asyncio.Future[None] | None = None  # the list changes relayed to a 2025-11-25 host
 
     def stop(self, signum: int) -> None:
-        """SIGINT or SIGTERM: stop reading and cancel what is in flight, now (P139)."""
+        """SIGINT or SIGTERM: stop reading and cancel what is in flight, now (P137)."""
         self.signal = signum
         if self._reading is not None:
             self._reading.cancel()

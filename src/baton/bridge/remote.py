@@ -1,4 +1,4 @@
-"""What each host request becomes at the server: one `Client`, shaped for the host's era (protocol.md P136).
+"""What each host request becomes at the server: one `Client`, shaped for the host's era (protocol.md P134).
 
 A 2025-11-25 host's request is driven to its end by the `Client` (`drive`: every round of a 2026 server's
 questions answered through the host, `requestState` echoed untouched; a 2025-11-25 server asks during
@@ -6,7 +6,7 @@ the call), and the result is reshaped for 2025-11-25 (`handshake_result`). A 202
 through as one leg, its `_meta` (capabilities, trace context, `requestState`, `inputResponses`) kept, so
 an `input_required` reaches the host as it left the server. Notifications on the way (progress, log
 messages) go to the host, a progress notification under the host's own token. A connection the server
-refused is tried again with backoff, a request that may have reached it is not (protocol.md P138).
+refused is tried again with backoff, a request that may have reached it is not (protocol.md P136).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ MULTI_ROUND = frozenset({"tools/call", "resources/read", "prompts/get"})
 RETRY_S = (0.25, 0.5, 1.0, 2.0, 4.0)
 """The pauses before trying a refused connection again (a server restarting)."""
 DEFAULT_LOG_LEVEL = "debug"
-"""A 2025-11-25 host that never sent logging/setLevel sees every level, as in a Baton session (P136)."""
+"""A 2025-11-25 host that never sent logging/setLevel sees every level, as in a Baton session (P134)."""
 LIST_CHANGES = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 """The lists whose changes a 2026 server announces on a `subscriptions/listen` stream, by capability."""
 
@@ -99,7 +99,7 @@ class Remote:
         if await self._retried(self.client.settle_era) == HANDSHAKE_VERSION:
             if method == "server/discover":
                 return self._discover_of_session()
-            if "requestState" in params:  # a retry: the answers to the questions of a held call (P137)
+            if "requestState" in params:  # a retry: the answers to the questions of a held call (P135)
                 return await self.held.leg(self.held.resume(params["requestState"], params.get("inputResponses")))
             body = {k: v for k, v in params.items() if k != "inputResponses"}
             caps = (params.get("_meta") or {}).get(META_CLIENT_CAPABILITIES)
@@ -125,7 +125,7 @@ class Remote:
     async def relay_list_changes(self, to_host: Notify) -> None:
         """For a 2025-11-25 host of a 2026 server, until cancelled: a `subscriptions/listen` stream for the
         lists the server announces changes of, each change passed on as the host's `list_changed`; a stream
-        that ends or fails is opened again after a pause that grows while it keeps failing (P136)."""
+        that ends or fails is opened again after a pause that grows while it keeps failing (P134)."""
         wanted = {
             flag: True for kind, flag in LIST_CHANGES.items() if (self.server_caps.get(kind) or {}).get("listChanged")
         }
@@ -151,7 +151,7 @@ class Remote:
             await asyncio.sleep(min(30.0, 0.5 * 2 ** min(failures, 6)))
 
     async def _retried(self, attempt: Callable[[], Awaitable[T]]) -> T:
-        """`attempt()`, again after a pause while the server refuses connections (restarting, P138): a refused
+        """`attempt()`, again after a pause while the server refuses connections (restarting, P136): a refused
         connection carried nothing, so even a tool call is safe to send again."""
         for pause in RETRY_S:
             try:

@@ -69,7 +69,7 @@ def run(command: str, argv: Sequence[str]) -> int:
 
 
 def _meaning(exc: McpError) -> str:
-    """What an error means to the person, where its message alone does not say (protocol.md P124)."""
+    """What an error means to the person, where its message alone does not say (protocol.md P122)."""
     if state_refused(exc):  # the client already started the call over once
         return (
             " (refused again after the call started over: the answers came too late again, or the server "

@@ -9,7 +9,7 @@ error naming the key. A question with no answer goes to the terminal renderer (w
 piped to stdin), and with no stdin at all (closed, or /dev/null, as under CI) fails with a message that
 says which `--answer` to add. A value that is not JSON is a usage error, unless it is one of those three
 words. An answer whose key no question used is a warning line at the end of the call, not an error
-(protocol.md P127): only then is it known unused, and by then the tool has run.
+(protocol.md P125): only then is it known unused, and by then the tool has run.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class GivenAnswers:
         return [key for key in self.answers if key not in self.used]
 
     def unused_warning(self) -> str | None:
-        """At the end of the call, the line that says which answers no question used (protocol.md P127)."""
+        """At the end of the call, the line that says which answers no question used (protocol.md P125)."""
         unused = self.unused()
         if not unused:
             return None

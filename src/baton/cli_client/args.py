@@ -122,7 +122,7 @@ PROTOCOL_HELP = (
 
 
 def protocol_choice(text: str) -> ProtocolChoice:
-    """The value of `--protocol` (every client command and `baton dev`, protocol.md P123), or OneLineError."""
+    """The value of `--protocol` (every client command and `baton dev`, protocol.md P121), or OneLineError."""
     if text not in CHOICES:
         raise OneLineError(f"--protocol takes {', '.join(c for c in CHOICES if c != AUTO)} or {AUTO}, not {text!r}")
     return cast("ProtocolChoice", text)

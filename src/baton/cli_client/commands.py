@@ -33,7 +33,7 @@ class NotOffered(Exception):
 @asynccontextmanager
 async def client(run: Invocation, renderer: TerminalRenderer | None = None, command: str = "") -> AsyncIterator[Client]:
     """The client for one subcommand; with a `renderer`, questions are answered at the terminal (or by
-    `--answer`, and an answer no question used is a warning line of `baton COMMAND` at the end, P127).
+    `--answer`, and an answer no question used is a warning line of `baton COMMAND` at the end, P125).
     An HTTP server that answers 401 gets a login through the browser (`login`)."""
     handlers: dict[str, Any] = {}
     given: GivenAnswers | None = None

@@ -4,7 +4,7 @@ The driver follows protocol.md P23: a new JSON-RPC id on every leg, `requestStat
 byte and never invented, answers for every key asked, nothing shared between requests in flight,
 bounded rounds and time, a pause before retrying a state-only round, a missing `resultType`
 treated as complete and an unknown one as an error. A retry whose state the server refuses (expired
-or invalid) starts the request again once, the answers given offered again (`baton.client.restart`, P124).
+or invalid) starts the request again once, the answers given offered again (`baton.client.restart`, P122).
 
 The era follows protocol.md P34: `"auto"` (the default) probes once with `server/discover` (`probe`)
 and keeps the verdict for the client's life (a 2026 server's answer is kept as the discover result);
@@ -549,7 +549,7 @@ class Client:
 
         In a 2025-11-25 session it is one request, and the server's questions come during it.
         Each leg to the server has its own `deadline_s`; answering is the person's time (protocol.md P90).
-        A state the server refuses on a retry starts the request again, once (protocol.md P124).
+        A state the server refuses on a retry starts the request again, once (protocol.md P122).
         """
         if not self._modern and await self.settle_era() == HANDSHAKE:
             assert self._session is not None
@@ -571,7 +571,7 @@ class Client:
             except McpError as exc:
                 if earlier.restarted or not state_refused(exc):
                     raise
-                # Expired or invalid (the server never says which): once, from the start (protocol.md P124).
+                # Expired or invalid (the server never says which): once, from the start (protocol.md P122).
                 log.warning("%s", restart_notice(method, params))
                 earlier.restarted, rounds = True, 0
                 step = await self.start(method, params, progress=progress)
@@ -587,7 +587,7 @@ class Client:
             handler = self.on_url if question.mode == "url" else self.on_form
             if handler is None:
                 return Cancelled()  # not declared, so a conforming server never asks this
-            offered = earlier.offer(question)  # after a restart, the answers given before as defaults (P124)
+            offered = earlier.offer(question)  # after a restart, the answers given before as defaults (P122)
             reply = await self.deadlines.answering(handler(offered))
             sent = offered.answer(reply)  # validate now, so a bad reply fails before anything is sent
             if offered is not question and isinstance(reply, Accepted):

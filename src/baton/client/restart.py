@@ -1,4 +1,4 @@
-"""A flow the server no longer accepts: start the request once more, offering the answers already given (P124).
+"""A flow the server no longer accepts: start the request once more, offering the answers already given (P122).
 
 A server refuses `requestState` with one fixed -32602 message whatever the reason (protocol.md P12), so
 the client can only read it as "expired or invalid". When a retry (a leg that carried state) gets that

@@ -10,7 +10,7 @@ an ask belongs to; one that arrives while a single request is pending is taken a
 and stopped when it ends. A line over 16 MiB is dropped whole, up to its newline, and fails the one
 request pending, if there is one (protocol.md P116). The server runs in a process group of its own, so
 a terminal's Ctrl-C reaches only this client, which then closes it: EOF, then SIGTERM, then SIGKILL (MCP
-stdio transport; protocol.md P135). The server's stderr is this process's, unless `on_stderr` is given:
+stdio transport; protocol.md P133). The server's stderr is this process's, unless `on_stderr` is given:
 then each line of it is handed to that callable (which `baton dev` shows on its page and in the terminal).
 """
 
@@ -72,7 +72,7 @@ class StdioTransport:
                 stderr=None if self.on_stderr is None else asyncio.subprocess.PIPE,
                 env=self.env,
                 limit=MAX_LINE,
-                # Its own process group (P135): Ctrl-C at the terminal reaches this client, which ends the server
+                # Its own process group (P133): Ctrl-C at the terminal reaches this client, which ends the server
                 # the MCP way (close stdin, wait, SIGTERM, wait, SIGKILL), never a server still importing its code.
                 process_group=0,
             )

@@ -6,7 +6,7 @@ run's token) and the browser opened unless `--no-browser`. Ctrl-C (SIGINT) or SI
 every call (cancelled on the wire), the client and its child process, and returns 130 (SIGINT) or 0:
 uvicorn's own signal handling is replaced by this module's, so that nothing is re-raised as a
 traceback afterwards. A server file's folder is watched with watchfiles, for Python files only
-(protocol.md P128): a change to one restarts the child and the page reads every list again, while the
+(protocol.md P126): a change to one restarts the child and the page reads every list again, while the
 data a server writes beside itself (JSON, SQLite, logs) restarts nothing.
 """
 
@@ -119,7 +119,7 @@ async def _main(
 
 
 async def _watch(target: DevTarget, session: DevSession, stop: asyncio.Event) -> None:
-    """Restart the server whenever a Python file under its folder changes (P128: not its data files)."""
+    """Restart the server whenever a Python file under its folder changes (P126: not its data files)."""
 
     assert target.watch is not None
     python = watchfiles.PythonFilter()

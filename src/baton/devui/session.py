@@ -16,12 +16,12 @@ refuses is sent back to the page with the reason, and the question stays open. T
 round (its asks, the size of `requestState`, never decoded, and its time); on 2025-11-25 each
 `elicitation/create` on the call's stream is shown the same way.
 
-The client declares what the page can answer (protocol.md P130): elicitation in form and URL mode,
+The client declares what the page can answer (protocol.md P128): elicitation in form and URL mode,
 and the deprecated sampling, answered by the person typing the model's reply (marked deprecated on the
 page). Not roots: the page has none to give, so a server that asks for them gets the client's plain
 "not declared" error, which the page shows, rather than an empty list that pretends.
 
-A server file or command runs as a child whose stderr is read here (protocol.md P129): each line still
+A server file or command runs as a child whose stderr is read here (protocol.md P127): each line still
 goes to the terminal, and the page gets it too, as the output of the latest call (a handler's
 traceback), or, while connecting, as the reason the connection failed (the file's load error).
 """
@@ -171,7 +171,7 @@ class DevSession:
         target: str | StdioTransport = self.target.url or StdioTransport(
             self.target.command or (), on_stderr=self._stderr
         )
-        with warnings.catch_warnings():  # sampling is declared on purpose: the page answers it (P130)
+        with warnings.catch_warnings():  # sampling is declared on purpose: the page answers it (P128)
             warnings.simplefilter("ignore", DeprecationWarning)
             client = Client(
                 target,
@@ -475,7 +475,7 @@ class DevSession:
         self.publish(event)
 
     def _stderr(self, line: bytes) -> None:
-        """One line of the child's stderr: to the terminal as before, and to the page (P129)."""
+        """One line of the child's stderr: to the terminal as before, and to the page (P127)."""
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.buffer.write(line)
             sys.stderr.buffer.flush()

@@ -13,7 +13,7 @@ fit that kind and then goes on the wire:
 Anything else, including a constraint that does not fit the type (a length on a number, a format on a
 choice), is a `FormError` when the form is compiled (at import time with `@form`), never at request time.
 A question with one answer is asked with its type (`str`, `int`, `Literal[...]`, an Enum...) or a list of
-choices: a form of one field, `value`, whose answer is handed over as it is (protocol.md P133).
+choices: a form of one field, `value`, whose answer is handed over as it is (protocol.md P131).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def _compile(source: Any) -> FormSpec:
     if isinstance(source, FormSpec):
         return source
     if isinstance(source, (list, tuple)):
-        if source and all(isinstance(f, (str, Choice)) for f in source):  # one choice out of these (P133)
+        if source and all(isinstance(f, (str, Choice)) for f in source):  # one choice out of these (P131)
             return FormSpec([EnumField(ANSWER, values=list(source))], build=_answer, name="choice")
         if not all(isinstance(f, FieldSpec) for f in source):
             raise FormError(
@@ -121,7 +121,7 @@ def _compile(source: Any) -> FormSpec:
 
 ANSWER = "value"
 """The one field of a question asked with a type or a list of choices (`ctx.elicit(str, ...)`): the
-answer is `Accepted.data` itself (protocol.md P133)."""
+answer is `Accepted.data` itself (protocol.md P131)."""
 
 
 class _Question:

@@ -1,4 +1,4 @@
-"""`baton install`'s start-up check, run where the host will run the entry (protocol.md P119).
+"""`baton install`'s start-up check, run where the host will run the entry (protocol.md P118).
 
 The server is loaded and `baton serve --stdio`'s start-up checks are run in a child process
 (`baton.install.probe`) started as the host starts the entry: this environment's Python, from the

@@ -94,7 +94,7 @@ def install(args: argparse.Namespace) -> int:
         _, replaced = config_file.put(path, config, servers_key(host), name, entry_json(host, entry))
         print(f"would {'replace' if replaced else 'add'} {name!r} in {named}:\n{shown}")
         return 0
-    with safe_file.locked(path):  # read-merge-write, one install at a time (P120)
+    with safe_file.locked(path):  # read-merge-write, one install at a time (P119)
         old = safe_file.read(path)
         config, had_comments = config_file.parse(path, old, comments=host == "vscode")
         updated, replaced = config_file.put(path, config, servers_key(host), name, entry_json(host, entry))

@@ -4,15 +4,15 @@ the new file that never go through a link, and modes that keep a secret private.
 - `destination`: the file to write. A config that is a symbolic link is written through to the file it
   points to, deliberately (a dotfiles folder keeps its link), when that is an existing regular file; a
   link to nothing, or to something that is not a regular file, is refused, as is, with `--workspace`, a
-  path that leads out of the workspace (an untrusted checkout can plant links): protocol.md P118.
+  path that leads out of the workspace (an untrusted checkout can plant links): protocol.md P117.
 - `locked`: read-merge-write under an exclusive `fcntl.flock` on the sidecar `FILE.lock` (kept, never
   removed, since removing it would let a third writer lock a new file while a second holds the old one),
-  so two installs at once keep both entries. POSIX only: on Windows there is no lock (P120).
+  so two installs at once keep both entries. POSIX only: on Windows there is no lock (P119).
 - `replace`: the old content goes to `FILE.bak` and the new one to `FILE`, each written into a new file
   created exclusively in the same folder (`mkstemp`: `O_CREAT | O_EXCL`, mode 0600) and renamed into
   place, so a link planted at `FILE.bak` or at a temporary name is replaced, never followed. The backup is
   always 0600 (it may hold another entry's secret); the new file is 0600 when `private` (a `--env` value
-  is in it), else keeps the old file's mode (P120).
+  is in it), else keeps the old file's mode (P119).
 
 Every file-system error is an `InstallError` of one line naming the path, exit status 1.
 """
@@ -39,7 +39,7 @@ def failed(verb: str, path: Path, exc: OSError) -> InstallError:
 
 
 def destination(path: Path, workspace: Path | None) -> Path:
-    """The file to write for the config `path` (`path` itself, or the file its link points to), P118."""
+    """The file to write for the config `path` (`path` itself, or the file its link points to), P117."""
     try:
         linked = path.is_symlink()
         real = Path(os.path.realpath(path))
@@ -71,7 +71,7 @@ def locked(path: Path) -> Iterator[None]:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise failed("create the folder", path.parent, exc) from None
-    if sys.platform == "win32":  # no flock; P120
+    if sys.platform == "win32":  # no flock; P119
         yield
         return
     import fcntl  # noqa: PLC0415 (POSIX only)

@@ -20,7 +20,7 @@ URL_ELICITATION_REQUIRED = -32042
 
 INVALID_STATE_MESSAGE = "Invalid or expired requestState"
 """The one message of every `requestState` refusal, -32602 (protocol.md P12): the reason is in the server's
-log only, so a client can read it as "expired or invalid" and nothing more (its restart, P124)."""
+log only, so a client can read it as "expired or invalid" and nothing more (its restart, P122)."""
 
 # The spec fixes 400 for -32602 (missing _meta), -32020, -32021, -32022 and 404 for -32601;
 # the rest is unspecified (protocol.md P2): like the Python SDK, other client errors are 400, -32603 is 200.

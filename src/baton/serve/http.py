@@ -198,7 +198,7 @@ class HttpApp:
             if message["type"] == "lifespan.startup":
                 _ = self.server.runtime.sealer  # load (or create) the key ring now, not on the first request
                 try:
-                    await self.server.runtime.start()  # Server(lifespan=...) (protocol.md P134)
+                    await self.server.runtime.start()  # Server(lifespan=...) (protocol.md P132)
                 except LifespanFailed as exc:
                     # The server logs the message (uvicorn: one ERROR line); its own "Application startup failed"
                     # after it says nothing more.

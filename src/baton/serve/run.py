@@ -188,7 +188,7 @@ def serve_http(
             access_log=False,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )
-    except SystemExit as exc:  # uvicorn's 3: the app's startup failed (its lifespan said why, P134): our 2
+    except SystemExit as exc:  # uvicorn's 3: the app's startup failed (its lifespan said why, P132): our 2
         if exc.code == 3:
             return 2
         raise

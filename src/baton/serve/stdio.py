@@ -342,7 +342,7 @@ async def serve_stdio_async(server: Server) -> int:
     mount_default_kit(server)
     server.check_startup("stdio")
     try:
-        await server.runtime.start()  # Server(lifespan=...), before the first line is read (protocol.md P134)
+        await server.runtime.start()  # Server(lifespan=...), before the first line is read (protocol.md P132)
     except LifespanFailed as exc:
         print(stderr_line(str(exc), "ERROR", _log_format()), file=sys.stderr)
         return 2

@@ -1,4 +1,4 @@
-"""What `baton serve --reload` answers while the server file does not load (protocol.md P128).
+"""What `baton serve --reload` answers while the server file does not load (protocol.md P126).
 
 uvicorn's reloader keeps the port open while the edited file fails to import, so a client would
 connect and wait for an answer that never comes. Instead the reloaded process serves this app until

@@ -35,7 +35,7 @@ from .exchange import Exchange
 from .parts import ConnectPart, Credential
 
 T = TypeVar("T")
-handler_log = logging.getLogger(HANDLER_LOGGER)  # ctx.log's lines: shown at info by `baton serve` (P131)
+handler_log = logging.getLogger(HANDLER_LOGGER)  # ctx.log's lines: shown at info by `baton serve` (P129)
 
 CONFIRM_FORM = FormSpec([BooleanField("confirm", title="Confirm")], build=lambda v: v["confirm"], name="confirm")
 _CONFIRM = compile_form(CONFIRM_FORM)  # checked by the form guard once, here
@@ -137,7 +137,7 @@ class Context:
         self._asks: dict[str, Ask] = {}
         self._error: McpError | None = None
         self._ordinal = 0
-        self._lines = 0  # ctx.log calls this round; the journal counts those earlier rounds wrote (P131)
+        self._lines = 0  # ctx.log calls this round; the journal counts those earlier rounds wrote (P129)
         self._batching = False
         self._last_progress: float | None = None
         self.flow_id = state.flow_id  # the flow's random id, the same in every round (from requestState)
@@ -196,7 +196,7 @@ class Context:
 
         `form` is a form class (dataclass, TypedDict, pydantic model), or for a one-answer question a type
         (`str`, `int`, `float`, `bool`, a `Literal` or `Enum` of strings) or a list of choices
-        (`["eu", "us"]`): then `Accepted.data` is the answer itself (protocol.md P133).
+        (`["eu", "us"]`): then `Accepted.data` is the answer itself (protocol.md P131).
 
         A field that looks like a secret is refused (`FormError`): ask for secrets with `ctx.secret`; pass
         `allow_secrets=True` for a field that only looks like one. `timeout_s` bounds the wait for the
@@ -405,12 +405,12 @@ class Context:
 
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
         """Log to the server log (the `baton.handler` logger); also to the client if this request carried the
-        deprecated `logLevel`. A line an earlier round of this flow wrote is not written again (P131)."""
+        deprecated `logLevel`. A line an earlier round of this flow wrote is not written again (P129)."""
         if level not in LOG_LEVELS:
             raise UsageError(f"log level must be one of {', '.join(LOG_LEVELS)}")
         self._lines += 1
         journal = self._journal
-        if self._lines <= journal.logged:  # an earlier round of this flow wrote it (protocol.md P131)
+        if self._lines <= journal.logged:  # an earlier round of this flow wrote it (protocol.md P129)
             return
         journal.logged = self._lines
         handler_log.log(_PY_LEVELS[level], "%s", data)
@@ -448,7 +448,7 @@ class Context:
 
     @property
     def lifespan(self) -> Any:
-        """What the server's `Server(lifespan=...)` context manager yielded (protocol.md P134): a database
+        """What the server's `Server(lifespan=...)` context manager yielded (protocol.md P132): a database
         pool, a client. `UsageError` when the server has no lifespan, or it is not running."""
         if self._lifespan is None:
             raise UsageError("ctx.lifespan: this server has no Server(lifespan=...)")
@@ -468,7 +468,7 @@ _PY_LEVELS = {
 
 
 def fastmcp_order(form: Any, message: Any, response_type: Any) -> str:
-    """What a FastMCP-shaped `ctx.elicit` call should say in Baton's order (protocol.md P132)."""
+    """What a FastMCP-shaped `ctx.elicit` call should say in Baton's order (protocol.md P130)."""
     given = [v for v in (response_type, message, form) if v is not _UNSET and not isinstance(v, str)]
     shown = (getattr(given[0], "__name__", None) or repr(given[0])) if given else "Form"
     text = next((v for v in (form, message) if isinstance(v, str)), "...")

@@ -72,7 +72,7 @@ class ToolOptions(TypedDict, total=False):
 
 
 _TOOL_OPTIONS = frozenset(ToolOptions.__annotations__)
-_FASTMCP_OPTIONS = {  # FastMCP's tool options with no Baton equivalent: what to write instead (protocol.md P132)
+_FASTMCP_OPTIONS = {  # FastMCP's tool options with no Baton equivalent: what to write instead (protocol.md P130)
     "tags": "Baton has no tags: drop it, or put them in meta={...}",
     "output_schema": "Baton derives the output schema from the return annotation: structured=True or False",
     "version": "Baton versions the server, not a tool: Server(name, version)",
@@ -118,7 +118,7 @@ class Server:
     `trace_arguments` puts tools' arguments on their spans (`gen_ai.tool.call.arguments`,
     docs/observability.md); off by default. `lifespan` is an async context manager factory
     (`@contextlib.asynccontextmanager`, called with the server, or with no argument) run once per process
-    around serving: open a database pool there; handlers read what it yields as `ctx.lifespan` (protocol.md P134).
+    around serving: open a database pool there; handlers read what it yields as `ctx.lifespan` (protocol.md P132).
 
     What can be judged here is refused here (`ConfigurationError`): a `public_url` that is not an
     http(s) URL, a malformed ledger URL. The rest is judged when serving starts (`check_startup`).

@@ -1,7 +1,7 @@
 """The warning about a client's deprecated capabilities (`sampling`, `roots` in MCP 2026-07-28, SEP-2577).
 
 A 2026-07-28 client declares its capabilities on every request, so the warning is kept to one line per
-client name and version per process (protocol.md P126), however many requests, connections or `Server`
+client name and version per process (protocol.md P124), however many requests, connections or `Server`
 objects it meets. The names are the client's own words (its `clientInfo`, which may be absent): each is cut
 to `MAX_INFO_CHARS` and at most `SEEN_MAX` clients are remembered, the oldest forgotten first, so a stream of
 made-up names costs a bounded memory (and, past that many, a line again for a client forgotten).

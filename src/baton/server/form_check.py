@@ -5,7 +5,7 @@
 (a global or closure variable of the handler, or an attribute of one) to a class or a `FormSpec`, the form
 is compiled now, and a form the wire cannot carry refuses the tool at registration (`HandlerProblems`,
 at the line of the ask). So does a call in FastMCP's order: the message first, or `response_type=`
-(protocol.md P132). Any other form is compiled when the tool asks it, and a mistake is then a tool error
+(protocol.md P130). Any other form is compiled when the tool asks it, and a mistake is then a tool error
 that says what is wrong (protocol.md P97).
 """
 
@@ -59,7 +59,7 @@ def check_forms(fn: Callable[..., Any], context_param: str | None) -> None:
 
 def fastmcp_shape(call: ast.Call, context_param: str) -> str | None:
     """What is wrong with an elicit call written in FastMCP's order (the message first, or `response_type=`,
-    or `mcp`'s `schema=`), with the call as Baton spells it; None for any other call (protocol.md P132)."""
+    or `mcp`'s `schema=`), with the call as Baton spells it; None for any other call (protocol.md P130)."""
     first = call.args[0] if call.args else None
     keyword = next((k.value for k in call.keywords if k.arg in ("response_type", "schema")), None)
     message_first = isinstance(first, ast.JoinedStr) or (

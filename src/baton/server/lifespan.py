@@ -4,7 +4,7 @@ The author gives an async context manager factory, as FastMCP and `contextlib.as
 `lifespan(server)` (or `lifespan()`), entered by the transport before the first request (HTTP: the ASGI
 lifespan startup; stdio: before reading stdin; the testing kit: at the client's first request) and exited
 when the transport shuts down (`Runtime.aclose`). What it yields is `ctx.lifespan` in every handler.
-Entering counts its users, so two in-memory clients of one server share one run (protocol.md P134).
+Entering counts its users, so two in-memory clients of one server share one run (protocol.md P132).
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ class Runtime:
         self.checked: set[str] = set()  # transports check_startup passed for, until a handler changes
         self._os_user: str | None = None
         self.single_use = SingleUse(lambda: self.ledger)
-        self.lifespan: Lifespan | None = None  # Server(lifespan=...): the transports enter it (protocol.md P134)
+        self.lifespan: Lifespan | None = None  # Server(lifespan=...): the transports enter it (protocol.md P132)
         self.engine = ReplayEngine(self)  # telemetry gives it an observer (observe.py)
         self.methods = Methods(server, self.engine).table()
         self.handshake = HandshakeEra(server, self.methods)
@@ -163,7 +163,7 @@ class Runtime:
 
     async def start(self) -> None:
         """Enter `Server(lifespan=...)`, if any (`LifespanFailed`, one line, when it raises): each transport
-        calls it once before serving, and `aclose` exits it (protocol.md P134)."""
+        calls it once before serving, and `aclose` exits it (protocol.md P132)."""
         if self.lifespan is not None:
             await self.lifespan.enter()
 
@@ -249,7 +249,7 @@ class Runtime:
                 raise removed_method(msg.method) if msg.method in REMOVED_METHODS else method_not_found(msg.method)
             caps = ClientCapabilities.parse(raw_caps)
             if caps.sampling or caps.roots:
-                warn_deprecated(params["_meta"].get(META_CLIENT_INFO), caps.deprecated)  # once per client (P126)
+                warn_deprecated(params["_meta"].get(META_CLIENT_INFO), caps.deprecated)  # once per client (P124)
             result = await method(msg, exchange, caps)
         except McpError as exc:
             return Reply(error_response(rid, exc), exc.code)

@@ -358,7 +358,7 @@ def inspect_handler(fn: Callable[..., Any], context_type: type, *, skip: Sequenc
 
 def foreign_context(hint: Any) -> str | None:
     """`fastmcp.Context` when a parameter is typed with another SDK's Context (FastMCP's or `mcp`'s), else
-    None: such a handler is refused at registration with Baton's spelling (protocol.md P132)."""
+    None: such a handler is refused at registration with Baton's spelling (protocol.md P130)."""
     if not isinstance(hint, type) or hint.__name__ != "Context":
         return None
     package = hint.__module__.partition(".")[0]

@@ -4,7 +4,7 @@
 - `pending`: key -> question digest for the asks sent in the last round;
 - `once`: key -> JSON result of steps run with `ctx.once`;
 - `logged`: how many `ctx.log` lines earlier rounds wrote (a count, never their text), so that a replay
-  does not write them again (protocol.md P131);
+  does not write them again (protocol.md P129);
 - `trace`: the flow's trace context when telemetry is on, opaque here (`baton.telemetry.flowtrace`,
   protocol.md P61): a trace id and a span id, never anything the user gave.
 """

@@ -19,7 +19,7 @@ import orjson
 
 LOG_FORMAT_ENV = "BATON_LOG_FORMAT"
 HANDLER_LOGGER = "baton.handler"
-"""The logger of handlers' `ctx.log` lines: at info under `baton serve` unless `--log-level` says (P131)."""
+"""The logger of handlers' `ctx.log` lines: at info under `baton serve` unless `--log-level` says (P129)."""
 FORMATS = ("text", "json")
 LogFormat = Literal["text", "json"]
 
@@ -83,7 +83,7 @@ def line(message: str, level: str, fmt: LogFormat) -> str:
 
 def configure(level: str | None, fmt: LogFormat, text_format: str) -> None:
     """Send log records to stderr at `level` (`--log-level`), as `text_format` lines or JSON lines. Without
-    one, warnings and worse, and the handlers' own `ctx.log` lines from info up (protocol.md P131)."""
+    one, warnings and worse, and the handlers' own `ctx.log` lines from info up (protocol.md P129)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(text_format))
     logging.basicConfig(level=(level or DEFAULT_LEVEL).upper(), handlers=[handler])

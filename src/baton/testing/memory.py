@@ -137,7 +137,7 @@ class MemoryTransport:
         return MemorySession(self, inbound)
 
     async def start(self) -> None:
-        """Enter the server's `Server(lifespan=...)` for this client, once (protocol.md P134)."""
+        """Enter the server's `Server(lifespan=...)` for this client, once (protocol.md P132)."""
         if not self._started:
             await self.server.runtime.start()
             self._started = True

@@ -83,7 +83,7 @@ def check_endpoint(url: str, what: str, server_url: str) -> str:
 
     https, or http to a loopback host; and a loopback host (whatever the scheme) only for a server that
     is itself on this computer: a server elsewhere cannot send the login to local services. `url` is read
-    by httpx's parser, which is what fetches it, so what is checked is what is sent (protocol.md P121);
+    by httpx's parser, which is what fetches it, so what is checked is what is sent (protocol.md P120);
     `server_url` by urlsplit, as the MCP transport reads it.
     """
     if any(c <= " " or c == "\x7f" for c in url):  # httpx reads a leading space as a relative path
@@ -193,7 +193,7 @@ async def protected_resource(http: httpx.AsyncClient, server_url: str, from_chal
 
 def metadata_urls(issuer: str) -> list[str]:
     """The well-known URLs of an issuer's metadata, in the order MCP gives (RFC 8414 §3.1, §5); built from the
-    issuer as httpx reads it (protocol.md P121), `ValueError` if httpx cannot."""
+    issuer as httpx reads it (protocol.md P120), `ValueError` if httpx cannot."""
     origin, path = sent_url.origin_and_path(issuer)
     if path:
         return [origin + OAUTH_SUFFIX + path, origin + OPENID_SUFFIX + path, origin + path + OPENID_SUFFIX]
