@@ -87,7 +87,7 @@ class GivenAnswers:
                 )
             return await self.fallback(question)
         self.used.add(key)
-        reply = _reply(self.answers[key])
+        reply = _one_field(question, _reply(self.answers[key]))
         try:
             question.answer(reply)
         except InvalidReply as exc:
@@ -122,6 +122,16 @@ def no_terminal() -> bool:
     except (OSError, ValueError, AttributeError):
         return True
     return stat.S_ISCHR(mode) and not sys.stdin.isatty()
+
+
+def _one_field(question: Question, reply: Answer[Any]) -> Answer[Any]:
+    """A bare value for a form of one field is that field's answer: `--answer q1='"eu"'` for a question asked
+    by its type or its choices (`ctx.elicit(["eu", "us"], ...)`), whose one field the person never sees."""
+    form = question.form
+    if isinstance(reply, Accepted) and reply.data is not None and not isinstance(reply.data, dict):
+        if form is not None and len(form.fields) == 1:
+            return Accepted({form.fields[0].name: reply.data})
+    return reply
 
 
 def _reply(value: Any) -> Answer[Any]:
