@@ -145,6 +145,7 @@ class Client:
         self._session: ClientSession | None = None
         self._era_lock = asyncio.Lock()
         self._probe_answer = ""  # what the probe got, for the message if the handshake fails too
+        self._probe_late = False  # the stdio probe timed out (its answer may still come)
         self.transport: Transport
         if isinstance(target, str):
             if not target.startswith(("http://", "https://")):
@@ -236,7 +237,10 @@ class Client:
                     if self.protocol == AUTO and await self._probe() == MODERN:
                         self._modern = True
                     else:
-                        self._session = await self._open_session()
+                        try:
+                            self._session = await self._open_session()
+                        except _ServesModern:
+                            self._modern = True
         return MODERN if self._modern else HANDSHAKE
 
     async def _probe(self) -> str:
@@ -250,6 +254,7 @@ class Client:
                 result = await self._leg("server/discover", None, None)
         except TimeoutError:
             self._probe_answer = f"no answer within {self.stdio_probe_s:g} s"
+            self._probe_late = True
             return HANDSHAKE
         except McpError as exc:
             self._probe_answer = f"error {exc.code} ({exc.message})"
@@ -312,6 +317,10 @@ class Client:
         except McpError as exc:
             if self.protocol != AUTO:
                 raise
+            if self._probe_late and era_of_error(exc.code, exc.data) == MODERN:
+                # A stdio server slow to start answered the probe after it gave up: it took `server/discover`
+                # and serves 2026-07-28 on this connection now, so the client does too (protocol.md P144).
+                raise _ServesModern from exc
             raise ClientError(
                 f"the server speaks neither 2026-07-28 nor 2025-11-25: server/discover got {self._probe_answer}, "
                 f"initialize got error {exc.code} ({exc.message})"
@@ -601,6 +610,10 @@ class Client:
         if method == "roots/list" and self.on_roots is not None:
             return await self.deadlines.answering(self.on_roots(params), limited=False)
         raise ClientError(f"the server asked {method!r}, which this client did not declare")
+
+
+class _ServesModern(Exception):
+    """The handshake was refused by a server that took the late probe and serves 2026-07-28 (P144)."""
 
 
 def _urls_asked(step: Round) -> Iterator[str]:
