@@ -132,3 +132,25 @@ def test_call_refused_again_after_starting_over_says_what_to_do() -> None:
         assert term.screen.count("the server no longer accepts this call's answers") == 1
     finally:
         term.close()
+
+
+@pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
+def test_call_acts_as_a_host_without_elicitation(protocol: str) -> None:
+    """`--elicitation none` declares no elicitation, as claude.ai or Gemini CLI do (protocol.md P138): the
+    example's delete_project takes its declared rung, the error, and nothing is asked at the terminal."""
+    server = ["--", BATON, "serve", "examples/projects.py", "--stdio"]
+    done = run_cli(
+        "call", "--protocol", protocol, "--elicitation", "none", "delete_project", "project_id=apollo", *server
+    )
+    assert done.returncode == 1
+    said = done.stdout + done.stderr
+    assert "Tool delete_project needs the user to fill in a form, and this client cannot show one." in said
+    assert "Delete project apollo?" not in said  # never asked
+    # Form only is enough for a yes/no question: it is asked, and answered here.
+    answered = ["--elicitation", "form", "--answer", '*={"confirm": true}']
+    done = run_cli("call", "--protocol", protocol, *answered, "delete_project", "project_id=apollo", *server)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("Deleted apollo.")
+    bad = run_cli("call", "--elicitation", "some", "delete_project", "project_id=apollo", *server)
+    assert bad.returncode == 2
+    assert "--elicitation" in bad.stderr and "none" in bad.stderr

@@ -41,10 +41,12 @@ from .paths import PathRefused, Roots
 from .protocol.constants import PROTOCOL_VERSION
 from .protocol.errors import McpError
 from .server import (
+    HOST_QUIRKS,
     BatonDeprecationWarning,
     CapabilityMissing,
     ConfigurationError,
     Context,
+    HostQuirk,
     Param,
     RequestInfo,
     ResourceNotFound,
@@ -56,6 +58,7 @@ from .state import Key, KeyRing, KeyRingError
 from .version import __version__ as __version__
 
 __all__ = [
+    "HOST_QUIRKS",
     "PROTOCOL_VERSION",
     "Accepted",
     "BatonDeprecationWarning",
@@ -69,6 +72,7 @@ __all__ = [
     "EnumField",
     "Field",
     "FormError",
+    "HostQuirk",
     "Key",
     "KeyRing",
     "KeyRingError",

@@ -76,6 +76,7 @@ class Invocation:
     answers: tuple[str, ...] = ()  # --answer KEY=JSON, in order
     answers_file: str | None = None
     protocol: ProtocolChoice = AUTO  # --protocol: the era, or auto (probe)
+    elicitation: tuple[str, ...] = ("form", "url")  # --elicitation: the modes declared, as a host would
 
 
 def parser(command: Command) -> argparse.ArgumentParser:
@@ -111,8 +112,18 @@ def parser(command: Command) -> argparse.ArgumentParser:
             "accept, decline, cancel; '*' answers any question (repeatable)",
         )
         p.add_argument("--answers", metavar="FILE", help="answers as a JSON object of KEY -> answer")
+        p.add_argument(
+            "--elicitation",
+            default="all",
+            choices=tuple(ELICITATION),
+            help="the questions this client declares it can show, to see what a host without them gets: none, "
+            "form, url, or all (the default)",
+        )
     return p
 
+
+ELICITATION: dict[str, tuple[str, ...]] = {"none": (), "form": ("form",), "url": ("url",), "all": ("form", "url")}
+"""`--elicitation`: the elicitation modes the client declares (protocol.md P138)."""
 
 PROTOCOL_HELP = (
     "the MCP version to speak: 2026-07-28, 2025-11-25, or auto (the default: ask the server, and use "
@@ -175,6 +186,7 @@ def parse(command: Command, argv: Sequence[str]) -> Invocation:
         tuple(getattr(args, "answer", ())),
         getattr(args, "answers", None),
         protocol_choice(args.protocol),
+        ELICITATION[getattr(args, "elicitation", "all")],
     )
 
 

@@ -39,7 +39,7 @@ async def client(run: Invocation, renderer: TerminalRenderer | None = None, comm
     given: GivenAnswers | None = None
     if renderer is not None:
         given = GivenAnswers(read_answers(run.answers, run.answers_file), renderer)
-        handlers = {"on_form": given, "on_url": given}
+        handlers = {f"on_{mode}": given for mode in run.elicitation}  # --elicitation (protocol.md P138)
     if run.timeout is not None:
         handlers["deadline_s"] = run.timeout
     # A command (stdio), or plain http to another computer, gets no login: a 401 there is an error.

@@ -5,12 +5,14 @@ from .context import BatonDeprecationWarning, Context
 from .core import Server, ToolOptions
 from .exchange import AuthUnavailable, Exchange, Grant, Reply, RequestInfo, Unauthenticated
 from .guard import ResourceAuth
+from .ladder import HOST_QUIRKS, HostQuirk
 from .parts import ConnectPart, Credential
 from .results import ToolError, ToolResult
 from .signature import Param
 from .startup import ConfigurationError
 
 __all__ = [
+    "HOST_QUIRKS",
     "AuthUnavailable",
     "BatonDeprecationWarning",
     "CapabilityMissing",
@@ -20,6 +22,7 @@ __all__ = [
     "Credential",
     "Exchange",
     "Grant",
+    "HostQuirk",
     "Param",
     "Reply",
     "RequestInfo",

@@ -5,7 +5,8 @@ A handler runs from the top on every round. Each ask either returns the answer r
 handler with `Suspended`, a BaseException so that `except Exception` cannot swallow it. Whatever
 the handler does with it, the engine reads the pending asks from the Context afterwards: an
 unanswered ask never fails open. Capability gating of every ask happens in `Context._ask`, and
-nowhere else (what each kind of ask needs is the table in `baton.protocol.capabilities`).
+nowhere else: it asks the ladder (`baton.server.ladder`) which rung delivers the ask (what each kind
+of ask needs is the table in `baton.protocol.capabilities`).
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ import orjson
 from ..forms import Accepted, Cancelled, Declined, FormError, FormSpec, compile_form
 from ..forms.fields import BooleanField, InvalidAnswer
 from ..forms.guard import check_elicit_url
-from ..protocol.capabilities import ASK_KINDS, ClientCapabilities, allows, capability_for, granted, required_capability
+from ..protocol.capabilities import ASK_KINDS, ClientCapabilities, capability_for, granted, required_capability
 from ..protocol.constants import LOG_LEVELS
 from ..protocol.errors import INVALID_PARAMS, CapabilityMissing, McpError, UsageError
 from ..protocol.messages import Message
 from ..state.seal import FlowState
 from ..telemetry.logs import HANDLER_LOGGER
 from .exchange import Exchange
+from .ladder import CONFIRM_ARGUMENT, rung
 from .parts import ConnectPart, Credential
 
 T = TypeVar("T")
@@ -94,16 +96,19 @@ class Context:
         "_lines",
         "_log_level",
         "_ordinal",
+        "_request_params",
         "_responses",
         "_solicited",
         "_timeouts",
         "_url_done",
+        "_when_unasked",
         "client_capabilities",
         "flow_id",
         "meta",
         "method",
         "principal",
         "protocol_version",
+        "relay",
         "request_id",
         "scopes",
     )
@@ -118,9 +123,11 @@ class Context:
         log_level: str | None = None,
         connect: Callable[[], ConnectPart] | None = None,
         lifespan: Callable[[], Any] | None = None,
+        when_unasked: str = "error",
     ) -> None:
         """Made by the replay engine for each round, from the request, its exchange with the transport and
-        the flow state opened from its requestState (a fresh one on the first round)."""
+        the flow state opened from its requestState (a fresh one on the first round); `when_unasked` is the
+        flow's declared rung for a question the client cannot show (`baton.server.ladder`)."""
         params = request.params
         self.method = request.method
         self.request_id = request.id
@@ -128,6 +135,7 @@ class Context:
         self.scopes = exchange.scopes  # the caller's OAuth scopes (None when its credentials carry none)
         self.client_capabilities = capabilities
         self.meta = params["_meta"]
+        self._request_params = params
         self._journal = state.journal
         self._responses = params.get("inputResponses", _NO_RESPONSES)
         # With a requestState, an answer counts only where this flow asked (the journal's pending asks).
@@ -147,6 +155,9 @@ class Context:
         self.protocol_version = exchange.protocol_version
         self._url_done = exchange.url_done
         self._timeouts = exchange.ask_timeouts  # a 2025-11-25 round's per-ask waits, by key (protocol.md P95)
+        self._when_unasked = when_unasked
+        # The question the model must put to the user, when the argument rung stopped the handler (P139).
+        self.relay: str | None = None
 
     # -- asking -------------------------------------------------------------------------------------
 
@@ -212,7 +223,7 @@ class Context:
     async def confirm(self, message: str, *, key: str | None = None, timeout_s: float | None = None) -> bool:
         """Ask a yes/no question; True only if the user accepted and said yes (`timeout_s` as for `elicit`)."""
         params, check, read, canonical = _form_request(_CONFIRM, message)
-        answer = await self._ask(key, "elicitation/create", params, check, read, canonical, timeout_s)
+        answer = await self._ask(key, "elicitation/create", params, check, read, canonical, timeout_s, yes_no=True)
         if answer is _PENDING:  # inside ctx.gather: unanswered yet, not a "no" (gather suspends the handler)
             return cast(bool, answer)
         return isinstance(answer, Accepted) and bool(answer.data)
@@ -336,6 +347,19 @@ class Context:
         so an unanswered ask never fails open."""
         return self._asks, self._error
 
+    def _unasked(self, delivery: str, request: dict[str, Any]) -> Any:
+        """An ask the client cannot show, on the rung the ladder chose: the tool's `confirm` argument
+        (P139: true is a yes, false a no; absent, the handler stops and the model is asked to ask), or
+        `CapabilityMissing` (-32021; a tool error in a 2025-11-25 session)."""
+        if delivery == "argument":
+            arguments = self._request_params.get("arguments")
+            given = arguments.get(CONFIRM_ARGUMENT) if isinstance(arguments, dict) else None
+            if given is not None:
+                return Accepted(True) if given is True else Declined()
+            self.relay = str(request["params"].get("message", ""))
+            raise Suspended
+        raise CapabilityMissing(required_capability(request))
+
     async def _ask(
         self,
         key: str | None,
@@ -345,6 +369,7 @@ class Context:
         read: Callable[[dict[str, Any]], Any],
         canonical: bytes | None = None,
         timeout_s: float | None = None,
+        yes_no: bool = False,
     ) -> Any:
         self._ordinal += 1
         if timeout_s is not None and not 0 < timeout_s < _FOREVER:
@@ -354,8 +379,9 @@ class Context:
         request: dict[str, Any] = {"method": method}
         if params is not None:
             request["params"] = params
-        if not allows(self.client_capabilities, request):
-            raise CapabilityMissing(required_capability(request))
+        delivery = rung(self.client_capabilities, request, self._when_unasked, yes_no)
+        if delivery != "native":
+            return self._unasked(delivery, request)
         if key in self._asks:
             raise UsageError(f"two asks in one round use the key {key!r}; give each a distinct key=")
         digest = _digest(canonical or orjson.dumps(request, option=orjson.OPT_SORT_KEYS))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypedDict, TypeVar, Unpack, overload
 from urllib.parse import urlsplit
 
@@ -20,6 +20,7 @@ from .context import Context
 from .exchange import PrincipalHook
 from .form_check import check_forms
 from .guard import ResourceAuth
+from .ladder import HostQuirk, WhenUnasked, check_when_unasked, quirk_table, with_confirm_argument
 from .lifespan import Lifespan, LifespanFactory
 from .observe import instrument
 from .parts import ConnectPart
@@ -69,6 +70,11 @@ class ToolOptions(TypedDict, total=False):
     """Each round of its flows runs at most once (a ledger claims every round token before user code runs)."""
     scopes: list[str] | str
     """OAuth scopes a call needs besides the server-wide ones (HTTP with `Server(auth=...)`; 403 without)."""
+    when_unasked: WhenUnasked
+    """What a question the client cannot show does (default: the server's, itself "error" by default):
+    "error" (-32021 / a tool error), or "argument": the tool gains an optional boolean `confirm` argument
+    that answers its `ctx.confirm` where the client cannot show it. A model can fill it in without asking:
+    see docs/asking-in-every-host.md (protocol.md P139)."""
 
 
 _TOOL_OPTIONS = frozenset(ToolOptions.__annotations__)
@@ -119,6 +125,9 @@ class Server:
     docs/observability.md); off by default. `lifespan` is an async context manager factory
     (`@contextlib.asynccontextmanager`, called with the server, or with no argument) run once per process
     around serving: open a database pool there; handlers read what it yields as `ctx.lifespan` (protocol.md P132).
+    `when_unasked` is every tool's default for a question the client cannot show ("error", or "argument":
+    see `ToolOptions.when_unasked`); `host_quirks=True` turns on the table of what known hosts really show
+    (`baton.HOST_QUIRKS`), or give your own rows (protocol.md P138-P140).
 
     What can be judged here is refused here (`ConfigurationError`): a `public_url` that is not an
     http(s) URL, a malformed ledger URL. The rest is judged when serving starts (`check_startup`).
@@ -149,6 +158,8 @@ class Server:
         resume_window_s: float = 30.0,
         trace_arguments: bool = False,
         lifespan: LifespanFactory | None = None,
+        when_unasked: WhenUnasked = "error",
+        host_quirks: bool | Sequence[HostQuirk] = False,
     ) -> None:
         if public_url is not None:
             _check_public_url(public_url)
@@ -183,6 +194,8 @@ class Server:
             ask_timeout_s=ask_timeout_s,
             resume_window_s=resume_window_s,
             trace_arguments=trace_arguments,
+            when_unasked=check_when_unasked(when_unasked, "Server"),
+            host_quirks=quirk_table(host_quirks),
         )
         self.tools: dict[str, RegisteredTool] = {}
         self.resources: dict[str, RegisteredResource] = {}
@@ -258,6 +271,7 @@ class Server:
         _check_options(dict(options), "add_tool")
         single_use = options.pop("single_use", False)
         scopes = scope_list(options.pop("scopes", None), "@server.tool(scopes=...)")
+        when_unasked = check_when_unasked(options.pop("when_unasked", self.settings.when_unasked), "@server.tool")
         tool = make_tool(
             fn,
             Context,
@@ -272,7 +286,13 @@ class Server:
         check_forms(fn, tool.signature.context_param)  # the forms it asks, where its source names them (P97)
         finish = structured_tool_result if tool.output_schema is not None else tool_result
         context_param = tool.signature.context_param
-        tool.flow = Flow("tools/call", fn, context_param, finish, tool_errors=True, single_use=single_use)
+        if context_param is None:  # a tool without a Context cannot ask: nothing to declare (P139)
+            when_unasked = "error"
+        if when_unasked == "argument":  # protocol.md P139: the optional `confirm` argument, published
+            tool.input_schema = with_confirm_argument(tool.name, tool.input_schema)
+        tool.flow = Flow(
+            "tools/call", fn, context_param, finish, tool_errors=True, single_use=single_use, when_unasked=when_unasked
+        )
         tool.scopes = scopes
         return self._add(self.tools, "tools", "tool named", tool.name, tool)
 

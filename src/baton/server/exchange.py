@@ -85,6 +85,7 @@ class Exchange:
     protocol_version: str = PROTOCOL_VERSION
     url_done: UrlDone | None = None
     ask_timeouts: dict[str, float] | None = None  # a round's asks given their own wait (`timeout_s`), by key
+    client_info: dict[str, Any] | None = None  # a session's clientInfo (2026-07-28 sends it in each `_meta`)
 
 
 @dataclass(slots=True)

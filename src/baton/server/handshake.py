@@ -158,6 +158,7 @@ class HandshakeEra:
         ex.log_level = session.log_level or LOG_LEVELS[0]  # protocol.md P31: every level until setLevel
         ex.protocol_version = session.version
         ex.url_done = url_done
+        ex.client_info = session.client_info
         for round_no in range(1, MAX_ROUNDS + 1):
             timeouts: dict[str, float] = {}  # the round's asks that set their own wait (protocol.md P95)
             ex.ask_timeouts = timeouts

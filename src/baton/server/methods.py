@@ -20,6 +20,7 @@ from ..protocol.constants import ADVERTISED_VERSIONS
 from ..protocol.errors import ResourceNotFound, invalid_params, method_not_found
 from ..protocol.messages import Message
 from .exchange import Exchange
+from .ladder import CONFIRM_ARGUMENT
 from .registry import Flow
 from .replay import ReplayEngine
 from .results import error_result, resource_contents
@@ -119,8 +120,16 @@ class Methods:
         headers = ex.info.headers
         if headers is not None and tool.header_params:
             hdr.check_params(headers, arguments, tool.header_params)
+        if tool.flow is not None and tool.flow.when_unasked == "argument" and CONFIRM_ARGUMENT in arguments:
+            # protocol.md P139: the argument rung's `confirm` is the Context's to read, not the handler's.
+            if not isinstance(arguments[CONFIRM_ARGUMENT], bool):
+                said = f"Invalid arguments for tool {name}: {CONFIRM_ARGUMENT} must be true or false"
+                return _ready(error_result(said))
+            checked = {k: v for k, v in arguments.items() if k != CONFIRM_ARGUMENT}
+        else:
+            checked = arguments
         try:
-            kwargs = tool.signature.bind(arguments)
+            kwargs = tool.signature.bind(checked)
         except ArgumentError as exc:
             # protocol.md P17: arguments that fail the input schema are a tool error the model can fix.
             return _ready(error_result(f"Invalid arguments for tool {name}: {exc}"))

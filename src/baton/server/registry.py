@@ -28,6 +28,7 @@ class Flow:
     finish: Callable[[Any], dict[str, Any]]  # the handler's value -> the complete result
     tool_errors: bool = False  # a tools/call: failures the model can act on become tool errors
     single_use: bool = False  # each round token is claimed once (the server may also say so for all)
+    when_unasked: str = "error"  # a tool's rung for a question the client cannot show (ladder.py, P139)
 
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}\Z")

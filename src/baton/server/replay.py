@@ -21,7 +21,7 @@ import orjson
 
 from ..forms import FormError
 from ..protocol.capabilities import ClientCapabilities, cannot_ask
-from ..protocol.constants import HANDSHAKE_VERSION, LOG_LEVELS, META_LOG_LEVEL
+from ..protocol.constants import HANDSHAKE_VERSION, LOG_LEVELS, META_CLIENT_INFO, META_LOG_LEVEL
 from ..protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -36,10 +36,11 @@ from ..state.seal import FlowState, InvalidState, Sealer, StateTooLarge
 from ..telemetry.never import resource_uri
 from .context import Context, Suspended
 from .exchange import Exchange
+from .ladder import HostQuirk, ask_then_call_again, seen
 from .lifespan import Lifespan
 from .parts import ConnectPart
 from .registry import Flow
-from .results import ToolError, error_result
+from .results import ToolError, error_result, tool_result
 from .single_use import RoundRun, SingleUse
 from .startup import ConfigurationError
 
@@ -67,6 +68,9 @@ class EngineHost(Protocol):
 
     @property
     def every_flow_single_use(self) -> bool: ...
+
+    @property
+    def host_quirks(self) -> tuple[HostQuirk, ...]: ...
 
     lifespan: Lifespan | None
 
@@ -116,6 +120,10 @@ class ReplayEngine:
         if self.observer is not None:
             self.observer.round(flow.method, params, state, arguments)
         lifespan = self._host.lifespan
+        quirks = self._host.host_quirks
+        if quirks:  # protocol.md P140: what the host really shows, by its clientInfo (opt-in)
+            info = ex.client_info if ex.client_info is not None else params["_meta"].get(META_CLIENT_INFO)
+            caps = seen(caps, info, quirks)
         ctx = Context(
             request=msg,
             exchange=ex,
@@ -124,6 +132,7 @@ class ReplayEngine:
             log_level=level,
             connect=self._connect_kit,
             lifespan=None if lifespan is None else lifespan.value,
+            when_unasked=flow.when_unasked,
         )
         play = self._play(flow, target, kwargs, ctx, state, digest, ex.protocol_version == HANDSHAKE_VERSION)
         if solicited and (flow.single_use or self._host.every_flow_single_use):
@@ -162,6 +171,8 @@ class ReplayEngine:
             self.observer.played(asks, state)
         if error is not None:
             raise error
+        if ctx.relay is not None:  # protocol.md P139: the model asks the user, then calls with confirm=true
+            return tool_result(ask_then_call_again(target, ctx.relay))
         if asks:
             state.round += 1
             pending: dict[str, str] = {}

@@ -30,6 +30,7 @@ from .deprecations import warn_deprecated
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo
 from .guard import Guard, ResourceAuth
 from .handshake import REMOVED_METHODS, HandshakeEra, handshake_error, removed_method
+from .ladder import HostQuirk
 from .lifespan import Lifespan
 from .methods import Methods
 from .outbound import Stream
@@ -114,6 +115,10 @@ class Runtime:
     @property
     def every_flow_single_use(self) -> bool:
         return self.settings.single_use
+
+    @property
+    def host_quirks(self) -> tuple[HostQuirk, ...]:
+        return self.settings.host_quirks
 
     @property
     def has_principal_hook(self) -> bool:

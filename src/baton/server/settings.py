@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .guard import ResourceAuth
+from .ladder import HostQuirk, WhenUnasked
 
 
 @dataclass(slots=True)
@@ -31,3 +32,5 @@ class ServerSettings:
     ask_timeout_s: float  # how long a 2025-11-25 request waits for an answer (P95)
     resume_window_s: float  # how long a question whose stream closed waits for a resume (P111)
     trace_arguments: bool  # tool arguments on spans, off by default (protocol.md P64)
+    when_unasked: WhenUnasked = "error"  # tools' rung for a question the client cannot show (P139)
+    host_quirks: tuple[HostQuirk, ...] = ()  # the quirk rows turned on (none by default, P140)
