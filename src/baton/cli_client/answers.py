@@ -128,10 +128,9 @@ def _one_field(question: Question, reply: Answer[Any]) -> Answer[Any]:
     """A bare value for a form of one field is that field's answer: `--answer q1='"eu"'` for a question asked
     by its type or its choices (`ctx.elicit(["eu", "us"], ...)`), whose one field the person never sees."""
     form = question.form
-    if isinstance(reply, Accepted) and reply.data is not None and not isinstance(reply.data, dict):
-        if form is not None and len(form.fields) == 1:
-            return Accepted({form.fields[0].name: reply.data})
-    return reply
+    if not isinstance(reply, Accepted) or reply.data is None or isinstance(reply.data, dict):
+        return reply
+    return Accepted({form.fields[0].name: reply.data}) if form is not None and len(form.fields) == 1 else reply
 
 
 def _reply(value: Any) -> Answer[Any]:
