@@ -10,7 +10,6 @@ import pytest
 
 from baton import Context, KeyRing, Server
 from baton.client import Client
-from baton.protocol.extensions import is_identifier, negotiated, peer_extensions
 from baton.server import ConfigurationError
 from baton.testing import memory_client
 
@@ -20,6 +19,8 @@ ERAS = ["2026-07-28", "2025-11-25"]
 
 
 def test_identifiers_follow_the_meta_key_grammar_with_a_prefix() -> None:
+    from baton.protocol.extensions import is_identifier
+
     for good in (UI, "io.modelcontextprotocol/tasks", "com.example-co.x1/a.b_c-d", "a/b"):
         assert is_identifier(good), good
     for bad in ("tasks", "/tasks", "io.modelcontextprotocol/", "1io.x/y", "io-.x/y", "io.x/-y", "io.x/y_", 7, None):
@@ -27,6 +28,8 @@ def test_identifiers_follow_the_meta_key_grammar_with_a_prefix() -> None:
 
 
 def test_a_peers_malformed_or_unknown_extensions_are_ignored_and_one_side_is_not_enough() -> None:
+    from baton.protocol.extensions import negotiated, peer_extensions
+
     declared = peer_extensions(
         {"extensions": {UI: {"mimeTypes": ["text/html"]}, "bad key": {}, AUDIT: "not an object", "x.y/z": {}}}
     )
