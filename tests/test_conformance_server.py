@@ -48,6 +48,17 @@ def describe_failures(summary: dict[str, Any]) -> str:
     return "\n".join(lines) or "(no failing scenario)"
 
 
+def test_the_runner_selects_the_extension_scenarios() -> None:
+    """`--spec-version extension` lists the scenarios the harness marks [extension] and no core one
+    (protocol.md P143)."""
+    argv = [sys.executable, str(RUNNER), "list", "server", "--spec-version", "extension"]
+    run = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=RUNNER_TIMEOUT, check=False)
+    assert run.returncode == 0, run.stderr
+    names = run.stdout.split()
+    assert {"tasks-lifecycle", "tasks-capability-negotiation", "sep-2640-skills-manifest"} <= set(names)
+    assert "server-initialize" not in names and "tools-list" not in names
+
+
 @pytest.fixture(scope="module", params=["off", "traced"])
 def receiver(request: pytest.FixtureRequest) -> Iterator[OtlpSink | None]:
     """None for the run with telemetry off; for the traced run, the OTLP/HTTP receiver the server exports to."""

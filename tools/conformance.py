@@ -4,7 +4,9 @@
 Subcommands: install | list server|client | server URL [SCENARIO ...] | client SCENARIO ... -- COMMAND ...
 `list`, `server` and `client` take `--spec-version` (2026-07-28, the default, or 2025-11-25: the
 `initialize` era, protocol.md P28), passed to the harness as its own `--spec-version`, which picks
-the scenarios applicable at that revision and the wire version they speak. Loopback only.
+the scenarios applicable at that revision and the wire version they speak; or `extension`: the
+extension scenarios (tasks, skills, auth extensions; SEP-2133), which carry no revision and run one by
+one without it (protocol.md P143). Loopback only.
 Exit 0 if every scenario passed, 1 if not, 2 on setup errors.
 """
 
@@ -40,6 +42,7 @@ RESULTS_DIR = CACHE_DIR / "results"
 HARNESS_PKG = "@modelcontextprotocol/conformance"
 HARNESS_VERSION = "0.2.0-alpha.12"
 SPEC_VERSIONS = ("2026-07-28", "2025-11-25")  # the revisions Baton speaks; the first is the default
+EXTENSION = "extension"  # not a revision: the scenarios the harness marks [extension] (protocol.md P143)
 DEFAULT_SPEC_VERSION = SPEC_VERSIONS[0]
 NODE_MIN_MAJOR = 22
 LOOPBACK = "127.0.0.1"
@@ -305,9 +308,14 @@ class Harness:
             echo=echo,
         )
 
+    def spec_args(self) -> list[str]:
+        """The harness's `--spec-version` option; none for the extension scenarios, which carry no revision."""
+        return [] if self.spec_version == EXTENSION else ["--spec-version", self.spec_version]
+
     def scenarios(self, mode: str) -> list[str]:
-        code, output = self.run(["list", f"--{mode}", "--spec-version", self.spec_version], timeout=LIST_TIMEOUT)
-        names = re.findall(r"^  - (\S+)", output, flags=re.MULTILINE)
+        code, output = self.run(["list", f"--{mode}", *self.spec_args()], timeout=LIST_TIMEOUT)
+        pattern = r"^  - (\S+) \[extension\]" if self.spec_version == EXTENSION else r"^  - (\S+)"
+        names = re.findall(pattern, output, flags=re.MULTILINE)
         if code != 0 or not names:
             raise SetupError(f"cannot list {mode} scenarios (exit {code}):\n{output[-2000:]}")
         return names
@@ -594,10 +602,10 @@ def cmd_server(args: argparse.Namespace) -> int:
     run_dir = new_run_dir("server")
     report = Report("server", args.url, harness.node, args.allow_warnings, run_dir, spec)
     per_scenario = args.timeout * 1000
-    common = ["--url", args.url, "--spec-version", spec, "--timeout", str(per_scenario)]
+    common = ["--url", args.url, *harness.spec_args(), "--timeout", str(per_scenario)]
     log(f"{len(names)} server scenario(s) at {spec} against {args.url}")
 
-    if not args.scenarios:
+    if not args.scenarios and spec != EXTENSION:  # `--suite all` leaves the extension scenarios out
         # The whole suite in one harness process (what `--suite all` runs == the listing above).
         limit = len(names) * (args.timeout + 15) + 60
         out = run_dir / "suite"
@@ -676,8 +684,7 @@ def cmd_client(args: argparse.Namespace) -> int:
                 harness_command,
                 "--scenario",
                 name,
-                "--spec-version",
-                spec,
+                *harness.spec_args(),
                 "--timeout",
                 str(args.timeout * 1000),
                 "-o",
@@ -731,9 +738,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     def versioned(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--spec-version",
-            choices=SPEC_VERSIONS,
+            choices=(*SPEC_VERSIONS, EXTENSION),
             default=DEFAULT_SPEC_VERSION,
-            help="protocol revision whose scenarios run, at its wire version (default %(default)s)",
+            help="protocol revision whose scenarios run, at its wire version (default %(default)s), "
+            f"or {EXTENSION!r}: the extension scenarios",
         )
 
     lister = sub.add_parser("list", help="list scenario names applicable at the spec version")

@@ -24,7 +24,7 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..forms import Accepted, Cancelled, Declined
@@ -36,6 +36,7 @@ from ..protocol.constants import (
     SUPPORTED_VERSIONS,
 )
 from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
+from ..protocol.extensions import Extensions, capabilities_with, checked_extensions, negotiated, peer_extensions
 from ..protocol.headers import argument_at, header_param_specs, header_text
 from ..protocol.messages import request as request_message
 from ..version import __version__
@@ -133,6 +134,7 @@ class Client:
         auth: OAuth | None = None,
         trace_arguments: bool = False,
         on_message: MessageTap | None = None,
+        extensions: Mapping[str, Mapping[str, Any] | None] | None = None,
     ) -> None:
         if protocol not in CHOICES:
             raise ValueError(f"protocol is one of {', '.join(map(repr, CHOICES))}, not {protocol!r}")
@@ -181,7 +183,9 @@ class Client:
                         DeprecationWarning,
                         stacklevel=2,
                     )
-        self.capabilities = caps
+        # Declared in every request's `_meta` (2026-07-28) and in `initialize` (2025-11-25) (protocol.md P142).
+        self.extensions: dict[str, dict[str, Any]] = checked_extensions(extensions, "Client(extensions=...)")
+        self.capabilities = capabilities_with(caps, self.extensions)
         self.on_message = on_message
         self.client_info = {"name": name, "version": version}
         self.protocol_version = SUPPORTED_VERSIONS[0]
@@ -425,6 +429,22 @@ class Client:
         return result
 
     # -- discovery and lists ------------------------------------------------------------------------
+
+    async def server_extensions(self) -> Extensions:
+        """The extensions the server declared (identifier -> settings): from `server/discover` (2026-07-28,
+        the probe's answer when it is still fresh) or from the session's `InitializeResult` (2025-11-25)."""
+        if not self._modern and await self.settle_era() == HANDSHAKE:
+            caps = (self.initialize_result or {}).get("capabilities")
+        else:
+            caps = (await self.discover()).get("capabilities")
+        return peer_extensions(caps if isinstance(caps, dict) else {})
+
+    async def extension(self, name: str) -> Mapping[str, Any] | None:
+        """The server's settings for extension `name` if this client and the server both declared it, else
+        None: the extension is then not used and the core behaviour applies (protocol.md P141)."""
+        if name not in self.extensions:
+            return None
+        return negotiated(self.extensions, await self.server_extensions(), name)
 
     async def discover(self) -> dict[str, Any]:
         """The server's `DiscoverResult` (2026-07-28); a 2025-11-25 server has `initialize_result` instead."""

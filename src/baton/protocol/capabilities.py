@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
+
+from .extensions import NONE, Extensions, peer_extensions
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +22,8 @@ class ClientCapabilities:
     sampling_context: bool = False
     roots: bool = False
     raw: Any = None
+    extensions: Extensions = field(default_factory=lambda: NONE)
+    """The extensions the client declared (identifier -> settings), malformed entries left out (P141)."""
 
     @classmethod
     def parse(cls, caps: dict[str, Any]) -> ClientCapabilities:
@@ -52,6 +56,7 @@ class ClientCapabilities:
             sampling_context=has_sampling and "context" in sampling,  # type: ignore[operator]
             roots=isinstance(caps.get("roots"), dict),
             raw=caps,
+            extensions=peer_extensions(caps),
         )
 
     @property

@@ -29,6 +29,7 @@ from ..forms.guard import check_elicit_url
 from ..protocol.capabilities import ASK_KINDS, ClientCapabilities, capability_for, granted, required_capability
 from ..protocol.constants import LOG_LEVELS
 from ..protocol.errors import INVALID_PARAMS, CapabilityMissing, McpError, UsageError
+from ..protocol.extensions import NONE, Extensions, negotiated
 from ..protocol.messages import Message
 from ..state.seal import FlowState
 from ..telemetry.logs import HANDLER_LOGGER
@@ -95,6 +96,7 @@ class Context:
         "_lifespan",
         "_lines",
         "_log_level",
+        "_offered",
         "_ordinal",
         "_request_params",
         "_responses",
@@ -124,6 +126,7 @@ class Context:
         connect: Callable[[], ConnectPart] | None = None,
         lifespan: Callable[[], Any] | None = None,
         when_unasked: str = "error",
+        offered: Extensions = NONE,
     ) -> None:
         """Made by the replay engine for each round, from the request, its exchange with the transport and
         the flow state opened from its requestState (a fresh one on the first round); `when_unasked` is the
@@ -151,6 +154,7 @@ class Context:
         self.flow_id = state.flow_id  # the flow's random id, the same in every round (from requestState)
         self._connect = connect
         self._lifespan = lifespan
+        self._offered = offered  # the server's own extensions (P141)
         # "2026-07-28", or "2025-11-25" in a session, where asks are answered while the request waits.
         self.protocol_version = exchange.protocol_version
         self._url_done = exchange.url_done
@@ -335,6 +339,14 @@ class Context:
         if kind not in ASK_KINDS:
             raise UsageError(f"ctx.can_ask: unknown kind {kind!r}; one of {', '.join(ASK_KINDS)}")
         return granted(self.client_capabilities, kind)
+
+    def extension(self, name: str) -> dict[str, Any] | None:
+        """The client's settings for extension `name` (`{}` when it declared none) if both this server and
+        the client declared it, else None: then the extension is not used and the core behaviour applies.
+        The client declares it in this request's `_meta` (2026-07-28) or in its session's `initialize`
+        (2025-11-25) (protocol.md P141)."""
+        settings = negotiated(self._offered, self.client_capabilities.extensions, name)
+        return None if settings is None else dict(settings)
 
     def require(self, kind: str) -> None:
         """Raise `CapabilityMissing` (-32021) now unless this request lets the server ask this kind."""

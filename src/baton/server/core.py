@@ -8,10 +8,11 @@ from __future__ import annotations
 import difflib
 import inspect
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, TypeVar, Unpack, overload
 from urllib.parse import urlsplit
 
+from ..protocol.extensions import checked_extension, checked_extensions
 from ..state.keys import KeyRing
 from ..state.ledger import Ledger
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S
@@ -160,6 +161,7 @@ class Server:
         lifespan: LifespanFactory | None = None,
         when_unasked: WhenUnasked = "error",
         host_quirks: bool | Sequence[HostQuirk] = False,
+        extensions: Mapping[str, Mapping[str, Any] | None] | None = None,
     ) -> None:
         if public_url is not None:
             _check_public_url(public_url)
@@ -201,6 +203,10 @@ class Server:
         self.resources: dict[str, RegisteredResource] = {}
         self.templates: dict[str, RegisteredTemplate] = {}
         self.prompts: dict[str, RegisteredPrompt] = {}
+        try:  # the extensions this server offers, shown under capabilities.extensions (protocol.md P141)
+            self.extensions: dict[str, dict[str, Any]] = checked_extensions(extensions, "Server(extensions=...)")
+        except ValueError as exc:
+            raise ConfigurationError(str(exc), setting="extensions") from None
         # What the transports need (dispatch, keys, sessions, the ledger): not the author's API.
         self.runtime = Runtime(self, state_keys=state_keys, principal=principal, ledger=ledger, connect=connect)
         if lifespan is not None:
@@ -241,6 +247,18 @@ class Server:
         await self.runtime.aclose()
 
     # -- registration -------------------------------------------------------------------------------
+
+    def add_extension(self, name: str, settings: Mapping[str, Any] | None = None) -> None:
+        """Declare that this server offers extension `name` (`reverse.dns/name`) with these settings (`{}` for
+        None), replacing an earlier declaration of it; refused with a `ConfigurationError` if malformed.
+
+        Handlers use it only where `ctx.extension(name)` says the client declared it too (protocol.md P141).
+        """
+        try:
+            self.extensions[name] = checked_extension(name, settings, "add_extension")
+        except ValueError as exc:
+            raise ConfigurationError(str(exc), setting="extensions") from None
+        self.runtime.changed(None)
 
     @overload
     def tool(self, fn: F, /) -> F: ...

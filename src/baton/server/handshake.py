@@ -13,8 +13,10 @@ What leaves for the client is then reshaped for the 2025-11-25 schema (`handshak
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Awaitable
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.capabilities import ClientCapabilities
@@ -98,7 +100,14 @@ class HandshakeEra:
         }
         if requested != HANDSHAKE_VERSION:
             log.info("a client asked for MCP %r in initialize; offering %s", requested, HANDSHAKE_VERSION)
-        session = ServerSession(principal, HANDSHAKE_VERSION, ClientCapabilities.parse(caps), client_info)
+        declared = ClientCapabilities.parse(caps)
+        # A 2025-11-25 client declares its extensions once, here; only those the server offers are kept, so
+        # the sealed session id stays bounded by what the server declared (protocol.md P142).
+        offered = self.server.extensions
+        kept = {name: settings for name, settings in declared.extensions.items() if name in offered}
+        if len(kept) != len(declared.extensions):
+            declared = dataclasses.replace(declared, extensions=MappingProxyType(kept))
+        session = ServerSession(principal, HANDSHAKE_VERSION, declared, client_info)
         s = self.server
         server_info: dict[str, Any] = {"name": s.name, "version": s.version}
         if s.title:

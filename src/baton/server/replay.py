@@ -31,6 +31,7 @@ from ..protocol.errors import (
     UsageError,
     invalid_params,
 )
+from ..protocol.extensions import Extensions
 from ..protocol.messages import Message, log_level
 from ..state.seal import FlowState, InvalidState, Sealer, StateTooLarge
 from ..telemetry.never import resource_uri
@@ -71,6 +72,9 @@ class EngineHost(Protocol):
 
     @property
     def host_quirks(self) -> tuple[HostQuirk, ...]: ...
+
+    @property
+    def extensions(self) -> Extensions: ...
 
     lifespan: Lifespan | None
 
@@ -133,6 +137,7 @@ class ReplayEngine:
             connect=self._connect_kit,
             lifespan=None if lifespan is None else lifespan.value,
             when_unasked=flow.when_unasked,
+            offered=self._host.extensions,
         )
         play = self._play(flow, target, kwargs, ctx, state, digest, ex.protocol_version == HANDSHAKE_VERSION)
         if solicited and (flow.single_use or self._host.every_flow_single_use):

@@ -21,6 +21,7 @@ from ..protocol import headers as hdr
 from ..protocol.capabilities import ClientCapabilities
 from ..protocol.constants import META_CLIENT_INFO, META_SERVER_INFO, SUPPORTED_VERSIONS
 from ..protocol.errors import INTERNAL_ERROR, McpError, method_not_found
+from ..protocol.extensions import Extensions, capabilities_with
 from ..protocol.messages import Message, check_meta, check_version, error_response, result_response
 from ..state.keys import KeyRing
 from ..state.ledger import Ledger, LedgerError
@@ -119,6 +120,11 @@ class Runtime:
     @property
     def host_quirks(self) -> tuple[HostQuirk, ...]:
         return self.settings.host_quirks
+
+    @property
+    def extensions(self) -> Extensions:
+        """The extensions this server declared (identifier -> settings)."""
+        return self.server.extensions
 
     @property
     def has_principal_hook(self) -> bool:
@@ -221,7 +227,7 @@ class Runtime:
                 caps["prompts"] = {"listChanged": True}
             if self.completion_handler is not None:
                 caps["completions"] = {}
-            self._capabilities = caps
+            self._capabilities = capabilities_with(caps, self.server.extensions)  # P141
         return self._capabilities
 
     def offered_lists(self) -> frozenset[str]:

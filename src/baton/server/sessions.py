@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.capabilities import ASK_KINDS, ClientCapabilities, capability_for, granted
+from ..protocol.extensions import capabilities_with
 from ..state.journal import Journal
 from ..state.keys import KeyRing
 from ..state.seal import FlowState, InvalidState, Sealer
@@ -50,6 +51,8 @@ class SessionSeal:
         """The session's id; only visible ASCII (base64url, dots), a few hundred characters: only what the
         bridge reads of the capabilities is sealed, and `initialize` already cut the client's strings short."""
         caps = capability_for(*(kind for kind in ASK_KINDS if granted(session.capabilities, kind)))
+        # The client's extensions, already cut to those this server offers by `initialize` (P142).
+        caps = capabilities_with(caps, session.capabilities.extensions)
         journal = Journal(once={"v": session.version, "c": caps, "i": session.client_info})
         return self._sealer.seal(FlowState(journal=journal), session.principal, _SESSION_BINDING)
 
