@@ -18,7 +18,7 @@ import httpx
 from ...state import clock
 from ..errors import AuthError
 from .discovery import ServerMetadata
-from .limits import oauth_client
+from .limits import oauth_client, oauth_errors
 from .registration import ClientInfo
 
 
@@ -125,7 +125,7 @@ def _failure(what: str, meta: ServerMetadata, exc: Exception) -> AuthError:
 
 async def exchange(meta: ServerMetadata, client: ClientInfo, attempt: Attempt, code: str, resource: str) -> TokenGrant:
     """Trade the authorization code (and the PKCE verifier) for tokens."""
-    from authlib.common.errors import AuthlibBaseError  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: PLC0415 (the optional oauth extra)
+    AuthlibBaseError = oauth_errors()
 
     try:
         async with _oauth_client(client, attempt.redirect_uri) as oauth:
@@ -143,7 +143,7 @@ async def exchange(meta: ServerMetadata, client: ClientInfo, attempt: Attempt, c
 
 async def refresh(meta: ServerMetadata, grant: TokenGrant, client: ClientInfo | None) -> TokenGrant:
     """A new access token from the grant's refresh token, by `client`, the one it was issued to."""
-    from authlib.common.errors import AuthlibBaseError  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: PLC0415 (the optional oauth extra)
+    AuthlibBaseError = oauth_errors()
 
     if client is None or grant.refresh_token is None:
         raise AuthError("nothing to refresh")
