@@ -29,7 +29,7 @@ import httpx
 
 from baton import McpError
 from baton.client import Accepted, Answer, Client, Declined, Question
-from baton.client.oauth import AuthError, MemoryStore, OAuth
+from baton.client.oauth import AuthError, ClientCredentials, MemoryStore, OAuth
 
 log = logging.getLogger("conformance-client")
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # the suite's CIMD scenario expects it
@@ -46,7 +46,14 @@ async def follow_authorization(url: str) -> str:
     return str(location)
 
 
-def oauth(context: dict[str, Any]) -> OAuth:
+def oauth(scenario: str, context: dict[str, Any]) -> OAuth | ClientCredentials:
+    if scenario.startswith("auth/client-credentials-"):  # a program logging in as itself, no browser
+        return ClientCredentials(
+            client_id=context["client_id"],
+            client_secret=context.get("client_secret"),
+            private_key=context.get("private_key_pem"),
+            signing_alg=context.get("signing_algorithm"),
+        )
     return OAuth(
         redirect_uri=REDIRECT_URI,
         open_browser=follow_authorization,
@@ -135,7 +142,7 @@ async def run(url: str, scenario: str) -> None:
         on_url=decline_url,
         name="baton-conformance-client",
         protocol="auto",
-        auth=oauth(context) if scenario.startswith("auth/") else None,
+        auth=oauth(scenario, context) if scenario.startswith("auth/") else None,
     ) as client:
         if scenario == "initialize":
             await client.list_tools()

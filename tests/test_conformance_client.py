@@ -69,6 +69,9 @@ AUTH_SCENARIOS = {
     "2025-11-25": AUTH,
 }
 
+# The extension track's `auth/` scenarios that Baton offers so far (issue 38): a program logging in as itself.
+EXTENSION_AUTH = ["auth/client-credentials-jwt", "auth/client-credentials-basic"]
+
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(600)]
 
 
@@ -90,6 +93,10 @@ def test_auth_scenarios_pass_without_warnings(spec_version: str) -> None:
     ).stdout.split()
     assert sorted(name for name in listed if name.startswith("auth/")) == sorted(AUTH_SCENARIOS[spec_version])
     run_scenarios(spec_version, AUTH_SCENARIOS[spec_version])
+
+
+def test_extension_client_credentials_scenarios_pass_without_warnings() -> None:
+    run_scenarios("extension", EXTENSION_AUTH)
 
 
 def run_scenarios(spec_version: str, scenarios: list[str]) -> None:

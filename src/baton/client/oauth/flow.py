@@ -2,7 +2,8 @@
 
 Every request carries `resource`, exactly the PRM's `resource` string (RFC 8707; protocol.md P50).
 The client authenticates at the token endpoint as its registration says (`client_secret_basic`,
-`client_secret_post` or `none`, Authlib's client auth). A token response must carry an
+`client_secret_post` or `none`, Authlib's client auth); a program logging in as itself
+(`client_credentials`) may instead send a signed client assertion (`private_key_jwt`). A token response must carry an
 `access_token` of type Bearer; its `expires_in` becomes an absolute expiry. Errors become
 `AuthError`s that name the server's `error` code, never a token.
 """
@@ -19,6 +20,7 @@ from ...state import clock
 from ..errors import AuthError
 from .discovery import ServerMetadata
 from .limits import oauth_client, oauth_errors
+from .machine import ASSERTION_TYPE, ClientCredentials
 from .registration import ClientInfo
 
 
@@ -155,3 +157,35 @@ async def refresh(meta: ServerMetadata, grant: TokenGrant, client: ClientInfo | 
     except (AuthlibBaseError, httpx.HTTPError, ValueError) as exc:
         raise _failure("the token refresh", meta, exc) from None
     return _grant(token, meta, client, grant.resource, grant.scopes, grant.refresh_token)
+
+
+async def client_credentials(
+    meta: ServerMetadata, creds: ClientCredentials, scopes: tuple[str, ...] | None, resource: str
+) -> TokenGrant:
+    """A token for the program itself (`grant_type=client_credentials`), authenticated as `creds` says."""
+    AuthlibBaseError = oauth_errors()
+    supported = meta.strings("token_endpoint_auth_methods_supported")
+    extra: dict[str, Any] = {"resource": resource}
+    if scopes:
+        extra["scope"] = " ".join(scopes)
+    if creds.method == "private_key_jwt":
+        if supported is not None and "private_key_jwt" not in supported:
+            raise AuthError(
+                f"the authorization server {meta.issuer} does not take private_key_jwt at its token endpoint"
+            )
+        client = ClientInfo(creds.client_id, None, "none", "pre-registered", meta.issuer)
+        extra["client_assertion_type"] = ASSERTION_TYPE
+        extra["client_assertion"] = creds.assertion(meta.issuer)
+    else:
+        method = "client_secret_post" if supported and "client_secret_basic" not in supported else "client_secret_basic"
+        if supported is not None and method not in supported:
+            raise AuthError(f"the authorization server {meta.issuer} takes no client secret at its token endpoint")
+        client = ClientInfo(creds.client_id, creds.client_secret, method, "pre-registered", meta.issuer)
+    try:
+        async with _oauth_client(client) as oauth:
+            token = await oauth.fetch_token(meta.token_endpoint, grant_type="client_credentials", **extra)
+    except (AuthlibBaseError, httpx.HTTPError, ValueError) as exc:
+        raise _failure("the client credentials grant", meta, exc) from None
+    return _grant(
+        token, meta, ClientInfo(creds.client_id, None, creds.method, "pre-registered", meta.issuer), resource, scopes
+    )
