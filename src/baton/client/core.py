@@ -69,7 +69,7 @@ from .stdio_transport import StdioTransport
 from .tap import MessageTap, tapped
 
 if TYPE_CHECKING:
-    from .oauth import ClientCredentials, OAuth
+    from .oauth import OAuth, ProgramLogin
 
 log = logging.getLogger("baton.client")
 Progress = Callable[[dict[str, Any]], Awaitable[None]]
@@ -132,7 +132,7 @@ class Client:
         cache: bool = True,
         protocol: ProtocolChoice = AUTO,
         url_backoff_s: tuple[float, float] = DEFAULT_URL_BACKOFF_S,
-        auth: OAuth | ClientCredentials | None = None,
+        auth: OAuth | ProgramLogin | None = None,
         trace_arguments: bool = False,
         on_message: MessageTap | None = None,
         extensions: Mapping[str, Mapping[str, Any] | None] | None = None,

@@ -30,7 +30,7 @@ from .config import OAuth
 from .discovery import ResourceMetadata, ServerMetadata, authorization_server, protected_resource
 from .flow import TokenGrant
 from .limits import MAX_AUTHORIZATION_SERVERS, capped_client, paused
-from .machine import ClientCredentials
+from .machine import ProgramLogin
 from .registration import (
     ClientInfo,
     first_use_issuer,
@@ -69,7 +69,7 @@ def wants_login(status: int, www_authenticate: str | None) -> Challenge | None:
 class LoginState:
     """The login state of one client to one server."""
 
-    def __init__(self, config: OAuth | ClientCredentials, server_url: str) -> None:
+    def __init__(self, config: OAuth | ProgramLogin, server_url: str) -> None:
         self.config = config
         self.server_url = server_url
         self.header = b""  # the Authorization line sent with every request, once there is a token
@@ -167,7 +167,7 @@ class LoginState:
             )
             await self._forget()
             grant = None
-        if isinstance(self.config, ClientCredentials):
+        if isinstance(self.config, ProgramLogin):
             return await self._as_program(self.config, prm, meta, status, challenge, attempts)
         config = self.config
         if status == 401:
@@ -204,18 +204,18 @@ class LoginState:
 
     async def _as_program(
         self,
-        creds: ClientCredentials,
+        creds: ProgramLogin,
         prm: ResourceMetadata,
         meta: ServerMetadata,
         status: int,
         challenge: Challenge,
         attempts: Attempts,
     ) -> bytes:
-        """A new token by the client credentials grant: no person, so no browser and no refresh (P195)."""
+        """A new token by a grant with no person (`machine`): no browser and no refresh (P195, P196)."""
         if creds.bound_issuer is not None and creds.bound_issuer != meta.issuer:
             raise AuthError(
-                f"the client {creds.client_id!r} belongs to the authorization server {creds.bound_issuer}, but the "
-                f"server now names {meta.issuer}: its credentials are not sent there"
+                f"the client {creds.client_id or '(unnamed)'!r} belongs to the authorization server "
+                f"{creds.bound_issuer}, but the server now names {meta.issuer}: its credentials are not sent there"
             )
         creds.bound_issuer = meta.issuer
         grant = self._grant
@@ -237,7 +237,7 @@ class LoginState:
             attempts.step_ups += 1
         attempts.logins += 1
         log.info("logging in to %s at %s as the client %s", self.server_url, meta.issuer, creds.client_id)
-        await self._save(await flow.client_credentials(meta, creds, scopes, prm.resource))
+        await self._save(await flow.program_grant(meta, creds, scopes, prm.resource))
         return self.header
 
     async def _authorization_server(self, http: httpx.AsyncClient, prm: ResourceMetadata) -> ServerMetadata:

@@ -1,11 +1,14 @@
-"""`ClientCredentials`: a program logs in as itself (OAuth client credentials, SEP-1046), with a secret or a signed
-JWT, against a stub authorization server on loopback; what it sends, what it refuses, what it never shows.
-The suite's own scenarios (`auth/client-credentials-*`) run in tests/test_conformance_client.py."""
+"""Logins with no person, against stub authorization servers on loopback: `ClientCredentials` (SEP-1046, with a
+secret or a signed JWT), `WorkloadIdentity` (a platform token as a JWT-bearer assertion) and `EnterpriseLogin`
+(SEP-990: token exchange for an ID-JAG, then the JWT-bearer grant); what each sends, refuses and never shows.
+The suite's own scenarios (`auth/client-credentials-*`, `auth/wif-jwt-bearer`,
+`auth/enterprise-managed-authorization`) run in tests/test_conformance_client.py."""
 
 from __future__ import annotations
 
 import base64
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +19,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from support.stub_http import Seen, Stub, json_reply, oauth_as, prm, run
 
-from baton.client.oauth import AuthError, ClientCredentials
+from baton.client.oauth import AuthError, ClientCredentials, EnterpriseLogin, WorkloadIdentity
 from baton.client.oauth.challenge import Challenge
 from baton.client.oauth.login import Attempts, LoginState
 
@@ -172,3 +175,100 @@ def test_the_command_line_takes_them_from_the_environment_only() -> None:
         check=False,
     )
     assert done.returncode == 2 and "https URL" in done.stderr and "s3cret" not in done.stderr
+
+
+def test_a_workload_presents_its_platform_token_once_and_a_refusal_is_not_retried() -> None:
+    reads: list[int] = []
+
+    def platform_token() -> str:  # read at each login: platforms rotate these
+        reads.append(1)
+        return f"platform-jwt-{len(reads)}"
+
+    async def main() -> tuple[list[dict[str, str]], str]:
+        async with Stub() as stub:
+            oauth_as(stub, token_endpoint_auth_methods_supported=["none"])
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            await login_at(stub, WorkloadIdentity(assertion=platform_token, client_id="workload"))
+            stub.routes["POST /token"] = lambda seen: json_reply({"error": "invalid_grant"}, 400)
+            with pytest.raises(AuthError) as refused:
+                await login_at(stub, WorkloadIdentity(assertion=platform_token))
+            return [s.form() for s in stub.seen if s.path == "/token"], str(refused.value)
+
+    forms, refusal = run(main())
+    assert len(forms) == 2  # one each: the refused one is not tried again, nor with another grant
+    assert forms[0]["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    assert forms[0]["assertion"] == "platform-jwt-1" and forms[0]["client_id"] == "workload"
+    assert forms[1]["assertion"] == "platform-jwt-2"
+    assert "invalid_grant" in refusal and "platform-jwt" not in refusal
+
+
+def test_an_enterprise_login_exchanges_the_id_token_then_presents_the_grant() -> None:
+    id_jag = "eyJ.id-jag.sig"
+
+    async def main() -> tuple[dict[str, str], Seen, str]:
+        async with Stub() as idp, Stub() as stub:
+            idp.routes["POST /token"] = lambda seen: json_reply(
+                {
+                    "access_token": id_jag,
+                    "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                    "token_type": "N_A",
+                }
+            )
+            oauth_as(stub, token_endpoint_auth_methods_supported=["client_secret_basic"])
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            login = EnterpriseLogin(
+                id_token=lambda: "person-id-token",
+                idp_token_endpoint=f"{idp.url}/token",
+                idp_client_id="mcp-at-idp",
+                client_id="mcp-client",
+                client_secret="s3cret",
+            )
+            await login_at(stub, login)
+            (exchange,) = [s.form() for s in idp.seen]
+            (grant,) = [s for s in stub.seen if s.path == "/token"]
+            return exchange, grant, stub.url
+
+    exchange, grant, issuer = run(main())
+    assert exchange == {
+        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+        "subject_token": "person-id-token",
+        "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+        "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+        "audience": issuer,
+        "resource": f"{issuer}/mcp",
+        "client_id": "mcp-at-idp",
+    }
+    assert grant.form()["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    assert grant.form()["assertion"] == id_jag
+    assert grant.headers["authorization"] == "Basic " + base64.b64encode(b"mcp-client:s3cret").decode()
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (json_reply({"error": "invalid_grant", "error_description": "expired"}, 400), "invalid_grant (expired)"),
+        (
+            json_reply({"access_token": "x", "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"}),
+            "did not issue an identity assertion grant",
+        ),
+    ],
+)
+def test_an_identity_provider_that_refuses_or_issues_the_wrong_thing_stops_the_login(answer: object, said: str) -> None:
+    async def main() -> None:
+        async with Stub() as idp, Stub() as stub:
+            idp.routes["POST /token"] = lambda seen: answer
+            oauth_as(stub, token_endpoint_auth_methods_supported=["client_secret_basic"])
+            prm(stub, f"{stub.url}/mcp", [stub.url])
+            login = EnterpriseLogin(
+                id_token="t", idp_token_endpoint=f"{idp.url}/token", idp_client_id="i", client_id="c", client_secret="s"
+            )
+            with pytest.raises(AuthError, match=re.escape(said)):
+                await login_at(stub, login)
+            assert not [s for s in stub.seen if s.path == "/token"]  # nothing reaches the authorization server
+
+    run(main())
+
+
+def test_an_identity_provider_must_be_reached_safely() -> None:
+    with pytest.raises(ValueError, match="https"):
+        EnterpriseLogin(id_token="t", idp_token_endpoint="http://idp.example/token", idp_client_id="i", client_id="c")
