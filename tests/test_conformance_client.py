@@ -69,12 +69,14 @@ AUTH_SCENARIOS = {
     "2025-11-25": AUTH,
 }
 
-# The extension track's `auth/` scenarios that Baton offers so far (issue 38): logins with no person.
+# The extension track's `auth/` scenarios (issue 38): logins with no person, and DPoP-bound tokens.
 EXTENSION_AUTH = [
     "auth/client-credentials-jwt",
     "auth/client-credentials-basic",
     "auth/wif-jwt-bearer",
     "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
 ]
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(600)]
@@ -100,7 +102,7 @@ def test_auth_scenarios_pass_without_warnings(spec_version: str) -> None:
     run_scenarios(spec_version, AUTH_SCENARIOS[spec_version])
 
 
-def test_extension_logins_without_a_person_pass_without_warnings() -> None:
+def test_extension_auth_scenarios_pass_without_warnings() -> None:
     run_scenarios("extension", EXTENSION_AUTH)
 
 
