@@ -46,7 +46,7 @@ from .scopes import scope_list
 from .sessions import DEFAULT_SESSION_TTL_S
 from .settings import ServerSettings
 from .signature import inspect_handler
-from .skill_folder import FolderProblems, Skill, SkillFile, read_skills
+from .skill_folder import FolderProblems, ServedSkill, SkillFile, read_skills
 from .skills import SkillSet
 from .startup import AUTH_SETTING, LEDGER_SETTING, ConfigurationError, check_startup
 
@@ -294,7 +294,7 @@ class Server:
         return [skill.name for skill in found]
 
     @staticmethod
-    def _skill_resource(skill: Skill, file: SkillFile) -> RegisteredResource:
+    def _skill_resource(skill: ServedSkill, file: SkillFile) -> RegisteredResource:
         content = file.content
         fn = lambda: content  # noqa: E731 (the file's content, read once at start-up)
         manifest = file.path == skills_wire.SKILL_FILE

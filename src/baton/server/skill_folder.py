@@ -51,7 +51,7 @@ class SkillFile:
 
 
 @dataclass(frozen=True, slots=True)
-class Skill:
+class ServedSkill:
     """One skill as a server serves it."""
 
     name: str
@@ -86,7 +86,7 @@ class FolderProblems(Exception):
         return "\n".join(f"{where}: {what}" for where, what in self.problems)
 
 
-def read_skills(folder: str | os.PathLike[str]) -> list[Skill]:
+def read_skills(folder: str | os.PathLike[str]) -> list[ServedSkill]:
     """The skills in `folder` (one skill, or one per subfolder); `FolderProblems` listing every problem."""
     problems = FolderProblems()
     base = Path(folder).expanduser()
@@ -122,7 +122,7 @@ def _ignored(name: str) -> bool:
     return name.startswith(".") or name == "__pycache__"
 
 
-def _read_skill(folder: Path, problems: FolderProblems) -> Skill | None:
+def _read_skill(folder: Path, problems: FolderProblems) -> ServedSkill | None:
     shown = shown_path(str(folder))
     if folder.is_symlink():
         problems.problems.append((shown, _LINK))
@@ -176,7 +176,7 @@ def _read_skill(folder: Path, problems: FolderProblems) -> Skill | None:
         problems.problems.append((shown, f"holds {total} bytes; a skill may hold at most 16 MiB ({wire.MAX_BYTES})"))
     if len(problems.problems) > before or frontmatter is None:
         return None
-    return Skill(name, frontmatter, tuple(files), tuple(directories), shown)
+    return ServedSkill(name, frontmatter, tuple(files), tuple(directories), shown)
 
 
 _LINK = (

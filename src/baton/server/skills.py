@@ -9,7 +9,7 @@ exist, so no URI (`..`, `%2e%2e`, a link) reaches anything else.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import skills as wire
@@ -18,19 +18,17 @@ from ..protocol.errors import ResourceNotFound, invalid_params, method_not_found
 from ..protocol.messages import Message
 from .exchange import Exchange
 from .registry import RegisteredResource
-from .skill_folder import Skill, SkillFile
+from .skill_folder import ServedSkill, SkillFile
 
 if TYPE_CHECKING:
-    from .methods import Methods
-
-MethodHandler = Callable[[Message, Exchange, ClientCapabilities], Awaitable[dict[str, Any]]]
+    from .methods import MethodHandler, Methods
 
 
 class SkillSet:
     """Every skill a server serves, by URI, with its files as resources and its folders as directories."""
 
     def __init__(self) -> None:
-        self.skills: dict[str, Skill] = {}  # SKILL.md URI -> skill
+        self.skills: dict[str, ServedSkill] = {}  # SKILL.md URI -> skill
         self.files: dict[str, RegisteredResource] = {}  # every file's URI -> its resource
         self.directories: dict[str, list[dict[str, Any]]] = {}  # directory URI -> its children
 
@@ -40,14 +38,14 @@ class SkillSet:
     def names(self) -> set[str]:
         return {skill.name for skill in self.skills.values()}
 
-    def add(self, skill: Skill, resources: Iterable[RegisteredResource]) -> None:
+    def add(self, skill: ServedSkill, resources: Iterable[RegisteredResource]) -> None:
         self.skills[skill.uri] = skill
         self.files.update((r.uri, r) for r in resources)
         for inner in skill.directories:
             self.directories[skill.directory_uri(inner)] = _children(skill, inner)
 
 
-def _children(skill: Skill, inner: str) -> list[dict[str, Any]]:
+def _children(skill: ServedSkill, inner: str) -> list[dict[str, Any]]:
     """The direct children of one folder of a skill, as resources: files, then folders (`inode/directory`)."""
     prefix = f"{inner}/" if inner else ""
     out: list[dict[str, Any]] = []
