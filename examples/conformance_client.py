@@ -14,6 +14,12 @@ scenarios with:
         .venv/bin/python examples/conformance_client.py
     .venv/bin/python tools/conformance.py client --spec-version 2025-11-25 initialize sse-retry ... -- \\
         .venv/bin/python examples/conformance_client.py
+    .venv/bin/python tools/conformance.py client --spec-version extension 'sep-2640-*' -- \\
+        .venv/bin/python examples/conformance_client.py
+
+In the skills scenarios (`sep-2640-client-*`) the client lists the skills, and, except in the no-prefetch
+one, loads each as a host would when a model picks it: every file verified against its entry, and a
+tampered one refused before anything after it is fetched.
 """
 
 from __future__ import annotations

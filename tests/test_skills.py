@@ -228,11 +228,12 @@ def test_the_client_refuses_a_skill_file_that_differs_from_its_entry(tmp_path: P
     asyncio.run(main())
 
 
-def test_the_client_loads_an_untampered_skill_whole(tmp_path: Path) -> None:
+@pytest.mark.parametrize("era", ERAS)
+def test_the_client_loads_an_untampered_skill_whole(tmp_path: Path, era: str) -> None:
     folder = write_skill(tmp_path)
 
     async def main() -> None:
-        async with memory_client(make_server(tmp_path)) as client:
+        async with memory_client(make_server(tmp_path), protocol=era) as client:  # type: ignore[arg-type]
             (skill,) = await client.list_skills()
             assert (skill.name, skill.description) == ("pdf-tools", "Fill PDF forms.")
             files = await client.load_skill(skill)
@@ -251,3 +252,22 @@ def test_frontmatter_is_read_in_yaml_core_schema_and_compared_as_json() -> None:
     assert frontmatter_differences({**parsed, "n": 12.0, "x": None}, parsed) == []
     with pytest.raises(ValueError, match="aliases"):
         parse_frontmatter("---\na: &x 1\nb: *x\n---\n")
+
+
+def test_skills_are_paged_and_the_client_reads_every_page(tmp_path: Path) -> None:
+    for name in ("alpha", "beta", "gamma"):
+        write_skill(tmp_path, name, MANIFEST.replace("pdf-tools", name))
+    server = Server("skills", state_keys=KeyRing.ephemeral_key(), page_size=2)
+    assert server.add_skills(tmp_path) == ["alpha", "beta", "gamma"]
+
+    async def main() -> None:
+        async with memory_client(server) as client:
+            first = await client.request("skills/list")
+            assert [e["frontmatter"]["name"] for e in first["skills"]] == ["alpha", "beta"]
+            second = await client.request("skills/list", {"cursor": first["nextCursor"]})
+            assert [e["frontmatter"]["name"] for e in second["skills"]] == ["gamma"] and "nextCursor" not in second
+            assert [s.name for s in await client.list_skills()] == ["alpha", "beta", "gamma"]
+            with pytest.raises(TypeError, match="already served, a skill name is served once: alpha"):
+                server.add_skills(tmp_path / "alpha")
+
+    asyncio.run(main())

@@ -282,7 +282,7 @@ class Server:
             return []
         taken = self.skills.names() & {skill.name for skill in found}
         if taken:
-            refuse([(str(folder), f"the skills {', '.join(sorted(taken))} are already served")])
+            refuse([(str(folder), f"already served, a skill name is served once: {', '.join(sorted(taken))}")])
             return []
         for skill in found:
             resources = [self._skill_resource(skill, file) for file in skill.files]
