@@ -42,6 +42,7 @@ from .protocol.constants import PROTOCOL_VERSION
 from .protocol.errors import McpError
 from .server import (
     HOST_QUIRKS,
+    App,
     BatonDeprecationWarning,
     CapabilityMissing,
     ConfigurationError,
@@ -61,6 +62,7 @@ __all__ = [
     "HOST_QUIRKS",
     "PROTOCOL_VERSION",
     "Accepted",
+    "App",
     "BatonDeprecationWarning",
     "BooleanField",
     "Cancelled",

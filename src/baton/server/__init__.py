@@ -1,6 +1,7 @@
 """The server layer: `Server`, its registries, the `Context` handlers ask through, and the replay engine."""
 
 from ..protocol.errors import CapabilityMissing, ResourceNotFound, UsageError
+from .apps import App, shows_apps
 from .context import BatonDeprecationWarning, Context
 from .core import Server, ToolOptions
 from .exchange import AuthUnavailable, Exchange, Grant, Reply, RequestInfo, Unauthenticated
@@ -13,6 +14,7 @@ from .startup import ConfigurationError
 
 __all__ = [
     "HOST_QUIRKS",
+    "App",
     "AuthUnavailable",
     "BatonDeprecationWarning",
     "CapabilityMissing",
@@ -34,4 +36,5 @@ __all__ = [
     "ToolResult",
     "Unauthenticated",
     "UsageError",
+    "shows_apps",
 ]

@@ -143,10 +143,11 @@ class RegisteredResource:
     mime_type: str | None = None
     ttl_ms: int | None = None
     scopes: tuple[str, ...] = ()  # OAuth scopes a read needs besides the server-wide ones (guard.py)
+    meta: dict[str, Any] | None = None  # `_meta` of its description (an app page's `ui`, apps.py)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"uri": self.uri, "name": self.name}
-        _opt(out, title=self.title, description=self.description, mimeType=self.mime_type)
+        _opt(out, title=self.title, description=self.description, mimeType=self.mime_type, _meta=self.meta)
         return out
 
 
