@@ -14,7 +14,7 @@ from support.inprocess import InProcessServer, load_server
 from support.paths import ROOT
 from wire import post, request
 
-from baton import App, Context, KeyRing, Server
+from baton import App, Context, KeyRing, Server, ToolResult
 from baton.serve.target import TargetError
 from baton.serve.target import load_server as load_target
 from baton.server import shows_apps
@@ -236,3 +236,16 @@ def test_the_dice_tool_says_its_roll_in_text_and_in_structured_content() -> None
     dice = result["structuredContent"]["dice"]
     assert len(dice) == 3 and all(1 <= d <= 4 for d in dice)
     assert result["content"] == [{"type": "text", "text": f"Rolled {', '.join(map(str, dice))}: total {sum(dice)}."}]
+
+
+def test_a_tool_annotated_to_return_a_tool_result_publishes_no_output_schema() -> None:
+    """`-> ToolResult` (the dice example's) once published the dataclass's own fields as the output schema,
+    and clients that check structured content against it (mcp 2.3.0) refused every result."""
+    server = Server("s", state_keys=KeyRing.ephemeral_key())
+
+    @server.tool
+    def roll() -> ToolResult:
+        return ToolResult(content=[{"type": "text", "text": "4"}], structured={"dice": [4]})
+
+    (tool,) = asyncio.run(raw(server, "2026-07-28", "tools/list"))["tools"]
+    assert "outputSchema" not in tool, tool
