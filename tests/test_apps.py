@@ -1,5 +1,5 @@
-"""MCP Apps on the server (`io.modelcontextprotocol/ui`, protocol.md P185-P187): an app's `ui://` page served as
-`text/html;profile=mcp-app` with its `_meta.ui`, tools stamped with `_meta.ui` and the legacy flat key, the
+"""MCP Apps on the server (`io.modelcontextprotocol/ui`, protocol.md P185, P186): an app's `ui://` page served
+as `text/html;profile=mcp-app` with its `_meta.ui`, tools stamped with `_meta.ui` and the legacy flat key, the
 extension declared, in both eras and over HTTP, and registration problems reported where they are written."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """MCP Apps (`io.modelcontextprotocol/ui`, SEP-1865) on the server: an `App` is a `ui://` HTML page that a
-host renders in a sandboxed frame for a tool's result (protocol.md P185-P187).
+host renders in a sandboxed frame for a tool's result (protocol.md P185, P186).
 
 `@server.tool(app=App("ui://clock/app.html", path="clock.html"))` registers the page as a resource served
 as `text/html;profile=mcp-app` with its `_meta.ui` (csp, permissions, domain, prefersBorder), stamps the

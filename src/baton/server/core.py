@@ -74,7 +74,7 @@ class ToolOptions(TypedDict, total=False):
     """OAuth scopes a call needs besides the server-wide ones (HTTP with `Server(auth=...)`; 403 without)."""
     app: App
     """An app page the host renders for the tool's result (MCP Apps, docs/apps.md): registers its `ui://`
-    resource, stamps the tool's `_meta.ui` and declares the extension (protocol.md P185-P187)."""
+    resource, stamps the tool's `_meta.ui` and declares the extension (protocol.md P185, P186)."""
     visibility: list[Visibility]
     """With `app`: who may call the tool, `["model", "app"]` (the default when omitted), or `["app"]` for a
     tool only the page calls; hosts hide an app-only tool from the model."""
