@@ -249,3 +249,91 @@ def test_a_tool_annotated_to_return_a_tool_result_publishes_no_output_schema() -
 
     (tool,) = asyncio.run(raw(server, "2026-07-28", "tools/list"))["tools"]
     assert "outputSchema" not in tool, tool
+
+
+# -- baton dev's side: the policy of an app frame and the route that serves it (protocol.md P188) ------------
+
+
+def test_an_app_frame_policy_allows_only_what_the_page_declared() -> None:
+    from baton.devui.apps import page_policy
+
+    policy, refused = page_policy(None)
+    directives = dict(part.split(" ", 1) for part in policy.split("; "))
+    assert directives["default-src"] == "'none'"
+    assert directives["script-src"] == directives["style-src"] == "'unsafe-inline'"
+    assert directives["connect-src"] == directives["frame-src"] == directives["font-src"] == "'none'"
+    assert directives["object-src"] == directives["base-uri"] == directives["form-action"] == "'none'"
+    assert directives["sandbox"] == "allow-scripts" and directives["frame-ancestors"] == "'self'"
+    assert "'self'" not in policy.replace("frame-ancestors 'self'", "")  # not even the dev server
+    assert refused == []
+
+    declared = {
+        "connectDomains": ["https://api.example.com", "wss://live.example.com:8443", "*", "'unsafe-eval'"],
+        "resourceDomains": ["https://*.cdn.example.com", "https://a.example; script-src *", "javascript:"],
+        "frameDomains": ["https://www.youtube.com", 5],
+        "baseUriDomains": "https://not-a-list.example",
+    }
+    policy, refused = page_policy(declared)
+    directives = dict(part.split(" ", 1) for part in policy.split("; "))
+    assert directives["connect-src"] == "https://api.example.com wss://live.example.com:8443"
+    for name in ("img-src", "media-src"):
+        assert directives[name] == "data: https://*.cdn.example.com"
+    for name in ("script-src", "style-src"):
+        assert directives[name] == "'unsafe-inline' https://*.cdn.example.com"
+    assert directives["font-src"] == "https://*.cdn.example.com"
+    assert directives["frame-src"] == "https://www.youtube.com" and directives["base-uri"] == "'none'"
+    assert refused == [
+        "connectDomains: '*'",
+        "connectDomains: \"'unsafe-eval'\"",
+        "resourceDomains: 'https://a.example; script-src *'",
+        "resourceDomains: 'javascript:'",
+        "frameDomains: 5",
+    ]
+
+
+def test_baton_dev_serves_a_rendered_page_by_its_id_alone_with_its_policy() -> None:
+    from baton.devui.app import DevApp
+    from baton.devui.apps import AppPageError
+    from baton.devui.guard import DevGuard
+    from baton.devui.session import DevSession
+    from baton.devui.target import DevTarget
+
+    async def main() -> None:
+        session = DevSession(DevTarget("nothing", url="http://127.0.0.1:9/mcp"))
+        app = DevApp(session, DevGuard(4242, token="t"))
+        server = clock_server()
+
+        @server.resource("ui://clock/plain.html")
+        def plain() -> str:
+            return "<p>not an app</p>"
+
+        async with memory_client(server) as client:
+            shown = await session.app_pages.render(client, "ui://clock/app.html", None)
+            with pytest.raises(AppPageError, match="not 'text/html;profile=mcp-app'"):
+                await session.app_pages.render(client, "ui://clock/plain.html", None)
+        assert "connect-src https://time.example.com" in shown["policy"]
+        assert shown["prefersBorder"] is True and shown["permissions"] == ["clipboardWrite"]
+
+        async def get(path: str, method: str = "GET", **headers: str) -> tuple[int, dict[bytes, bytes], bytes]:
+            sent: list[Any] = []
+
+            async def receive() -> dict[str, Any]:
+                return {"type": "http.request", "body": b"", "more_body": False}
+
+            async def send(message: Any) -> None:
+                sent.append(message)
+
+            given = [(b"host", b"127.0.0.1:4242"), *((k.encode(), v.encode()) for k, v in headers.items())]
+            await app({"type": "http", "method": method, "path": path, "headers": given}, receive, send)
+            return sent[0]["status"], dict(sent[0]["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
+
+        status, headers, body = await get(shown["src"])  # no token: the frame cannot send one
+        assert status == 200 and body == PAGE.encode()
+        assert headers[b"content-security-policy"] == shown["policy"].encode()
+        assert headers[b"content-type"] == b"text/html; charset=utf-8" and b"x-frame-options" not in headers
+        assert (await get("/app/not-an-id"))[0] == 404
+        assert (await get(shown["src"], "POST"))[0] == 405
+        assert (await get(shown["src"], origin="https://evil.example"))[0] == 403
+        assert (await get("/api/app/render", "POST"))[0] == 401  # the API still needs the token
+
+    asyncio.run(main())
