@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
+from support.app_example import ensure_app_example
 from support.dev import baton_dev
 
 
@@ -120,3 +121,34 @@ def test_a_hostile_app_reaches_neither_the_token_nor_its_parent_nor_undeclared_o
         expect(page.get_by_role("article", name=re.compile("model_only"))).to_have_count(0)
         expect(page).to_have_url(dev.address)  # the page was not navigated away
     assert outside == ["https://allowed.example/data"], outside
+
+
+def test_the_official_example_app_from_npm(opened: tuple[Page, list[str]]) -> None:
+    """`@modelcontextprotocol/server-basic-vanillajs`: a page built on the official ext-apps `App` class
+    initializes with baton dev, shows the result, calls its tool, sends a message and a log, asks for a link."""
+    page, outside = opened
+    with baton_dev("--", *ensure_app_example(), timeout=60.0) as dev:
+        page.goto(dev.address)
+        call_tool(page, "get-time")
+        first = calls(page, "get-time").first
+        said = first.get_by_role("region", name="Result").locator("pre").first
+        expect(said).to_contain_text(re.compile(r"^\d{4}-\d\d-\d\dT"))
+        frame = page.frame_locator("iframe[title='App of get-time']")
+        shown = frame.locator("#server-time")
+        expect(shown).to_have_text(said.inner_text())
+        frame.get_by_role("button", name="Get Server Time").click()
+        expect(calls(page, "get-time")).to_have_count(2)
+        again = calls(page, "get-time").first
+        expect(again).to_contain_text(re.compile(r"Called by the app of c\d+"))
+        expect(shown).to_have_text(again.get_by_role("region", name="Result").locator("pre").first.inner_text())
+        notes = page.get_by_role("region", name="App ui://get-time/mcp-app.html").get_by_role("list", name="App notes")
+        frame.get_by_role("button", name="Send Message").click()
+        expect(notes).to_contain_text("The app sent a message")
+        frame.get_by_role("button", name="Send Log").click()
+        expect(notes).to_contain_text("App log")
+        frame.get_by_role("button", name="Open Link").click()
+        consent = page.get_by_role("group", name="The app asks to open a link")
+        expect(consent).to_contain_text(re.compile(r"The app asks to open https?://"))
+        consent.get_by_role("button", name="Refuse").click()
+        expect(notes).to_contain_text("Refused to open")
+    assert outside == []
