@@ -14,10 +14,9 @@ from support.inprocess import InProcessServer, load_server
 from support.paths import ROOT
 from wire import post, request
 
-from baton import App, Context, KeyRing, Server, ToolResult
+from baton import App, Context, KeyRing, Server, ToolResult, shows_apps
 from baton.serve.target import TargetError
 from baton.serve.target import load_server as load_target
-from baton.server import shows_apps
 from baton.testing import memory_client
 
 UI = "io.modelcontextprotocol/ui"
@@ -59,7 +58,7 @@ async def raw(server: Server, era: str, method: str, params: dict[str, Any] | No
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_a_tool_with_an_app_carries_its_ui_meta_and_the_legacy_key(era: str) -> None:
+def test_a_tool_with_an_app_carries_its_ui_meta_and_the_drafts_flat_key(era: str) -> None:
     tools = {t["name"]: t for t in asyncio.run(raw(clock_server(), era, "tools/list"))["tools"]}
     assert tools["now"]["_meta"] == {
         "com.example/kept": 1,

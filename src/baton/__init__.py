@@ -54,6 +54,7 @@ from .server import (
     Server,
     ToolError,
     ToolResult,
+    shows_apps,
 )
 from .state import Key, KeyRing, KeyRingError
 from .version import __version__ as __version__
@@ -93,4 +94,5 @@ __all__ = [
     "compile_form",
     "content",
     "form",
+    "shows_apps",
 ]

@@ -22,7 +22,7 @@ APPS: Final = "io.modelcontextprotocol/ui"
 """The MCP Apps extension identifier."""
 APP_MIME_TYPE: Final = "text/html;profile=mcp-app"
 """The MIME type of an app's page, in its resource's description and its `resources/read` contents."""
-LEGACY_URI_KEY: Final = "ui/resourceUri"
+FLAT_URI_KEY: Final = "ui/resourceUri"
 """The flat `_meta` key of the drafts, still read by hosts that predate `_meta.ui.resourceUri` (P186)."""
 
 Visibility = Literal["model", "app"]
@@ -138,7 +138,7 @@ def app_tool_meta(meta: Mapping[str, Any] | None, app: App, visibility: Collecti
     """The `_meta` of a tool with an app: the author's, plus `ui` (`resourceUri`, `visibility` when given)
     and the legacy flat key (P186). ValueError for a `ui` key of the author's or a bad visibility."""
     out = dict(meta or {})
-    if "ui" in out or LEGACY_URI_KEY in out:
+    if "ui" in out or FLAT_URI_KEY in out:
         raise ValueError("meta={'ui': ...} is written by app=...: give visibility=[...] instead")
     ui: dict[str, Any] = {"resourceUri": app.uri}
     if visibility is not None:
@@ -147,7 +147,7 @@ def app_tool_meta(meta: Mapping[str, Any] | None, app: App, visibility: Collecti
             raise ValueError(f"visibility must be a non-empty list of 'model' and 'app', not {visibility!r}")
         ui["visibility"] = list(dict.fromkeys(seen))
     out["ui"] = ui
-    out[LEGACY_URI_KEY] = app.uri
+    out[FLAT_URI_KEY] = app.uri
     return out
 
 
