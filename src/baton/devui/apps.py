@@ -12,7 +12,6 @@ secret, only what the server gave.
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -20,15 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..client import Client
-from ..server.apps import APP_MIME_TYPE, APPS
+from ..server.apps import APP_MIME_TYPE, APPS, is_origin
 
 MAX_PAGES = 64
 """App pages kept for frames that load (or reload) them; the oldest go first."""
 HOST_EXTENSIONS = {APPS: {"mimeTypes": [APP_MIME_TYPE]}}
 """What `baton dev`'s client declares: it renders app pages."""
 
-# An origin a page may name: http(s) or ws(s), a host (a leading `*.` for its subdomains), a port.
-_ORIGIN = re.compile(r"(?:https?|wss?)://(?:\*\.)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::\d{1,5})?")
 NONE = "'none'"
 _DIRECTIVES = {  # a `_meta.ui.csp` key -> the directives it opens
     "connectDomains": ("connect-src",),
@@ -70,7 +67,7 @@ def page_policy(csp: Any) -> tuple[str, list[str]]:
     for key, names in _DIRECTIVES.items():
         sources = declared.get(key)
         for source in sources if isinstance(sources, list) else []:
-            if not isinstance(source, str) or not _ORIGIN.fullmatch(source):
+            if not is_origin(source):
                 refused.append(f"{key}: {source!r}")
                 continue
             for name in names:

@@ -10,6 +10,7 @@ extension. The tool still answers with `content` that reads well where no page i
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
@@ -24,6 +25,9 @@ APP_MIME_TYPE: Final = "text/html;profile=mcp-app"
 """The MIME type of an app's page, in its resource's description and its `resources/read` contents."""
 FLAT_URI_KEY: Final = "ui/resourceUri"
 """The flat `_meta` key of the drafts, still read by hosts that predate `_meta.ui.resourceUri` (P186)."""
+
+# An origin a page may declare: http(s) or ws(s), a host (a leading `*.` for its subdomains), a port.
+_ORIGIN: Final = re.compile(r"(?:https?|wss?)://(?:\*\.)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::\d{1,5})?")
 
 Visibility = Literal["model", "app"]
 _VISIBILITIES: Final = ("model", "app")
@@ -91,7 +95,7 @@ class App:
         elif self.path is not None and not self.path.is_file():
             found.append(f"the app page {str(self.path)!r} does not exist; a relative path is read beside the file")
         for key, domains in self.csp.items():
-            if not all(isinstance(d, str) and d.strip() and " " not in d and ";" not in d for d in domains):
+            if not all(is_origin(d) for d in domains):
                 found.append(f"{_snake(key)} must be origins such as 'https://api.example.com', not {domains!r}")
         unknown = [p for p in self.permissions if p not in _PERMISSIONS]
         if unknown:
@@ -149,6 +153,13 @@ def app_tool_meta(meta: Mapping[str, Any] | None, app: App, visibility: Collecti
     out["ui"] = ui
     out[FLAT_URI_KEY] = app.uri
     return out
+
+
+def is_origin(source: object) -> bool:
+    """Whether `source` is an origin a page may declare in its `csp`: `https://api.example.com`,
+    `wss://live.example.com:8443`, `https://*.cdn.example.com`; never a keyword, a scheme alone, a path
+    or a list (which would widen or inject into a host's policy)."""
+    return isinstance(source, str) and _ORIGIN.fullmatch(source) is not None
 
 
 def shows_apps(ctx: Context) -> bool:
