@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 
 from baton import (
     Accepted,
+    App,
     Cancelled,
     CapabilityMissing,
     Choice,
@@ -525,6 +526,33 @@ def complete(ref: dict[str, Any], argument: dict[str, Any], context: dict[str, A
 server.add_skills(Path(__file__).resolve().parent / "skills")
 
 # -- end of skills ------------------------------------------------------------------------------------
+
+# -- MCP Apps (docs/apps.md): one tool with an app page, given inline (examples/dice_app.py reads one from a file).
+# Hosts that render apps show the page with the tool's result; every other client reads the same text.
+
+GREETING_PAGE = """<!doctype html>
+<html lang="en"><meta charset="utf-8"><title>Greeting</title>
+<h1>Greeting</h1>
+<p id="out" role="status">Waiting for the tool's result</p>
+<script>
+const send = (message) => parent.postMessage({ jsonrpc: "2.0", ...message }, "*");
+addEventListener("message", (event) => {
+  const message = event.source === parent ? event.data : null;
+  if (message?.id === 1 && message.result) send({ method: "ui/notifications/initialized", params: {} });
+  if (message?.method === "ui/notifications/tool-result")
+    document.getElementById("out").textContent = message.params.content.map((b) => b.text || "").join(" ");
+});
+send({ id: 1, method: "ui/initialize",
+       params: { protocolVersion: "2026-01-26", appInfo: { name: "greeting", version: "1" }, appCapabilities: {} } });
+</script>
+</html>
+"""
+
+
+@server.tool(app=App("ui://baton-everything/greeting.html", html=GREETING_PAGE, title="Greeting"))
+def app_greeting(name: str = "world") -> str:
+    """Greets `name`; a host that renders MCP Apps shows the greeting in a small page."""
+    return f"Hello, {name}!"
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from .protocol.constants import PROTOCOL_VERSION
 from .protocol.errors import McpError
 from .server import (
     HOST_QUIRKS,
+    App,
     BatonDeprecationWarning,
     CapabilityMissing,
     ConfigurationError,
@@ -54,6 +55,7 @@ from .server import (
     ServerCard,
     ToolError,
     ToolResult,
+    shows_apps,
 )
 from .state import Key, KeyRing, KeyRingError
 from .version import __version__ as __version__
@@ -62,6 +64,7 @@ __all__ = [
     "HOST_QUIRKS",
     "PROTOCOL_VERSION",
     "Accepted",
+    "App",
     "BatonDeprecationWarning",
     "BooleanField",
     "Cancelled",
@@ -93,4 +96,5 @@ __all__ = [
     "compile_form",
     "content",
     "form",
+    "shows_apps",
 ]

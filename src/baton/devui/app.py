@@ -13,6 +13,10 @@
 | `POST /api/refresh` | read the lists again |
 | `POST /api/skill` | `{uri}`: a listed skill's SKILL.md, verified against its entry: `{text}`; 422 and why if not |
 
+| `POST /api/app/render` | `{call}`: read the tool call's app page; where its frame loads it, with its policy |
+| `POST /api/app/call` | `{from, method, params}`: relay an app page's `tools/call` or `resources/read`; `{call}` |
+| `GET /app/<id>` | an app page, in its own sandbox and CSP (no token: the frame cannot send it; the id is the key) |
+
 Every request passes `DevGuard` first (Host, Origin, token). Bodies are JSON (`Content-Type:
 application/json`, at most `MAX_BODY` bytes); anything else is a 4xx with a JSON `{error}`. Hand-written
 on the ASGI interface, as the connect pages are: a web framework would bring more than these routes need.
@@ -40,10 +44,11 @@ STATIC = {
     "/static/app.css": ("app.css", "text/css; charset=utf-8"),
     "/static/favicon.svg": ("favicon.svg", "image/svg+xml"),
     "/favicon.ico": ("favicon.svg", "image/svg+xml"),
+    "/static/apps.js": ("apps.js", "text/javascript; charset=utf-8"),
 }
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; "
-    "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+    "connect-src 'self'; frame-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 )
 _HEADERS = [
     (b"content-security-policy", CSP.encode()),
@@ -87,15 +92,17 @@ class DevApp:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         path: str = scope["path"]
         method: str = scope["method"]
-        static = path in self._static
+        static = path in self._static or path.startswith("/app/")
         refusal = self.guard.check(headers, static=static)
         if refusal is not None:
             await _json(send, refusal.status, {"error": refusal.reason})
             return
         try:
-            if static:
-                if method not in ("GET", "HEAD"):
-                    raise BadRequest(405, "static files are only read")
+            if static and method not in ("GET", "HEAD"):
+                raise BadRequest(405, "static files are only read")
+            if path.startswith("/app/"):
+                await self._app_page(send, path.removeprefix("/app/"))
+            elif static:
                 body, kind = self._static[path]
                 await _send(send, 200, kind, body)
             elif path == "/api/events" and method == "GET":
@@ -137,10 +144,35 @@ class DevApp:
             return {"values": values}
         if path == "/api/skill":
             return await session.load_skill(_text(data, "uri"))
+
+        if path == "/api/app/render":
+            return await session.render_app(_text(data, "call"))
+        if path == "/api/app/call":
+            params = data.get("params")
+            if not isinstance(params, dict):
+                raise BadRequest(400, "params is an object")
+            return {"call": session.start_app_call(_text(data, "from"), _text(data, "method"), params)}
         if path == "/api/refresh":
             await session.refresh()
             return {"ok": True}
         raise BadRequest(404, f"no POST {path} here")
+
+    async def _app_page(self, send: Send, page_id: str) -> None:
+        """An app page with its own policy: sandboxed, framed only here, reaching only what it declared (P188)."""
+        page = self.session.app_pages.page(page_id)
+        if page is None:
+            raise BadRequest(404, "no such app page: call its tool again")
+        body = page.html.encode()
+        headers = [
+            (b"content-type", b"text/html; charset=utf-8"),
+            (b"content-length", str(len(body)).encode()),
+            (b"content-security-policy", page.policy.encode()),
+            (b"referrer-policy", b"no-referrer"),
+            (b"x-content-type-options", b"nosniff"),
+            (b"cache-control", b"no-store"),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
     async def _events(self, send: Send, receive: Receive) -> None:
         await send(

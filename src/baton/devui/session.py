@@ -52,6 +52,7 @@ from ..protocol import skills as skills_wire
 from ..protocol.constants import HANDSHAKE_VERSION, META_LOG_LEVEL, META_SERVER_INFO
 from ..protocol.errors import McpError
 from ..render.html import form_html, form_values
+from .apps import HOST_EXTENSIONS, AppPageError, AppPages
 from .arguments import (
     ArgumentForm,
     PageArgumentError,
@@ -141,6 +142,7 @@ class DevSession:
         self.completions = False
         self._output: deque[str] = deque(maxlen=MAX_OUTPUT_LINES)  # stderr since the last connect began
         self._latest: PageCall | None = None  # the call the server's stderr is shown with
+        self.app_pages = AppPages()
 
     # -- events -----------------------------------------------------------------------------------------
 
@@ -187,7 +189,8 @@ class DevSession:
                 auth=self.auth,
                 stdio_probe_s=BATON_PROBE_S if self.target.baton else STDIO_PROBE_S,
                 on_message=self._tap,
-                extensions={skills_wire.EXTENSION: {}},  # the page lists and loads skills (docs/skills.md)
+                # the page lists and loads skills (docs/skills.md) and renders tools' app pages (MCP Apps, apps.py)
+                extensions={skills_wire.EXTENSION: {}, **HOST_EXTENSIONS},
             )
         self.client = client
         try:
@@ -362,13 +365,56 @@ class DevSession:
             name = expand_template(self.templates[name], {k: str(v) for k, v in arguments.items()})
         elif kind == "resource" and not name:
             raise DevError("name the resource's URI")
+        return self._begin(kind, name, arguments, {})
+
+    def _begin(self, kind: CallKind, name: str, arguments: dict[str, Any], shown: dict[str, Any]) -> str:
         call = PageCall(f"c{next(self._ids)}", kind, METHODS[kind], name, time.monotonic())
         self.calls[call.id] = call
         self._latest = call
-        shown = {"uri": name} if kind == "resource" else {"name": name, "arguments": arguments}
+        shown |= {"uri": name} if kind == "resource" else {"name": name, "arguments": arguments}
         self.publish({"type": "call", "call": call.id, "kind": kind, "method": call.method, **shown})
         call.task = asyncio.ensure_future(self._run(call, arguments))
         return call.id
+
+    # -- app pages (MCP Apps) ---------------------------------------------------------------------------
+
+    async def render_app(self, call_id: str) -> dict[str, Any]:
+        """Read the app page of the tool call `call_id` and keep it for its frame (protocol.md P188)."""
+        call = self._call(call_id)
+        tool = next((t for t in self._tools() if t.get("name") == call.name), None)
+        uri = app_uri(tool) if call.kind == "tool" and tool is not None else None
+        if uri is None or self.client is None:
+            raise DevError(f"{call.name} has no app page to show")
+        listed = next((r for r in self._listed("resources") if r.get("uri") == uri), None)
+        try:
+            return await self.app_pages.render(self.client, uri, listed)
+        except AppPageError as exc:
+            raise DevError(str(exc)) from None
+        except McpError as exc:
+            raise DevError(f"reading the app page {uri} failed: {exc.message}") from None
+
+    def start_app_call(self, from_call: str, method: str, params: Mapping[str, Any]) -> str:
+        """Relay an app page's `tools/call` or `resources/read` as a call of its own, shown as the app's
+        (protocol.md P189): a tool whose `_meta.ui.visibility` leaves out "app" is refused."""
+        self._call(from_call)
+        if self.client is None:
+            raise DevError("not connected to the server")
+        if method == "resources/read":
+            uri = params.get("uri")
+            if not isinstance(uri, str) or not uri:
+                raise DevError("resources/read needs a uri")
+            return self._begin("resource", uri, {}, {"from": from_call})
+        if method != "tools/call":
+            raise DevError(f"an app page may relay tools/call and resources/read, not {method}")
+        name, arguments = params.get("name"), params.get("arguments", {})
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            raise DevError("tools/call needs a name and an arguments object")
+        tool = next((t for t in self._tools() if t.get("name") == name), None)
+        if tool is None:
+            raise DevError(f"the server offers no tool {name!r}")
+        if "app" not in app_visibility(tool):
+            raise DevError(f"{name} is not for apps to call: its _meta.ui.visibility leaves out 'app'")
+        return self._begin("tool", name, arguments, {"from": from_call})
 
     async def _run(self, call: PageCall, arguments: dict[str, Any]) -> None:
         client = self.client
@@ -406,10 +452,13 @@ class DevSession:
         return out
 
     def _tools(self) -> list[dict[str, Any]]:
+        return self._listed("tools")
+
+    def _listed(self, kind: str) -> list[dict[str, Any]]:
         for event in reversed(self._events):
             if event.get("type") == "lists":
-                tools = event.get("tools")
-                return tools if isinstance(tools, list) else []
+                items = event.get(kind)
+                return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
         return []
 
     def stop(self, call_id: str) -> None:
@@ -631,6 +680,19 @@ class DevSession:
             return []
         values = (result.get("completion") or {}).get("values")
         return [v for v in values if isinstance(v, str)][:100] if isinstance(values, list) else []
+
+
+def app_uri(tool: Mapping[str, Any]) -> str | None:
+    """The `ui://` page a listed tool names: `_meta.ui.resourceUri`, or the drafts' flat key."""
+    meta = _object(tool.get("_meta"))
+    uri = _object(meta.get("ui")).get("resourceUri", meta.get("ui/resourceUri"))
+    return uri if isinstance(uri, str) else None
+
+
+def app_visibility(tool: Mapping[str, Any]) -> list[str]:
+    """Who may call a listed tool (`_meta.ui.visibility`): both the model and apps when it says nothing."""
+    seen = _object(_object(tool.get("_meta")).get("ui")).get("visibility")
+    return [v for v in seen if isinstance(v, str)] if isinstance(seen, list) else ["model", "app"]
 
 
 def _read(form: ArgumentForm, pairs: Mapping[str, Sequence[str]]) -> dict[str, Any]:

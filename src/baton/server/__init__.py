@@ -1,6 +1,7 @@
 """The server layer: `Server`, its registries, the `Context` handlers ask through, and the replay engine."""
 
 from ..protocol.errors import CapabilityMissing, ResourceNotFound, UsageError
+from .apps import App, shows_apps
 from .card import ServerCard
 from .context import BatonDeprecationWarning, Context
 from .core import Server, ToolOptions
@@ -14,6 +15,7 @@ from .startup import ConfigurationError
 
 __all__ = [
     "HOST_QUIRKS",
+    "App",
     "AuthUnavailable",
     "BatonDeprecationWarning",
     "CapabilityMissing",
@@ -36,4 +38,5 @@ __all__ = [
     "ToolResult",
     "Unauthenticated",
     "UsageError",
+    "shows_apps",
 ]

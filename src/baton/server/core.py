@@ -19,6 +19,7 @@ from ..state.keys import KeyRing
 from ..state.ledger import Ledger
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S
 from ..state.store_url import parse_store_url
+from .apps import APP_MIME_TYPE, APPS, App, Visibility, app_tool_meta
 from .card import ServerCard
 from .context import Context
 from .exchange import PrincipalHook
@@ -76,6 +77,12 @@ class ToolOptions(TypedDict, total=False):
     """Each round of its flows runs at most once (a ledger claims every round token before user code runs)."""
     scopes: list[str] | str
     """OAuth scopes a call needs besides the server-wide ones (HTTP with `Server(auth=...)`; 403 without)."""
+    app: App
+    """An app page the host renders for the tool's result (MCP Apps, docs/apps.md): registers its `ui://`
+    resource, stamps the tool's `_meta.ui` and declares the extension (protocol.md P185, P186)."""
+    visibility: list[Visibility]
+    """With `app`: who may call the tool, `["model", "app"]` (the default when omitted), or `["app"]` for a
+    tool only the page calls; hosts hide an app-only tool from the model."""
     when_unasked: WhenUnasked
     """What a question the client cannot show does (default: the server's, itself "error" by default):
     "error" (-32021 / a tool error), or "argument": the tool gains an optional boolean `confirm` argument
@@ -212,6 +219,8 @@ class Server:
         self.templates: dict[str, RegisteredTemplate] = {}
         self.prompts: dict[str, RegisteredPrompt] = {}
         self.skills = SkillSet()  # served by `add_skills` (protocol.md P180)
+
+        self.apps: dict[str, App] = {}  # the app pages of its tools, by ui:// URI (MCP Apps, apps.py)
         try:  # the extensions this server offers, shown under capabilities.extensions (protocol.md P141)
             self.extensions: dict[str, dict[str, Any]] = checked_extensions(extensions, "Server(extensions=...)")
         except ValueError as exc:
@@ -338,6 +347,12 @@ class Server:
         single_use = options.pop("single_use", False)
         scopes = scope_list(options.pop("scopes", None), "@server.tool(scopes=...)")
         when_unasked = check_when_unasked(options.pop("when_unasked", self.settings.when_unasked), "@server.tool")
+        app, visibility = options.pop("app", None), options.pop("visibility", None)
+        meta = options.get("meta")
+        if app is not None:
+            meta = self._app_meta(app, meta, visibility)
+        elif visibility is not None:
+            raise ValueError("visibility=[...] says who may call a tool's app page: give app=App(...) with it")
         tool = make_tool(
             fn,
             Context,
@@ -347,7 +362,7 @@ class Server:
             annotations=options.get("annotations"),
             input_schema=options.get("input_schema"),
             structured=options.get("structured"),
-            meta=options.get("meta"),
+            meta=meta,
         )
         check_forms(fn, tool.signature.context_param)  # the forms it asks, where its source names them (P97)
         finish = structured_tool_result if tool.output_schema is not None else tool_result
@@ -360,7 +375,33 @@ class Server:
             "tools/call", fn, context_param, finish, tool_errors=True, single_use=single_use, when_unasked=when_unasked
         )
         tool.scopes = scopes
-        return self._add(self.tools, "tools", "tool named", tool.name, tool)
+        self._add(self.tools, "tools", "tool named", tool.name, tool)
+        if app is not None and app.uri not in self.apps:  # P185: one resource per App, shared by its tools
+            self.add_resource(
+                app.reader(),
+                app.uri,
+                name=app.name or app.uri,
+                title=app.title,
+                description=app.description,
+                mime_type=APP_MIME_TYPE,
+            )
+            self.resources[app.uri].meta = app.resource_meta() or None
+            self.apps[app.uri] = app
+            if APPS not in self.extensions:
+                self.add_extension(APPS)
+        return tool
+
+    def _app_meta(self, app: App, meta: dict[str, Any] | None, visibility: Any) -> dict[str, Any]:
+        """The `_meta` of a tool with `app`, once the app is known servable (ValueError naming the problems)."""
+        if not isinstance(app, App):
+            raise TypeError(f"app= takes a baton.App(...), not {type(app).__name__}")
+        problems = app.problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+        known = self.apps.get(app.uri)
+        if known is not app and (known is not None or app.uri in self.resources):
+            raise ValueError(f"the uri {app.uri} already names another resource: give each App its own ui:// URI")
+        return app_tool_meta(meta, app, visibility)
 
     def resource_updated(self, uri: str) -> None:
         """Tell the 2025-11-25 sessions subscribed to `uri` that it changed (`notifications/resources/updated`)."""

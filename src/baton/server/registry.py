@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
 from ..protocol.headers import header_param_specs
+from .results import ToolResult
 from .signature import Signature, compile_type, inspect_handler, schema_checker
 
 Handler = Callable[..., Any]
@@ -126,7 +127,10 @@ def make_tool(
 
 
 def _is_structured(tp: Any) -> bool:
-
+    """Whether a return annotation describes structured content: a `ToolResult` is the result itself, and
+    what its `structured` holds has no schema to publish."""
+    if tp is ToolResult:
+        return False
     return isinstance(tp, type) and (
         dataclasses.is_dataclass(tp) or typing.is_typeddict(tp) or hasattr(tp, "model_json_schema")
     )
@@ -143,10 +147,11 @@ class RegisteredResource:
     mime_type: str | None = None
     ttl_ms: int | None = None
     scopes: tuple[str, ...] = ()  # OAuth scopes a read needs besides the server-wide ones (guard.py)
+    meta: dict[str, Any] | None = None  # `_meta` of its description (an app page's `ui`, apps.py)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"uri": self.uri, "name": self.name}
-        _opt(out, title=self.title, description=self.description, mimeType=self.mime_type)
+        _opt(out, title=self.title, description=self.description, mimeType=self.mime_type, _meta=self.meta)
         return out
 
 

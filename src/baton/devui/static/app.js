@@ -119,6 +119,7 @@ const handlers = {
     const shown = JSON.stringify([e.tools, e.resources, e.templates, e.prompts, e.skills]);
     if (shown === listsShown) return;
     listsShown = shown;
+    BatonApps.setTools(e.tools);
     showTools(e.tools);
     showResources(e.resources);
     showTemplates(e.templates);
@@ -141,6 +142,7 @@ const handlers = {
       "article",
       { cls: "call", "aria-label": `Call ${e.call}: ${e.method} ${title}` },
       el("h3", { text: `${title} ` }, el("span", { cls: "badge", text: e.method })),
+      e.from ? el("p", { cls: "meta", text: `Called by the app of ${e.from}` }) : null,
       e.arguments && Object.keys(e.arguments).length ? el("pre", { "aria-label": "Arguments", text: JSON.stringify(e.arguments, null, 2) }) : null,
       state,
       stop,
@@ -149,9 +151,11 @@ const handlers = {
       result,
       raw.node,
     );
-    calls.set(e.call, { article, state, stop, timeline, questions, result, raw, progress: null, asked: new Map() });
+    const entry = { article, state, stop, timeline, questions, result, raw, progress: null, asked: new Map() };
+    calls.set(e.call, entry);
     document.getElementById("calls").prepend(article);
     article.scrollIntoView({ block: "nearest" });
+    if (e.kind === "tool" && !e.from && BatonApps.hasApp(e.name)) BatonApps.open(e, entry);
   },
   round(e) {
     const call = calls.get(e.call);
@@ -214,9 +218,11 @@ const handlers = {
   result(e) {
     const call = calls.get(e.call);
     if (call) showResult(call, e);
+    BatonApps.result(e);
   },
   failed(e) {
     const call = calls.get(e.call);
+    BatonApps.failed(e);
     if (!call) return;
     call.article.classList.add("failed");
     const code = e.code !== undefined ? ` (JSON-RPC error ${e.code})` : "";

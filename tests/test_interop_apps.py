@@ -1,0 +1,60 @@
+"""`mcp==2.3.0`'s client reads Baton's MCP Apps tools and pages as its own Apps extension would
+(peers/mcp_apps_client.py), in both eras, from `baton serve` processes of the two examples with an app:
+examples/everything.py (a page given inline) and examples/dice_app.py (a page read from a file)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.paths import BATON, ROOT
+from support.peer_venvs import INSTALL_TIMEOUT_S, as_text, ensure_venv, peer_env
+from support.processes import PortOpen, free_port, start
+
+CLIENT_TIMEOUT_S = 60.0
+pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)
+
+
+@pytest.fixture(scope="module")
+def mcp_python() -> Path:
+    return ensure_venv("mcp")
+
+
+@pytest.fixture(scope="module", params=[("everything.py", "app_greeting"), ("dice_app.py", "roll_dice")])
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
+    """`baton serve examples/<example>` on a loopback port: its URL, the app tool's name, and its log."""
+    example, tool = request.param
+    work = tmp_path_factory.mktemp("interop-apps")
+    env = {k: v for k, v in os.environ.items() if k != "BATON_STATE_KEYS" and not k.startswith("OTEL_")}
+    env["BATON_DATA_DIR"] = str(work / "data")
+    port = free_port()
+    command = [BATON, "serve", f"examples/{example}", "--http", f"127.0.0.1:{port}"]
+    log = work / "baton.log"
+    process = start(command, cwd=ROOT, env=env, log=log, ready=PortOpen(port), timeout=60.0)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp", tool, log
+    finally:
+        process.stop()
+
+
+@pytest.mark.parametrize("era", ["2026-07-28", "2025-11-25"])
+def test_the_mcp_client_sees_the_app_as_its_apps_extension_expects(
+    mcp_python: Path, served: tuple[str, str, Path], era: str
+) -> None:
+    url, tool, log = served
+    command = [str(mcp_python), str(ROOT / "peers" / "mcp_apps_client.py"), url, tool]
+    if era == "2025-11-25":
+        command.append("legacy")
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, env=peer_env(), check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"mcp_apps_client.py did not finish:\n{as_text(exc.stderr)}\n{log.read_text()}")
+    report = f"--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}\n--- Baton ---\n{log.read_text()}"
+    assert done.returncode == 0, report
+    assert "apps: ok" in done.stdout.splitlines(), report
+    assert f"protocol: {era}" in done.stderr.splitlines(), report
