@@ -38,7 +38,7 @@ from baton.state.ledger import Ledger
 from baton.state.ledger_url import ledger_from_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-from projects import Template  # noqa: E402 (examples/ is not a package)
+from projects import Template  # examples/ is not a package
 
 QUESTIONS = {
     "delete_project": ("Delete project apollo? This cannot be undone.", compile_form(CONFIRM_FORM).schema),
@@ -153,8 +153,7 @@ def measure_redis(n: int, question: str) -> str:
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    for question in QUESTIONS:
-        message, schema = QUESTIONS[question]
+    for question, (_, schema) in QUESTIONS.items():
         print(f"{question} ({len(str(schema))} characters of schema), {n} waiting questions:")
         for measure in (measure_memory, measure_sqlite, measure_redis):
             print("  " + measure(n, question))

@@ -28,6 +28,7 @@ from support.processes import free_port
 from support.serve import RunningServer, start_server
 from test_connect import log_in
 
+from baton import Accepted
 from baton.client import Client
 
 T = TypeVar("T")
@@ -179,6 +180,24 @@ def test_delete_project_yes_and_decline(
     page.get_by_role("checkbox", name="Confirm").check()
     press(page, "Send")
     assert host.call("delete_project", project_id="apollo") == "Deleted apollo."
+
+
+def test_a_host_that_can_show_the_waiting_question_is_asked_it_there(
+    demo: RunningServer, hosts: Callable[..., Host]
+) -> None:
+    """The same caller, the same call, from a host that shows forms: asked natively, not sent to the page; the
+    flow then completes, so the page host's next identical call is a new flow, not the old link."""
+    asked: list[str] = []
+
+    async def yes(question: Any) -> Any:
+        asked.append(question.message)
+        return Accepted({"confirm": True})
+
+    waiting = link_in(hosts(demo.url).call("delete_project", project_id="apollo"))
+    assert hosts(demo.url, on_form=yes).call("delete_project", project_id="apollo") == "Deleted apollo."
+    assert asked == ["Delete project apollo? This cannot be undone."]
+    after = hosts(demo.url).call("delete_project", project_id="apollo")
+    assert after == "There is no project 'apollo'." and waiting not in after
 
 
 def test_decline_and_cancel_reach_the_tool(

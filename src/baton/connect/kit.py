@@ -20,7 +20,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..forms import Accepted
@@ -124,7 +124,7 @@ class ConnectKit:
             self._records = PageRecords(self.ring, self._ledger)
         return self._records
 
-    def page_flow(self, principal: str, binding: bytes) -> ParkedFlow | None:
+    def page_flow(self, principal: str, binding: bytes, shows: Callable[[dict[str, Any]], bool]) -> ParkedFlow | None:
         """The page rung's flow for one call (`baton.server.parts.ConnectPart.page_flow`): None without a
         public URL, or for an anonymous caller outside development (a page must know whose it is)."""
         if not self.configured:
@@ -132,7 +132,7 @@ class ConnectKit:
         if principal == "anonymous" and not self.development:
             log.warning("the page rung needs to know who is calling: set Server(principal=...); using the error rung")
             return None
-        return ParkedFlow(self, self.records, principal, binding)
+        return ParkedFlow(self, self.records, principal, binding, shows)
 
     @property
     def attached(self) -> bool:

@@ -12,6 +12,9 @@ record), are:
 - `end`: the flow completed after going on from its records; the next identical call starts the next
   generation, so a finished flow is never replayed.
 
+A client that can show a waiting question itself (it declared its mode) is asked it there, from the
+same journal, rather than given the link again.
+
 Record ids are SHA-256 of a label, the length-prefixed principal, the binding, the generation and the
 step: one principal's call never finds another's records (the ledger also binds each record to its
 principal's digest). Values are sealed with AES-GCM under a key derived from the server's key ring, with
@@ -115,13 +118,22 @@ class PageRecords:
 class ParkedFlow:
     """One call's flow on the page rung (`baton.server.parts.PageFlow`), for its principal and binding."""
 
-    def __init__(self, kit: ConnectKit, records: PageRecords, principal: str, binding: bytes) -> None:
+    def __init__(
+        self,
+        kit: ConnectKit,
+        records: PageRecords,
+        principal: str,
+        binding: bytes,
+        shows: Callable[[dict[str, Any]], bool],
+    ) -> None:
         self._kit = kit
         self._records = records
         self._principal = principal
         self._binding = binding
+        self._shows = shows  # whether this call's client can show a question itself
         self._generation = 0
         self._step = 0
+        self._touched = False  # this call went on from records of its generation
 
     def _rid(self, kind: str, step: int | None = None) -> bytes:
         return self._records.rid(
@@ -144,14 +156,18 @@ class ParkedFlow:
             answer = await records.read(self._rid("answer"), principal)
             if answer is not None:
                 journal = Journal.loads(answer["j"].encode())
+                self._touched = True
                 continue
             link = await records.read(self._rid("link"), principal)
             if link is None:
                 return journal
-            if link["t"]:  # a form on the page, not answered yet: the same link again
-                return link["u"], link["m"]
-            # URL mode: the link was the page itself (the connect page); opening it is the answer.
+            self._touched = True
             journal = Journal.loads(link["j"].encode())
+            if link["t"]:
+                if self._shows(link["r"]):  # this client shows it itself: ask it there, from the same journal
+                    return journal
+                return link["u"], link["m"]  # a form on the page, not answered yet: the same link again
+            # URL mode: the link was the page itself (the connect page); opening it is the answer.
             journal.answers[link["k"]] = (link["d"], {"action": "accept"})
         self._step = MAX_STEPS
         return journal
@@ -188,7 +204,7 @@ class ParkedFlow:
         return str(held["u"]), str(held["m"])
 
     async def finish(self) -> None:
-        if self._step > 0:  # it went on from records of this generation: close it
+        if self._touched:  # it went on from records of this generation: close it
             await self._records.write(self._rid("end", 0), self._principal, {}, self._kit.flow_ttl_s)
 
 

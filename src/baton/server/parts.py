@@ -43,7 +43,8 @@ class PageFlow(Protocol):
 
     async def resume(self) -> Journal | Link:
         """What an identical earlier call left: the journal to go on with (answers given on the page and
-        `ctx.once` results; empty when there is none), or the link of the question still unanswered."""
+        `ctx.once` results; empty when there is none), or the link of the question still unanswered (unless
+        this client can show that question itself: then the journal up to it)."""
         ...
 
     async def park(self, key: str, digest: str, request: dict[str, Any], journal: Journal) -> Link:
@@ -68,9 +69,10 @@ class ConnectPart(Protocol):
 
     def attach(self, ring: KeyRing, public_url: str | None, ledger: Callable[[], Ledger] | None = None) -> None: ...
 
-    def page_flow(self, principal: str, binding: bytes) -> PageFlow | None:
+    def page_flow(self, principal: str, binding: bytes, shows: Callable[[dict[str, Any]], bool]) -> PageFlow | None:
         """The page rung's flow for this call, or None where the pages cannot serve it (no public URL, or an
-        anonymous caller outside development)."""
+        anonymous caller outside development); `shows(request)`: whether this call's client can show a
+        question itself."""
         ...
 
     def check(self, *, authenticated: bool, needed_by: str = "ctx.secret") -> None:

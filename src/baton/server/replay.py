@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from ..forms import FormError
-from ..protocol.capabilities import ClientCapabilities, cannot_ask
+from ..protocol.capabilities import ClientCapabilities, allows, cannot_ask
 from ..protocol.constants import HANDSHAKE_VERSION, LOG_LEVELS, META_CLIENT_INFO, META_LOG_LEVEL
 from ..protocol.errors import (
     INTERNAL_ERROR,
@@ -159,7 +159,7 @@ class ReplayEngine:
             kit = self._host.connect_kit
         except ConfigurationError:  # not served over HTTP: no page to give; the error rung answers
             return None
-        return kit.page_flow(principal, digest)
+        return kit.page_flow(principal, digest, functools.partial(allows, caps))
 
     async def _play(
         self,
