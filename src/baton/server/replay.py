@@ -176,7 +176,10 @@ class ReplayEngine:
         rung, from what an identical earlier call left, P145)."""
         page = ctx.page_flow
         if page is not None:
-            resumed = await page.resume()
+            try:
+                resumed = await page.resume()
+            except Exception as exc:  # the ledger unreachable, or too many flows: said as the handler's would be
+                return _failure(exc, flow, target, session)
             if isinstance(resumed, tuple):  # still unanswered: the same link again, nothing runs
                 if not solicited:
                     return tool_result(answer_on_page(target, *resumed, again=True))
