@@ -58,11 +58,25 @@ async def park(store: str, ledger: Ledger, n: int, question: str, first: int = 0
     asked = request(message, schema)
     journal = Journal(once={"reserve": "atlas-3f2a"}) if question == "create_project" else Journal()
     for i in range(first, first + n):
-        flow = kit.page_flow(f"user-{i:06d}@example.com", b"\0\0\0\x0ftools/call" + b'{"project_id":"apollo"}')
+        binding = b"\0\0\0\x0ftools/call" + b'{"project_id":"apollo"}'
+        flow = kit.page_flow(f"user-{i:06d}@example.com", binding, lambda request: False)  # a host without forms
         assert flow is not None
         await flow.resume()
         await flow.park("q1", "AAAAAAAAAAA", asked, journal)
     await kit.aclose()
+
+
+def park_at(url: str, n: int, question: str, first: int) -> None:
+    """`park` on the store and ledger `url` names (one file or one Redis for both), closed afterwards."""
+
+    async def run() -> None:
+        ledger = ledger_from_url(url)
+        try:
+            await park(url, ledger, n, question, first)
+        finally:
+            await ledger.close()
+
+    asyncio.run(run())
 
 
 def free_port() -> int:
@@ -97,16 +111,9 @@ def measure_sqlite(n: int, question: str) -> str:
         path = Path(tmp) / "both.sqlite3"
         url = f"sqlite:///{path}"
 
-        async def run(count: int, first: int) -> None:
-            ledger = ledger_from_url(url)
-            try:
-                await park(url, ledger, count, question, first)
-            finally:
-                await ledger.close()
-
-        asyncio.run(run(1, 0))
+        park_at(url, 1, question, 0)
         before = sqlite_bytes(path)
-        asyncio.run(run(n, 1))
+        park_at(url, n, question, 1)
         after = sqlite_bytes(path)
     return f"SQLite: {(after - before) / n:.0f} bytes per waiting question (pages in use, ledger + tickets)"
 
@@ -130,16 +137,9 @@ def measure_redis(n: int, question: str) -> str:
             except redis.ConnectionError:
                 time.sleep(0.05)
 
-        async def run(count: int, first: int) -> None:
-            ledger = ledger_from_url(url)
-            try:
-                await park(url, ledger, count, question, first)
-            finally:
-                await ledger.close()
-
-        asyncio.run(run(1, 0))
+        park_at(url, 1, question, 0)
         before = int(client.info("memory")["used_memory"])
-        asyncio.run(run(n, 1))
+        park_at(url, n, question, 1)
         after = int(client.info("memory")["used_memory"])
         link = next(client.scan_iter("baton:ledger:*"))
         ticket = next(client.scan_iter("baton:connect:ticket:*"))
