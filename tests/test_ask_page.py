@@ -215,10 +215,13 @@ def test_decline_and_cancel_reach_the_tool(
     assert host.call("choose", topic="roof") == "Accepted green for roof, asked by alice"
 
 
-def test_form_only_host_gets_the_connect_link_for_a_url_question(
-    demo: RunningServer, hosts: Callable[..., Host], people: Callable[[], Any]
+@pytest.mark.parametrize("protocol", [STATELESS, SESSION])
+@pytest.mark.parametrize("declare", [("form",), ()], ids=["form-only", "none"])
+def test_a_url_question_gives_the_connect_link(
+    demo: RunningServer, hosts: Callable[..., Host], people: Callable[[], Any], protocol: str, declare: tuple[str, ...]
 ) -> None:
-    host = hosts(demo.url, declare=("form",))  # forms only, as Claude Code declares `elicitation: {}`
+    """Forms only (as Claude Code declares `elicitation: {}`) or nothing: the connect page is the link."""
+    host = hosts(demo.url, protocol, declare=declare)
     first = host.call("deploy_project", project_id="gemini")
     url = link_in(first)
     assert "Connect your Acme Cloud account" in first
