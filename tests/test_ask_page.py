@@ -148,6 +148,9 @@ def test_create_project_on_the_page(
     page = people()
     open_page(page, url, "anonymous")
     page.get_by_label("Template").select_option("data")
+    refused = press(page, "Send")  # no region: the browser lets it through, the server's check does not
+    assert "Regions" in page.get_by_role("alert").inner_text() and "recorded" not in refused
+    page.get_by_label("Template").select_option("data")
     page.get_by_role("checkbox", name="eu").check()
     page.get_by_role("checkbox", name="ap").check()
     assert "Your answer was recorded" in press(page, "Send")
