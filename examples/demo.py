@@ -58,7 +58,7 @@ def demo_server() -> Server:
     spec.loader.exec_module(projects)
     server: Server = projects.server
 
-    @server.tool()
+    @server.tool(when_unasked="page")  # a host without URL mode gets the connect page's link in the result
     async def deploy_project(ctx: Context, project_id: str) -> str:
         """Deploy a project to Acme Cloud with the caller's own Acme API key."""
         if project_id not in projects.PROJECTS:

@@ -5,6 +5,11 @@
 - `create_project` is a multi-step flow: a step that must not repeat (reserving an id) runs
   through `ctx.once`, then two questions are asked in two rounds.
 
+`delete_project` and `create_project` take the page rung (`when_unasked="page"`): in a host that cannot
+show their questions, the call answers with a link to the server's own page, and the next identical
+call goes on with what the user answered there (docs/asking-in-every-host.md). The page needs the
+server's public URL: `BATON_PUBLIC_URL=http://127.0.0.1:8000` for the command below.
+
 Serve it:  baton serve examples/projects.py --http 127.0.0.1:8000
 """
 
@@ -65,7 +70,7 @@ def list_projects() -> str:
     return "\n".join(f"{name} (owner {p['owner']}, template {p['template']})" for name, p in sorted(PROJECTS.items()))
 
 
-@server.tool(annotations={"destructiveHint": True})
+@server.tool(annotations={"destructiveHint": True}, when_unasked="page")
 async def delete_project(ctx: Context, project_id: str) -> str:
     """Delete a project after the user confirms."""
     if project_id not in PROJECTS:
@@ -87,7 +92,7 @@ async def contact_support(ctx: Context, topic: str) -> str:
     return f"Ticket opened for {req.name} <{req.email}>, urgency {req.urgency.value}{when}."
 
 
-@server.tool()
+@server.tool(when_unasked="page")
 async def create_project(ctx: Context, name: str) -> str:
     """Create a project: reserve an id, choose a template and regions, confirm the monthly cost."""
     # Runs once per flow, not once per round: the reserved id is recorded in the sealed state.

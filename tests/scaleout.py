@@ -146,9 +146,12 @@ class Nginx:
 class Instance:
     """One `baton serve` process: its own name, port and data directory; the shared key file and ledger."""
 
-    def __init__(self, name: str, workdir: Path, env: dict[str, str], args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, name: str, workdir: Path, env: dict[str, str], args: tuple[str, ...] = (), target: str = TARGET
+    ) -> None:
         self.name = name
         self.args = args
+        self.target = target
         self.port = free_port()
         self.log = workdir / f"instance-{name}.log"
         data = workdir / f"data-{name}"
@@ -158,7 +161,7 @@ class Instance:
 
     def spawn(self) -> None:
         self.process = spawn(
-            [BATON, "serve", TARGET, "--http", f"127.0.0.1:{self.port}", *self.args],
+            [BATON, "serve", self.target, "--http", f"127.0.0.1:{self.port}", *self.args],
             log=self.log,
             append=True,
             cwd=ROOT,
@@ -208,8 +211,12 @@ class Cluster:
         env: dict[str, str] | None = None,
         args: tuple[str, ...] = (),
         round_robin: bool = False,
+        target: str = TARGET,
+        public_url: bool = False,
     ) -> None:
         self.workdir = workdir
+        self.target = target
+        self.public_url = public_url  # the instances' public URL is nginx's address; their connect store, Redis
         self.args = args
         self.round_robin = round_robin
         self.extra_env = env or {}
@@ -232,12 +239,23 @@ class Cluster:
             "BATON_TEST_RUNLOG": str(self.runlog),
             **self.extra_env,
         }
-        self.instances = [Instance(name, self.workdir, env, self.args) for name in "abcdefgh"[: self.count]]
+        self.instances = [
+            Instance(name, self.workdir, env, self.args, self.target) for name in "abcdefgh"[: self.count]
+        ]
+        self.nginx = Nginx(self.workdir / "nginx", [i.port for i in self.instances], round_robin=self.round_robin)
+        if self.public_url:
+            public = self.nginx.url.removesuffix("/mcp")
+            for instance in self.instances:
+                # The pages' tickets are shared through the same Redis as the ledger.
+                instance.env |= {
+                    "BATON_TEST_PUBLIC_URL": public,
+                    "BATON_PUBLIC_URL": public,
+                    "BATON_CONNECT_STORE": self.redis.url,
+                }
         for instance in self.instances:
             instance.spawn()
         for instance in self.instances:
             instance.wait()
-        self.nginx = Nginx(self.workdir / "nginx", [i.port for i in self.instances], round_robin=self.round_robin)
         self.nginx.start()
 
     @property

@@ -17,6 +17,8 @@ from playwright.sync_api import Page, expect
 from support.dev import baton_dev
 from support.paths import ROOT
 from support.peer_venvs import ensure_venv, peer_env
+from support.processes import free_port
+from support.serve import start_server
 
 EVERYTHING = "examples/everything.py"
 FLOWS = "tests/servers/dev_flows.py"
@@ -392,3 +394,24 @@ def test_results_show_text_images_audio_and_embedded_resources(page: Page) -> No
             "button", name="Read"
         ).click()
         expect(call(page, "test://static-binary").get_by_role("img")).to_be_visible()
+
+
+@pytest.mark.parametrize("elicitation", ["none", "form"])
+def test_dev_acts_as_a_host_without_elicitation(page: Page, tmp_path: Path, elicitation: str) -> None:
+    """`baton dev --elicitation none|form` declares only those modes (P148): the demo's page-rung tools answer
+    with the link to the server's own page, as they would in such a host."""
+    port = free_port()
+    env = {"BATON_PUBLIC_URL": f"http://127.0.0.1:{port}", "BATON_LEDGER": "memory:", "BATON_CONNECT_STORE": "memory:"}
+    demo = str(ROOT / "examples" / "demo.py") + ":demo_server"
+    tool_name, argument = ("delete_project", "apollo") if elicitation == "none" else ("deploy_project", "gemini")
+    with (
+        start_server(demo, port=port, log=tmp_path / "server.log", env=env) as server,
+        baton_dev(server.url, "--elicitation", elicitation) as dev,
+    ):
+        page.goto(dev.address)
+        item = tool(page, tool_name)
+        item.get_by_role("textbox", name="project_id (required)").fill(argument)
+        item.get_by_role("button", name="Call").click()
+        result = call(page, tool_name).get_by_role("region", name="Result")
+        expect(result).to_contain_text(f"Tool {tool_name} is waiting for the user")
+        expect(result).to_contain_text(re.compile(rf"http://127\.0\.0\.1:{port}/connect/[A-Za-z0-9_-]{{32}}"))

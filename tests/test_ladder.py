@@ -123,8 +123,8 @@ def test_error_stays_the_default(declared: dict[str, Any]) -> None:
 
 
 def test_bad_declarations_are_refused_where_written() -> None:
-    with pytest.raises(ValueError, match="when_unasked is one of 'error', 'argument'"):
-        Server("bad", when_unasked="page")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="when_unasked is one of 'error', 'page', 'argument'"):
+        Server("bad", when_unasked="form")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="when_unasked"):
         projects(when_unasked="ask")
     server = Server("clash")

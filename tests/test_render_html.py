@@ -219,3 +219,12 @@ def test_structured_content_is_checked_against_the_output_schema() -> None:
     assert structured_check(schema, {"total": 3}) == "ok"
     assert structured_check(schema, {"total": "3"}).startswith("does not match the outputSchema at total:")
     assert structured_check(schema, None) == "the tool has an outputSchema but sent no structuredContent"
+
+
+def test_a_page_without_script_posts_the_form_and_names_the_pressed_button() -> None:
+    """The server's own page (P145) has no script: the form posts itself and the buttons carry their name."""
+    form = parse_schema({"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]})
+    html = form_html(form, post_to='/connect/t"x', button_name="__baton_action")
+    assert '<form class="baton-form" id="baton-form" method="post" action="/connect/t&quot;x">' in html
+    assert '<button type="submit" name="__baton_action" value="decline" formnovalidate>Decline</button>' in html
+    assert "method=" not in form_html(form) and 'name="__baton_action"' not in form_html(form)

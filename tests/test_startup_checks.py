@@ -418,3 +418,14 @@ def test_a_stdio_server_uses_the_pages_of_an_http_server_beside_it(tmp_path: Pat
         stdio.stdin.close()
         stdio.wait(timeout=20)
         pages.stop()
+
+
+def test_page_tools_without_a_public_url_are_warned_of_at_start(serve) -> None:  # type: ignore[no-untyped-def]
+    """examples/projects.py's page-rung tools (P145): without a public URL no page can be given, and the start
+    says so; with one, it says where the pages are."""
+    projects = str(ROOT / "examples" / "projects.py")
+    bare = serve(projects, env={"BATON_PUBLIC_URL": ""})
+    said = bare.log.read_text()
+    assert "delete_project, create_project take the page rung" in said and "Set $BATON_PUBLIC_URL" in said
+    said = serve(projects, env={"BATON_PUBLIC_URL": "http://127.0.0.1:8000"}).log.read_text()
+    assert "connect pages: http://127.0.0.1:8000/connect/" in said and "page rung" not in said

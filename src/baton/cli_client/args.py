@@ -126,14 +126,17 @@ def parser(command: Command) -> argparse.ArgumentParser:
             "--elicitation",
             default="all",
             choices=tuple(ELICITATION),
-            help="the questions this client declares it can show, to see what a host without them gets: none, "
-            "form, url, or all (the default)",
+            help=ELICITATION_HELP,
         )
     return p
 
 
 ELICITATION: dict[str, tuple[str, ...]] = {"none": (), "form": ("form",), "url": ("url",), "all": ("form", "url")}
 """`--elicitation`: the elicitation modes the client declares (protocol.md P138)."""
+ELICITATION_HELP = (
+    "the questions this client declares it can show, to see what a host without them gets: none, form, url, "
+    "or all (the default)"
+)
 
 PROTOCOL_HELP = (
     "the MCP version to speak: 2026-07-28, 2025-11-25, or auto (the default: ask the server, and use "

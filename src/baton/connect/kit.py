@@ -19,8 +19,8 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..extras import MissingExtra
@@ -33,9 +33,12 @@ from ..server.context import Context
 from ..server.results import ToolError
 from ..server.startup import PRINCIPAL_SETTING, PUBLIC_URL_SETTING, ConfigurationError
 from ..state.keys import KeyRing
+from ..state.ledger import Ledger
+from ..state.ledger_memory import MemoryLedger
 from .login import DevLogin, Login
 from .oauth import OAuthProvider
 from .pages import ConnectApp
+from .parked import DEFAULT_FLOW_TTL_S, DEFAULT_PAGE_TTL_S, MAX_TTL_S, PageRecords, ParkedFlow
 from .session import DEFAULT_SESSION_TTL_S, Sessions
 from .stores import DEFAULT_STORE, ENV_STORE, parse_store_url, tickets_from_url, vault_store_from_url
 from .tickets import DEFAULT_TICKET_TTL_S, TicketStore, mint
@@ -76,7 +79,12 @@ class ConnectKit:
         session_hold_s: float = 300.0,
         max_asks: int = 20,
         providers: Iterable[OAuthProvider] = (),
+        page_ttl_s: float = DEFAULT_PAGE_TTL_S,
+        flow_ttl_s: float = DEFAULT_FLOW_TTL_S,
     ) -> None:
+        for name, ttl in (("page_ttl_s", page_ttl_s), ("flow_ttl_s", flow_ttl_s)):
+            if not 0 < ttl <= MAX_TTL_S:
+                raise ValueError(f"ConnectKit({name}=...) is 1 second to {MAX_TTL_S} seconds (a week), not {ttl!r}")
         if store is not None:
             parse_store_url(store)  # a malformed URL fails here, not on the first connect
         self._public_url = public_url
@@ -91,15 +99,42 @@ class ConnectKit:
         self.session_hold_s = session_hold_s
         self.max_asks = max_asks
         self.providers = {p.name: p for p in providers}
+        # The page rung (protocol.md P145-P147): how long a page link lives, how long answers wait.
+        self.page_ttl_s = page_ttl_s
+        self.flow_ttl_s = max(flow_ttl_s, page_ttl_s)
+        self._ledger: Callable[[], Ledger] | None = None
+        self._records: PageRecords | None = None
         self._ring: KeyRing | None = None
         self._vault: Vault | None = None
         self._sessions: Sessions | None = None
         self.app = ConnectApp(self)
 
-    def attach(self, ring: KeyRing, public_url: str | None) -> None:
-        """Called by the Server: its key ring and its public URL (unless the kit was given one)."""
+    def attach(self, ring: KeyRing, public_url: str | None, ledger: Callable[[], Ledger] | None = None) -> None:
+        """Called by the Server: its key ring, its public URL (unless the kit was given one) and its ledger,
+        where questions asked on the server's own page wait (a memory ledger without one)."""
         self._ring = ring
         self._public_url = self._public_url or public_url
+        self._ledger = ledger
+
+    @property
+    def records(self) -> PageRecords:
+        """The parked flows of the page rung, in the server's ledger (protocol.md P145)."""
+        if self._records is None:
+            if self._ledger is None:
+                memory = MemoryLedger()
+                self._ledger = lambda: memory
+            self._records = PageRecords(self.ring, self._ledger)
+        return self._records
+
+    def page_flow(self, principal: str, binding: bytes, shows: Callable[[dict[str, Any]], bool]) -> ParkedFlow | None:
+        """The page rung's flow for one call (`baton.server.parts.ConnectPart.page_flow`): None without a
+        public URL, or for an anonymous caller outside development (a page must know whose it is)."""
+        if not self.configured:
+            return None
+        if principal == "anonymous" and not self.development:
+            log.warning("the page rung needs to know who is calling: set Server(principal=...); using the error rung")
+            return None
+        return ParkedFlow(self, self.records, principal, binding, shows)
 
     @property
     def attached(self) -> bool:
@@ -229,7 +264,8 @@ class ConnectKit:
         vault = self.vault
         if await vault.has(principal, name):
             return vault.handle(principal, name)
-        ctx.require("url")  # before a ticket is minted
+        if ctx.page_flow is None:  # the page rung gives the connect link itself (P145)
+            ctx.require("url")  # before a ticket is minted
         flow_id = ctx.flow_id
 
         async def new_ticket() -> str:

@@ -9,6 +9,8 @@
 - `GET /connect/<ticket>` of an OAuth ticket (`ctx.connect`): the same checks, then a link to the provider
   with PKCE and a one-time `state` bound to the ticket; `/connect/callback` (session required) redeems
   that state once, exchanges the code and stores the token in the vault.
+- `GET`/`POST /connect/<ticket>` of a page-rung ticket (a question the client could not show): the same
+  checks, then the question's own page (`ask_page.py`).
 - `POST /connect/<ticket>`: the same checks, a CSRF token bound to the session and the ticket, a
   same-origin check; then the ticket is completed (atomically, once) and the secret goes to the vault.
 Nothing a user submits is logged.
@@ -24,8 +26,10 @@ from urllib.parse import quote, urlsplit
 import orjson
 
 from ..protocol.asgi import Receive, Scope, Send
+from .ask_page import AskPage
 from .login import DevLogin, principal_note, safe_next
 from .oauth import STATE_PREFIX, authorization_url, exchange, new_verifier
+from .parked import PURPOSE
 from .session import COOKIE_NAME, Session
 from .tickets import Ticket, mint, well_formed
 from .vault import MAX_SECRET_BYTES
@@ -48,6 +52,7 @@ class ConnectApp:
 
     def __init__(self, kit: ConnectKit) -> None:
         self.kit = kit
+        self.asks = AskPage(kit)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -137,6 +142,8 @@ class ConnectApp:
         kind, _, name = ticket.purpose.partition(":")
         if kind == "oauth" and request.method == "GET":
             return await self._begin_oauth(session, ticket, name)
+        if kind == PURPOSE:  # a question the client could not show (protocol.md P145)
+            return await self.asks.handle(request, session, ticket)
         if kind != "secret":
             return _invalid()
         if request.method == "GET":

@@ -28,6 +28,7 @@ class Request:
     headers: dict[str, str]
     cookies: dict[str, str]
     form: dict[str, str] = field(default_factory=dict)
+    fields: dict[str, list[str]] = field(default_factory=dict)  # every value of each name (multi-select)
 
 
 @dataclass(slots=True)
@@ -68,7 +69,8 @@ async def read_request(scope: Scope, receive: Receive) -> Request | None:
         if not message.get("more_body"):
             break
     if headers.get("content-type", "").split(";")[0].strip() == "application/x-www-form-urlencoded":
-        request.form = _single(parse_qs(b"".join(chunks).decode("utf-8", "replace"), keep_blank_values=True))
+        request.fields = parse_qs(b"".join(chunks).decode("utf-8", "replace"), keep_blank_values=True)
+        request.form = _single(request.fields)
     return request
 
 

@@ -11,13 +11,13 @@ import sys
 from typing import Any
 
 from ..cli_client import login
-from ..cli_client.args import PROTOCOL_HELP, OneLineError, protocol_choice
+from ..cli_client.args import ELICITATION, ELICITATION_HELP, PROTOCOL_HELP, OneLineError, protocol_choice
 from ..client.oauth.rules import may_carry_tokens
 from .run import PortTaken, bind, run
 from .target import DevTargetError, parse_target
 
 DEFAULT_PORT = 6280
-OPTIONS = "[--port PORT] [--no-browser] [--protocol VERSION]"
+OPTIONS = "[--port PORT] [--no-browser] [--protocol VERSION] [--elicitation MODES]"
 USAGE = f"baton dev TARGET {OPTIONS} | baton dev {OPTIONS} -- COMMAND ..."
 
 
@@ -40,6 +40,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-browser", action="store_true", help="print the address only; do not open a browser")
     p.add_argument("--protocol", default="auto", metavar="VERSION", help=PROTOCOL_HELP)
+    p.add_argument("--elicitation", default="all", choices=tuple(ELICITATION), help=ELICITATION_HELP)
     return p
 
 
@@ -65,7 +66,8 @@ def main(words: list[str]) -> int:
     if target.url is not None and may_carry_tokens(target.url):  # the login of `baton tools`: browser, stored tokens
         auth, browser = login.oauth(store=True)
     try:
-        return run(target, sock, open_browser=not args.no_browser, auth=auth, protocol=protocol)
+        modes = ELICITATION[args.elicitation]
+        return run(target, sock, open_browser=not args.no_browser, auth=auth, protocol=protocol, elicitation=modes)
     finally:
         if browser is not None:
             asyncio.run(browser.aclose())

@@ -67,18 +67,35 @@ def run(
     auth: Any = None,
     out: TextIO | None = None,
     protocol: ProtocolChoice = AUTO,
+    elicitation: tuple[str, ...] = ("form", "url"),
 ) -> int:
-    """Serve the page on `sock` until Ctrl-C or SIGTERM; the exit status (130 after Ctrl-C)."""
-    main = _main(target, sock, open_browser=open_browser, auth=auth, out=out or sys.stdout, protocol=protocol)
+    """Serve the page on `sock` until Ctrl-C or SIGTERM; the exit status (130 after Ctrl-C). `elicitation`: the
+    modes the page's client declares (`baton dev --elicitation`, protocol.md P148)."""
+    main = _main(
+        target,
+        sock,
+        open_browser=open_browser,
+        auth=auth,
+        out=out or sys.stdout,
+        protocol=protocol,
+        elicitation=elicitation,
+    )
     return asyncio.run(main)
 
 
 async def _main(
-    target: DevTarget, sock: socket.socket, *, open_browser: bool, auth: Any, out: TextIO, protocol: ProtocolChoice
+    target: DevTarget,
+    sock: socket.socket,
+    *,
+    open_browser: bool,
+    auth: Any,
+    out: TextIO,
+    protocol: ProtocolChoice,
+    elicitation: tuple[str, ...],
 ) -> int:
     port = sock.getsockname()[1]
     guard = DevGuard(port)
-    session = DevSession(target, auth=auth, protocol=protocol)
+    session = DevSession(target, auth=auth, protocol=protocol, elicitation=elicitation)
     app = DevApp(session, guard)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     server = _Server(config)

@@ -16,7 +16,8 @@ refuses is sent back to the page with the reason, and the question stays open. T
 round (its asks, the size of `requestState`, never decoded, and its time); on 2025-11-25 each
 `elicitation/create` on the call's stream is shown the same way.
 
-The client declares what the page can answer (protocol.md P128): elicitation in form and URL mode,
+The client declares what the page can answer (protocol.md P128): elicitation in form and URL mode
+(fewer with `--elicitation`, to see what a host without them gets: protocol.md P148),
 and the deprecated sampling, answered by the person typing the model's reply (marked deprecated on the
 page). Not roots: the page has none to give, so a server that asks for them gets the client's plain
 "not declared" error, which the page shows, rather than an empty list that pretends.
@@ -123,10 +124,13 @@ class DevSession:
         auth: Any = None,
         deadline_s: float = DEFAULT_DEADLINE_S,
         protocol: ProtocolChoice = AUTO,
+        elicitation: tuple[str, ...] = ("form", "url"),
     ) -> None:
         self.target = target
         self.auth = auth
         self.protocol = protocol  # `baton dev --protocol`: the era, or auto (probe)
+        # `baton dev --elicitation`: the modes declared, to act as a host that shows fewer questions (P148)
+        self.elicitation = elicitation
         self.deadline_s = deadline_s
         self.client: Client | None = None
         self.calls: dict[str, PageCall] = {}
@@ -179,8 +183,8 @@ class DevSession:
             warnings.simplefilter("ignore", DeprecationWarning)
             client = Client(
                 target,
-                on_form=self._on_question,
-                on_url=self._on_question,
+                on_form=self._on_question if "form" in self.elicitation else None,
+                on_url=self._on_question if "url" in self.elicitation else None,
                 on_sampling=self._on_sampling,
                 name="baton-dev",
                 protocol=self.protocol,

@@ -63,6 +63,8 @@ def form_html(
     label: str | None = None,
     buttons: Sequence[tuple[str, str]] = (("accept", "Send"), ("decline", "Decline"), ("cancel", "Cancel")),
     extra: str = "",
+    post_to: str | None = None,
+    button_name: str | None = None,
 ) -> str:
     """One `<form>` for `form`: its fields, then a submit button per `(value, text)` of `buttons`.
 
@@ -72,8 +74,14 @@ def form_html(
     called anything, `action` included): the page reads which one was pressed from the submit event's
     `submitter.value`. `extra` is markup of the caller's own, put
     after the fields as it is (escape what it holds).
+
+    A page without script (the server's own page of the ask ladder) gives `post_to`, the form's `action`
+    (sent as a POST), and `button_name`, the name the pressed button is sent under: choose one no field has.
     """
     named = f' aria-label="{escape(label)}"' if label is not None else ""
+    if post_to is not None:
+        named += f' method="post" action="{escape(post_to)}"'
+    pressed = f' name="{escape(button_name)}"' if button_name is not None else ""
     parts = [f'<form class="baton-form" id="{escape(prefix)}"{named}>']
     for f in form.fields:
         parts.append(_field_html(f, prefix))
@@ -81,7 +89,7 @@ def form_html(
     parts.append('<div class="baton-buttons">')
     for i, (value, text) in enumerate(buttons):
         skip = "" if i == 0 else " formnovalidate"
-        parts.append(f'<button type="submit" value="{escape(value)}"{skip}>{escape(text)}</button>')
+        parts.append(f'<button type="submit"{pressed} value="{escape(value)}"{skip}>{escape(text)}</button>')
     parts.append("</div></form>")
     return "".join(parts)
 

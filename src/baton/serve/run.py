@@ -65,11 +65,13 @@ def announce(
     if quiet:
         return
     kit = server.runtime.connect_kit if server.runtime.has_connect_kit else None
+    # Tools on the page rung (P145), over HTTP: a page needs the public URL (over stdio the error rung answers).
+    on_page = [] if brief else [name for name, tool in server.tools.items() if _on_page(tool.flow)]
     pages = None
     if (
         isinstance(kit, ConnectKit)
         and kit.configured
-        and (server.runtime.connect_declared or any(connect_users(server)))
+        and (server.runtime.connect_declared or on_page or any(connect_users(server)))
     ):
         pages = f"connect pages: {kit.base_url}/connect/"
     if brief:
@@ -85,10 +87,27 @@ def announce(
         lines += [pages] if pages else []
     for line in lines:
         print(stderr_line(line, "INFO", fmt), file=sys.stderr)
-    warning = None if brief else local_ledger_warning(server.runtime.ledger_url, workers)
-    if warning:
-        print(stderr_line(warning, "WARNING", fmt), file=sys.stderr)
+    warnings = [] if brief else [local_ledger_warning(server.runtime.ledger_url, workers)]
+    if on_page and not (isinstance(kit, ConnectKit) and kit.configured):
+        warnings.append(no_page_warning(on_page))
+    for warning in warnings:
+        if warning:
+            print(stderr_line(warning, "WARNING", fmt), file=sys.stderr)
     sys.stderr.flush()
+
+
+def _on_page(flow: Any) -> bool:
+    return flow is not None and flow.when_unasked == "page"
+
+
+def no_page_warning(tools: list[str]) -> str:
+    """Tools declared `when_unasked="page"` on a server without a public URL: no page can be given (P145)."""
+    named = ", ".join(tools[:3]) + (f" and {len(tools) - 3} more" if len(tools) > 3 else "")
+    return (
+        f'{named} take the page rung (when_unasked="page"), but the server has no public URL, so no page can be '
+        "given: a question their client cannot show ends the call with an error. Set $BATON_PUBLIC_URL (or "
+        "Server(public_url=...)) to where browsers reach this server"
+    )
 
 
 def ledger_line(url: str | None) -> str:

@@ -31,11 +31,12 @@ from ..protocol.constants import LOG_LEVELS
 from ..protocol.errors import INVALID_PARAMS, CapabilityMissing, McpError, UsageError
 from ..protocol.extensions import NONE, Extensions, negotiated
 from ..protocol.messages import Message
+from ..state.journal import Journal
 from ..state.seal import FlowState
 from ..telemetry.logs import HANDLER_LOGGER
 from .exchange import Exchange
 from .ladder import CONFIRM_ARGUMENT, rung
-from .parts import ConnectPart, Credential
+from .parts import ConnectPart, Credential, Link, PageFlow
 
 T = TypeVar("T")
 handler_log = logging.getLogger(HANDLER_LOGGER)  # ctx.log's lines: shown at info by `baton serve` (P129)
@@ -98,6 +99,7 @@ class Context:
         "_log_level",
         "_offered",
         "_ordinal",
+        "_page",
         "_request_params",
         "_responses",
         "_solicited",
@@ -108,6 +110,7 @@ class Context:
         "flow_id",
         "meta",
         "method",
+        "parked",
         "principal",
         "protocol_version",
         "relay",
@@ -127,10 +130,12 @@ class Context:
         lifespan: Callable[[], Any] | None = None,
         when_unasked: str = "error",
         offered: Extensions = NONE,
+        page: PageFlow | None = None,
     ) -> None:
         """Made by the replay engine for each round, from the request, its exchange with the transport and
         the flow state opened from its requestState (a fresh one on the first round); `when_unasked` is the
-        flow's declared rung for a question the client cannot show (`baton.server.ladder`)."""
+        flow's declared rung for a question the client cannot show (`baton.server.ladder`), `page` its flow
+        on the server's own page when that rung can serve this call (P145)."""
         params = request.params
         self.method = request.method
         self.request_id = request.id
@@ -162,6 +167,9 @@ class Context:
         self._when_unasked = when_unasked
         # The question the model must put to the user, when the argument rung stopped the handler (P139).
         self.relay: str | None = None
+        self._page = page
+        # The link the user answers on, when the page rung stopped the handler (P145).
+        self.parked: Link | None = None
 
     # -- asking -------------------------------------------------------------------------------------
 
@@ -359,6 +367,20 @@ class Context:
         so an unanswered ask never fails open."""
         return self._asks, self._error
 
+    def resume(self, journal: Journal) -> None:
+        """Go on from what an identical earlier call left on the server's page (the engine calls it, P145)."""
+        self._journal = journal
+
+    @property
+    def page_flow(self) -> PageFlow | None:
+        """This call's flow on the server's own page, when the page rung can serve it."""
+        return self._page
+
+    @property
+    def when_unasked(self) -> str:
+        """The flow's declared rung for a question the client cannot show."""
+        return self._when_unasked
+
     def _unasked(self, delivery: str, request: dict[str, Any]) -> Any:
         """An ask the client cannot show, on the rung the ladder chose: the tool's `confirm` argument
         (P139: true is a yes, false a no; absent, the handler stops and the model is asked to ask), or
@@ -392,7 +414,9 @@ class Context:
         if params is not None:
             request["params"] = params
         delivery = rung(self.client_capabilities, request, self._when_unasked, yes_no)
-        if delivery != "native":
+        if delivery == "page" and self._page is None:  # no page serves this call (stdio, no public URL)
+            delivery = "error"
+        if delivery not in ("native", "page"):
             return self._unasked(delivery, request)
         if key in self._asks:
             raise UsageError(f"two asks in one round use the key {key!r}; give each a distinct key=")
@@ -400,6 +424,10 @@ class Context:
         recorded = self._journal.answers.get(key)
         if recorded is not None and recorded[0] == digest:
             return read(recorded[1])
+        if delivery == "page":  # protocol.md P145: the flow waits on the server's page; no request is held
+            assert self._page is not None
+            self.parked = await self._page.park(key, digest, request, self._journal)
+            raise Suspended
         if key in self._responses and (not self._solicited or self._journal.pending.get(key) == digest):
             raw = self._responses[key]
             if not isinstance(raw, dict):

@@ -85,9 +85,11 @@ class ToolOptions(TypedDict, total=False):
     tool only the page calls; hosts hide an app-only tool from the model."""
     when_unasked: WhenUnasked
     """What a question the client cannot show does (default: the server's, itself "error" by default):
-    "error" (-32021 / a tool error), or "argument": the tool gains an optional boolean `confirm` argument
-    that answers its `ctx.confirm` where the client cannot show it. A model can fill it in without asking:
-    see docs/asking-in-every-host.md (protocol.md P139)."""
+    "error" (-32021 / a tool error); "page": the call ends with a link to the server's own page, where the
+    user answers, and the next identical call goes on (protocol.md P145; HTTP serving with a public URL);
+    or "argument": the tool gains an optional boolean `confirm` argument that answers its `ctx.confirm`
+    where the client cannot show it. A model can fill it in without asking: see
+    docs/asking-in-every-host.md (protocol.md P139)."""
 
 
 _TOOL_OPTIONS = frozenset(ToolOptions.__annotations__)
@@ -138,7 +140,7 @@ class Server:
     docs/observability.md); off by default. `lifespan` is an async context manager factory
     (`@contextlib.asynccontextmanager`, called with the server, or with no argument) run once per process
     around serving: open a database pool there; handlers read what it yields as `ctx.lifespan` (protocol.md P132).
-    `when_unasked` is every tool's default for a question the client cannot show ("error", or "argument":
+    `when_unasked` is every tool's default for a question the client cannot show ("error", "page" or "argument":
     see `ToolOptions.when_unasked`); `host_quirks=True` turns on the table of what known hosts really show
     (`baton.HOST_QUIRKS`), or give your own rows (protocol.md P138-P140). `card` publishes a server card
     over HTTP (`baton.ServerCard`, a draft; protocol.md P194).

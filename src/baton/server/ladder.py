@@ -4,12 +4,13 @@ A tool's code is the same on every rung (`await ctx.confirm(...)`); what changes
 
 1. `native`: the client declared what the ask needs (the one rule is `allows` in
    `baton.protocol.capabilities`, after the opt-in host quirks of P140 narrowed the declaration);
-2. the server's own page (not there yet: a later rung plugs in here as one more `Rung`);
-3. what the author declared for the tool, or for the server, when the client cannot show the question
+2. what the author declared for the tool, or for the server, when the client cannot show the question
    (`when_unasked`): `"error"` (the default: -32021 on 2026-07-28, a tool error in a 2025-11-25
-   session), or `"argument"` for yes/no questions (P139): the tool takes an optional boolean
-   `confirm` argument, and a call without it is answered with a plain result asking the model to ask
-   the user and call again with `confirm=true`.
+   session); `"page"` (P145): the server's own page, where the call ends with a plain result that
+   gives the model a link for the user, and the next identical call goes on with what was answered
+   there (`baton.connect.parked`); or `"argument"` for yes/no questions (P139): the tool takes an
+   optional boolean `confirm` argument, and a call without it is answered with a plain result asking
+   the model to ask the user and call again with `confirm=true`.
 
 `Context._ask` asks `rung()` for every ask; the replay engine narrows a request's declared capabilities
 with `seen()` before the handler runs.
@@ -25,9 +26,9 @@ from typing import Any, Final, Literal, get_args
 
 from ..protocol.capabilities import ClientCapabilities, allows
 
-WhenUnasked = Literal["error", "argument"]
+WhenUnasked = Literal["error", "page", "argument"]
 """What a tool does with a question the client cannot show (`@server.tool(when_unasked=...)`)."""
-Rung = Literal["native", "argument", "error"]
+Rung = Literal["native", "page", "argument", "error"]
 """How one ask is delivered this request."""
 
 WHEN_UNASKED: Final = get_args(WhenUnasked)
@@ -51,9 +52,12 @@ def check_when_unasked(value: object, where: str) -> WhenUnasked:
 
 def rung(caps: ClientCapabilities, request: dict[str, Any], when_unasked: str, yes_no: bool) -> Rung:
     """The rung that delivers one ask: native where the (narrowed) declaration allows it, else what the
-    author declared, the argument only for a yes/no question (any other ask falls back to the error)."""
+    author declared: the page for an elicitation (form or URL), the argument only for a yes/no question
+    (any other ask falls back to the error)."""
     if allows(caps, request):
         return "native"
+    if when_unasked == "page" and request["method"] == "elicitation/create":
+        return "page"
     if when_unasked == "argument" and yes_no:
         return "argument"
     return "error"
@@ -76,6 +80,18 @@ def ask_then_call_again(tool: str, question: str) -> str:
         f"Tool {tool} did not run: it needs the user's confirmation, and this client cannot show the question. "
         f"Ask the user: {question}\nOnly if they answer yes, call {tool} again with the same arguments and "
         f"{CONFIRM_ARGUMENT}=true."
+    )
+
+
+def answer_on_page(tool: str, url: str, question: str, *, again: bool = False) -> str:
+    """The result text of the page rung (P145): what a model relays to the user, with the link. The link
+    carries only an opaque ticket; the question is the server's own text, never an answer."""
+    head = "The user has not answered yet. " if again else ""
+    return (
+        f'{head}Tool {tool} is waiting for the user: it asks "{question}", and this client cannot show the '
+        f"question. Give the user this link to answer on the server's page (it works only for them):\n{url}\n"
+        f"When they say they have answered, call {tool} again with exactly the same arguments; it goes on "
+        "from where it stopped."
     )
 
 

@@ -7,9 +7,12 @@ default one when the author gave none.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..state.journal import Journal
 from ..state.keys import KeyRing
+from ..state.ledger import Ledger
 
 if TYPE_CHECKING:
     from .context import Context
@@ -30,6 +33,29 @@ class Credential(Protocol):
         ...
 
 
+Link = tuple[str, str]
+"""A question waiting on the server's own page: (the link for the user, the question's message)."""
+
+
+class PageFlow(Protocol):
+    """One call's flow on the server's own page (protocol.md P145), bound to its principal and to its request
+    (method, tool, canonical arguments); `baton.connect.parked.ParkedFlow` is Baton's."""
+
+    async def resume(self) -> Journal | Link:
+        """What an identical earlier call left: the journal to go on with (answers given on the page and
+        `ctx.once` results; empty when there is none), or the link of the question still unanswered (unless
+        this client can show that question itself: then the journal up to it)."""
+        ...
+
+    async def park(self, key: str, digest: str, request: dict[str, Any], journal: Journal) -> Link:
+        """Keep the flow (its journal so far) for the question `request` at `key` and make its page."""
+        ...
+
+    async def finish(self) -> None:
+        """The flow completed: the next identical call starts afresh."""
+        ...
+
+
 class ConnectPart(Protocol):
     """The connect kit as the server sees it: attached to the server's key ring, asked by `Context`."""
 
@@ -41,7 +67,13 @@ class ConnectPart(Protocol):
         """The ASGI app of the kit's browser pages, which the HTTP app serves under `/connect/`."""
         ...
 
-    def attach(self, ring: KeyRing, public_url: str | None) -> None: ...
+    def attach(self, ring: KeyRing, public_url: str | None, ledger: Callable[[], Ledger] | None = None) -> None: ...
+
+    def page_flow(self, principal: str, binding: bytes, shows: Callable[[dict[str, Any]], bool]) -> PageFlow | None:
+        """The page rung's flow for this call, or None where the pages cannot serve it (no public URL, or an
+        anonymous caller outside development); `shows(request)`: whether this call's client can show a
+        question itself."""
+        ...
 
     def check(self, *, authenticated: bool, needed_by: str = "ctx.secret") -> None:
         """Raise `baton.server.startup.ConfigurationError` for configuration that would fail every use of the

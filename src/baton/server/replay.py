@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from ..forms import FormError
-from ..protocol.capabilities import ClientCapabilities, cannot_ask
+from ..protocol.capabilities import ClientCapabilities, allows, cannot_ask
 from ..protocol.constants import HANDSHAKE_VERSION, LOG_LEVELS, META_CLIENT_INFO, META_LOG_LEVEL
 from ..protocol.errors import (
     INTERNAL_ERROR,
@@ -37,9 +37,9 @@ from ..state.seal import FlowState, InvalidState, Sealer, StateTooLarge
 from ..telemetry.never import resource_uri
 from .context import Context, Suspended
 from .exchange import Exchange
-from .ladder import HostQuirk, ask_then_call_again, seen
+from .ladder import HostQuirk, answer_on_page, ask_then_call_again, seen
 from .lifespan import Lifespan
-from .parts import ConnectPart
+from .parts import ConnectPart, PageFlow
 from .registry import Flow
 from .results import ToolError, error_result, tool_result
 from .single_use import RoundRun, SingleUse
@@ -128,6 +128,7 @@ class ReplayEngine:
         if quirks:  # protocol.md P140: what the host really shows, by its clientInfo (opt-in)
             info = ex.client_info if ex.client_info is not None else params["_meta"].get(META_CLIENT_INFO)
             caps = seen(caps, info, quirks)
+        page = self._page_flow(flow, caps, ex.principal, digest)
         ctx = Context(
             request=msg,
             exchange=ex,
@@ -138,14 +139,27 @@ class ReplayEngine:
             lifespan=None if lifespan is None else lifespan.value,
             when_unasked=flow.when_unasked,
             offered=self._host.extensions,
+            page=page,
         )
-        play = self._play(flow, target, kwargs, ctx, state, digest, ex.protocol_version == HANDSHAKE_VERSION)
+        session = ex.protocol_version == HANDSHAKE_VERSION
+        play = self._play(flow, target, kwargs, ctx, state, digest, session, solicited)
         if solicited and (flow.single_use or self._host.every_flow_single_use):
             return self._host.single_use.run(str(token), ex.principal, state.expires, play)
         return play
 
     def _connect_kit(self) -> ConnectPart:
         return self._host.connect_kit
+
+    def _page_flow(self, flow: Flow, caps: ClientCapabilities, principal: str, digest: bytes) -> PageFlow | None:
+        """The call's flow on the server's own page (P145): for a flow declared `when_unasked="page"` whose
+        client cannot show every kind of question, when a connect kit with a public URL serves the pages."""
+        if flow.when_unasked != "page" or (caps.form and caps.url):
+            return None
+        try:
+            kit = self._host.connect_kit
+        except ConfigurationError:  # not served over HTTP: no page to give; the error rung answers
+            return None
+        return kit.page_flow(principal, digest, functools.partial(allows, caps))
 
     async def _play(
         self,
@@ -156,8 +170,22 @@ class ReplayEngine:
         state: FlowState,
         digest: bytes,
         session: bool = False,
+        solicited: bool = False,
     ) -> dict[str, Any]:
-        """Run the handler once for this round, with the journal opened from the state."""
+        """Run the handler once for this round, with the journal opened from the state (or, on the page
+        rung, from what an identical earlier call left, P145)."""
+        page = ctx.page_flow
+        if page is not None:
+            try:
+                resumed = await page.resume()
+            except Exception as exc:  # the ledger unreachable, or too many flows: said as the handler's would be
+                return _failure(exc, flow, target, session)
+            if isinstance(resumed, tuple):  # still unanswered: the same link again, nothing runs
+                if not solicited:
+                    return tool_result(answer_on_page(target, *resumed, again=True))
+            elif not solicited:
+                state.journal = resumed
+                ctx.resume(resumed)
         if flow.context_param is not None:
             kwargs[flow.context_param] = ctx
         failure: Exception | None = None
@@ -178,6 +206,8 @@ class ReplayEngine:
             raise error
         if ctx.relay is not None:  # protocol.md P139: the model asks the user, then calls with confirm=true
             return tool_result(ask_then_call_again(target, ctx.relay))
+        if ctx.parked is not None:  # protocol.md P145: the user answers on the server's page, then calls again
+            return tool_result(answer_on_page(target, *ctx.parked))
         if asks:
             state.round += 1
             pending: dict[str, str] = {}
@@ -191,6 +221,8 @@ class ReplayEngine:
             except StateTooLarge as exc:
                 return _too_large(exc, flow, target, state)
             return {"resultType": "input_required", "inputRequests": requests, "requestState": sealed}
+        if page is not None:
+            await page.finish()
         if failure is not None:
             return _failure(failure, flow, target, session)
         try:

@@ -176,7 +176,7 @@ class Runtime:
                 setting="Server(connect=...)",
             )
         if not self._connect.attached:
-            self._connect.attach(self.key_ring, self.settings.public_url)
+            self._connect.attach(self.key_ring, self.settings.public_url, lambda: self.ledger)
         return self._connect
 
     async def start(self) -> None:
