@@ -133,6 +133,11 @@ async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], ar
 
 def main(argv: Sequence[str]) -> int:
     """`baton bridge ...`: the exit status."""
+    head = list(argv)[: list(argv).index("--")] if "--" in argv else list(argv)
+    if any(word == "--serve-http" or word.startswith("--serve-http=") for word in head):
+        from .serve_http import main as serve_http  # noqa: PLC0415 (uvicorn loads only for this direction)
+
+        return serve_http(argv)
     try:
         args = parser().parse_args(list(argv))
     except SystemExit as exc:  # --help (0) or a malformed option (2), printed by argparse
