@@ -85,8 +85,11 @@ def listener(host: str, port: int) -> socket.socket:
     """The bound, listening socket (OneLineError when it cannot be bound)."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-        sock = socket.socket(infos[0][0], socket.SOCK_STREAM)
+        # IPPROTO_TCP named: asyncio then sets TCP_NODELAY on each connection (else each response waits ~40 ms
+        # for Nagle and delayed ACKs); set on the listener too, which Linux's accepted sockets inherit.
+        sock = socket.socket(infos[0][0], socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind(infos[0][4])
         sock.listen(2048)  # connections wait in the backlog from now on, even before uvicorn accepts them
     except OSError as exc:
