@@ -18,34 +18,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from baton.client import Accepted, Client, Question
+from bridge_latency import BATON, ROOT, TOOL, answer, take_turns
 
-ROOT = Path(__file__).resolve().parents[1]
-BATON = str(Path(sys.executable).with_name("baton"))
+from baton.client import Client
+
 STDIO = [BATON, "serve", str(ROOT / "examples" / "everything.py"), "--stdio", "--quiet"]
-TOOL = "test_input_required_result_multi_round"
-WARM_UP = 10
-
-
-async def answer(question: Question) -> Accepted[Any]:
-    # By message: in a 2025-11-25 session a question's key is the server request's id
-    return Accepted({"name": "Ada"} if question.message == "What is your name?" else {"color": "teal"})
-
-
-async def one_flow(client: Client) -> float:
-    started = time.perf_counter()
-    result = await client.call_tool(TOOL)
-    elapsed = time.perf_counter() - started
-    assert result.text == "Ada likes teal", result.text
-    return elapsed
 
 
 def start_bridge(*options: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -72,18 +53,7 @@ async def measure(url: str, pinned_url: str, flows: int) -> dict[str, float]:
         "via HTTP, 2025-11-25 client": Client(url, on_form=answer, protocol="2025-11-25"),
         "via HTTP, 2026 client, 2025 stdio": Client(pinned_url, on_form=answer, protocol="2026-07-28"),
     }
-    names = list(ways)
-    times: dict[str, list[float]] = {name: [] for name in names}
-    async with contextlib.AsyncExitStack() as stack:
-        for client in ways.values():
-            await stack.enter_async_context(client)
-            for _ in range(WARM_UP):
-                await one_flow(client)
-        for i in range(flows):
-            k = i % len(names)
-            for name in names[k:] + names[:k]:
-                times[name].append(await one_flow(ways[name]))
-    return {name: statistics.median(values) * 1000 for name, values in times.items()}
+    return await take_turns(ways, flows)
 
 
 def rss(pid: int) -> int:
