@@ -8,6 +8,7 @@ Baton's, speaking either version.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import select
 import signal
@@ -200,3 +201,31 @@ def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], ar
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(said) and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("server_era", ["auto", "2025-11-25"])
+def test_the_stdio_servers_list_changes_reach_a_listen_stream(bridge: Any, server_era: str) -> None:
+    b = bridge(EVERYTHING, "--protocol", server_era)
+
+    async def flow() -> list[str]:
+        heard: list[str] = []
+        changed = asyncio.Event()
+
+        async def hear(message: dict[str, Any]) -> None:
+            heard.append(message["method"])
+            if message["method"] == "notifications/tools/list_changed":
+                changed.set()
+
+        async with Client(b.url, protocol="2026-07-28") as client:
+            listen = {"notifications": {"toolsListChanged": True}}
+            stream = asyncio.ensure_future(client.request("subscriptions/listen", listen, progress=hear))
+            await asyncio.sleep(0.5)  # the stream is open (the acknowledgement came first)
+            await client.call_tool("test_trigger_tool_change")
+            await asyncio.wait_for(changed.wait(), 20)
+            stream.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stream
+        return heard
+
+    # A 2026 stdio server's change comes on the bridge's own listen stream to it; a 2025-11-25 one's on its own.
+    assert "notifications/tools/list_changed" in asyncio.run(asyncio.wait_for(flow(), 60))

@@ -95,6 +95,7 @@ class Child:
         self._not_before = 0.0
         self._last_exit = ""
         self._proc: asyncio.subprocess.Process | None = None
+        self._listening: asyncio.Task[None] | None = None
 
     # -- the process ------------------------------------------------------------------------------------
 
@@ -138,7 +139,7 @@ class Child:
         if self.era != HANDSHAKE_VERSION:
             remote = Remote(client)
             remote.server_caps = caps
-            self._spawn(self._relay(client, remote))
+            self._listening = self._spawn(self._relay(client, remote))
         return client
 
     async def close(self) -> None:
@@ -175,10 +176,11 @@ class Child:
                 self._exited(f"could not be started again ({describe(exc)})")
                 raise McpError(INTERNAL_ERROR, f"baton bridge: the stdio server {self._last_exit}") from None
 
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.ensure_future(work)
+    def _spawn(self, work: Any) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     def _alive(self) -> bool:
         """Whether the child may still answer: not exited, its stdout not at its end."""
@@ -191,6 +193,9 @@ class Child:
         if self.stopping or self.client is not client:
             return
         self.client = None
+        if self._listening is not None:  # the list-change stream of the child that ended
+            self._listening.cancel()
+            self._listening = None
         how = f"was killed by {signal.Signals(-status).name}" if status < 0 else f"exited with status {status}"
         self._exited(how)
         with contextlib.suppress(Exception):
