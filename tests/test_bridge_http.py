@@ -229,3 +229,14 @@ def test_the_stdio_servers_list_changes_reach_a_listen_stream(bridge: Any, serve
 
     # A 2026 stdio server's change comes on the bridge's own listen stream to it; a 2025-11-25 one's on its own.
     assert "notifications/tools/list_changed" in asyncio.run(asyncio.wait_for(flow(), 60))
+
+
+def test_a_stdio_server_that_does_not_start_is_one_line_and_exit_1() -> None:
+    command = [BATON, "bridge", "--serve-http", "0", "--", "sh", "-c", "echo broken >&2; exit 3"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "broken",  # the server's own stderr
+        "baton bridge: the stdio server \"sh -c 'echo broken >&2; exit 3'\" did not start:"
+        " it exited before it answered",
+    ]

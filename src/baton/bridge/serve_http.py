@@ -100,40 +100,51 @@ def listener(host: str, port: int) -> socket.socket:
 async def serve(command: list[str], sock: socket.socket, args: argparse.Namespace) -> int:
     """Start the child, serve it until a signal; the exit status (0, or 130 after SIGINT)."""
     child = Child(command, protocol=protocol_choice(args.protocol), deadline_s=args.timeout, on_changed=_ignore)
-    try:
-        await child.start()
-    except (FileNotFoundError, PermissionError) as exc:
-        raise OneLineError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
-    except Exception as exc:
-        await child.close()
-        raise StartFailed(f"the stdio server {shlex.join(command)!r} did not start: {describe(exc)}") from None
-    server = front_server(child)
-    config = uvicorn.Config(
-        server.asgi(allowed_hosts=args.allow_host or None),
-        log_level="warning",
-        access_log=False,
-        timeout_graceful_shutdown=SHUTDOWN_S,
-    )
-    front = _Uvicorn(config)
     caught: list[int] = []
+    front: _Uvicorn | None = None
+    starting = asyncio.current_task()
 
     def stop(signum: int) -> None:
         caught.append(signum)
-        front.should_exit = True
+        if front is not None:
+            front.should_exit = True
+        elif starting is not None:
+            starting.cancel()  # a signal while the child starts: stop now, the child with us
 
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop, signum)
-    host, port = sock.getsockname()[:2]
-    url = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
-    print(url, flush=True)
-    log.warning("serving %s (MCP %s over stdio) at %s", shlex.join(command), child.era, url)
     try:
-        await front.serve(sockets=[sock])
+        try:
+            await child.start()
+        except asyncio.CancelledError:
+            await child.close()
+            return 128 + signal.SIGINT if signal.SIGINT in caught else 0
+        except (FileNotFoundError, PermissionError) as exc:
+            raise OneLineError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
+        except Exception as exc:
+            await child.close()
+            why = "it exited before it answered" if isinstance(exc, ConnectionError) else describe(exc)
+            raise StartFailed(f"the stdio server {shlex.join(command)!r} did not start: {why}") from None
+        server = front_server(child)
+        config = uvicorn.Config(
+            server.asgi(allowed_hosts=args.allow_host or None),
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=SHUTDOWN_S,
+        )
+        front = _Uvicorn(config)
+        host, port = sock.getsockname()[:2]
+        url = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+        print(url, flush=True)
+        log.warning("serving %s (MCP %s over stdio) at %s", shlex.join(command), child.era, url)
+        try:
+            await front.serve(sockets=[sock])
+        finally:
+            await child.close()
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
-        await child.close()
     return 128 + signal.SIGINT if signal.SIGINT in caught else 0
 
 
