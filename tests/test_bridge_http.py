@@ -240,3 +240,54 @@ def test_a_stdio_server_that_does_not_start_is_one_line_and_exit_1() -> None:
         "baton bridge: the stdio server \"sh -c 'echo broken >&2; exit 3'\" did not start:"
         " it exited before it answered",
     ]
+
+
+CRASHY = """
+import os
+
+from baton import Server
+
+server = Server("crashy")
+
+
+@server.tool()
+def crash() -> str:
+    os._exit(3)
+
+
+@server.tool()
+def ok() -> str:
+    return "ok"
+"""
+
+
+def test_a_server_that_keeps_exiting_waits_longer_before_each_start(bridge: Any, tmp_path: Path) -> None:
+    script = tmp_path / "crashy.py"
+    script.write_text(CRASHY)
+    b = bridge([BATON, "serve", str(script), "--stdio", "--quiet"])
+
+    async def flow() -> list[str]:
+        said: list[str] = []
+        async with Client(b.url, protocol="2026-07-28") as client:
+            for name in ("crash", "ok", "crash", "ok"):
+                try:
+                    said.append((await client.call_tool(name)).text)
+                except McpError as exc:
+                    said.append(exc.message)
+            await asyncio.sleep(0.6)  # the pause after a second exit soon after the start
+            said.append((await client.call_tool("ok")).text)
+        return said
+
+    said = asyncio.run(asyncio.wait_for(flow(), 60))
+    assert said[0].startswith("baton bridge: the stdio server exited during this request")
+    assert said[1] == "ok"  # started again at once after its first exit
+    assert said[2].startswith("baton bridge: the stdio server exited during this request")
+    assert said[3].startswith("baton bridge: the stdio server exited with status 3, 2 times in a row soon after")
+    assert "it is started again in 0." in said[3]
+    assert said[4] == "ok"
+    lines = [line for line in b.stderr.splitlines() if line.startswith("baton bridge: the stdio server")]
+    assert lines == [
+        "baton bridge: the stdio server exited with status 3; it is started again on the next request",
+        "baton bridge: the stdio server exited with status 3; it is started again on the next request"
+        " in 0.5 s at the earliest",
+    ]
