@@ -38,7 +38,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="baton bridge",
         description="Serve a host over stdio and forward to the MCP server at URL (Streamable HTTP), translating "
-        "between MCP 2025-11-25 and 2026-07-28 both ways, questions included. See docs/bridge.md.",
+        "between MCP 2025-11-25 and 2026-07-28 both ways, questions included. The reverse, a stdio server served "
+        "over HTTP: baton bridge --serve-http PORT -- COMMAND ... (--serve-http --help). See docs/bridge.md.",
     )
     p.add_argument("url", metavar="URL", help="the server's MCP endpoint, http(s)://...")
     p.add_argument(
