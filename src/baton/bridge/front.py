@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol.capabilities import ClientCapabilities
-from ..protocol.constants import META_SERVER_INFO, PROTOCOL_VERSION
+from ..protocol.constants import ADVERTISED_VERSIONS, META_SERVER_INFO
 from ..protocol.messages import Message
 from ..server.core import Server
 from ..server.exchange import Exchange
@@ -57,7 +57,7 @@ class FrontRuntime(Runtime):
     async def _discover(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         result: dict[str, Any] = {
             "resultType": "complete",
-            "supportedVersions": [PROTOCOL_VERSION],
+            "supportedVersions": list(ADVERTISED_VERSIONS),  # both: sessions are served too
             "capabilities": self.child.capabilities,
             "_meta": {META_SERVER_INFO: self.child.server_info},
         }
