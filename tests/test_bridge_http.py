@@ -291,3 +291,46 @@ def test_a_server_that_keeps_exiting_waits_longer_before_each_start(bridge: Any,
         "baton bridge: the stdio server exited with status 3; it is started again on the next request"
         " in 0.5 s at the earliest",
     ]
+
+
+def test_a_round_left_unanswered_does_not_hold_up_another_call(bridge: Any) -> None:
+    b = bridge(EVERYTHING, "--protocol", "2025-11-25")
+
+    async def answer(question: Question) -> Accepted[Any]:
+        return Accepted({"name": "Lin"} if "name" in question.message else {"color": "red"})
+
+    async def flow() -> tuple[str, str]:
+        async with Client(b.url, on_form=answer, protocol="2026-07-28") as client:
+            first = await client.start("tools/call", {"name": TWO_ROUNDS, "arguments": {}})  # never resumed
+            # The stdio server's question for this call reaches its client though the first is still open (P157).
+            second = await asyncio.wait_for(client.call_tool(TWO_ROUNDS), 20)
+            return type(first).__name__, second.text
+
+    assert asyncio.run(asyncio.wait_for(flow(), 60)) == ("Round", "Lin likes red")
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)])
+def test_a_question_open_at_a_client_does_not_hold_up_the_end(bridge: Any, signum: int, status: int) -> None:
+    b = bridge(EVERYTHING)
+
+    async def flow() -> str:
+        asked = asyncio.Event()
+
+        async def never(question: Question) -> Accepted[Any]:
+            asked.set()
+            await asyncio.sleep(3600)
+            raise AssertionError("unreachable")
+
+        async with Client(b.url, on_form=never, protocol="2025-11-25") as client:
+            call = asyncio.ensure_future(client.call_tool(TWO_ROUNDS))
+            await asyncio.wait_for(asked.wait(), 20)
+            b.proc.send_signal(signum)
+            try:
+                await asyncio.wait_for(call, 20)
+                return "answered"
+            except Exception as exc:  # the session's stream ended with the bridge
+                return type(exc).__name__
+
+    asyncio.run(asyncio.wait_for(flow(), 60))
+    assert b.proc.wait(timeout=15) == status
+    assert "Traceback" not in b.stderr and "ERROR" not in b.stderr, b.stderr

@@ -47,6 +47,11 @@ STEADY_S = 60.0
 """A child that ran this long before it exited is started again at once on the next request."""
 MAX_PAUSE_S = 30.0
 """The longest wait before starting again a child that keeps exiting soon after its start."""
+PROBE_S = 10.0
+"""How long the child's first answer (`server/discover`) may take: a server still importing its code on a busy
+machine would otherwise be taken for a 2025-11-25 one (P155)."""
+LISTS = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
+"""Results that 2026-07-28 says how long to cache, and a 2025-11-25 child does not (P155)."""
 EXITED = (
     "baton bridge: the stdio server exited during this request; it is started again on the next request"
     " (its stderr, above the bridge's line, may say why)"
@@ -96,6 +101,7 @@ class Child:
         self._last_exit = ""
         self._proc: asyncio.subprocess.Process | None = None
         self._listening: asyncio.Task[None] | None = None
+        self._stopped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     # -- the process ------------------------------------------------------------------------------------
 
@@ -109,6 +115,7 @@ class Child:
             protocol=self.protocol,
             deadline_s=self.deadline_s,
             cache=False,  # each HTTP client caches as the child's ttlMs says
+            stdio_probe_s=PROBE_S,
             on_message=self._tap,
         )
         try:
@@ -133,6 +140,8 @@ class Child:
         self.client = client
         self._started = asyncio.get_running_loop().time()
         transport = client.transport
+        if isinstance(transport, StdioTransport) and transport.inbound is not None:
+            transport.inbound.one_at_a_time = False  # a question left unanswered must not hold up the others (P157)
         if isinstance(transport, StdioTransport) and transport.proc is not None:
             self._proc = transport.proc
             self._spawn(self._ended(client, transport.proc))
@@ -142,9 +151,15 @@ class Child:
             self._listening = self._spawn(self._relay(client, remote))
         return client
 
+    def stop_requests(self) -> None:
+        """The bridge is stopping: every request in flight is answered with an error now (P158)."""
+        self.stopping = True
+        if not self._stopped.done():
+            self._stopped.set_result(None)
+
     async def close(self) -> None:
         """Stop the child (EOF on its stdin, then signals, as a host stops a stdio server)."""
-        self.stopping = True
+        self.stop_requests()
         client, self.client = self.client, None
         for task in list(self._tasks):
             task.cancel()
@@ -232,7 +247,24 @@ class Child:
         self, method: str, params: dict[str, Any], caps: ClientCapabilities, emit: Emit | None, level: str | None
     ) -> dict[str, Any]:
         """One leg of an HTTP client's request: the child's result or `input_required` round (McpError: its
-        error, or one that says what went wrong on the way)."""
+        error, one that says what went wrong on the way, or that the bridge is stopping)."""
+        work = asyncio.ensure_future(self._leg(method, params, caps, emit, level))
+        either: set[asyncio.Future[Any]] = {work, self._stopped}
+        try:
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the client went away: its leg to the child ends too
+            work.cancel()
+            raise
+        if not work.done():
+            work.cancel()
+            with contextlib.suppress(BaseException):
+                await work
+            raise McpError(INTERNAL_ERROR, "baton bridge: the bridge is stopping; this request was not finished")
+        return work.result()
+
+    async def _leg(
+        self, method: str, params: dict[str, Any], caps: ClientCapabilities, emit: Emit | None, level: str | None
+    ) -> dict[str, Any]:
         client = await self.client_now()
         body = dict(params)
         meta = dict(body.get("_meta") or {})
@@ -258,7 +290,12 @@ class Child:
             self._running.append(held)
             self._routes[held] = route
             held.task.add_done_callback(lambda _: self._forget(held))
-            return await self._step(held)
+            result = await self._step(held)
+            if method in LISTS and result.get("resultType") == "complete":
+                # Fresh at every ask, the same for every client: the bridge relays the child's list changes.
+                result.setdefault("ttlMs", 0)
+                result.setdefault("cacheScope", "public")
+            return result
         except McpError:
             raise
         except (ConnectionError, BrokenPipeError) as exc:

@@ -107,6 +107,11 @@ async def serve(command: list[str], sock: socket.socket, args: argparse.Namespac
     def stop(signum: int) -> None:
         caught.append(signum)
         if front is not None:
+            # Answered now, not cancelled by uvicorn after its grace (which it would log with a traceback):
+            # requests in flight, listen streams, and the sessions' GET streams.
+            child.stop_requests()
+            server.runtime.hub.shutdown()
+            app.sessions.close()
             front.should_exit = True
         elif starting is not None:
             starting.cancel()  # a signal while the child starts: stop now, the child with us
@@ -127,8 +132,9 @@ async def serve(command: list[str], sock: socket.socket, args: argparse.Namespac
             why = "it exited before it answered" if isinstance(exc, ConnectionError) else describe(exc)
             raise StartFailed(f"the stdio server {shlex.join(command)!r} did not start: {why}") from None
         server = front_server(child)
+        app = server.asgi(allowed_hosts=args.allow_host or None)
         config = uvicorn.Config(
-            server.asgi(allowed_hosts=args.allow_host or None),
+            app,
             log_level="warning",
             access_log=False,
             timeout_graceful_shutdown=SHUTDOWN_S,
