@@ -50,7 +50,7 @@ MAX_PAUSE_S = 30.0
 PROBE_S = 10.0
 """How long the child's first answer (`server/discover`) may take: a server still importing its code on a busy
 machine would otherwise be taken for a 2025-11-25 one (P155)."""
-LISTS = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
+CACHEABLE = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list", "resources/read"})
 """Results that 2026-07-28 says how long to cache, and a 2025-11-25 child does not (P155)."""
 EXITED = (
     "baton bridge: the stdio server exited during this request; it is started again on the next request"
@@ -291,8 +291,8 @@ class Child:
             self._routes[held] = route
             held.task.add_done_callback(lambda _: self._forget(held))
             result = await self._step(held)
-            if method in LISTS and result.get("resultType") == "complete":
-                # Fresh at every ask, the same for every client: the bridge relays the child's list changes.
+            if method in CACHEABLE and result.get("resultType") == "complete":
+                # Not to be kept (the child said nothing of it), the same for every client of this one child.
                 result.setdefault("ttlMs", 0)
                 result.setdefault("cacheScope", "public")
             return result
