@@ -140,11 +140,12 @@ class Child:
         self.client = client
         self._started = asyncio.get_running_loop().time()
         transport = client.transport
-        if isinstance(transport, StdioTransport) and transport.inbound is not None:
-            transport.inbound.one_at_a_time = False  # a question left unanswered must not hold up the others (P157)
-        if isinstance(transport, StdioTransport) and transport.proc is not None:
-            self._proc = transport.proc
-            self._spawn(self._ended(client, transport.proc))
+        if isinstance(transport, StdioTransport):
+            if transport.inbound is not None:  # a question left unanswered must not hold up the others (P157)
+                transport.inbound.one_at_a_time = False
+            if transport.proc is not None:
+                self._proc = transport.proc
+                self._spawn(self._ended(client, transport.proc))
         if self.era != HANDSHAKE_VERSION:
             remote = Remote(client)
             remote.server_caps = caps
@@ -182,8 +183,7 @@ class Child:
                 raise McpError(
                     INTERNAL_ERROR,
                     f"baton bridge: the stdio server {self._last_exit}, {self._failures} times in a row soon after "
-                    f"its start; "
-                    f"it is started again in {wait:.1f} s (see the bridge's stderr)",
+                    f"its start; it is started again in {wait:.1f} s (see the bridge's stderr)",
                 )
             try:
                 return await self.start()
