@@ -298,7 +298,7 @@ class Child:
             return result
         except McpError:
             raise
-        except (ConnectionError, BrokenPipeError) as exc:
+        except ConnectionError as exc:  # the child exited (a broken pipe is one too)
             raise McpError(INTERNAL_ERROR, EXITED) from exc
         except Exception as exc:  # one line for the client, never a traceback
             raise McpError(INTERNAL_ERROR, f"baton bridge: {describe(exc)}") from exc
