@@ -54,6 +54,12 @@ async def measure(url: str, flows: int) -> dict[str, float]:
         "bridge, 2026-07-28 host": Client([BATON, "bridge", url], on_form=answer),
         "bridge, 2025-11-25 host": Client([BATON, "bridge", url], on_form=answer, protocol="2025-11-25"),
     }
+    return await take_turns(ways, flows)
+
+
+async def take_turns(ways: dict[str, Client], flows: int) -> dict[str, float]:
+    """Each way warmed up, then `flows` flows each, the ways taking turns (the first way rotating); the
+    median per way, in ms."""
     names = list(ways)
     times: dict[str, list[float]] = {name: [] for name in names}
     async with contextlib.AsyncExitStack() as stack:
@@ -62,7 +68,8 @@ async def measure(url: str, flows: int) -> dict[str, float]:
             for _ in range(WARM_UP):
                 await one_flow(client)
         for i in range(flows):
-            for name in names[i % 3 :] + names[: i % 3]:
+            k = i % len(names)
+            for name in names[k:] + names[:k]:
                 times[name].append(await one_flow(ways[name]))
     return {name: statistics.median(values) * 1000 for name, values in times.items()}
 

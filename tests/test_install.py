@@ -104,8 +104,8 @@ def test_url_entries(tmp_path: Path) -> None:
     vscode = json.loads((tmp_path / ".config" / "Code" / "User" / "mcp.json").read_text())
     assert cursor == {"mcpServers": {"remote": {"url": "https://mcp.example.com/mcp"}}}
     assert vscode == {"servers": {"remote": {"type": "http", "url": "https://mcp.example.com/mcp"}}}
-    desktop = baton(tmp_path, "claude-desktop", "https://mcp.example.com/mcp")
-    assert desktop.returncode == 2 and "stdio servers only" in desktop.stderr
+    desktop = baton(tmp_path, "claude-desktop", "https://mcp.example.com/mcp")  # the bridge: test_install_bridge.py
+    assert desktop.returncode == 0, desktop.stderr
 
 
 def test_reinstall_replaces_only_its_entry_and_keeps_unknown_keys(tmp_path: Path) -> None:

@@ -329,7 +329,9 @@ def main(argv: list[str] | None = None) -> int:
         "install", help="put a server into a host: baton install claude-desktop|claude-code|cursor|vscode|mcp-json FILE"
     )
     commands.add_parser(
-        "bridge", help="serve a host over stdio, forwarding to an HTTP server, both MCP versions: baton bridge URL"
+        "bridge",
+        help="serve a host over stdio, forwarding to an HTTP server, both MCP versions: baton bridge URL; "
+        "or a stdio server over HTTP: baton bridge --serve-http PORT -- COMMAND",
     )
     commands.add_parser(
         "dev", help="see and drive a server's flows in the browser: baton dev FILE.py | URL | -- COMMAND"

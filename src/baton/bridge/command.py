@@ -38,7 +38,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="baton bridge",
         description="Serve a host over stdio and forward to the MCP server at URL (Streamable HTTP), translating "
-        "between MCP 2025-11-25 and 2026-07-28 both ways, questions included. See docs/bridge.md.",
+        "between MCP 2025-11-25 and 2026-07-28 both ways, questions included. The reverse, a stdio server served "
+        "over HTTP: baton bridge --serve-http PORT -- COMMAND ... (--serve-http --help). See docs/bridge.md.",
     )
     p.add_argument("url", metavar="URL", help="the server's MCP endpoint, http(s)://...")
     p.add_argument(
@@ -133,6 +134,11 @@ async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], ar
 
 def main(argv: Sequence[str]) -> int:
     """`baton bridge ...`: the exit status."""
+    head = list(argv)[: list(argv).index("--")] if "--" in argv else list(argv)
+    if any(word == "--serve-http" or word.startswith("--serve-http=") for word in head):
+        from .serve_http import main as serve_http  # noqa: PLC0415 (uvicorn loads only for this direction)
+
+        return serve_http(argv)
     try:
         args = parser().parse_args(list(argv))
     except SystemExit as exc:  # --help (0) or a malformed option (2), printed by argparse

@@ -67,6 +67,9 @@ class Inbound:
         self.server: str | None = None
         self.urls: dict[str, bool] = {}  # elicitationId -> the server said the flow is complete
         self._asking = asyncio.Lock()
+        self.one_at_a_time = True
+        """False: each question reaches its handler at once (`baton bridge --serve-http`, whose questions go to
+        different clients, one of which may never answer); True: one at a time, as a person reads them."""
         self._running: dict[Any, asyncio.Task[None]] = {}
 
     # -- requests ------------------------------------------------------------------------------------------
@@ -123,7 +126,7 @@ class Inbound:
             if method == "ping":
                 result: dict[str, Any] = {}
             else:
-                async with self._asking:  # one question at a time reaches the host
+                async with self._asking if self.one_at_a_time else contextlib.nullcontext():
                     result = await self._ask(method, params, rid)
         except McpError as exc:
             return error_response(rid, exc)

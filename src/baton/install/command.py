@@ -1,4 +1,5 @@
-"""`baton install HOST TARGET [--name NAME] [--env KEY=VALUE ...] [--env-file FILE] [--workspace DIR] [--dry-run]`.
+"""`baton install HOST TARGET [--name NAME] [--env KEY=VALUE ...] [--env-file FILE] [--workspace DIR] [--dry-run]
+[--bridge [--header NAME=$VAR ...]]`.
 
 The entry starts the server from any working directory and PATH: this environment's Python by its
 absolute path, `-m baton serve` and the server file's absolute path, `--stdio --quiet`, and the `--env`
@@ -6,7 +7,9 @@ values (an `--env-file` first, `--env` over it). Before anything is written the 
 start-up checks are run as the host will run them, with those variables and not this shell's
 (`baton.install.check`): a server that would refuse to start in the host (a `ctx.secret` tool without
 `BATON_PUBLIC_URL`, an unsupported parameter) is not installed, and the message says what is missing.
-A URL target is written as a URL entry where the host's file supports one. Values from `--env` are never
+A URL target is written as a URL entry where the host's file supports one; with `--bridge`, and by
+default for Claude Desktop, whose file takes none, as a stdio entry running `baton bridge URL`
+(`bridged`). Values from `--env` are never
 printed: a dry run, `mcp-json` and the `claude mcp add` line show `${KEY}` in their place. The file is
 read, merged and written by `config_file` and `safe_file`.
 """
@@ -23,12 +26,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from . import check, config_file, safe_file
+from .bridged import bridge_entry
 from .hosts import HOSTS, Entry, HostName, InstallError, entry_json, servers_key
 from .hosts import config_file as host_file
 
 USAGE = (
     "baton install {claude-desktop,claude-code,cursor,vscode,mcp-json} TARGET [--name NAME] "
-    "[--env KEY=VALUE ...] [--env-file FILE] [--workspace DIR] [--dry-run]"
+    "[--env KEY=VALUE ...] [--env-file FILE] [--workspace DIR] [--dry-run] [--bridge [--header NAME=$VAR ...]]"
 )
 
 
@@ -48,6 +52,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--env-file", type=Path, metavar="FILE", help="variables for the server, KEY=VALUE lines")
     p.add_argument("--workspace", type=Path, metavar="DIR", help="cursor and vscode: this project's file")
     p.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
+    p.add_argument(
+        "--bridge",
+        action="store_true",
+        help="for a URL: a stdio entry that runs baton bridge URL (both MCP versions, questions translated); "
+        "the default for claude-desktop, whose file takes no URL",
+    )
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME=$VAR",
+        help="with a bridge: a header it sends, its value read from the variable VAR when it starts (repeatable)",
+    )
     return p
 
 
@@ -66,11 +83,19 @@ def install(args: argparse.Namespace) -> int:
     if args.workspace is not None and host not in ("cursor", "vscode"):
         raise InstallError("--workspace is for cursor and vscode")
     if args.target.startswith(("http://", "https://")):
-        if env:
-            raise InstallError("--env and --env-file are for a server the host starts; a URL server has its own")
-        entry = Entry(url=args.target)
+        if args.bridge or host == "claude-desktop":  # Claude Desktop's file starts stdio servers only (P159)
+            entry = bridge_entry(args.target, args.header, env)
+        elif env or args.header:
+            raise InstallError(
+                "--env, --env-file and --header are for a server the host starts; a URL server has its own "
+                "(add --bridge to run baton bridge URL, which takes them)"
+            )
+        else:
+            entry = Entry(url=args.target)
         name = args.name or _url_name(args.target)
     else:
+        if args.bridge or args.header:
+            raise InstallError("--bridge and --header are for an http(s) URL target")
         path, attr, server_name = _checked(args.target, env)
         entry = Entry(
             command=sys.executable,

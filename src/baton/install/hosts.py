@@ -2,7 +2,8 @@
 
 - `claude-desktop`: `claude_desktop_config.json` in Claude's folder (macOS `~/Library/Application
   Support/Claude`, Windows `%APPDATA%\\Claude`, else `$XDG_CONFIG_HOME/Claude`, default `~/.config/Claude`),
-  under `mcpServers`, as `{command, args, env}`; no URL entries (that file starts stdio servers only).
+  under `mcpServers`, as `{command, args, env}`; no URL entries (that file starts stdio servers only: a URL
+  is installed as `baton bridge URL`, `bridged`).
 - `cursor`: `~/.cursor/mcp.json`, or `DIR/.cursor/mcp.json` with `--workspace DIR`, under `mcpServers`, as
   `{command, args, env}` or `{url}`.
 - `vscode`: `DIR/.vscode/mcp.json` with `--workspace DIR`, else the user profile's `mcp.json` (macOS
@@ -45,11 +46,6 @@ class Entry:
 def entry_json(host: HostName, entry: Entry, *, mask: bool = False) -> dict[str, Any]:
     """The entry as `host` writes it; `mask`: environment values shown as `${KEY}` (never echoed)."""
     if entry.url is not None:
-        if host == "claude-desktop":
-            raise InstallError(
-                "Claude Desktop's config file starts stdio servers only: add an HTTP server in Claude Desktop "
-                "under Settings > Connectors, or install the server's file (baton install claude-desktop FILE.py)"
-            )
         return {"type": "http", "url": entry.url} if host == "vscode" else {"url": entry.url}
     out: dict[str, Any] = {"type": "stdio"} if host == "vscode" else {}
     out["command"] = entry.command

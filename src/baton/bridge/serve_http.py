@@ -1,0 +1,205 @@
+"""`baton bridge --serve-http PORT [--host H] [--allow-host NAME] [--protocol V] [--timeout S] -- COMMAND ...`.
+
+The reverse of `baton bridge URL`: it starts COMMAND, a stdio MCP server in any language speaking either
+version, and serves it as a Streamable HTTP endpoint at http://127.0.0.1:PORT/mcp for clients of either
+version (`front`, `child`). PORT 0 picks a free port; the endpoint's URL is the one line on stdout. Only
+loopback by default: another `--host` is refused unless `--allow-host` names the Host headers to admit,
+as `baton serve` admits them (protocol.md P158). Bad input is one line and exit 2; SIGTERM exits 0,
+Ctrl-C 130, both at once and stopping the child (P137).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import shlex
+import shutil
+import signal
+import socket
+import sys
+from collections.abc import Generator, Sequence
+
+import uvicorn
+
+from ..cli_client.args import OneLineError, protocol_choice, seconds
+from ..client.probe import AUTO
+from ..protocol.hosts import is_loopback
+from .child import Child
+from .front import front_server
+from .host import describe
+
+SHUTDOWN_S = 1
+"""How long stopping waits for open HTTP streams (a session's GET stream would otherwise hold it up)."""
+log = logging.getLogger("baton.bridge")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="baton bridge --serve-http",
+        usage="baton bridge --serve-http PORT [options] -- COMMAND [ARG ...]",
+        description="Serve the stdio MCP server COMMAND as a Streamable HTTP endpoint on loopback, for clients "
+        "of MCP 2025-11-25 and 2026-07-28, translating questions both ways. See docs/bridge.md.",
+    )
+    p.add_argument("--serve-http", dest="port", required=True, metavar="PORT", help="the port (0: pick a free one)")
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="admit this Host header besides loopback names (repeatable; * admits any); needed to listen "
+        "on an address other than loopback",
+    )
+    p.add_argument(
+        "--protocol",
+        default=AUTO,
+        metavar="VERSION",
+        help="the MCP version to speak to the stdio server: 2026-07-28, 2025-11-25, or auto (the default: ask it)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long one request may wait for the stdio server (default 300); answering questions does not count",
+    )
+    return p
+
+
+def address(host: str, port_text: str, allowed: Sequence[str]) -> tuple[str, int]:
+    """Where to listen (OneLineError for a bad port, or an address other than loopback not asked for)."""
+    if not port_text.isdigit() or int(port_text) > 65535:
+        raise OneLineError(f"--serve-http takes a port number, 0 to 65535 (0: pick one), not {port_text!r}")
+    host = host.strip("[]")
+    if not is_loopback(host) and not allowed:  # P158
+        raise OneLineError(
+            f"--host {host} is not a loopback address: anyone who reaches it could use the server's tools; "
+            "pass --allow-host NAME (the Host header clients will send) to mean it"
+        )
+    return host, int(port_text)
+
+
+def listener(host: str, port: int) -> socket.socket:
+    """The bound, listening socket (OneLineError when it cannot be bound)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        # IPPROTO_TCP named: asyncio then sets TCP_NODELAY on each connection (else each response waits ~40 ms
+        # for Nagle and delayed ACKs); set on the listener too, which Linux's accepted sockets inherit.
+        sock = socket.socket(infos[0][0], socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind(infos[0][4])
+        sock.listen(2048)  # connections wait in the backlog from now on, even before uvicorn accepts them
+    except OSError as exc:
+        raise OneLineError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+async def serve(command: list[str], sock: socket.socket, args: argparse.Namespace) -> int:
+    """Start the child, serve it until a signal; the exit status (0, or 130 after SIGINT)."""
+    child = Child(command, protocol=protocol_choice(args.protocol), deadline_s=args.timeout, on_changed=_ignore)
+    caught: list[int] = []
+    front: _Uvicorn | None = None
+    starting = asyncio.current_task()
+
+    def stop(signum: int) -> None:
+        caught.append(signum)
+        if front is not None:
+            # Answered now, not cancelled by uvicorn after its grace (which it would log with a traceback):
+            # requests in flight, listen streams, and the sessions' GET streams.
+            child.stop_requests()
+            server.runtime.hub.shutdown()
+            app.sessions.close()
+            front.should_exit = True
+        elif starting is not None:
+            starting.cancel()  # a signal while the child starts: stop now, the child with us
+
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        try:
+            await child.start()
+        except asyncio.CancelledError:
+            await child.close()
+            return 128 + signal.SIGINT if signal.SIGINT in caught else 0
+        except (FileNotFoundError, PermissionError) as exc:
+            raise OneLineError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
+        except Exception as exc:
+            await child.close()
+            why = "it exited before it answered" if isinstance(exc, ConnectionError) else describe(exc)
+            raise StartFailed(f"the stdio server {shlex.join(command)!r} did not start: {why}") from None
+        server = front_server(child)
+        app = server.asgi(allowed_hosts=args.allow_host or None)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=SHUTDOWN_S,
+        )
+        front = _Uvicorn(config)
+        host, port = sock.getsockname()[:2]
+        url = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+        print(url, flush=True)
+        log.warning("serving %s (MCP %s over stdio) at %s", shlex.join(command), child.era, url)
+        try:
+            await front.serve(sockets=[sock])
+        finally:
+            await child.close()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    return 128 + signal.SIGINT if signal.SIGINT in caught else 0
+
+
+class StartFailed(Exception):
+    """The child did not start: one line, exit 1."""
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn's server without its signal handling: the bridge's own handlers stop it (exit 0 or 130)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+def _ignore(kind: str) -> None:
+    """No listeners before the HTTP side exists."""
+
+
+def main(argv: Sequence[str]) -> int:
+    """`baton bridge --serve-http PORT ... -- COMMAND ...`: the exit status."""
+    words = list(argv)
+    head, command = (words[: words.index("--")], words[words.index("--") + 1 :]) if "--" in words else (words, [])
+    try:
+        args = parser().parse_args(head)
+    except SystemExit as exc:  # --help (0) or a malformed option (2), printed by argparse
+        return exc.code if isinstance(exc.code, int) else 2
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="baton bridge: %(message)s")
+    try:
+        if not command:
+            raise OneLineError(
+                "--serve-http needs the stdio server's command after --: baton bridge --serve-http PORT -- COMMAND ..."
+            )
+        protocol_choice(args.protocol)
+        host, port = address(args.host, args.port, args.allow_host)
+        if shutil.which(command[0]) is None:
+            raise OneLineError(f"cannot run {command[0]!r}: no such executable (give a path, or a command on PATH)")
+        sock = listener(host, port)
+    except OneLineError as exc:
+        print(f"baton bridge: {exc}", file=sys.stderr)
+        return 2
+    try:
+        with sock:
+            return asyncio.run(serve(command, sock, args))
+    except OneLineError as exc:
+        print(f"baton bridge: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C before the signal handlers were set
+        return 130
+    except Exception as exc:  # one line, never a traceback
+        print(f"baton bridge: {exc if isinstance(exc, StartFailed) else describe(exc)}", file=sys.stderr)
+        return 1
