@@ -16,10 +16,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ..client import Client, ClientError
+from ..client import Client, ClientError, Round
 from ..client.callbacks import Notify
 from ..client.http11 import ConnectError
-from ..protocol.capabilities import ClientCapabilities
+from ..client.questions import ElicitHandler
+from ..protocol.capabilities import ClientCapabilities, granted
 from ..protocol.constants import (
     HANDSHAKE_VERSION,
     META_CLIENT_CAPABILITIES,
@@ -47,8 +48,10 @@ LIST_CHANGES = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "r
 class Remote:
     """The server at the URL, as the bridge's one `Client` reaches it."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, ask: ElicitHandler | None = None) -> None:
         self.client = client
+        self.ask = ask
+        """Where a 2026 host's round it cannot show is asked instead (the bridge's page, P160); None: passed on."""
         self.held = HeldCalls()
         self.server_caps: dict[str, Any] = {}
 
@@ -106,7 +109,24 @@ class Remote:
             host = ClientCapabilities.parse(caps if isinstance(caps, dict) else {})
             call = self._retried(lambda: self.client.request(method, body, progress=notify))
             return await self.held.leg(Held(call, host))
-        return await self._retried(lambda: self.client.request(method, params, progress=notify))
+        meta = dict(params.get("_meta") or {})
+        caps = meta.get(META_CLIENT_CAPABILITIES)
+        caps = caps if isinstance(caps, dict) else {}
+        host = ClientCapabilities.parse(caps)
+        if self.ask is not None:  # the bridge's page shows what the host cannot: the server may ask it (P160)
+            meta[META_CLIENT_CAPABILITIES] = {**caps, "elicitation": {"form": {}, "url": {}}}
+            params = {**params, "_meta": meta}
+        sent = params
+        step = await self._retried(lambda: self.client.start(method, sent, progress=notify))
+        while isinstance(step, Round) and self.ask is not None and _none_shown(step, host):
+            answers = {question.key: await self.ask(question) for question in step.questions()}  # P160
+            step = await self.client.advance(step, answers, progress=notify)
+        if not isinstance(step, Round):
+            return step
+        result: dict[str, Any] = {"resultType": "input_required", "inputRequests": step.input_requests}
+        if step.request_state is not None:
+            result["requestState"] = step.request_state
+        return result
 
     def _discover_of_session(self) -> dict[str, Any]:
         """The `DiscoverResult` a 2026 host gets for a 2025-11-25 server: what its `initialize` said."""
@@ -172,6 +192,12 @@ def host_capabilities(caps: dict[str, Any], *, list_changes: bool) -> dict[str, 
     for name, value in caps.items():
         shown[name] = {k: v for k, v in value.items() if k not in dropped} if isinstance(value, dict) else value
     return shown
+
+
+def _none_shown(step: Round, host: ClientCapabilities) -> bool:
+    """Whether every request of a round is a question the 2026 host cannot show (P160): the bridge asks them."""
+    questions = step.questions()
+    return len(questions) == len(step.input_requests) > 0 and not any(granted(host, q.mode) for q in questions)
 
 
 def _relay(token: Any, to_host: Notify) -> Notify:
