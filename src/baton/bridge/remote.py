@@ -163,15 +163,14 @@ class Remote:
             meta[META_CLIENT_CAPABILITIES] = {**caps, "elicitation": {"form": {}, "url": {}}}
             params = {**params, "_meta": meta}
         sent = params
-        step = await self._retried(lambda: self.client.start(method, sent, progress=notify))
-        while isinstance(step, Round) and self.ask is not None and _none_shown(step, host):
+        result = await self._retried(lambda: self.client.request(method, sent, progress=notify))
+        for number in range(1, self.client.max_rounds + 1):  # the rounds the host cannot show, asked on the page
+            step = _round_of(method, sent, result, number)
+            if step is None or self.ask is None or not _none_shown(step, host):
+                break
             answers = {question.key: await self.ask(question) for question in step.questions()}  # P160
-            step = await self.client.advance(step, answers, progress=notify)
-        if not isinstance(step, Round):
-            return step
-        result: dict[str, Any] = {"resultType": "input_required", "inputRequests": step.input_requests}
-        if step.request_state is not None:
-            result["requestState"] = step.request_state
+            advanced = await self.client.advance(step, answers, progress=notify)
+            result = _result_of(advanced) if isinstance(advanced, Round) else advanced
         return result
 
     def _discover_of_session(self) -> dict[str, Any]:
@@ -240,6 +239,22 @@ def host_capabilities(caps: dict[str, Any], *, list_changes: bool, subscribe: bo
     for name, value in caps.items():
         shown[name] = {k: v for k, v in value.items() if k not in dropped} if isinstance(value, dict) else value
     return shown
+
+
+def _round_of(method: str, params: dict[str, Any], result: dict[str, Any], number: int) -> Round | None:
+    """A well-formed `input_required` result as a `Round` the client can answer; None for anything else."""
+    asks, state = result.get("inputRequests"), result.get("requestState")
+    if result.get("resultType") != "input_required" or not isinstance(asks, dict) or not asks:
+        return None
+    return Round(method, params, asks, state, number) if state is None or isinstance(state, str) else None
+
+
+def _result_of(step: Round) -> dict[str, Any]:
+    """A round the host answers itself, as the `input_required` result the server sent."""
+    result: dict[str, Any] = {"resultType": "input_required", "inputRequests": step.input_requests}
+    if step.request_state is not None:
+        result["requestState"] = step.request_state
+    return result
 
 
 def _none_shown(step: Round, host: ClientCapabilities) -> bool:
