@@ -29,7 +29,7 @@ from typing import Any
 import uvicorn
 
 from ..client import InvalidReply, Question
-from ..devui.app import BadRequest, _body, _json, _lifespan, _pairs, _send, _text, static_file
+from ..devui.app import BadRequest, form_pairs, json_body, lifespan, reply, reply_json, static_file, text_field
 from ..devui.guard import DevGuard
 from ..devui.run import SilentServer, bind
 from ..forms import Accepted, Answer, Cancelled, Declined
@@ -44,7 +44,7 @@ BUTTONS = (("accept", "Submit"), ("decline", "Decline"), ("cancel", "Cancel"))
 
 
 @dataclass(slots=True)
-class Waiting:
+class PageQuestion:
     question: Question
     future: asyncio.Future[Answer[Any]]
     shown: dict[str, Any]
@@ -59,7 +59,7 @@ class AskPage:
         self.guard: DevGuard | None = None
         self._server: SilentServer | None = None
         self._serving: asyncio.Future[None] | None = None
-        self._waiting: dict[str, Waiting] = {}
+        self._waiting: dict[str, PageQuestion] = {}
         self._followed = -FOLLOWED_S
         self._static = {
             "/": (static_file_of("ask.html"), "text/html; charset=utf-8"),
@@ -73,7 +73,7 @@ class AskPage:
         address = await self._start()
         qid = secrets.token_urlsafe(9)
         future: asyncio.Future[Answer[Any]] = asyncio.get_running_loop().create_future()
-        self._waiting[qid] = Waiting(question, future, _shown(qid, question))
+        self._waiting[qid] = PageQuestion(question, future, _shown(qid, question))
         log.warning(
             "the server asks a question the host cannot show (%s mode): answer it at %s", question.mode, address
         )
@@ -110,7 +110,7 @@ class AskPage:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await lifespan(receive, send)
             return
         if scope["type"] != "http" or self.guard is None:
             return
@@ -119,44 +119,44 @@ class AskPage:
         static = path in self._static
         refusal = self.guard.check(headers, static=static)
         if refusal is not None:
-            await _json(send, refusal.status, {"error": refusal.reason})
+            await reply_json(send, refusal.status, {"error": refusal.reason})
             return
         try:
             if static and method in ("GET", "HEAD"):
                 body, kind = self._static[path]
-                await _send(send, 200, kind, body)
+                await reply(send, 200, kind, body)
             elif path == "/api/questions" and method == "GET":
                 self._followed = asyncio.get_running_loop().time()
-                await _json(send, 200, {"questions": [w.shown for w in self._waiting.values()]})
+                await reply_json(send, 200, {"questions": [w.shown for w in self._waiting.values()]})
             elif path == "/api/answer" and method == "POST":
-                data = await _body(headers, receive)
-                self.answer(_text(data, "id"), _text(data, "action"), _pairs(data.get("values")))
-                await _json(send, 200, {"ok": True})
+                data = await json_body(headers, receive)
+                self.answer(text_field(data, "id"), text_field(data, "action"), form_pairs(data.get("values")))
+                await reply_json(send, 200, {"ok": True})
             else:
                 raise BadRequest(404, f"no {method} {path} here")
         except BadRequest as exc:
-            await _json(send, exc.status, {"error": str(exc)})
+            await reply_json(send, exc.status, {"error": str(exc)})
 
     def answer(self, qid: str, action: str, pairs: dict[str, list[str]]) -> None:
         """Answer a waiting question; BadRequest 422 (the question stays open) when the answer does not fit."""
         waiting = self._waiting.get(qid)
         if waiting is None or waiting.future.done():
             raise BadRequest(422, "that question is no longer waiting (answered, withdrawn or timed out)")
-        reply: Answer[Any]
+        given: Answer[Any]
         if action == "decline":
-            reply = Declined()
+            given = Declined()
         elif action == "cancel":
-            reply = Cancelled()
+            given = Cancelled()
         elif action == "accept":
             form = waiting.question.form
-            reply = Accepted(form_values(form, pairs) if form is not None else None)
+            given = Accepted(form_values(form, pairs) if form is not None else None)
             try:
-                waiting.question.answer(reply)  # the client's own check, whatever the page checked
+                waiting.question.answer(given)  # the client's own check, whatever the page checked
             except InvalidReply as exc:
                 raise BadRequest(422, str(exc)) from None
         else:
             raise BadRequest(400, f"an answer is accept, decline or cancel, not {action!r}")
-        waiting.future.set_result(reply)
+        waiting.future.set_result(given)
 
 
 def static_file_of(name: str) -> bytes:
