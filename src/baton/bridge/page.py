@@ -29,7 +29,17 @@ from typing import Any
 import uvicorn
 
 from ..client import InvalidReply, Question
-from ..devui.app import BadRequest, form_pairs, json_body, lifespan, reply, reply_json, static_file, text_field
+from ..devui.app import (
+    BadRequest,
+    admitted,
+    form_pairs,
+    json_body,
+    lifespan,
+    reply,
+    reply_json,
+    static_file,
+    text_field,
+)
 from ..devui.guard import DevGuard
 from ..devui.run import SilentServer, bind
 from ..forms import Accepted, Answer, Cancelled, Declined
@@ -64,6 +74,7 @@ class AskPage:
         self._static = {
             "/": (static_file_of("ask.html"), "text/html; charset=utf-8"),
             "/static/ask.js": (static_file_of("ask.js"), "text/javascript; charset=utf-8"),
+            "/static/dom.js": (static_file("dom.js"), "text/javascript; charset=utf-8"),
             "/static/app.css": (static_file("app.css"), "text/css; charset=utf-8"),
             "/favicon.ico": (static_file("favicon.svg"), "image/svg+xml"),
         }
@@ -114,12 +125,10 @@ class AskPage:
             return
         if scope["type"] != "http" or self.guard is None:
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         path, method = scope["path"], scope["method"]
         static = path in self._static
-        refusal = self.guard.check(headers, static=static)
-        if refusal is not None:
-            await reply_json(send, refusal.status, {"error": refusal.reason})
+        headers = await admitted(self.guard, scope, send, static=static)
+        if headers is None:
             return
         try:
             if static and method in ("GET", "HEAD"):

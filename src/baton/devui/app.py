@@ -36,6 +36,7 @@ KEEPALIVE_S = 15.0
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/static/dom.js": ("dom.js", "text/javascript; charset=utf-8"),
     "/static/app.css": ("app.css", "text/css; charset=utf-8"),
     "/static/favicon.svg": ("favicon.svg", "image/svg+xml"),
     "/favicon.ico": ("favicon.svg", "image/svg+xml"),
@@ -83,13 +84,11 @@ class DevApp:
             return
         if scope["type"] != "http":
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         path: str = scope["path"]
         method: str = scope["method"]
         static = path in self._static
-        refusal = self.guard.check(headers, static=static)
-        if refusal is not None:
-            await reply_json(send, refusal.status, {"error": refusal.reason})
+        headers = await admitted(self.guard, scope, send, static=static)
+        if headers is None:
             return
         try:
             if static:
@@ -176,6 +175,16 @@ class DevApp:
                 await stream.aclose()  # type: ignore[attr-defined]
         with contextlib.suppress(Exception):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def admitted(guard: DevGuard, scope: Scope, send: Send, *, static: bool) -> dict[str, str] | None:
+    """The request's (lower-cased) headers if `guard` admits it; else None, once its refusal was sent."""
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    refusal = guard.check(headers, static=static)
+    if refusal is not None:
+        await reply_json(send, refusal.status, {"error": refusal.reason})
+        return None
+    return headers
 
 
 async def _disconnected(receive: Receive) -> None:

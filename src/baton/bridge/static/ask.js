@@ -1,35 +1,12 @@
 // baton bridge: the page for the questions a host cannot show. It reads the run's token from the address's
 // fragment, polls the waiting questions, and answers them. Text from the server is only ever set as
 // textContent; the only markup inserted is the forms that Baton's own HTML renderer made (every server
-// string in them escaped).
+// string in them escaped). The DOM helpers (`el`, `setStatus`, `values`) are baton dev's (dom.js).
 "use strict";
 
 const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
 const headers = { "X-Baton-Dev-Token": token };
 const shown = new Map();
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "text") node.textContent = v;
-    else if (k === "cls") node.className = v;
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v === true ? "" : v);
-  }
-  for (const child of children) if (child) node.append(child);
-  return node;
-}
-
-function setStatus(text) {
-  document.getElementById("status").textContent = text;
-}
-
-function values(form) {
-  const out = {};
-  for (const [name, value] of new FormData(form)) (out[name] = out[name] || []).push(String(value));
-  return out;
-}
 
 function question(q) {
   const box = el("section", { cls: "question", "aria-label": `Question: ${q.message}` });
