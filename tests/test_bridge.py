@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import select
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -63,8 +64,9 @@ def test_mcp1_host_reaches_the_server_through_the_bridge(serve: Callable[..., Ru
     assert "test_prompt_with_arguments" in report["prompts"]
     assert report["prompt"] == ["Prompt with arguments: arg1='a', arg2='b'"]
     assert report["completion"] == ["gamma"]
-    # A 2026 server's list changes reach the host (a 2025-11-25 server's are not relayed yet, nor offered).
-    assert report["list_changed"] is (True if protocol == "auto" else None)
+    # The server's list changes reach the host: a 2026 server's from a listen stream, a 2025-11-25 server's from
+    # its session's GET stream (P161).
+    assert report["list_changed"] is True
     # Two rounds of input_required, each put to the host as its own elicitation/create (P135).
     assert report["two_rounds"] == "Ada likes teal"
     assert report["asked"] == ["What is your name?", "What is your favorite color?"]
@@ -77,14 +79,12 @@ def test_mcp1_host_reaches_the_server_through_the_bridge(serve: Callable[..., Ru
     assert "Traceback" not in stderr
 
 
-def test_a_host_without_elicitation_gets_a_decline_and_a_line(serve: Callable[..., RunningServer]) -> None:
+def test_no_ask_declines_what_a_host_cannot_show(serve: Callable[..., RunningServer]) -> None:
+    # Without --no-ask the bridge's page asks (tests/test_bridge_page.py); with it, a silent decline.
     server = serve(EVERYTHING)
-    report, stderr = _host("mute", server.url)
-    assert report["result"] == "stranger likes no colour"
-    assert "declined 'step1' (What is your name?)" in stderr and "--no-ask" in stderr
     report, stderr = _host("mute", server.url, "--no-ask")
     assert report["result"] == "stranger likes no colour"
-    assert "declined" not in stderr
+    assert stderr == ""
 
 
 def test_a_2026_host_gets_input_required_through_the_bridge(serve: Callable[..., RunningServer]) -> None:
@@ -182,39 +182,67 @@ def test_the_bridge_logs_in_as_baton_tools_does_or_takes_a_key_from_the_environm
 class _Bridge:
     """`baton bridge URL` driven line by line, as a host drives it."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *options: str) -> None:
         self.proc = subprocess.Popen(
-            [BATON, "bridge", url], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT
+            [BATON, "bridge", *options, url],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
         )
         self.ids = 0
+        self.seen: list[dict[str, Any]] = []  # every other line the bridge wrote meanwhile
+        # Lines are read in a thread: select() on a buffered pipe misses lines already read into its buffer.
+        self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(json.loads(line))
 
     def ask(self, method: str, params: dict[str, Any] | None = None, timeout: float = 30.0) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        assert self.proc.stdin is not None
         self.ids += 1
         message = {"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params or {}}
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
         self.proc.stdin.flush()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.proc.stdout], [], [], deadline - time.monotonic())
-            if not ready:
+            try:
+                reply = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
                 break
-            reply: dict[str, Any] = json.loads(self.proc.stdout.readline())
             if reply.get("id") == self.ids:
                 return reply
+            self.seen.append(reply)
         raise AssertionError(f"no answer to {method} within {timeout:g} s")
 
     def initialize(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
         info = {"name": "t", "version": "1"}
         params = {"protocolVersion": "2025-11-25", "capabilities": capabilities or {}, "clientInfo": info}
-        return self.ask("initialize", params)
+        reply = self.ask("initialize", params)
+        self.notify("notifications/initialized")
+        return reply
+
+    def notify(self, method: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def heard(self, method: str, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """The notifications named `method` the bridge wrote so far, after waiting up to `timeout` for one."""
+        deadline = time.monotonic() + timeout
+        while not any(m.get("method") == method for m in self.seen) and time.monotonic() < deadline:
+            self.ask("ping", timeout=deadline - time.monotonic())
+            time.sleep(0.1)
+        return [m for m in self.seen if m.get("method") == method]
 
     def next_line(self, timeout: float = 30.0) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        assert ready, f"nothing from the bridge within {timeout:g} s"
-        line: dict[str, Any] = json.loads(self.proc.stdout.readline())
-        return line
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"nothing from the bridge within {timeout:g} s") from None
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -222,20 +250,67 @@ class _Bridge:
         self.proc.wait()
 
 
-def test_a_server_restart_keeps_the_hosts_session(tmp_path: Any) -> None:
+WATCHED = "test://watched-resource"
+UPDATED = "notifications/resources/updated"
+
+
+@pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
+def test_a_server_restart_keeps_the_hosts_session(tmp_path: Any, protocol: str) -> None:
+    # A 2025-11-25 server's session ends with it: the bridge opens a new one and makes the host's log level and
+    # subscriptions again there (P162); the host never knows. A 2026 server has nothing to reopen.
     port = free_port()
-    server = start_server(EVERYTHING, port=port, log=tmp_path / "first.log")
-    bridge = _Bridge(server.url)
+    server = start_server(EVERYTHING, port=port, log=tmp_path / "first.log", env=_keys(tmp_path / "first"))
+    bridge = _Bridge(server.url, "--protocol", protocol)
+    session = protocol == "2025-11-25"
     try:
-        assert bridge.initialize()["result"]["protocolVersion"] == "2025-11-25"
+        caps = bridge.initialize()["result"]["capabilities"]
+        assert caps["resources"].get("subscribe") is (True if session else None)
         call = {"name": "test_simple_text", "arguments": {}}
         assert bridge.ask("tools/call", call)["result"]["content"][0]["text"].startswith("This is a simple")
+        assert "result" in bridge.ask("logging/setLevel", {"level": "error"})
+        if session:
+            assert "result" in bridge.ask("resources/subscribe", {"uri": WATCHED})
         server.stop()
-        restarted = start_server(EVERYTHING, port=port, log=tmp_path / "second.log")
+        # New state keys: the old session id does not open (404), as with a server that keeps sessions in memory.
+        restarted = start_server(EVERYTHING, port=port, log=tmp_path / "second.log", env=_keys(tmp_path / "second"))
         try:
             assert bridge.ask("tools/call", call)["result"]["content"][0]["text"].startswith("This is a simple")
+            bridge.seen.clear()
+            logged = bridge.ask("tools/call", {"name": "test_tool_with_logging", "arguments": {}})
+            assert "result" in logged
+            assert [m for m in bridge.seen if m.get("method") == "notifications/message"] == []  # still "error"
+            if session:
+                bridge.ask("tools/call", {"name": "test_update_watched_resource", "arguments": {}})
+                assert [m["params"] for m in bridge.heard(UPDATED)] == [{"uri": WATCHED}]
         finally:
             restarted.stop()
+    finally:
+        bridge.stop()
+    assert bridge.proc.stderr is not None
+    assert ("opened a new one" in bridge.proc.stderr.read().decode()) is session
+
+
+def _keys(data: Path) -> dict[str, str]:
+    """A server's environment with its own data directory, hence its own state keys."""
+    return {"BATON_DATA_DIR": str(data)}
+
+
+def test_a_2025_servers_updates_and_list_changes_reach_the_host(serve: Callable[..., RunningServer]) -> None:
+    # A 2025-11-25 server says them on its session's GET stream (P161): subscribe, unsubscribe, list_changed.
+    server = serve(EVERYTHING)
+    bridge = _Bridge(server.url, "--protocol", "2025-11-25")
+    try:
+        caps = bridge.initialize()["result"]["capabilities"]
+        assert caps["resources"]["subscribe"] is True and caps["tools"]["listChanged"] is True
+        assert "result" in bridge.ask("resources/subscribe", {"uri": WATCHED})
+        bridge.ask("tools/call", {"name": "test_update_watched_resource", "arguments": {}})
+        assert [m["params"] for m in bridge.heard(UPDATED)] == [{"uri": WATCHED}]
+        assert "result" in bridge.ask("resources/unsubscribe", {"uri": WATCHED})
+        bridge.seen.clear()
+        bridge.ask("tools/call", {"name": "test_trigger_tool_change", "arguments": {}})
+        assert bridge.heard("notifications/tools/list_changed")
+        bridge.ask("tools/call", {"name": "test_update_watched_resource", "arguments": {}})
+        assert bridge.heard(UPDATED, timeout=1) == []
     finally:
         bridge.stop()
 

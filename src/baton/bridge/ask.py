@@ -4,8 +4,9 @@ The bridge's `Client` declares both elicitation modes and hands each question to
 2025-11-25 host that declared the question's mode it goes as the host's own `elicitation/create`
 request on stdout, with the params the server sent, and the host's answer comes back as the reply
 the `Client` checks against the question and sends on (in the next round with the sealed
-`requestState`, or as the session's response). A host that cannot show the question gets a decline:
-with a warning line on stderr by default, silently with `--no-ask`.
+`requestState`, or as the session's response). A question the host cannot show (it declared no
+elicitation, or not the question's mode) is put to the person on the bridge's own page (`AskPage`,
+protocol.md P160); with `--no-ask` it is declined, silently.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..forms import Answer, Cancelled, Declined
 from ..protocol.capabilities import ClientCapabilities, granted
 from ..server.outbound import Outbound, PeerError, Stream, Write
 from .held import CURRENT
+from .page import AskPage
 from .replies import ASK_TIMEOUT_S, reply_of
 
 log = logging.getLogger("baton.bridge")
@@ -26,10 +28,11 @@ log = logging.getLogger("baton.bridge")
 class HostAsker:
     """Answers the server's questions through the host: the bridge's `on_form` and `on_url` handler."""
 
-    def __init__(self, write: Write, outbound: Outbound, *, no_ask: bool = False) -> None:
+    def __init__(self, write: Write, outbound: Outbound, page: AskPage | None) -> None:
         self.write = write
         self.outbound = outbound
-        self.no_ask = no_ask
+        self.page = page
+        """Where a question the host cannot show is asked; None (`--no-ask`): it is declined."""
         self.host: ClientCapabilities | None = None
         """The capabilities of the 2025-11-25 host's `initialize`; None before it, and for a 2026 host."""
 
@@ -48,12 +51,6 @@ class HostAsker:
                 log.warning("the host refused question %r: %s", question.key, exc.message or "no answer")
                 return Cancelled()
             return reply_of(result)
-        if not self.no_ask:
-            log.warning(
-                "the host cannot show questions (%s mode): declined %r (%s); "
-                "pass --no-ask to decline without this line",
-                question.mode,
-                question.key,
-                question.message,
-            )
+        if self.page is not None:  # P160: the person answers on the bridge's page
+            return await self.page.ask(question)
         return Declined()

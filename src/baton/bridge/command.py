@@ -1,4 +1,5 @@
-"""`baton bridge URL [--protocol V] [--header K=V ...] [--no-ask] [--no-token-store] [--timeout S]`.
+"""`baton bridge URL [--protocol V] [--header K=V ...] [--no-ask] [--no-browser] [--ask-timeout S] [--no-token-store]
+[--timeout S]`.
 
 The host starts it as a stdio server; it forwards to the Streamable HTTP server at URL. A server that
 answers 401 gets the browser login of `baton tools URL`, tokens in the same store, never shown to the
@@ -28,7 +29,9 @@ from ..serve.stdio import open_stdio
 from ..server.outbound import Outbound
 from .ask import HostAsker
 from .host import HostSide, Lines
+from .page import AskPage
 from .remote import Remote
+from .replies import ASK_TIMEOUT_S
 
 CLIENT_NAME = "baton-bridge"
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -58,7 +61,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-ask",
         action="store_true",
-        help="decline the server's questions a host cannot show, without a warning line",
+        help="decline the server's questions a host cannot show, instead of asking on a loopback page",
+    )
+    p.add_argument(
+        "--no-browser",
+        action="store_true",
+        help="do not open a browser for such a question: only print the page's address on stderr",
+    )
+    p.add_argument(
+        "--ask-timeout",
+        type=seconds,
+        default=ASK_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"how long a question waits on the page before it is cancelled (default {ASK_TIMEOUT_S:g})",
     )
     p.add_argument(
         "--no-token-store",
@@ -102,7 +117,8 @@ async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], ar
         (None, None) if given_auth or not may_carry_tokens(url) else login.oauth(store=not args.no_token_store)
     )
     lines = Lines(out)
-    asker = HostAsker(lines.send, Outbound("bridge-"), no_ask=args.no_ask)
+    page = None if args.no_ask else AskPage(open_browser=not args.no_browser, timeout_s=args.ask_timeout)
+    asker = HostAsker(lines.send, Outbound("bridge-"), page)
     client = Client(
         url,
         on_form=asker,
@@ -114,7 +130,7 @@ async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], ar
         deadline_s=args.timeout,
         cache=False,  # the host caches as the server's ttlMs says; the bridge passes lists on as they are now
     )
-    host = HostSide(Remote(client), asker, reader, lines)
+    host = HostSide(Remote(client, page.ask if page is not None else None), asker, reader, lines)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, host.stop, signum)
@@ -126,6 +142,8 @@ async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], ar
             loop.remove_signal_handler(signum)
         with contextlib.suppress(Exception):
             await client.close()
+        if page is not None:
+            await page.close()
         if browser is not None:
             with contextlib.suppress(Exception):
                 await browser.aclose()

@@ -122,6 +122,7 @@ class HostSide:
         if msg.method == "notifications/cancelled":
             self.inflight.cancel(msg.params)  # its leg to the server is closed, its questions to the host withdrawn
         elif msg.method == "notifications/initialized" and self.initialized and self._listening is None:
+            self.remote.session_host = self.write  # a 2025-11-25 server's notices, from now on (P161)
             self._listening = asyncio.ensure_future(self.remote.relay_list_changes(self.send))
         # the host's other notifications need nothing from the bridge
 
@@ -170,6 +171,7 @@ class HostSide:
                 raise invalid_params(f"Invalid params: level is one of {', '.join(LOG_LEVELS)}")
             self.log_level = level
             if self.remote.client.era == HANDSHAKE_VERSION:
+                self.remote.log_level = level  # set again in a session the server reopens (P162)
                 await self.remote.client.request("logging/setLevel", {"level": level})
             return {}
         return await self.remote.session_request(msg.method, msg.params, self.log_level, self.send)

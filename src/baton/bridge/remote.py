@@ -16,10 +16,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ..client import Client, ClientError
+from ..client import Client, ClientError, Round
 from ..client.callbacks import Notify
 from ..client.http11 import ConnectError
-from ..protocol.capabilities import ClientCapabilities
+from ..client.questions import ElicitHandler
+from ..protocol.capabilities import ClientCapabilities, granted
 from ..protocol.constants import (
     HANDSHAKE_VERSION,
     META_CLIENT_CAPABILITIES,
@@ -42,15 +43,32 @@ DEFAULT_LOG_LEVEL = "debug"
 """A 2025-11-25 host that never sent logging/setLevel sees every level, as in a Baton session (P134)."""
 LIST_CHANGES = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 """The lists whose changes a 2026 server announces on a `subscriptions/listen` stream, by capability."""
+UNSOLICITED = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+    }
+)
+"""What a 2025-11-25 server tells its session outside any request's own business, relayed by `Remote.heard`."""
 
 
 class Remote:
     """The server at the URL, as the bridge's one `Client` reaches it."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, ask: ElicitHandler | None = None) -> None:
         self.client = client
+        self.ask = ask
+        """Where a 2026 host's round it cannot show is asked instead (the bridge's page, P160); None: passed on."""
         self.held = HeldCalls()
         self.server_caps: dict[str, Any] = {}
+        self.session_host: Callable[[dict[str, Any]], None] | None = None
+        """Writes to the 2025-11-25 host once its session is open: a 2025-11-25 server's unsolicited notices."""
+        self.log_level: str | None = None  # the host's logging/setLevel, sent again to a reopened session
+        self.subscribed: set[str] = set()  # the host's resource subscriptions, made again in a reopened session
+        client.on_message = self.heard
+        client.on_session_reopened = self.restore
 
     async def initialize_result(self) -> dict[str, Any]:
         """The `InitializeResult` a 2025-11-25 host gets: the server's capabilities, name and instructions."""
@@ -64,10 +82,12 @@ class Remote:
         if not isinstance(info, dict) or not isinstance(info.get("name"), str):
             info = {"name": self.client.server_name or "mcp-server", "version": "unknown"}
         self.server_caps = caps if isinstance(caps, dict) else {}
-        relayed = era == PROTOCOL_VERSION  # list changes of a 2026 server: `relay_list_changes`
+        # List changes: a 2026 server's through `relay_list_changes`, a 2025-11-25 server's through `heard`, as
+        # are its resource updates (P161).
+        shown = host_capabilities(self.server_caps, list_changes=True, subscribe=era == HANDSHAKE_VERSION)
         result: dict[str, Any] = {
             "protocolVersion": HANDSHAKE_VERSION,
-            "capabilities": {**host_capabilities(self.server_caps, list_changes=relayed), "logging": {}},
+            "capabilities": {**shown, "logging": {}},
             "serverInfo": info,
         }
         if isinstance(found.get("instructions"), str):
@@ -85,12 +105,41 @@ class Remote:
             meta[META_LOG_LEVEL] = log_level or DEFAULT_LOG_LEVEL
         if meta:
             body["_meta"] = meta
-        notify = _relay(token, to_host)
+        notify = _relay(token, to_host, skip=UNSOLICITED)  # those reach the host through `heard`, once
         if method in MULTI_ROUND:
             result = await self._retried(lambda: self.client.drive(method, body, progress=notify))
         else:
             result = await self._retried(lambda: self.client.request(method, body, progress=notify))
+        uri = params.get("uri")
+        if method == "resources/subscribe" and isinstance(uri, str):
+            self.subscribed.add(uri)
+        elif method == "resources/unsubscribe":
+            self.subscribed.discard(uri)
         return handshake_result(method, dict(result))  # a copy: the client may keep the result in its cache
+
+    def heard(self, direction: str, message: dict[str, Any]) -> None:
+        """The client's tap: a 2025-11-25 server's list changes and resource updates, wherever they came (its
+        GET stream, a request's stream), go to the 2025-11-25 host (P161)."""
+        if (
+            direction == "received"
+            and message.get("method") in UNSOLICITED
+            and self.session_host is not None
+            and self.client.era == HANDSHAKE_VERSION
+        ):
+            self.session_host(notification(str(message["method"]), message.get("params") or {}))
+
+    async def restore(self) -> None:
+        """The host's session state in the 2025-11-25 session the client opened again after the server ended
+        the last one (it restarted): its log level and its resource subscriptions (P162)."""
+        log.warning("the server ended its session (it restarted?): opened a new one")
+        again: list[tuple[str, dict[str, Any]]] = [("resources/subscribe", {"uri": uri}) for uri in self.subscribed]
+        if self.log_level is not None:
+            again.insert(0, ("logging/setLevel", {"level": self.log_level}))
+        for method, params in again:
+            try:
+                await self.client.request(method, params)
+            except (McpError, ClientError, OSError) as exc:
+                log.warning("could not restore %s %s in the new session: %s", method, params, exc)
 
     async def modern_request(self, method: str, params: dict[str, Any], to_host: Notify) -> dict[str, Any]:
         """A 2026-07-28 host's request, one leg, its answer as the server gave it (`input_required` too)."""
@@ -106,7 +155,23 @@ class Remote:
             host = ClientCapabilities.parse(caps if isinstance(caps, dict) else {})
             call = self._retried(lambda: self.client.request(method, body, progress=notify))
             return await self.held.leg(Held(call, host))
-        return await self._retried(lambda: self.client.request(method, params, progress=notify))
+        meta = dict(params.get("_meta") or {})
+        caps = meta.get(META_CLIENT_CAPABILITIES)
+        caps = caps if isinstance(caps, dict) else {}
+        host = ClientCapabilities.parse(caps)
+        if self.ask is not None:  # the bridge's page shows what the host cannot: the server may ask it (P160)
+            meta[META_CLIENT_CAPABILITIES] = {**caps, "elicitation": {"form": {}, "url": {}}}
+            params = {**params, "_meta": meta}
+        sent = params
+        result = await self._retried(lambda: self.client.request(method, sent, progress=notify))
+        for number in range(1, self.client.max_rounds + 1):  # the rounds the host cannot show, asked on the page
+            step = _round_of(method, sent, result, number)
+            if step is None or self.ask is None or not _none_shown(step, host):
+                break
+            answers = {question.key: await self.ask(question) for question in step.questions()}  # P160
+            advanced = await self.client.advance(step, answers, progress=notify)
+            result = _result_of(advanced) if isinstance(advanced, Round) else advanced
+        return result
 
     def _discover_of_session(self) -> dict[str, Any]:
         """The `DiscoverResult` a 2026 host gets for a 2025-11-25 server: what its `initialize` said."""
@@ -126,6 +191,8 @@ class Remote:
         """For a 2025-11-25 host of a 2026 server, until cancelled: a `subscriptions/listen` stream for the
         lists the server announces changes of, each change passed on as the host's `list_changed`; a stream
         that ends or fails is opened again after a pause that grows while it keeps failing (P134)."""
+        if self.client.era != PROTOCOL_VERSION:
+            return  # a 2025-11-25 server's list changes come in its session: `heard`
         wanted = {
             flag: True for kind, flag in LIST_CHANGES.items() if (self.server_caps.get(kind) or {}).get("listChanged")
         }
@@ -164,20 +231,45 @@ class Remote:
         return await attempt()
 
 
-def host_capabilities(caps: dict[str, Any], *, list_changes: bool) -> dict[str, Any]:
-    """The server's capabilities without what the bridge does not relay: resource subscriptions, and list
-    changes unless `list_changes`."""
-    dropped = {"subscribe"} if list_changes else {"subscribe", "listChanged"}
+def host_capabilities(caps: dict[str, Any], *, list_changes: bool, subscribe: bool = False) -> dict[str, Any]:
+    """The server's capabilities without what the bridge does not relay: list changes unless `list_changes`,
+    resource subscriptions unless `subscribe`."""
+    dropped = ({"listChanged"} if not list_changes else set()) | ({"subscribe"} if not subscribe else set())
     shown: dict[str, Any] = {}
     for name, value in caps.items():
         shown[name] = {k: v for k, v in value.items() if k not in dropped} if isinstance(value, dict) else value
     return shown
 
 
-def _relay(token: Any, to_host: Notify) -> Notify:
-    """The notifications of one request, to the host: progress under the host's token (none without one)."""
+def _round_of(method: str, params: dict[str, Any], result: dict[str, Any], number: int) -> Round | None:
+    """A well-formed `input_required` result as a `Round` the client can answer; None for anything else."""
+    asks, state = result.get("inputRequests"), result.get("requestState")
+    if result.get("resultType") != "input_required" or not isinstance(asks, dict) or not asks:
+        return None
+    return Round(method, params, asks, state, number) if state is None or isinstance(state, str) else None
+
+
+def _result_of(step: Round) -> dict[str, Any]:
+    """A round the host answers itself, as the `input_required` result the server sent."""
+    result: dict[str, Any] = {"resultType": "input_required", "inputRequests": step.input_requests}
+    if step.request_state is not None:
+        result["requestState"] = step.request_state
+    return result
+
+
+def _none_shown(step: Round, host: ClientCapabilities) -> bool:
+    """Whether every request of a round is a question the 2026 host cannot show (P160): the bridge asks them."""
+    questions = step.questions()
+    return len(questions) == len(step.input_requests) > 0 and not any(granted(host, q.mode) for q in questions)
+
+
+def _relay(token: Any, to_host: Notify, skip: frozenset[str] = frozenset()) -> Notify:
+    """The notifications of one request, to the host: progress under the host's token (none without one),
+    none of the methods in `skip`."""
 
     async def relay(message: dict[str, Any]) -> None:
+        if message.get("method") in skip:
+            return
         if message.get("method") == "notifications/progress":
             if token is None:
                 return

@@ -148,6 +148,9 @@ class Client:
         self.protocol: ProtocolChoice = protocol
         self._modern = protocol == MODERN  # the era check of every request: settled and 2026-07-28
         self._session: ClientSession | None = None
+        self.on_session_reopened: Callable[[], Awaitable[None]] | None = None
+        """Awaited when a 2025-11-25 session the server ended (HTTP 404: it restarted) was opened again, before
+        the request that found it gone is sent again: the place to restore what the old session held (P162)."""
         self._era_lock = asyncio.Lock()
         self._probe_answer = ""  # what the probe got, for the message if the handshake fails too
         self._probe_late = False  # the stdio probe timed out (its answer may still come)
@@ -319,6 +322,7 @@ class Client:
             observer=self._observer,
             tap=self.on_message,
         )
+        session.on_reopened = self._session_reopened
         try:
             await session.open()
         except McpError as exc:
@@ -334,6 +338,10 @@ class Client:
             ) from exc
         self.server_name = session.server_name
         return session
+
+    async def _session_reopened(self) -> None:
+        if self.on_session_reopened is not None:
+            await self.on_session_reopened()
 
     async def _in_session(
         self, method: str, params: dict[str, Any] | None, progress: Progress | None

@@ -4,9 +4,9 @@
 refuses any other answer with a `ClientError`, then sends `notifications/initialized` (if that fails,
 the session is ended with DELETE before the error is raised). Requests carry
 no 2026 envelope (no `io.modelcontextprotocol/*` key in `_meta`, whoever put it there). A request that
-finds the session gone (HTTP 404) initializes again once and is sent again; a -32042 error hands its
-URL elicitations to `on_url` and, once the user accepted them all, sends the request again (bounded,
-and paced: a URL asked again waits first, `baton.client.pacing`).
+finds the session gone (HTTP 404) initializes again once (then awaits `on_reopened`) and is sent again;
+a -32042 error hands its URL elicitations to `on_url` and, once the user accepted them all, sends the
+request again (bounded, and paced: a URL asked again waits first, `baton.client.pacing`).
 The server's own requests during a call are answered by `Inbound`, through the transport.
 When telemetry is on, `initialize` and each request are CLIENT spans (`observer`, protocol.md P63): one span
 for a request however many times it is sent again, its context in `_meta`.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol.constants import HANDSHAKE_VERSION
@@ -110,6 +111,8 @@ class ClientSession:
         self._ids = ids
         self._generation = 0  # how many times the session was opened
         self._opening = asyncio.Lock()
+        self.on_reopened: Callable[[], Awaitable[None]] | None = None
+        """Awaited after the session the server ended was opened again, before the request is sent again."""
 
     async def open(self) -> None:
         """The handshake: `initialize`, the version check, `notifications/initialized`."""
@@ -200,9 +203,12 @@ class ClientSession:
 
     async def _reopen(self, generation: int) -> None:
         async with self._opening:
-            if self._generation == generation:  # nobody else initialized again meanwhile
-                self.transport.reset()
-                await self.open()
+            if self._generation != generation:  # somebody else initialized again meanwhile
+                return
+            self.transport.reset()
+            await self.open()
+        if self.on_reopened is not None:  # outside the lock: its own requests may find this session gone too
+            await self.on_reopened()
 
     async def close(self) -> None:
         await self.inbound.close()

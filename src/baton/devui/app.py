@@ -41,6 +41,7 @@ KEEPALIVE_S = 15.0
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/static/dom.js": ("dom.js", "text/javascript; charset=utf-8"),
     "/static/app.css": ("app.css", "text/css; charset=utf-8"),
     "/static/favicon.svg": ("favicon.svg", "image/svg+xml"),
     "/favicon.ico": ("favicon.svg", "image/svg+xml"),
@@ -85,17 +86,15 @@ class DevApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await lifespan(receive, send)
             return
         if scope["type"] != "http":
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         path: str = scope["path"]
         method: str = scope["method"]
         static = path in self._static or path.startswith("/app/")
-        refusal = self.guard.check(headers, static=static)
-        if refusal is not None:
-            await _json(send, refusal.status, {"error": refusal.reason})
+        headers = await admitted(self.guard, scope, send, static=static)
+        if headers is None:
             return
         try:
             if static and method not in ("GET", "HEAD"):
@@ -104,21 +103,21 @@ class DevApp:
                 await self._app_page(send, path.removeprefix("/app/"))
             elif static:
                 body, kind = self._static[path]
-                await _send(send, 200, kind, body)
+                await reply(send, 200, kind, body)
             elif path == "/api/events" and method == "GET":
                 await self._events(send, receive)
             elif path == "/api/exchange" and method == "GET":
                 query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-                await _json(send, 200, {"messages": self.session.exchange(_one(query, "call"))})
+                await reply_json(send, 200, {"messages": self.session.exchange(_one(query, "call"))})
             elif method == "POST" and path.startswith("/api/"):
-                data = await _body(headers, receive)
-                await _json(send, 200, await self._post(path, data))
+                data = await json_body(headers, receive)
+                await reply_json(send, 200, await self._post(path, data))
             else:
                 raise BadRequest(404, f"no {method} {path} here")
         except BadRequest as exc:
-            await _json(send, exc.status, {"error": str(exc)})
+            await reply_json(send, exc.status, {"error": str(exc)})
         except DevError as exc:
-            await _json(send, 422, {"error": str(exc)})
+            await reply_json(send, 422, {"error": str(exc)})
 
     async def _post(self, path: str, data: dict[str, Any]) -> dict[str, Any]:
         session = self.session
@@ -126,13 +125,13 @@ class DevApp:
             kind = data.get("kind")
             if kind not in ("tool", "resource", "prompt"):
                 raise BadRequest(400, "kind is tool, resource or prompt")
-            return {"call": session.start_call(kind, _text(data, "name"), _pairs(data.get("values")))}
+            return {"call": session.start_call(kind, text_field(data, "name"), form_pairs(data.get("values")))}
         if path == "/api/answer":
-            action = _text(data, "action")
-            session.answer(_text(data, "call"), _text(data, "key"), action, _pairs(data.get("values")))
+            action = text_field(data, "action")
+            session.answer(text_field(data, "call"), text_field(data, "key"), action, form_pairs(data.get("values")))
             return {"ok": True}
         if path == "/api/stop":
-            session.stop(_text(data, "call"))
+            session.stop(text_field(data, "call"))
             return {"ok": True}
         if path == "/api/complete":
             ref = data.get("ref")
@@ -140,18 +139,18 @@ class DevApp:
             if not isinstance(ref, dict):
                 raise BadRequest(400, "ref is an object")
             context = {k: v for k, v in context.items() if isinstance(v, str)} if isinstance(context, dict) else {}
-            values = await session.complete(ref, _text(data, "name"), _text(data, "value"), context)
+            values = await session.complete(ref, text_field(data, "name"), text_field(data, "value"), context)
             return {"values": values}
         if path == "/api/skill":
-            return await session.load_skill(_text(data, "uri"))
+            return await session.load_skill(text_field(data, "uri"))
 
         if path == "/api/app/render":
-            return await session.render_app(_text(data, "call"))
+            return await session.render_app(text_field(data, "call"))
         if path == "/api/app/call":
             params = data.get("params")
             if not isinstance(params, dict):
                 raise BadRequest(400, "params is an object")
-            return {"call": session.start_app_call(_text(data, "from"), _text(data, "method"), params)}
+            return {"call": session.start_app_call(text_field(data, "from"), text_field(data, "method"), params)}
         if path == "/api/refresh":
             await session.refresh()
             return {"ok": True}
@@ -213,12 +212,22 @@ class DevApp:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+async def admitted(guard: DevGuard, scope: Scope, send: Send, *, static: bool) -> dict[str, str] | None:
+    """The request's (lower-cased) headers if `guard` admits it; else None, once its refusal was sent."""
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    refusal = guard.check(headers, static=static)
+    if refusal is not None:
+        await reply_json(send, refusal.status, {"error": refusal.reason})
+        return None
+    return headers
+
+
 async def _disconnected(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
 
 
-async def _lifespan(receive: Receive, send: Send) -> None:
+async def lifespan(receive: Receive, send: Send) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
@@ -228,7 +237,7 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
-async def _body(headers: dict[str, str], receive: Receive) -> dict[str, Any]:
+async def json_body(headers: dict[str, str], receive: Receive) -> dict[str, Any]:
     if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
         raise BadRequest(415, "send JSON (Content-Type: application/json)")
     chunks: list[bytes] = []
@@ -253,7 +262,7 @@ async def _body(headers: dict[str, str], receive: Receive) -> dict[str, Any]:
     return data
 
 
-def _text(data: dict[str, Any], key: str) -> str:
+def text_field(data: dict[str, Any], key: str) -> str:
     value = data.get(key, "")
     if not isinstance(value, str):
         raise BadRequest(400, f"{key} is a string")
@@ -267,7 +276,7 @@ def _one(query: dict[str, list[str]], key: str) -> str:
     return values[0]
 
 
-def _pairs(values: Any) -> dict[str, list[str]]:
+def form_pairs(values: Any) -> dict[str, list[str]]:
     """A form's values as the page sends them: name -> a list of strings."""
     if values is None:
         return {}
@@ -280,11 +289,11 @@ def _pairs(values: Any) -> dict[str, list[str]]:
     return out
 
 
-async def _send(send: Send, status: int, kind: str, body: bytes) -> None:
+async def reply(send: Send, status: int, kind: str, body: bytes) -> None:
     headers = [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode()), *_HEADERS]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-async def _json(send: Send, status: int, data: dict[str, Any]) -> None:
-    await _send(send, status, "application/json", orjson.dumps(data))
+async def reply_json(send: Send, status: int, data: dict[str, Any]) -> None:
+    await reply(send, status, "application/json", orjson.dumps(data))

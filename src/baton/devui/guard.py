@@ -30,6 +30,8 @@ class DevGuard:
 
     port: int
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    name: str = "baton dev"
+    """Who serves the page, as its refusals name it (`baton bridge` asks its questions on such a page too)."""
 
     @property
     def origin(self) -> str:
@@ -43,13 +45,13 @@ class DevGuard:
     def check(self, headers: dict[str, str], *, static: bool) -> Refusal | None:
         """Why a request with these (lower-cased) headers is refused, or None to admit it."""
         if headers.get("host") != f"{LOOPBACK}:{self.port}":
-            return Refusal(421, f"baton dev answers only at {self.origin}")
+            return Refusal(421, f"{self.name} answers only at {self.origin}")
         origin = headers.get("origin")
         if origin is not None and origin != self.origin:
-            return Refusal(403, "a page of another origin may not use baton dev")
+            return Refusal(403, f"a page of another origin may not use {self.name}")
         if static:
             return None
         given = headers.get(TOKEN_HEADER, "")
         if not hmac.compare_digest(given.encode(), self.token.encode()):
-            return Refusal(401, "open the address baton dev printed: it carries this run's token")
+            return Refusal(401, f"open the address {self.name} printed: it carries this run's token")
         return None

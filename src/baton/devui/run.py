@@ -37,7 +37,7 @@ class PortTaken(OSError):
     """The port asked for cannot be listened on; the message says why."""
 
 
-class _Server(uvicorn.Server):
+class SilentServer(uvicorn.Server):
     """uvicorn without its signal handlers: `run` handles SIGINT and SIGTERM itself."""
 
     @contextlib.contextmanager
@@ -98,7 +98,7 @@ async def _main(
     session = DevSession(target, auth=auth, protocol=protocol, elicitation=elicitation)
     app = DevApp(session, guard)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
-    server = _Server(config)
+    server = SilentServer(config)
     stop = asyncio.Event()
     received: list[int] = []
     loop = asyncio.get_running_loop()
