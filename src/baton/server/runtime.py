@@ -43,6 +43,7 @@ from .sessions import ServerSession, SessionSeal
 from .single_use import SingleUse
 from .startup import ConfigurationError, load_key_ring
 from .subscriptions import ListenHub, Subscription
+from .tasks import TaskBoard
 
 if TYPE_CHECKING:
     from .core import Server
@@ -84,7 +85,14 @@ class Runtime:
         self.single_use = SingleUse(lambda: self.ledger)
         self.lifespan: Lifespan | None = None  # Server(lifespan=...): the transports enter it (protocol.md P132)
         self.engine = ReplayEngine(self)  # telemetry gives it an observer (observe.py)
+        s = self.settings
+        self.tasks = TaskBoard(
+            self.engine, lambda: server.extensions, ttl_ms=s.task_ttl_ms, poll_interval_ms=s.task_poll_interval_ms
+        )
         self.methods = Methods(server, self.engine).table()
+        # The Tasks extension's methods (protocol.md P165); tasks/list and tasks/result stay unknown (-32601).
+        board = self.tasks
+        self.methods |= {"tasks/get": board.get, "tasks/update": board.update, "tasks/cancel": board.cancel}
         self.handshake = HandshakeEra(server, self.methods)
 
     # -- what serving holds ---------------------------------------------------------------------------
@@ -182,6 +190,7 @@ class Runtime:
         """Release what the server holds open (the ledger, the connect kit, the auth's HTTP client);
         transports call it at shutdown."""
         self.hub.shutdown()
+        self.tasks.cancel_all()
         closer = getattr(self.settings.auth, "aclose", None)  # optional on a ResourceAuth (OAuthResource has one)
         if closer is not None:
             await closer()

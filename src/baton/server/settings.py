@@ -34,3 +34,5 @@ class ServerSettings:
     trace_arguments: bool  # tool arguments on spans, off by default (protocol.md P64)
     when_unasked: WhenUnasked = "error"  # tools' rung for a question the client cannot show (P139)
     host_quirks: tuple[HostQuirk, ...] = ()  # the quirk rows turned on (none by default, P140)
+    task_ttl_ms: int = 3_600_000  # how long a task is kept after it was made (tasks extension, P165)
+    task_poll_interval_ms: int = 1_000  # how often clients are told to poll a task
