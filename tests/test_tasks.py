@@ -16,6 +16,7 @@ import pytest
 from baton import Accepted, Context, KeyRing, Server, ToolError
 from baton.protocol.messages import Message
 from baton.protocol.tasks import TASKS
+from baton.state.ledger import principal_tag
 from baton.server import Exchange, RequestInfo
 
 TASKS_CAPS = {"extensions": {TASKS: {}}, "elicitation": {"form": {}}}
@@ -190,7 +191,7 @@ def test_cancel_stops_a_running_task_and_is_an_empty_ack_on_an_ended_one() -> No
         assert set(ack) == {"resultType", "_meta"} and ack["resultType"] == "complete"
         assert (await call("tasks/get", {"taskId": task_id}))["status"] == "cancelled"
         await asyncio.sleep(0.01)
-        assert server.runtime.tasks._tasks[task_id].runner is None  # the round was stopped
+        assert len(server.runtime.tasks) == 0  # its round was stopped: nothing runs here any more
         again = await call("tasks/cancel", {"taskId": task_id})
         assert again["resultType"] == "complete"
 
@@ -203,7 +204,8 @@ def test_another_principals_task_is_not_found_and_expired_tasks_are_purged() -> 
         call = caller(server)
         task_id = (await call("tools/call", {"name": "compute", "arguments": {}}))["taskId"]
         assert (await call("tasks/get", {"taskId": task_id}))["taskId"] == task_id
-        assert server.runtime.tasks._tasks[task_id].principal == "alice"
+        held = await server.runtime.task_store.get(task_id)
+        assert held is not None and held[0] == principal_tag("alice") and b"alice" not in held[1]
         for method in ("tasks/get", "tasks/cancel", "tasks/update"):
             theirs = await call(method, {"taskId": task_id, "inputResponses": {}}, principal="mallory")
             assert theirs["error"]["code"] == -32602 and "not found" in theirs["error"]["message"]
@@ -211,7 +213,7 @@ def test_another_principals_task_is_not_found_and_expired_tasks_are_purged() -> 
         assert unknown["error"]["code"] == -32602
         await asyncio.sleep(0.2)
         assert (await call("tasks/get", {"taskId": task_id}))["error"]["code"] == -32602
-        assert len(server.runtime.tasks) == 0
+        assert await server.runtime.task_store.get(task_id) is None
 
     asyncio.run(main())
 

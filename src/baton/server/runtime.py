@@ -25,8 +25,9 @@ from ..protocol.extensions import Extensions, capabilities_with
 from ..protocol.messages import Message, check_meta, check_version, error_response, result_response
 from ..state.keys import KeyRing
 from ..state.ledger import Ledger, LedgerError
-from ..state.ledger_url import ledger_from_url
+from ..state.ledger_url import ledger_from_url, task_store_from_url
 from ..state.seal import Sealer
+from ..state.task_store import TaskStore
 from .deprecations import warn_deprecated
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo
 from .guard import Guard, ResourceAuth
@@ -86,8 +87,15 @@ class Runtime:
         self.lifespan: Lifespan | None = None  # Server(lifespan=...): the transports enter it (protocol.md P132)
         self.engine = ReplayEngine(self)  # telemetry gives it an observer (observe.py)
         s = self.settings
+        self._task_store: TaskStore | None = None
+        self._task_url = ledger if isinstance(ledger, str) else ("memory:" if isinstance(ledger, Ledger) else None)
         self.tasks = TaskBoard(
-            self.engine, lambda: server.extensions, ttl_ms=s.task_ttl_ms, poll_interval_ms=s.task_poll_interval_ms
+            self.engine,
+            lambda: server.extensions,
+            lambda: self.task_store,
+            server.tools.get,
+            ttl_ms=s.task_ttl_ms,
+            poll_interval_ms=s.task_poll_interval_ms,
         )
         self.methods = Methods(server, self.engine).table()
         # The Tasks extension's methods (protocol.md P165); tasks/list and tasks/result stay unknown (-32601).
@@ -113,6 +121,15 @@ class Runtime:
         if not isinstance(self._ledger, Ledger):
             self._ledger = ledger_from_url(self.ledger_url or "sqlite:")
         return self._ledger
+
+    @property
+    def task_store(self) -> TaskStore:
+        """Where task records live: beside the ledger (its URL, else `$BATON_LEDGER`, else the SQLite file in
+        the data directory); in the process when the ledger was given as an object (protocol.md P172)."""
+        if self._task_store is None:
+            url = self._task_url or os.environ.get("BATON_LEDGER") or "sqlite:"
+            self._task_store = task_store_from_url(url)
+        return self._task_store
 
     @property
     def ledger_url(self) -> str | None:
@@ -191,6 +208,9 @@ class Runtime:
         transports call it at shutdown."""
         self.hub.shutdown()
         self.tasks.cancel_all()
+        if self._task_store is not None:
+            with contextlib.suppress(Exception):  # a store already gone: nothing left to release
+                await self._task_store.close()
         closer = getattr(self.settings.auth, "aclose", None)  # optional on a ResourceAuth (OAuthResource has one)
         if closer is not None:
             await closer()

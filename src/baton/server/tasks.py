@@ -8,12 +8,17 @@ with its `inputRequests`; `tasks/update` collects the answers, and once every pe
 next round runs. Task ids are unguessable (192 random bits) and bound to the principal that made them:
 another principal's id is "not found", as an unknown one is (-32602). Records are kept `ttlMs` from their
 creation, then purged (a task still running then is cancelled).
+
+Every change of a task is written to the task store (`baton.state.task_store`, beside the ledger: SQLite by
+default, Redis for many instances) before the request that made it is answered; this instance keeps in
+memory only the tasks whose round runs here. So any instance answers `tasks/get`, and `tasks/update` on any
+instance runs the next round there, rebuilding the call from the record (protocol.md P172).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
+import base64
 import contextlib
 import logging
 import secrets
@@ -22,14 +27,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import orjson
+
 from ..protocol.capabilities import ClientCapabilities
+from ..protocol.constants import META_CLIENT_CAPABILITIES
 from ..protocol.errors import INTERNAL_ERROR, McpError, invalid_params, method_not_found
 from ..protocol.extensions import Extensions, negotiated
 from ..protocol.messages import Message
 from ..protocol.tasks import TASKS, TERMINAL, required_error, task_id_of, timestamp
+from ..state.journal import Journal
+from ..state.ledger import principal_tag
 from ..state.seal import FlowState
+from ..state.store_url import StoreUnavailable
+from ..state.task_store import TaskStore
 from .exchange import Exchange, RequestInfo
-from .registry import Flow
+from .ladder import CONFIRM_ARGUMENT
+from .registry import Flow, RegisteredTool
+from .signature import ArgumentError
 
 log = logging.getLogger("baton.server")
 
@@ -65,13 +79,16 @@ class RoundRunner(Protocol):
 
 @dataclass(slots=True)
 class Task:
-    """One task's record: who made it, where it is, and what a round left for `tasks/get`."""
+    """One task's record: who made it, where it is, and what a round left for `tasks/get`. `job` is None for a
+    task read from the store and not (yet) run here."""
 
     task_id: str
-    principal: str
-    job: TaskJob
+    tag: bytes  # the principal's tag (`principal_tag`), never the principal itself
+    job: TaskJob | None
     created: float
-    expires: float  # time.monotonic() after which the record is purged
+    expires: float  # unix seconds after which the record is purged
+    target: str = ""
+    params: dict[str, Any] = field(default_factory=dict)  # the call's params, to rebuild its job elsewhere
     updated: float = 0.0
     status: str = "working"
     message: str | None = None
@@ -80,6 +97,15 @@ class Task:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     runner: asyncio.Task[None] | None = None
+    saved_state: FlowState | None = None  # the flow state read from the record, while no job holds it
+
+    @property
+    def state(self) -> FlowState:
+        """The flow state the task's rounds replay over."""
+        if self.job is not None:
+            return self.job.state
+        assert self.saved_state is not None, "a task has a job or a saved state"
+        return self.saved_state
 
 
 def detached(ex: Exchange) -> Exchange:
@@ -100,51 +126,57 @@ class TaskBoard:
         self,
         engine: RoundRunner,
         offered: Callable[[], Extensions],
+        store: Callable[[], TaskStore],
+        tools: Callable[[str], RegisteredTool | None],
         *,
         ttl_ms: int = DEFAULT_TASK_TTL_MS,
         poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
     ) -> None:
         self._engine = engine
         self._offered = offered
+        self._store = store
+        self._tools = tools
         self.ttl_ms = ttl_ms
         self.poll_interval_ms = poll_interval_ms
-        self._tasks: dict[str, Task] = {}
-        self._expiry: collections.deque[tuple[float, str]] = collections.deque()  # in creation order
+        self._live: dict[str, Task] = {}  # the tasks whose round runs in this process
 
     def __len__(self) -> int:
-        return len(self._tasks)
+        return len(self._live)
 
     # -- making a task ------------------------------------------------------------------------------
 
     async def create(self, job: TaskJob) -> dict[str, Any]:
         """Make `job` a task, start its first round, and answer the `CreateTaskResult`: the record exists
         before the answer leaves, so a `tasks/get` right after it finds the task."""
-        self.purge()
         now = time.time()
         task_id = secrets.token_urlsafe(24)  # protocol.md P168: unguessable; bound to the principal below
         job.state.journal.pending = {}
-        task = Task(task_id, job.exchange.principal, job, now, time.monotonic() + self.ttl_ms / 1000, now)
-        self._tasks[task_id] = task
-        self._expiry.append((task.expires, task_id))
+        params = {k: v for k, v in job.params.items() if k not in ("inputResponses", "requestState")}
+        tag = principal_tag(job.exchange.principal)
+        task = Task(task_id, tag, job, now, now + self.ttl_ms / 1000, job.target, params, now)
+        await self._save(task)  # durable before the answer leaves: a tasks/get right after it finds the task
         self._start(task)
         return self._envelope(task, "task")
 
     def _start(self, task: Task) -> None:
         task.status, task.updated = "working", time.time()
+        self._live[task.task_id] = task
         task.runner = asyncio.get_running_loop().create_task(self._advance(task), name=f"baton task {task.task_id}")
 
     async def _advance(self, task: Task) -> None:
         """Run one round of `task` and record where it ended."""
         responses, task.responses = task.responses, {}
+        assert task.job is not None  # set before a round starts
         try:
             status, payload = await self._engine.task_round(task.job, responses, lambda m: self._said(task, m))
         except asyncio.CancelledError:
-            return  # tasks/cancel (or the purge) has set the status already
+            self._live.pop(task.task_id, None)
+            return  # tasks/cancel (or the expiry) has set the status already
         except Exception as exc:  # a fault of Baton's own: the task fails, the server goes on
-            log.error("task %s of %s %r raised", task.task_id, task.job.flow.method, task.job.target, exc_info=exc)
+            log.error("task %s of tools/call %r raised", task.task_id, task.target, exc_info=exc)
             status, payload = "failed", McpError(INTERNAL_ERROR, "Internal error while running the task").to_dict()
-        finally:
-            task.runner = None
+        task.runner = None
+        self._live.pop(task.task_id, None)
         if task.status == "cancelled":
             return
         task.status, task.updated = status, time.time()
@@ -154,13 +186,17 @@ class TaskBoard:
             task.result = payload
         else:
             task.error = payload
+        try:
+            await self._save(task)
+        except StoreUnavailable as exc:
+            log.error("task %s: its record cannot be written: %s", task.task_id, exc)
 
     def _said(self, task: Task, message: str) -> None:
         task.message, task.updated = message, time.time()
 
     # -- the methods --------------------------------------------------------------------------------
 
-    def _find(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> Task:
+    async def _find(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> Task:
         """The task a tasks/* request names, after the gates: the server offers the extension (else -32601),
         the client declared it (else -32021), and the task exists for this principal (else -32602)."""
         offered = self._offered()
@@ -171,59 +207,91 @@ class TaskBoard:
         task_id = task_id_of(msg.params)
         if task_id is None:
             raise invalid_params(f'Invalid params: {msg.method} needs "taskId" (a string)')
-        self.purge()
-        task = self._tasks.get(task_id)
-        if task is None or task.principal != ex.principal:  # P168: another principal's task is not found
+        task = self._live.get(task_id)
+        if task is None:
+            try:
+                found = await self._store().get(task_id)
+            except StoreUnavailable as exc:
+                log.error("tasks: %s", exc)
+                raise McpError(INTERNAL_ERROR, "The task store cannot be reached now; try again later") from None
+            task = None if found is None else _decoded(task_id, *found)
+        elif task.expires <= time.time():
+            self._cancel(task)
+            task = None
+        if task is None or task.tag != principal_tag(ex.principal):  # P168: another's task is not found
             raise invalid_params(f"Task not found: {task_id!r} (unknown, expired, or not yours)")
         return task
 
     async def get(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
-        return self._envelope(self._find(msg, ex, caps), "complete")
+        return self._envelope(await self._find(msg, ex, caps), "complete")
 
     async def update(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         """Answers for a task in `input_required`: kept for the asks still pending (others are ignored); once
         every pending ask is answered, the next round runs. The ack is empty: `tasks/get` shows the rest."""
-        task = self._find(msg, ex, caps)
         answers = msg.params.get("inputResponses")
         if not isinstance(answers, dict):
             raise invalid_params('Invalid params: tasks/update needs "inputResponses" (an object)')
-        if task.status == "input_required":
+        task = await self._find(msg, ex, caps)
+        if task.status == "input_required" and any(key in task.input_requests for key in answers):
             for key in [key for key in answers if key in task.input_requests]:
                 task.responses[key] = answers[key]
                 del task.input_requests[key]
             task.updated = time.time()
-            if not task.input_requests:
+            if task.input_requests:
+                await self._save(task)
+            elif self._rebuilt(task, ex):  # every pending ask answered: the next round, here
+                task.status = "working"
+                await self._save(task)
                 self._start(task)
+            else:
+                await self._save(task)
         return {"resultType": "complete"}
+
+    def _rebuilt(self, task: Task, ex: Exchange) -> bool:
+        """The job of a task read from the store, rebuilt from its record for this instance to run the next
+        round (the updating request is the task's own principal's); False, with the task failed, when the
+        tool is gone or refuses its arguments now."""
+        if task.job is not None:
+            return True
+        tool = self._tools(task.target)
+        arguments = task.params.get("arguments") or {}
+        try:
+            if tool is None or tool.flow is None or tool.flow.task is None:
+                raise ArgumentError(f"the tool {task.target!r} no longer runs as a task here")
+            kwargs = tool.signature.bind({k: v for k, v in arguments.items() if k != CONFIRM_ARGUMENT})
+        except ArgumentError as exc:
+            task.status, task.error = "failed", McpError(INTERNAL_ERROR, f"Cannot resume the task: {exc}").to_dict()
+            return False
+        raw = task.params.get("_meta", {}).get(META_CLIENT_CAPABILITIES)
+        caps = ClientCapabilities.parse(raw if isinstance(raw, dict) else {})
+        params = {**task.params, "_meta": {**task.params.get("_meta", {})}}
+        task.job = TaskJob(tool.flow, task.target, kwargs, params, detached(ex), caps, task.state)
+        return True
 
     async def cancel(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         """Cancel a task not yet ended (its running round is cancelled); a task already ended stays as it is.
         Either way the ack is empty (protocol.md P169)."""
-        task = self._find(msg, ex, caps)
+        task = await self._find(msg, ex, caps)
         if task.status not in TERMINAL:
             self._cancel(task)
+            await self._save(task)
         return {"resultType": "complete"}
 
     def _cancel(self, task: Task) -> None:
         task.status, task.updated = "cancelled", time.time()
         task.input_requests = {}
+        self._live.pop(task.task_id, None)
         if task.runner is not None:
             task.runner.cancel()
 
     # -- keeping ------------------------------------------------------------------------------------
 
-    def purge(self) -> None:
-        """Forget the tasks whose `ttlMs` has passed (cancelling any still running)."""
-        now = time.monotonic()
-        while self._expiry and self._expiry[0][0] <= now:
-            _, task_id = self._expiry.popleft()
-            task = self._tasks.pop(task_id, None)
-            if task is not None and task.runner is not None:
-                task.runner.cancel()
+    async def _save(self, task: Task) -> None:
+        await self._store().put(task.task_id, task.tag, _encoded(task), task.expires)
 
     def cancel_all(self) -> None:
         """At shutdown: stop every running round."""
-        for task in self._tasks.values():
+        for task in list(self._live.values()):
             if task.runner is not None:
                 with contextlib.suppress(RuntimeError):  # its loop may be closed already
                     task.runner.cancel()
@@ -250,3 +318,54 @@ class TaskBoard:
         elif task.status == "failed" and task.error is not None:
             wire["error"] = task.error
         return wire
+
+
+# -- the record ---------------------------------------------------------------------------------------------
+
+
+def _encoded(task: Task) -> bytes:
+    """A task's record for the store: what `tasks/get` shows, and what its next round needs (the call's
+    params and the flow state its rounds replay over). Never the principal: the store keeps its tag."""
+    state = task.state
+    record = {
+        "v": 1,
+        "target": task.target,
+        "params": task.params,
+        "created": task.created,
+        "expires": task.expires,
+        "updated": task.updated,
+        "status": task.status,
+        "message": task.message,
+        "inputRequests": task.input_requests,
+        "responses": task.responses,
+        "result": task.result,
+        "error": task.error,
+        "flow": base64.b64encode(state.flow_id).decode(),
+        "round": state.round,
+        "journal": state.journal.dumps().decode(),
+    }
+    return orjson.dumps(record)
+
+
+def _decoded(task_id: str, tag: bytes, raw: bytes) -> Task:
+    """A task read back from its record (no job: `TaskBoard._rebuilt` makes one when a round runs here)."""
+    record = orjson.loads(raw)
+    state = FlowState(base64.b64decode(record["flow"]), record["round"], Journal.loads(record["journal"].encode()))
+    task = Task(
+        task_id,
+        tag,
+        None,
+        record["created"],
+        record["expires"],
+        record["target"],
+        record["params"],
+        record["updated"],
+        record["status"],
+        record["message"],
+        record["inputRequests"],
+        record["responses"],
+        record["result"],
+        record["error"],
+        saved_state=state,
+    )
+    return task
