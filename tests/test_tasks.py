@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 
-from baton import Accepted, Context, KeyRing, Server, ToolError
+from baton import Accepted, Context, KeyRing, McpError, Server, ToolError
+from baton.client import Question
 from baton.protocol.messages import Message
 from baton.protocol.tasks import TASKS
 from baton.state.ledger import principal_tag
 from baton.server import Exchange, RequestInfo
+from baton.testing import memory_client
 
 TASKS_CAPS = {"extensions": {TASKS: {}}, "elicitation": {"form": {}}}
 _ids = itertools.count(1)
@@ -45,6 +47,10 @@ def make_server(**options: Any) -> Server:
     @server.tool(task="required")
     async def must() -> str:
         raise ToolError("it failed as a tool")
+
+    @server.tool(task="optional")
+    async def fails() -> str:
+        raise McpError(-32603, "a protocol error")
 
     @server.tool(task="optional")
     async def ask_two(ctx: Context) -> str:
@@ -227,3 +233,46 @@ def test_task_options_are_checked_where_they_are_written(bad: dict[str, Any]) ->
 
 def _accept(name: str) -> dict[str, Any]:
     return {"action": "accept", "content": {"name": name}}
+
+
+# -- Baton's client drives tasks (protocol.md P173) ---------------------------------------------------------
+
+ALICE = RequestInfo("http", client=("alice", 1))
+
+
+async def _by_key(question: Question) -> Any:
+    return Accepted({"name": {"a": "Ann", "b": "Bob"}[question.key]})
+
+
+def test_the_client_follows_a_task_answering_its_questions_through_the_same_callbacks() -> None:
+    async def main() -> None:
+        server = make_server(ledger="memory:", task_poll_interval_ms=20)
+        seen: list[str] = []
+        options: dict[str, Any] = {"extensions": {TASKS: {}}, "on_form": _by_key, "info": ALICE}
+        async with memory_client(server, on_task=lambda task: seen.append(task["status"]), **options) as client:
+            assert (await client.call_tool("ask_two")).text == "Ann & Bob"
+            assert seen[0] == "working" and "input_required" in seen and seen[-1] == "completed"
+            assert (await client.call_tool("must")).is_error
+            with pytest.raises(McpError) as failed:
+                await client.call_tool("fails")
+            assert failed.value.code == -32603
+        async with memory_client(server, on_form=_by_key, info=ALICE) as plain:  # no extension: in the request
+            assert (await plain.call_tool("compute", {"seconds": 0})).text == "done after 0s"
+            with pytest.raises(McpError) as refused:
+                await plain.call_tool("must")
+            assert refused.value.code == -32021
+
+    asyncio.run(main())
+
+
+def test_a_cancelled_caller_cancels_its_task() -> None:
+    async def main() -> None:
+        server = make_server(ledger="memory:", task_poll_interval_ms=20)
+        created: list[str] = []
+        options: dict[str, Any] = {"extensions": {TASKS: {}}, "info": ALICE}
+        async with memory_client(server, on_task=lambda task: created.append(task["taskId"]), **options) as client:
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(client.call_tool("compute", {"seconds": 30}), 0.3)
+        assert (await caller(server)("tasks/get", {"taskId": created[0]}))["status"] == "cancelled"
+
+    asyncio.run(main())
