@@ -48,7 +48,8 @@ class MemoryTaskStore(TaskStore):
                 del self._records[old]
         if task_id not in self._records:
             self._expiry.append((expires_at, task_id))
-        self._records[task_id] = (tag, record, expires_at)
+        # A copy of exactly its size: orjson's bytes keep the allocation they were built in (about 8 KiB).
+        self._records[task_id] = (tag, bytes(memoryview(record)), expires_at)
 
     async def get(self, task_id: str) -> tuple[bytes, bytes] | None:
         held = self._records.get(task_id)
