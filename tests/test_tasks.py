@@ -6,20 +6,23 @@ before `ctx.start_task()`, progress as the status message, principal isolation a
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import itertools
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from support.paths import ROOT
 
 from baton import Accepted, Context, KeyRing, McpError, Server, ToolError
 from baton.client import Question
 from baton.protocol.messages import Message
 from baton.protocol.tasks import TASKS
-from baton.state.ledger import principal_tag
 from baton.server import Exchange, RequestInfo
-from baton.testing import memory_client
+from baton.state.ledger import principal_tag
+from baton.testing import ScriptedUser, memory_client
 
 TASKS_CAPS = {"extensions": {TASKS: {}}, "elicitation": {"form": {}}}
 _ids = itertools.count(1)
@@ -276,3 +279,24 @@ def test_a_cancelled_caller_cancels_its_task() -> None:
         assert (await caller(server)("tasks/get", {"taskId": created[0]}))["status"] == "cancelled"
 
     asyncio.run(main())
+
+
+def test_the_projects_release_runs_as_a_task_with_a_scripted_approval_and_builds_once() -> None:
+    """examples/projects.py's `release_project`, through the testing kit: the approval asked inside the task
+    is answered by the scripted user, and the build (in `ctx.once`) runs once across the task's rounds."""
+    spec = importlib.util.spec_from_file_location("projects_for_tasks", ROOT / "examples" / "projects.py")
+    assert spec is not None and spec.loader is not None
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look it up
+    spec.loader.exec_module(module)
+    server = module.server
+
+    async def main() -> tuple[str, list[str], list[str]]:
+        user = ScriptedUser({"approve": {"confirm": True}})
+        statuses: list[str] = []
+        watch = lambda task: statuses.append(task["status"])  # noqa: E731
+        async with memory_client(server, user, extensions={TASKS: {}}, on_task=watch) as client:
+            return (await client.call_tool("release_project", {"project_id": "apollo"})).text, statuses, user.keys
+
+    text, statuses, keys = asyncio.run(main())
+    assert text.startswith("Released build apollo-") and keys == ["approve"]
+    assert "input_required" in statuses and statuses[-1] == "completed"
