@@ -52,6 +52,12 @@ def make_server(**options: Any) -> Server:
         raise ToolError("it failed as a tool")
 
     @server.tool(task="optional")
+    async def steps(ctx: Context, n: int = 4, pause: float = 0.1) -> str:
+        for i in range(n):
+            await ctx.once(f"step{i}", lambda i=i: _step(i, pause))  # type: ignore[misc]
+        return f"{n} steps done"
+
+    @server.tool(task="optional")
     async def fails() -> str:
         raise McpError(-32603, "a protocol error")
 
@@ -69,6 +75,15 @@ def make_server(**options: Any) -> Server:
         return f"Hello, {answer.data.name if isinstance(answer, Accepted) else '?'}"
 
     return server
+
+
+STEPS_RUN: list[int] = []  # every step that ran to its end, on any instance
+
+
+async def _step(i: int, pause: float) -> int:
+    await asyncio.sleep(pause)
+    STEPS_RUN.append(i)
+    return i
 
 
 Call = Callable[..., Awaitable[dict[str, Any]]]
@@ -214,7 +229,7 @@ def test_another_principals_task_is_not_found_and_expired_tasks_are_purged() -> 
         task_id = (await call("tools/call", {"name": "compute", "arguments": {}}))["taskId"]
         assert (await call("tasks/get", {"taskId": task_id}))["taskId"] == task_id
         held = await server.runtime.task_store.get(task_id)
-        assert held is not None and held[0] == principal_tag("alice") and b"alice" not in held[1]
+        assert held is not None and held[0] == principal_tag("alice") and b"alice" not in held[2]
         for method in ("tasks/get", "tasks/cancel", "tasks/update"):
             theirs = await call(method, {"taskId": task_id, "inputResponses": {}}, principal="mallory")
             assert theirs["error"]["code"] == -32602 and "not found" in theirs["error"]["message"]

@@ -56,6 +56,9 @@ class Escalate(BaseException):
 TaskStatus = Callable[[str], None]
 """Sets the status message of the task a round runs in (`ctx.progress` inside a task)."""
 
+Checkpoint = Callable[[], Awaitable[None]]
+"""Writes the journal of the task a round runs in (after each `ctx.once` step, protocol.md P174)."""
+
 
 class BatonDeprecationWarning(UserWarning):
     """A deprecated MCP feature (sampling, roots) was used; shown once per call site."""
@@ -110,6 +113,7 @@ class Context:
         "_request_params",
         "_responses",
         "_solicited",
+        "_task_checkpoint",
         "_task_mode",
         "_task_status",
         "_timeouts",
@@ -140,6 +144,7 @@ class Context:
         offered: Extensions = NONE,
         task_mode: str = "none",
         task_status: TaskStatus | None = None,
+        task_checkpoint: Checkpoint | None = None,
     ) -> None:
         """Made by the replay engine for each round, from the request, its exchange with the transport and
         the flow state opened from its requestState (a fresh one on the first round); `when_unasked` is the
@@ -178,6 +183,7 @@ class Context:
         # "none": this call runs here; "ready": it may become a task; "task": it runs as one (P167).
         self._task_mode = task_mode
         self._task_status = task_status
+        self._task_checkpoint = task_checkpoint
 
     # -- asking -------------------------------------------------------------------------------------
 
@@ -348,6 +354,8 @@ class Context:
         except TypeError as exc:
             raise TypeError(f"ctx.once({key!r}): the result must be JSON-serializable ({exc})") from None
         once[key] = stored
+        if self._task_checkpoint is not None:  # in a task: written now, so a takeover does not run it again
+            await self._task_checkpoint()
         return cast(T, stored)
 
     def can_ask(self, kind: str) -> bool:

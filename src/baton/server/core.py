@@ -46,7 +46,7 @@ from .sessions import DEFAULT_SESSION_TTL_S
 from .settings import ServerSettings
 from .signature import inspect_handler
 from .startup import AUTH_SETTING, LEDGER_SETTING, ConfigurationError, check_startup
-from .tasks import DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS
+from .tasks import DEFAULT_LEASE_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS
 
 log = logging.getLogger("baton.server")
 F = TypeVar("F", bound=Handler)
@@ -136,10 +136,11 @@ class Server:
     (`@contextlib.asynccontextmanager`, called with the server, or with no argument) run once per process
     around serving: open a database pool there; handlers read what it yields as `ctx.lifespan` (protocol.md P132).
     `task_ttl_ms` is how long a task of the Tasks extension is kept after it was made, `task_poll_interval_ms`
-    how often clients are told to poll it (docs/tasks.md). `when_unasked` is every tool's default for a
-    question the client cannot show ("error", or "argument":
-    see `ToolOptions.when_unasked`); `host_quirks=True` turns on the table of what known hosts really show
-    (`baton.HOST_QUIRKS`), or give your own rows (protocol.md P138-P140).
+    how often clients are told to poll it, `task_lease_ms` how long a task's running round is held by its
+    instance without a heartbeat before another takes it over (docs/tasks.md). `when_unasked` is every tool's
+    default for a question the client cannot show ("error", or "argument": see `ToolOptions.when_unasked`);
+    `host_quirks=True` turns on the table of what known hosts really show (`baton.HOST_QUIRKS`), or give your
+    own rows (protocol.md P138-P140).
 
     What can be judged here is refused here (`ConfigurationError`): a `public_url` that is not an
     http(s) URL, a malformed ledger URL. The rest is judged when serving starts (`check_startup`).
@@ -175,6 +176,7 @@ class Server:
         extensions: Mapping[str, Mapping[str, Any] | None] | None = None,
         task_ttl_ms: int = DEFAULT_TASK_TTL_MS,
         task_poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
+        task_lease_ms: int = DEFAULT_LEASE_MS,
     ) -> None:
         if public_url is not None:
             _check_public_url(public_url)
@@ -213,6 +215,7 @@ class Server:
             host_quirks=quirk_table(host_quirks),
             task_ttl_ms=_positive_ms(task_ttl_ms, "task_ttl_ms"),
             task_poll_interval_ms=_positive_ms(task_poll_interval_ms, "task_poll_interval_ms"),
+            task_lease_ms=_positive_ms(task_lease_ms, "task_lease_ms"),
         )
         self.tools: dict[str, RegisteredTool] = {}
         self.resources: dict[str, RegisteredResource] = {}

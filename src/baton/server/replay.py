@@ -36,7 +36,7 @@ from ..protocol.messages import Message, log_level
 from ..protocol.tasks import TASKS, required_error
 from ..state.seal import FlowState, InvalidState, Sealer, StateTooLarge
 from ..telemetry.never import resource_uri
-from .context import Context, Escalate, Suspended, TaskStatus
+from .context import Checkpoint, Context, Escalate, Suspended, TaskStatus
 from .exchange import Exchange
 from .ladder import HostQuirk, ask_then_call_again, seen
 from .lifespan import Lifespan
@@ -225,7 +225,9 @@ class ReplayEngine:
             result["cacheScope"] = "private"
         return result
 
-    async def task_round(self, job: TaskJob, responses: dict[str, Any], status: TaskStatus) -> Settled:
+    async def task_round(
+        self, job: TaskJob, responses: dict[str, Any], status: TaskStatus, checkpoint: Checkpoint
+    ) -> Settled:
         """Run one round of a task (protocol.md P165): the handler from the top over the task's journal, with
         the answers `tasks/update` gathered for the asks pending. Where it ends: its asks (the task waits in
         `input_required`), its result (a tool error included), or the protocol error it raised ("failed")."""
@@ -244,6 +246,7 @@ class ReplayEngine:
             offered=self._host.extensions,
             task_mode="task",
             task_status=status,
+            task_checkpoint=checkpoint,
         )
         kwargs = dict(job.kwargs)
         if flow.context_param is not None:

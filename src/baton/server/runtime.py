@@ -96,6 +96,7 @@ class Runtime:
             server.tools.get,
             ttl_ms=s.task_ttl_ms,
             poll_interval_ms=s.task_poll_interval_ms,
+            lease_ms=s.task_lease_ms,
         )
         self.methods = Methods(server, self.engine).table()
         # The Tasks extension's methods (protocol.md P165); tasks/list and tasks/result stay unknown (-32601).

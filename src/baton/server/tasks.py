@@ -23,7 +23,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -49,6 +49,8 @@ log = logging.getLogger("baton.server")
 
 DEFAULT_TASK_TTL_MS = 3_600_000
 DEFAULT_POLL_INTERVAL_MS = 1_000
+DEFAULT_LEASE_MS = 15_000
+MAX_CONFLICTS = 5  # writes retried over a newer record before a request gives up
 
 
 @dataclass(slots=True)
@@ -74,7 +76,13 @@ Settled = tuple[str, dict[str, Any]]
 class RoundRunner(Protocol):
     """The replay engine's side of a task: runs one round over the task's journal."""
 
-    async def task_round(self, job: TaskJob, responses: dict[str, Any], status: Callable[[str], None]) -> Settled: ...
+    async def task_round(
+        self,
+        job: TaskJob,
+        responses: dict[str, Any],
+        status: Callable[[str], None],
+        checkpoint: Callable[[], Awaitable[None]],
+    ) -> Settled: ...
 
 
 @dataclass(slots=True)
@@ -97,6 +105,9 @@ class Task:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     runner: asyncio.Task[None] | None = None
+    version: int = 0  # the record's version this copy was read as or last wrote (0: not yet written)
+    owner: str = ""  # the instance whose lease runs the task's round (protocol.md P174)
+    lease: float = 0.0  # unix seconds until which that instance holds it, renewed by its heartbeat
     saved_state: FlowState | None = None  # the flow state read from the record, while no job holds it
 
     @property
@@ -131,8 +142,12 @@ class TaskBoard:
         *,
         ttl_ms: int = DEFAULT_TASK_TTL_MS,
         poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
+        lease_ms: int = DEFAULT_LEASE_MS,
     ) -> None:
         self._engine = engine
+        self.lease_s = lease_ms / 1000
+        self.instance = secrets.token_hex(8)  # this board's name in the leases it holds
+        self._beating: asyncio.Task[None] | None = None
         self._offered = offered
         self._store = store
         self._tools = tools
@@ -154,21 +169,32 @@ class TaskBoard:
         params = {k: v for k, v in job.params.items() if k not in ("inputResponses", "requestState")}
         tag = principal_tag(job.exchange.principal)
         task = Task(task_id, tag, job, now, now + self.ttl_ms / 1000, job.target, params, now)
-        await self._save(task)  # durable before the answer leaves: a tasks/get right after it finds the task
+        self._lease(task)
+        if not await self._save(task):  # durable before the answer leaves: a tasks/get right after it finds it
+            raise McpError(INTERNAL_ERROR, "Internal error: a task id was taken; call the tool again")
         self._start(task)
         return self._envelope(task, "task")
 
-    def _start(self, task: Task) -> None:
+    def _lease(self, task: Task) -> None:
+        """This instance runs the task's next round: its lease, written with the task's next save."""
         task.status, task.updated = "working", time.time()
+        task.owner, task.lease = self.instance, task.updated + self.lease_s
+
+    def _start(self, task: Task) -> None:
+        """Run the task's next round here (its lease already written)."""
         self._live[task.task_id] = task
         task.runner = asyncio.get_running_loop().create_task(self._advance(task), name=f"baton task {task.task_id}")
+        if self._beating is None or self._beating.done():
+            self._beating = asyncio.get_running_loop().create_task(self._heartbeat(), name="baton task leases")
 
     async def _advance(self, task: Task) -> None:
         """Run one round of `task` and record where it ended."""
         responses, task.responses = task.responses, {}
         assert task.job is not None  # set before a round starts
         try:
-            status, payload = await self._engine.task_round(task.job, responses, lambda m: self._said(task, m))
+            status, payload = await self._engine.task_round(
+                task.job, responses, lambda m: self._said(task, m), lambda: self._checkpoint(task)
+            )
         except asyncio.CancelledError:
             self._live.pop(task.task_id, None)
             return  # tasks/cancel (or the expiry) has set the status already
@@ -179,7 +205,7 @@ class TaskBoard:
         self._live.pop(task.task_id, None)
         if task.status == "cancelled":
             return
-        task.status, task.updated = status, time.time()
+        task.status, task.updated, task.lease = status, time.time(), 0.0
         if status == "input_required":
             task.input_requests = payload
         elif status == "completed":
@@ -187,9 +213,45 @@ class TaskBoard:
         else:
             task.error = payload
         try:
-            await self._save(task)
+            if not await self._save(task):
+                log.warning("task %s: its round ended here, but it was cancelled or taken over", task.task_id)
         except StoreUnavailable as exc:
             log.error("task %s: its record cannot be written: %s", task.task_id, exc)
+
+    async def _checkpoint(self, task: Task) -> None:
+        """After a `ctx.once` step of a running round: its result is written at once, so an instance that
+        takes the task over does not run the step again (protocol.md P174)."""
+        try:
+            await self._renew(task)
+        except StoreUnavailable as exc:
+            log.error("task %s: its record cannot be written: %s", task.task_id, exc)
+
+    async def _heartbeat(self) -> None:
+        """Renew the leases of the rounds running here (with their journal), every third of a lease; a task
+        cancelled or taken over elsewhere stops here."""
+        while self._live:
+            await asyncio.sleep(self.lease_s / 3)
+            for task in list(self._live.values()):
+                try:
+                    await self._renew(task)
+                except StoreUnavailable as exc:
+                    log.error("task %s: its lease cannot be renewed: %s", task.task_id, exc)
+
+    async def _renew(self, task: Task) -> None:
+        """Write a running task's lease and journal; if another instance changed the record meanwhile (a
+        cancel, a takeover), the running round stops here."""
+        task.lease = time.time() + self.lease_s
+        if await self._save(task) or task.task_id not in self._live:
+            return
+        fresh = await self._load(task.task_id)
+        if fresh is not None and fresh.status == "working" and fresh.owner == self.instance:
+            task.version = fresh.version  # our own earlier write raced this one: write again next beat
+            return
+        log.info("task %s: cancelled or taken over by another instance; its round stops here", task.task_id)
+        task.status = fresh.status if fresh is not None else "cancelled"
+        self._live.pop(task.task_id, None)
+        if task.runner is not None:
+            task.runner.cancel()
 
     def _said(self, task: Task, message: str) -> None:
         task.message, task.updated = message, time.time()
@@ -210,17 +272,34 @@ class TaskBoard:
         task = self._live.get(task_id)
         if task is None:
             try:
-                found = await self._store().get(task_id)
+                task = await self._load(task_id)
             except StoreUnavailable as exc:
                 log.error("tasks: %s", exc)
                 raise McpError(INTERNAL_ERROR, "The task store cannot be reached now; try again later") from None
-            task = None if found is None else _decoded(task_id, *found)
         elif task.expires <= time.time():
             self._cancel(task)
             task = None
         if task is None or task.tag != principal_tag(ex.principal):  # P168: another's task is not found
             raise invalid_params(f"Task not found: {task_id!r} (unknown, expired, or not yours)")
+        if task.status == "working" and task.task_id not in self._live and task.lease < time.time():
+            await self._take_over(task, ex)
         return task
+
+    async def _load(self, task_id: str) -> Task | None:
+        found = await self._store().get(task_id)
+        return None if found is None else _decoded(task_id, *found)
+
+    async def _take_over(self, task: Task, ex: Exchange) -> None:
+        """A working task whose lease ran out: the instance that ran it is gone. Its round runs again here,
+        replaying over the journal last written (protocol.md P174); if another instance took it first, this
+        one leaves it."""
+        if not self._rebuilt(task, ex):
+            await self._save(task)
+            return
+        self._lease(task)
+        if await self._save(task):
+            log.info("task %s: its instance stopped renewing its lease; its round runs again here", task.task_id)
+            self._start(task)
 
     async def get(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         return self._envelope(await self._find(msg, ex, caps), "complete")
@@ -231,20 +310,21 @@ class TaskBoard:
         answers = msg.params.get("inputResponses")
         if not isinstance(answers, dict):
             raise invalid_params('Invalid params: tasks/update needs "inputResponses" (an object)')
-        task = await self._find(msg, ex, caps)
-        if task.status == "input_required" and any(key in task.input_requests for key in answers):
+        for _ in range(MAX_CONFLICTS):  # another instance may write the same task meanwhile: read it again
+            task = await self._find(msg, ex, caps)
+            if task.status != "input_required" or not any(key in task.input_requests for key in answers):
+                break
             for key in [key for key in answers if key in task.input_requests]:
                 task.responses[key] = answers[key]
                 del task.input_requests[key]
             task.updated = time.time()
-            if task.input_requests:
-                await self._save(task)
-            elif self._rebuilt(task, ex):  # every pending ask answered: the next round, here
-                task.status = "working"
-                await self._save(task)
-                self._start(task)
-            else:
-                await self._save(task)
+            run_here = not task.input_requests and self._rebuilt(task, ex)  # all answered: the next round, here
+            if run_here:
+                self._lease(task)
+            if await self._save(task):
+                if run_here:
+                    self._start(task)
+                break
         return {"resultType": "complete"}
 
     def _rebuilt(self, task: Task, ex: Exchange) -> bool:
@@ -271,10 +351,13 @@ class TaskBoard:
     async def cancel(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         """Cancel a task not yet ended (its running round is cancelled); a task already ended stays as it is.
         Either way the ack is empty (protocol.md P169)."""
-        task = await self._find(msg, ex, caps)
-        if task.status not in TERMINAL:
+        for _ in range(MAX_CONFLICTS):  # another instance may write the same task meanwhile: read it again
+            task = await self._find(msg, ex, caps)
+            if task.status in TERMINAL:
+                break
             self._cancel(task)
-            await self._save(task)
+            if await self._save(task):  # the instance running it sees it at its next lease renewal
+                break
         return {"resultType": "complete"}
 
     def _cancel(self, task: Task) -> None:
@@ -286,11 +369,20 @@ class TaskBoard:
 
     # -- keeping ------------------------------------------------------------------------------------
 
-    async def _save(self, task: Task) -> None:
-        await self._store().put(task.task_id, task.tag, _encoded(task), task.expires)
+    async def _save(self, task: Task) -> bool:
+        """Write the task as its next version; False if the record changed since it was read (another
+        instance wrote it), and nothing was written."""
+        written = await self._store().write(task.task_id, task.tag, _encoded(task), task.expires, task.version + 1)
+        if written:
+            task.version += 1
+        return written
 
     def cancel_all(self) -> None:
-        """At shutdown: stop every running round."""
+        """At shutdown: stop every running round, and the heartbeat (their leases then run out, and another
+        instance takes them over)."""
+        if self._beating is not None:
+            with contextlib.suppress(RuntimeError):  # its loop may be closed already
+                self._beating.cancel()
         for task in list(self._live.values()):
             if task.runner is not None:
                 with contextlib.suppress(RuntimeError):  # its loop may be closed already
@@ -340,6 +432,8 @@ def _encoded(task: Task) -> bytes:
         "responses": task.responses,
         "result": task.result,
         "error": task.error,
+        "owner": task.owner,
+        "lease": task.lease,
         "flow": base64.b64encode(state.flow_id).decode(),
         "round": state.round,
         "journal": state.journal.dumps().decode(),
@@ -347,7 +441,7 @@ def _encoded(task: Task) -> bytes:
     return orjson.dumps(record)
 
 
-def _decoded(task_id: str, tag: bytes, raw: bytes) -> Task:
+def _decoded(task_id: str, tag: bytes, version: int, raw: bytes) -> Task:
     """A task read back from its record (no job: `TaskBoard._rebuilt` makes one when a round runs here)."""
     record = orjson.loads(raw)
     state = FlowState(base64.b64decode(record["flow"]), record["round"], Journal.loads(record["journal"].encode()))
@@ -366,6 +460,9 @@ def _decoded(task_id: str, tag: bytes, raw: bytes) -> Task:
         record["responses"],
         record["result"],
         record["error"],
+        version=version,
+        owner=record["owner"],
+        lease=record["lease"],
         saved_state=state,
     )
     return task

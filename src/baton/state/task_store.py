@@ -2,7 +2,9 @@
 principal tag of the caller that made it, kept until its expiry.
 
 The server encodes a task (its status, what `tasks/get` shows, and the journal its rounds replay over) into
-bytes; a store keeps them. Backends: `MemoryTaskStore` (one process), `SqliteTaskStore` (one host, the
+bytes; a store keeps them, with a version: each write names the version it makes, and lands only on the one
+before it (the first only where there is none), so two instances never overwrite each other's change
+unseen (protocol.md P174). Backends: `MemoryTaskStore` (one process), `SqliteTaskStore` (one host, the
 default, in the ledger's file), `RedisTaskStore` (many hosts). Principals are stored as SHA-256 tags
 (`principal_tag`), never as given. An unreachable backend raises `StoreUnavailable`.
 """
@@ -14,18 +16,22 @@ import collections
 
 from . import clock
 
+Held = tuple[bytes, int, bytes]
+"""A stored task: (principal tag, version, record)."""
+
 
 class TaskStore(abc.ABC):
-    """Task records by id. `put` replaces a record; `get` answers None once it expired."""
+    """Task records by id, versioned. `get` answers None once a record expired."""
 
     @abc.abstractmethod
-    async def put(self, task_id: str, tag: bytes, record: bytes, expires_at: float) -> None:
-        """Store (or replace) the record of `task_id`, made by the principal whose tag is `tag`, until
-        `expires_at` (unix seconds)."""
+    async def write(self, task_id: str, tag: bytes, record: bytes, expires_at: float, version: int) -> bool:
+        """Store version `version` of the record of `task_id` (made by the principal whose tag is `tag`, kept
+        until `expires_at`, unix seconds): version 1 only if there is no record, a later one only over version
+        `version - 1`. False, and nothing written, otherwise."""
 
     @abc.abstractmethod
-    async def get(self, task_id: str) -> tuple[bytes, bytes] | None:
-        """(principal tag, record) of a live task, or None."""
+    async def get(self, task_id: str) -> Held | None:
+        """(principal tag, version, record) of a live task, or None."""
 
     @abc.abstractmethod
     async def close(self) -> None:
@@ -36,26 +42,30 @@ class MemoryTaskStore(TaskStore):
     """Records in this process: a dict, purged of expired records as new ones come."""
 
     def __init__(self) -> None:
-        self._records: dict[str, tuple[bytes, bytes, float]] = {}
+        self._records: dict[str, tuple[bytes, int, bytes, float]] = {}
         self._expiry: collections.deque[tuple[float, str]] = collections.deque()
 
-    async def put(self, task_id: str, tag: bytes, record: bytes, expires_at: float) -> None:
+    async def write(self, task_id: str, tag: bytes, record: bytes, expires_at: float, version: int) -> bool:
         now = clock.now()
         while self._expiry and self._expiry[0][0] <= now:
             _, old = self._expiry.popleft()
-            held = self._records.get(old)
-            if held is not None and held[2] <= now:
+            stale = self._records.get(old)
+            if stale is not None and stale[3] <= now:
                 del self._records[old]
-        if task_id not in self._records:
+        held = self._records.get(task_id)
+        if (held is None and version != 1) or (held is not None and held[1] != version - 1):
+            return False
+        if held is None:
             self._expiry.append((expires_at, task_id))
         # A copy of exactly its size: orjson's bytes keep the allocation they were built in (about 8 KiB).
-        self._records[task_id] = (tag, bytes(memoryview(record)), expires_at)
+        self._records[task_id] = (tag, version, bytes(memoryview(record)), expires_at)
+        return True
 
-    async def get(self, task_id: str) -> tuple[bytes, bytes] | None:
+    async def get(self, task_id: str) -> Held | None:
         held = self._records.get(task_id)
-        if held is None or held[2] <= clock.now():
+        if held is None or held[3] <= clock.now():
             return None
-        return held[0], held[1]
+        return held[0], held[1], held[2]
 
     def __len__(self) -> int:
         return len(self._records)
