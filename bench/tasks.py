@@ -116,8 +116,8 @@ async def measure(store: str, n: int) -> dict[str, Any]:
             "created_per_s": round(created_per_s),
             "resume_ms_median": round(statistics.median(latencies), 3),
             "resume_ms_p95": round(statistics.quantiles(latencies, n=20)[-1], 3),
-            "record_bytes_completed": len(done_record[1]) + len(done_record[0]),
-            "record_bytes_parked": len(park_record[1]) + len(park_record[0]),
+            "record_bytes_completed": len(done_record[2]),
+            "record_bytes_parked": len(park_record[2]),
         }
         if store.startswith("memory"):
             figures["heap_bytes_per_parked_task"] = await heap_per_parked(server)
