@@ -533,9 +533,16 @@ def greet(name: str) -> str:
     return f"Hello, {name}!"
 
 
+SYNC_WAIT_MAX_S = 2.0  # a call that is not a task holds its request: it may not sleep long
+
+
 @server.tool(task="optional")
-async def slow_compute(seconds: float, label: str = "") -> str:
-    """Sleeps `seconds`, then answers: a task when the client declared the tasks extension."""
+async def slow_compute(ctx: Context, seconds: float, label: str = "") -> str:
+    """Sleeps `seconds`, then answers: a task when the client declared the tasks extension (up to an hour);
+    in the request otherwise (up to two seconds)."""
+    limit = 3600.0 if ctx.in_task else SYNC_WAIT_MAX_S
+    if not 0 <= seconds <= limit:
+        raise ToolError(f"seconds must be between 0 and {limit:g} here (more only as a task)")
     await asyncio.sleep(seconds)
     return f"{label or 'compute'}: done after {seconds:g}s"
 
@@ -547,7 +554,7 @@ async def failing_job() -> str:
     raise ToolError("the job failed, as this fixture always does")
 
 
-@server.tool(task="optional")
+@server.tool(task="required")
 async def protocol_error_job() -> str:
     """Fails with a protocol error (the task fails with an error, and no result)."""
     raise McpError(-32603, "protocol_error_job always fails with a protocol error")
