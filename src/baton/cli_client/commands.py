@@ -141,7 +141,7 @@ async def prompts(run: Invocation) -> int:
 async def call(run: Invocation) -> int:
     name, pairs = run.words[0], run.words[1:]
     renderer = asker(run)
-    async with client(run, renderer, "call", show.TaskStatus(renderer)) as c:
+    async with client(run, renderer, "call", show.TaskLines(renderer)) as c:
         found = {tool.name: tool for tool in await listed(c.list_tools) or []}
         if name not in found:
             has = f"it has: {', '.join(sorted(found))}" if found else "it offers no tools"

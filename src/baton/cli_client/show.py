@@ -171,7 +171,7 @@ class Notices:
         self.renderer.between_dialogs(f"... {shown}")
 
 
-class TaskStatus:
+class TaskLines:
     """The task watcher of `baton call` (protocol.md P173): a line on stderr each time the task's status or
     status message changes, between the renderer's questions."""
 

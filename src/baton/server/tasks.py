@@ -22,7 +22,6 @@ import base64
 import contextlib
 import logging
 import secrets
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -35,6 +34,7 @@ from ..protocol.errors import INTERNAL_ERROR, McpError, invalid_params, method_n
 from ..protocol.extensions import Extensions, negotiated
 from ..protocol.messages import Message
 from ..protocol.tasks import TASKS, TERMINAL, required_error, task_id_of, timestamp
+from ..state import clock
 from ..state.journal import Journal
 from ..state.ledger import principal_tag
 from ..state.seal import FlowState
@@ -163,7 +163,7 @@ class TaskBoard:
     async def create(self, job: TaskJob) -> dict[str, Any]:
         """Make `job` a task, start its first round, and answer the `CreateTaskResult`: the record exists
         before the answer leaves, so a `tasks/get` right after it finds the task."""
-        now = time.time()
+        now = clock.now()
         task_id = secrets.token_urlsafe(24)  # protocol.md P168: unguessable; bound to the principal below
         job.state.journal.pending = {}
         params = {k: v for k, v in job.params.items() if k not in ("inputResponses", "requestState")}
@@ -177,7 +177,7 @@ class TaskBoard:
 
     def _lease(self, task: Task) -> None:
         """This instance runs the task's next round: its lease, written with the task's next save."""
-        task.status, task.updated = "working", time.time()
+        task.status, task.updated = "working", clock.now()
         task.owner, task.lease = self.instance, task.updated + self.lease_s
 
     def _start(self, task: Task) -> None:
@@ -205,7 +205,7 @@ class TaskBoard:
         self._live.pop(task.task_id, None)
         if task.status == "cancelled":
             return
-        task.status, task.updated, task.lease = status, time.time(), 0.0
+        task.status, task.updated, task.lease = status, clock.now(), 0.0
         if status == "input_required":
             task.input_requests = payload
         elif status == "completed":
@@ -240,7 +240,7 @@ class TaskBoard:
     async def _renew(self, task: Task) -> None:
         """Write a running task's lease and journal; if another instance changed the record meanwhile (a
         cancel, a takeover), the running round stops here."""
-        task.lease = time.time() + self.lease_s
+        task.lease = clock.now() + self.lease_s
         if await self._save(task) or task.task_id not in self._live:
             return
         fresh = await self._load(task.task_id)
@@ -254,7 +254,7 @@ class TaskBoard:
             task.runner.cancel()
 
     def _said(self, task: Task, message: str) -> None:
-        task.message, task.updated = message, time.time()
+        task.message, task.updated = message, clock.now()
 
     # -- the methods --------------------------------------------------------------------------------
 
@@ -276,12 +276,12 @@ class TaskBoard:
             except StoreUnavailable as exc:
                 log.error("tasks: %s", exc)
                 raise McpError(INTERNAL_ERROR, "The task store cannot be reached now; try again later") from None
-        elif task.expires <= time.time():
+        elif task.expires <= clock.now():
             self._cancel(task)
             task = None
         if task is None or task.tag != principal_tag(ex.principal):  # P168: another's task is not found
             raise invalid_params(f"Task not found: {task_id!r} (unknown, expired, or not yours)")
-        if task.status == "working" and task.task_id not in self._live and task.lease < time.time():
+        if task.status == "working" and task.task_id not in self._live and task.lease < clock.now():
             await self._take_over(task, ex)
         return task
 
@@ -317,7 +317,7 @@ class TaskBoard:
             for key in [key for key in answers if key in task.input_requests]:
                 task.responses[key] = answers[key]
                 del task.input_requests[key]
-            task.updated = time.time()
+            task.updated = clock.now()
             run_here = not task.input_requests and self._rebuilt(task, ex)  # all answered: the next round, here
             if run_here:
                 self._lease(task)
@@ -361,7 +361,7 @@ class TaskBoard:
         return {"resultType": "complete"}
 
     def _cancel(self, task: Task) -> None:
-        task.status, task.updated = "cancelled", time.time()
+        task.status, task.updated = "cancelled", clock.now()
         task.input_requests = {}
         self._live.pop(task.task_id, None)
         if task.runner is not None:

@@ -16,7 +16,7 @@ import collections
 
 from . import clock
 
-Held = tuple[bytes, int, bytes]
+StoredTask = tuple[bytes, int, bytes]
 """A stored task: (principal tag, version, record)."""
 
 
@@ -30,7 +30,7 @@ class TaskStore(abc.ABC):
         `version - 1`. False, and nothing written, otherwise."""
 
     @abc.abstractmethod
-    async def get(self, task_id: str) -> Held | None:
+    async def get(self, task_id: str) -> StoredTask | None:
         """(principal tag, version, record) of a live task, or None."""
 
     @abc.abstractmethod
@@ -61,7 +61,7 @@ class MemoryTaskStore(TaskStore):
         self._records[task_id] = (tag, version, bytes(memoryview(record)), expires_at)
         return True
 
-    async def get(self, task_id: str) -> Held | None:
+    async def get(self, task_id: str) -> StoredTask | None:
         held = self._records.get(task_id)
         if held is None or held[3] <= clock.now():
             return None

@@ -9,7 +9,7 @@ from redis.exceptions import RedisError
 
 from .redis_client import pooled_client, redacted
 from .store_url import StoreUnavailable
-from .task_store import Held, TaskStore
+from .task_store import StoredTask, TaskStore
 
 DEFAULT_PREFIX = "baton:task:"
 _TAG = 32
@@ -47,7 +47,7 @@ class RedisTaskStore(TaskStore):
             raise StoreUnavailable(f"the Redis task store at {self._shown} cannot be used: {exc}") from None
         return bool(done)
 
-    async def get(self, task_id: str) -> Held | None:
+    async def get(self, task_id: str) -> StoredTask | None:
         try:
             value = await self._redis.get(self.prefix + task_id)
         except RedisError as exc:

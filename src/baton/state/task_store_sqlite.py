@@ -7,7 +7,7 @@ import sqlite3
 
 from . import clock
 from .sqlite_file import SqliteFile
-from .task_store import Held, TaskStore
+from .task_store import StoredTask, TaskStore
 
 DEFAULT_PURGE_EVERY_S = 60.0
 _TABLE = "baton_tasks_v1"
@@ -53,7 +53,7 @@ class SqliteTaskStore(TaskStore):
     async def write(self, task_id: str, tag: bytes, record: bytes, expires_at: float, version: int) -> bool:
         return await self._file.run(lambda db: self._write_in(db, task_id, tag, record, expires_at, version))
 
-    async def get(self, task_id: str) -> Held | None:
+    async def get(self, task_id: str) -> StoredTask | None:
         row = await self._file.run(lambda db: db.execute(_GET, (task_id, clock.now())).fetchone())
         return None if row is None else (bytes(row[0]), int(row[1]), bytes(row[2]))
 
