@@ -242,11 +242,20 @@ def test_another_principals_task_is_not_found_and_expired_tasks_are_purged() -> 
     asyncio.run(main())
 
 
-@pytest.mark.parametrize("bad", [{"task": True}, {"task": "always"}, {"task_start": "handler"}])
-def test_task_options_are_checked_where_they_are_written(bad: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ({"task": True}, 'FastMCP\'s task=True is task="optional"'),
+        ({"task": "always"}, 'task must be "optional" or "required"'),
+        ({"task_start": "handler"}, 'task_start needs task="optional" or task="required"'),
+        ({"task": "optional", "task_start": "later"}, 'task_start must be "call" or "handler"'),
+    ],
+)
+def test_task_options_are_checked_where_they_are_written(bad: dict[str, Any], said: str) -> None:
     server = Server("x", state_keys=KeyRing.ephemeral_key())
-    with pytest.raises(TypeError, match="task"):
+    with pytest.raises(TypeError) as refused:
         server.add_tool(lambda: "x", name="t", **bad)
+    assert said in str(refused.value)
 
 
 def _accept(name: str) -> dict[str, Any]:
