@@ -324,3 +324,17 @@ def test_the_projects_release_runs_as_a_task_with_a_scripted_approval_and_builds
     text, statuses, keys = asyncio.run(main())
     assert text.startswith("Released build apollo-") and keys == ["approve"]
     assert "input_required" in statuses and statuses[-1] == "completed"
+
+
+def test_a_task_only_tool_in_a_2025_session_is_a_tool_error_the_model_can_relay() -> None:
+    """2025-11-25 sessions have no tasks here: a task-only tool answers a tool error there (as a missing
+    capability does, protocol.md P96), and an optional one runs in the request."""
+
+    async def main() -> None:
+        server = make_server(ledger="memory:")
+        async with memory_client(server, protocol="2025-11-25", info=ALICE) as client:
+            refused = await client.call_tool("must")
+            assert refused.is_error and "runs only as a task" in refused.text
+            assert (await client.call_tool("compute", {"seconds": 0})).text == "done after 0s"
+
+    asyncio.run(main())

@@ -42,7 +42,7 @@ from .ladder import HostQuirk, ask_then_call_again, seen
 from .lifespan import Lifespan
 from .parts import ConnectPart
 from .registry import Flow
-from .results import ToolError, error_result, tool_result
+from .results import ToolError, error_result, ready, tool_result
 from .single_use import RoundRun, SingleUse
 from .startup import ConfigurationError
 from .tasks import Settled, TaskBoard, TaskJob, detached
@@ -114,6 +114,8 @@ class ReplayEngine:
                 negotiated(self._host.extensions, caps.extensions, TASKS) is not None
             )
             if not tasked and flow.task == "required":
+                if ex.protocol_version == HANDSHAKE_VERSION:  # a session: a tool error the model can relay (P96)
+                    return ready(error_result(f"Tool {target} runs only as a task, which this client cannot follow."))
                 raise required_error(f"tool {target}")
         if not isinstance(params.get("inputResponses", _EMPTY), dict):
             raise invalid_params('Invalid params: "inputResponses" must be an object mapping keys to answers')
