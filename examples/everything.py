@@ -33,6 +33,7 @@ from baton import (
     Declined,
     EnumField,
     Field,
+    McpError,
     MultiSelectField,
     Param,
     Server,
@@ -557,3 +558,74 @@ def app_greeting(name: str = "world") -> str:
 
 if __name__ == "__main__":
     server.run()  # stdio, as a host starts it; server.run("http", port=8000) for Streamable HTTP
+
+
+# -- the Tasks extension's fixtures (io.modelcontextprotocol/tasks; docs/tasks.md) ---------------------
+
+
+@server.tool()
+def greet(name: str) -> str:
+    """Greets by name, in the request (a tool that never runs as a task)."""
+    return f"Hello, {name}!"
+
+
+SYNC_WAIT_MAX_S = 2.0  # a call that is not a task holds its request: it may not sleep long
+
+
+@server.tool(task="optional")
+async def slow_compute(ctx: Context, seconds: float, label: str = "") -> str:
+    """Sleeps `seconds`, then answers: a task when the client declared the tasks extension (up to an hour);
+    in the request otherwise (up to two seconds)."""
+    limit = 3600.0 if ctx.in_task else SYNC_WAIT_MAX_S
+    if not 0 <= seconds <= limit:
+        raise ToolError(f"seconds must be between 0 and {limit:g} here (more only as a task)")
+    await asyncio.sleep(seconds)
+    return f"{label or 'compute'}: done after {seconds:g}s"
+
+
+@server.tool(task="required")
+async def failing_job() -> str:
+    """Fails as a tool after about a second (a tool error: the task completes with isError)."""
+    await asyncio.sleep(1)
+    raise ToolError("the job failed, as this fixture always does")
+
+
+@server.tool(task="required")
+async def protocol_error_job() -> str:
+    """Fails with a protocol error (the task fails with an error, and no result)."""
+    raise McpError(-32603, "protocol_error_job always fails with a protocol error")
+
+
+@server.tool(task="optional")
+async def confirm_delete(ctx: Context, filename: str) -> str:
+    """Asks for confirmation inside its task, then 'deletes' nothing."""
+    if await ctx.confirm(f"Delete {filename}?", key="confirm"):
+        return f"Deleted {filename}"
+    return f"Kept {filename}"
+
+
+@dataclass
+class NameConfirm:
+    name: str
+    confirm: bool
+
+
+@server.tool(task="optional")
+async def multi_input(ctx: Context) -> str:
+    """Asks two questions at once inside its task; either may be answered first."""
+    first, second = await ctx.gather(
+        ctx.elicit(NameConfirm, "First: your name?", key="first"),
+        ctx.elicit(NameConfirm, "Second: your name?", key="second"),
+    )
+    names = [a.data.name for a in (first, second) if isinstance(a, Accepted)]
+    return f"Got {', '.join(names) or 'no names'}"
+
+
+@server.tool(task="required", task_start="handler")
+async def test_tool_with_task(ctx: Context) -> str:
+    """Asks for a name in the request (input_required), then goes on as a task."""
+    answer = await ctx.elicit(Name, "What is your name?", key="user_name")
+    await ctx.start_task()
+    name = answer.data.name if isinstance(answer, Accepted) else "stranger"
+    await asyncio.sleep(0.1)
+    return f"Hello, {name}, from a task!"

@@ -3,7 +3,9 @@
 - `delete_project` is destructive, so it is gated by `ctx.confirm`;
 - `contact_support` asks a typed form (a dataclass) and gets a validated instance back;
 - `create_project` is a multi-step flow: a step that must not repeat (reserving an id) runs
-  through `ctx.once`, then two questions are asked in two rounds.
+  through `ctx.once`, then two questions are asked in two rounds;
+- `release_project` runs as a task when the client supports tasks (docs/tasks.md): it builds, asks for
+  approval half-way, then releases; the build runs once, whatever the rounds.
 
 `delete_project` and `create_project` take the page rung (`when_unasked="page"`): in a host that cannot
 show their questions, the call answers with a link to the server's own page, and the next identical
@@ -15,6 +17,7 @@ Serve it:  baton serve examples/projects.py --http 127.0.0.1:8000
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import secrets
 from dataclasses import dataclass
@@ -109,3 +112,22 @@ async def create_project(ctx: Context, name: str) -> str:
 
 if __name__ == "__main__":
     server.run()  # stdio, as a host starts it; server.run("http", port=8000) for Streamable HTTP
+
+
+@server.tool(task="optional", annotations={"destructiveHint": True})
+async def release_project(ctx: Context, project_id: str) -> str:
+    """Build a project, ask for approval, then release it (a task when the client supports tasks)."""
+    if project_id not in PROJECTS:
+        return f"There is no project {project_id!r}."
+    build = await ctx.once("build", lambda: _build(project_id))  # once, though the handler replays
+    await ctx.progress(1, 2, f"built {build}; waiting for approval")
+    if not await ctx.confirm(f"Build {build} of {project_id} is ready. Release it?", key="approve"):
+        return f"Build {build} was not released."
+    await ctx.progress(2, 2, f"releasing {build}")
+    await asyncio.sleep(0.2)  # the demo's stand-in for the rollout
+    return f"Released build {build} of {project_id}."
+
+
+async def _build(project_id: str) -> str:
+    await asyncio.sleep(0.2)  # the demo's stand-in for a build
+    return f"{project_id}-{secrets.token_hex(3)}"

@@ -1,6 +1,7 @@
 """The official MCP conformance suite, server side: one `baton serve examples/everything.py` process must
 pass every scenario at 2026-07-28 (40) and at 2025-11-25 (33, the `initialize` era, protocol.md P28) with
-no failed and no warning checks, from the same handlers (driven by tools/conformance.py). Twice: with
+no failed and no warning checks, from the same handlers (driven by tools/conformance.py); and every
+extension scenario (13: the ten of the Tasks extension among them) but the one the harness itself skips. Twice: with
 telemetry off, and traced (every request sampled, spans and metrics exported over OTLP/HTTP to a real
 receiver), since tracing must change nothing a client sees."""
 
@@ -22,7 +23,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from otlp_sink import OtlpSink
 
 RUNNER = ROOT / "tools" / "conformance.py"
-EXPECTED_SCENARIOS = {"2026-07-28": 40, "2025-11-25": 33}
+EXPECTED_SCENARIOS = {"2026-07-28": 40, "2025-11-25": 33, "extension": 13}
+# Scenarios the pinned harness skips whatever the server does (a placeholder: "pending subscriptions/listen
+# rewrite"); any other scenario whose checks are all skipped fails this test.
+SKIPPED_BY_HARNESS = {"extension": ["tasks-status-notifications"]}
 STARTUP_TIMEOUT = 20.0
 RUNNER_TIMEOUT = 840.0
 
@@ -109,8 +113,10 @@ def test_everything_server_passes_the_conformance_suite(
         ]
     )
     assert summary["spec_version"] == spec_version, details
+    skipped = SKIPPED_BY_HARNESS.get(spec_version, [])
     assert counts["scenarios"] == expected, details
-    assert (counts["passed"], counts["failed"], counts["warnings"]) == (expected, 0, 0), details
+    assert counts.get("skipped", []) == skipped, details
+    assert (counts["passed"], counts["failed"], counts["warnings"]) == (expected - len(skipped), 0, 0), details
     assert summary["errors"] == [], details
     assert run.returncode == 0, details
     if receiver is not None:

@@ -45,7 +45,8 @@ def test_auto_demo_completes_every_step_including_url_mode() -> None:
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert "Tools: list_projects, delete_project, contact_support, create_project, deploy_project" in out
+    tools = "list_projects, delete_project, contact_support, create_project, release_project, deploy_project"
+    assert f"Tools: {tools}" in out
     assert "Deleted apollo." in out and "Ticket opened for Ada Lovelace" in out and "Created hermes-" in out
     # The URL-mode step: the full address of the server's own connect page, consent, the development
     # login's suggestion taken, the key saved on the page, and the tool finishing with it.

@@ -350,10 +350,18 @@ class ScenarioResult:
         return sum(1 for check in self.checks if check.get("status") == status)
 
     @property
+    def skipped(self) -> bool:
+        """Whether the harness skipped every check of the scenario itself (a placeholder, such as
+        tasks-status-notifications in this harness): nothing was tested, so neither a pass nor a failure."""
+        return self.error is None and bool(self.checks) and self.count("SKIPPED") == len(self.checks)
+
+    @property
     def status(self) -> str:
-        """PASS, WARN (only warnings) or FAIL."""
+        """PASS, WARN (only warnings), SKIP (the harness skipped every check) or FAIL."""
         if self.error is not None or self.count("FAILURE") > 0:
             return "FAIL"
+        if self.skipped:
+            return "SKIP"
         return "WARN" if self.count("WARNING") > 0 else "PASS"
 
     def passed(self, allow_warnings: bool) -> bool:
@@ -438,7 +446,10 @@ class Report:
         return [r for r in self.results if r.passed(self.allow_warnings)]
 
     def failed(self) -> list[ScenarioResult]:
-        return [r for r in self.results if not r.passed(self.allow_warnings)]
+        return [r for r in self.results if not r.passed(self.allow_warnings) and not r.skipped]
+
+    def skipped(self) -> list[ScenarioResult]:
+        return [r for r in self.results if r.skipped]
 
     def check_totals(self) -> dict[str, int]:
         totals = dict.fromkeys(("SUCCESS", "FAILURE", "WARNING", "SKIPPED", "INFO"), 0)
@@ -461,9 +472,12 @@ class Report:
         failed = self.failed()
         if failed:
             lines.append("failed scenarios: " + " ".join(r.name for r in failed))
+        skipped = self.skipped()
+        if skipped:
+            lines.append("skipped by the harness: " + " ".join(r.name for r in skipped))
         policy = "allowed" if self.allow_warnings else "count as failures"
         lines.append(f"warnings: {totals['WARNING']} in {warned} scenarios ({policy})")
-        lines.append(f"{len(self.passed())} passed, {len(failed)} failed")
+        lines.append(f"{len(self.passed())} passed, {len(failed)} failed, {len(skipped)} skipped by the harness")
         print("\n".join(lines), file=stream, flush=True)
 
     def as_json(self) -> dict[str, Any]:
@@ -506,6 +520,7 @@ class Report:
                 "scenarios": len(self.results),
                 "passed": len(self.passed()),
                 "failed": len(self.failed()),
+                "skipped": [r.name for r in self.skipped()],
                 "warnings": totals["WARNING"],
                 "warned_scenarios": sum(1 for r in self.results if r.count("WARNING")),
                 "checks": totals,
@@ -530,7 +545,7 @@ def finalize_result(result: ScenarioResult) -> ScenarioResult:
     # scenario waits for); nothing was verified, so it fails here.
     if result.error is None and not result.checks:
         result.error = "the harness recorded no checks: the scenario never saw what it tests"
-    elif result.error is None and result.count("SUCCESS") == 0 and not result.problems():
+    elif result.error is None and result.count("SUCCESS") == 0 and not result.problems() and not result.skipped:
         result.error = "no check succeeded"
     return result
 

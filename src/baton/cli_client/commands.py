@@ -17,8 +17,10 @@ from typing import Any, TypeVar
 from ..client import Client, Prompt, Resource, ResourceTemplate, Skill, Tool
 from ..client.oauth import ClientCredentials, OAuth
 from ..client.oauth.rules import may_carry_tokens
+from ..client.tasks import TaskWatcher
 from ..protocol import skills as skills_wire
 from ..protocol.errors import METHOD_NOT_FOUND, McpError
+from ..protocol.tasks import TASKS
 from ..render import TerminalRenderer
 from . import login, show
 from .answers import GivenAnswers, read_answers
@@ -34,18 +36,25 @@ class NotOffered(Exception):
 
 @asynccontextmanager
 async def client(
-    run: Invocation, renderer: TerminalRenderer | None = None, command: str = "", **options: Any
+    run: Invocation,
+    renderer: TerminalRenderer | None = None,
+    command: str = "",
+    tasks: TaskWatcher | None = None,
+    **options: Any,
 ) -> AsyncIterator[Client]:
     """The client for one subcommand; with a `renderer`, questions are answered at the terminal (or by
     `--answer`, and an answer no question used is a warning line of `baton COMMAND` at the end, P125).
+    With `tasks`, it declares the Tasks extension and `tasks` sees each status of a task it follows (P173).
     An HTTP server that answers 401 gets a login through the browser (`login`)."""
     handlers: dict[str, Any] = dict(options)
     given: GivenAnswers | None = None
     if renderer is not None:
         given = GivenAnswers(read_answers(run.answers, run.answers_file), renderer)
-        handlers = {f"on_{mode}": given for mode in run.elicitation}  # --elicitation (protocol.md P138)
+        handlers |= {f"on_{mode}": given for mode in run.elicitation}  # --elicitation (protocol.md P138)
     if run.timeout is not None:
         handlers["deadline_s"] = run.timeout
+    if tasks is not None:
+        handlers |= {"extensions": {**handlers.get("extensions", {}), TASKS: {}}, "on_task": tasks}
     # A command (stdio), or plain http to another computer, gets no login: a 401 there is an error.
     auth: OAuth | ClientCredentials | None = None
     browser = None
@@ -174,7 +183,7 @@ async def skills(run: Invocation) -> int:
 async def call(run: Invocation) -> int:
     name, pairs = run.words[0], run.words[1:]
     renderer = asker(run)
-    async with client(run, renderer, "call") as c:
+    async with client(run, renderer, "call", show.TaskLines(renderer)) as c:
         found = {tool.name: tool for tool in await listed(c.list_tools) or []}
         if name not in found:
             has = f"it has: {', '.join(sorted(found))}" if found else "it offers no tools"

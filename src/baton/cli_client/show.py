@@ -189,3 +189,23 @@ class Notices:
         if isinstance(note, str) and note:
             shown += f" {safe(note)}"
         self.renderer.between_dialogs(f"... {shown}")
+
+
+class TaskLines:
+    """The task watcher of `baton call` (protocol.md P173): a line on stderr each time the task's status or
+    status message changes, between the renderer's questions."""
+
+    def __init__(self, renderer: TerminalRenderer) -> None:
+        self.renderer = renderer
+        self._last: tuple[Any, Any] | None = None
+
+    def __call__(self, task: dict[str, Any]) -> None:
+        now = (task.get("status"), task.get("statusMessage"))
+        if now == self._last:
+            return
+        self._last = now
+        status, note = now
+        line = f"... task {safe(str(task.get('taskId', '?'))[:8])}: {safe(str(status))}"
+        if isinstance(note, str) and note:
+            line += f" - {safe(note)}"
+        self.renderer.between_dialogs(line)

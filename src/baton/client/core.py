@@ -39,6 +39,7 @@ from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
 from ..protocol.extensions import Extensions, capabilities_with, checked_extensions, negotiated, peer_extensions
 from ..protocol.headers import argument_at, header_param_specs, header_text
 from ..protocol.messages import request as request_message
+from ..protocol.tasks import TASKS
 from ..version import __version__
 from . import skills
 from .callbacks import RawHandler
@@ -69,6 +70,7 @@ from .session_http import SessionHttp
 from .skills import Skill
 from .stdio_transport import StdioTransport
 from .tap import MessageTap, tapped
+from .tasks import TaskWatcher, follow
 
 if TYPE_CHECKING:
     from .oauth import OAuth, ProgramLogin
@@ -112,6 +114,9 @@ class Client:
     `trace_arguments=True` puts tool arguments and full resource URIs on its spans when OpenTelemetry is
     configured (off by default: a URI is traced without userinfo, query and fragment; protocol.md P64).
     `on_message(direction, message)` sees every JSON-RPC message sent or read (`baton.client.tap`).
+    With `extensions={"io.modelcontextprotocol/tasks": {}}` a call the server makes a task is followed to its
+    end (polled, its questions answered by the same callbacks, cancelled if the caller is), and `on_task`
+    sees each status it polls (protocol.md P173).
     """
 
     def __init__(
@@ -138,6 +143,7 @@ class Client:
         trace_arguments: bool = False,
         on_message: MessageTap | None = None,
         extensions: Mapping[str, Mapping[str, Any] | None] | None = None,
+        on_task: TaskWatcher | None = None,
     ) -> None:
         if protocol not in CHOICES:
             raise ValueError(f"protocol is one of {', '.join(map(repr, CHOICES))}, not {protocol!r}")
@@ -193,6 +199,7 @@ class Client:
         self.extensions: dict[str, dict[str, Any]] = checked_extensions(extensions, "Client(extensions=...)")
         self.capabilities = capabilities_with(caps, self.extensions)
         self.on_message = on_message
+        self.on_task = on_task
         self.client_info = {"name": name, "version": version}
         self.protocol_version = SUPPORTED_VERSIONS[0]
         self.max_rounds = max_rounds
@@ -569,14 +576,7 @@ class Client:
         """
         if not self._modern and await self.settle_era() == HANDSHAKE:
             raise ClientError(STEP_MODE_2026)
-        missing = [key for key in round_.input_requests if key not in answers]
-        if missing:
-            raise ClientError(f"answer every question before retrying; missing: {', '.join(missing)}")
-        responses: dict[str, Any] = {}
-        questions = {q.key: q for q in round_.questions()}
-        for key in round_.input_requests:
-            reply = answers[key]
-            responses[key] = questions[key].answer(reply) if key in questions else reply
+        responses = _responses(round_, answers)
         params = dict(round_.params)
         if responses:
             params["inputResponses"] = responses
@@ -591,7 +591,7 @@ class Client:
         self, method: str, params: dict[str, Any], result: dict[str, Any], number: int
     ) -> Round | dict[str, Any]:
         kind = result.get("resultType", "complete")  # absent: a pre-2026 server, complete
-        if kind == "complete":
+        if kind == "complete" or (kind == "task" and TASKS in self.extensions):  # a task: drive follows it (P173)
             return result
         if kind != "input_required":
             raise ClientError(f"{method}: unknown resultType {kind!r}")
@@ -634,6 +634,16 @@ class Client:
                 log.warning("%s", restart_notice(method, params))
                 earlier.restarted, rounds = True, 0
                 step = await self.start(method, params, progress=progress)
+        if step.get("resultType") == "task":
+            pacing, earlier = UrlPacing(self.url_backoff_s), EarlierAnswers()
+
+            async def answers_for(asked: Round) -> dict[str, Any]:
+                replies = {
+                    k: await self._answer(k, ask, asked, pacing, earlier) for k, ask in asked.input_requests.items()
+                }
+                return _responses(asked, replies)
+
+            return await follow(_Driver(self, answers_for), method, step, self.on_task)
         return step
 
     async def _answer(self, key: str, ask: Any, step: Round, pacing: UrlPacing, earlier: EarlierAnswers) -> Any:
@@ -660,6 +670,28 @@ class Client:
         if method == "roots/list" and self.on_roots is not None:
             return await self.deadlines.answering(self.on_roots(params), limited=False)
         raise ClientError(f"the server asked {method!r}, which this client did not declare")
+
+
+class _Driver:
+    """The client as `follow` (client/tasks.py) uses it: one leg at a time, and the answers to a round."""
+
+    def __init__(self, client: Client, answers_for: Callable[[Round], Awaitable[dict[str, Any]]]) -> None:
+        self.server_name = client.server_name
+        self.request = client.request
+        self.answers_for = answers_for
+
+
+def _responses(round_: Round, answers: dict[str, Any]) -> dict[str, Any]:
+    """The `inputResponses` of a round from the host's replies (every key asked must be answered)."""
+    missing = [key for key in round_.input_requests if key not in answers]
+    if missing:
+        raise ClientError(f"answer every question before retrying; missing: {', '.join(missing)}")
+    responses: dict[str, Any] = {}
+    questions = {q.key: q for q in round_.questions()}
+    for key in round_.input_requests:
+        reply = answers[key]
+        responses[key] = questions[key].answer(reply) if key in questions else reply
+    return responses
 
 
 class _ServesModern(Exception):

@@ -14,7 +14,8 @@ refuses is sent back to the page with the reason, and the question stays open. T
 `on_message` hook records every JSON-RPC message of the call for the raw view (masked on the way out,
 `baton.devui.masking`), and tells the rounds apart: a 2026-07-28 leg answered `input_required` is a
 round (its asks, the size of `requestState`, never decoded, and its time); on 2025-11-25 each
-`elicitation/create` on the call's stream is shown the same way.
+`elicitation/create` on the call's stream is shown the same way. A call the server makes a task (the client
+declares the Tasks extension) is followed to its end, each status of the task on the timeline.
 
 The client declares what the page can answer (protocol.md P128): elicitation in form and URL mode
 (fewer with `--elicitation`, to see what a host without them gets: protocol.md P148),
@@ -52,6 +53,7 @@ from ..forms.url_safety import check_url, format_for_display
 from ..protocol import skills as skills_wire
 from ..protocol.constants import HANDSHAKE_VERSION, META_LOG_LEVEL, META_SERVER_INFO
 from ..protocol.errors import McpError
+from ..protocol.tasks import TASKS
 from ..render.html import form_html, form_values
 from .apps import HOST_EXTENSIONS, AppPageError, AppPages
 from .arguments import (
@@ -112,6 +114,7 @@ class PageCall:
     leg_ids: dict[Any, float] = field(default_factory=dict)  # request id of a leg -> when it was sent
     rounds: int = 0
     task: asyncio.Task[None] | None = None
+    shown_task: tuple[Any, Any] | None = None  # the last (status, statusMessage) of its task the page saw
 
 
 class DevSession:
@@ -193,8 +196,10 @@ class DevSession:
                 auth=self.auth,
                 stdio_probe_s=BATON_PROBE_S if self.target.baton else STDIO_PROBE_S,
                 on_message=self._tap,
-                # the page lists and loads skills (docs/skills.md) and renders tools' app pages (MCP Apps, apps.py)
-                extensions={skills_wire.EXTENSION: {}, **HOST_EXTENSIONS},
+                # the page lists and loads skills (docs/skills.md), renders tools' app pages (MCP Apps, apps.py),
+                # and follows a task the server makes, on the timeline (P173)
+                extensions={skills_wire.EXTENSION: {}, **HOST_EXTENSIONS, TASKS: {}},
+                on_task=self._on_task,
             )
         self.client = client
         try:
@@ -504,6 +509,24 @@ class DevSession:
                 self.refresh_soon()
 
         return notified
+
+    def _on_task(self, task: dict[str, Any]) -> None:
+        """A status of the task a call became: on the call's timeline when it changed."""
+        call = _CALL.get()
+        now = (task.get("status"), task.get("statusMessage"))
+        if call is None or now == call.shown_task:
+            return
+        call.shown_task = now
+        status, message = now
+        self.publish(
+            {
+                "type": "task",
+                "call": call.id,
+                "taskId": str(task.get("taskId", "")),
+                "status": str(status),
+                "message": message if isinstance(message, str) else "",
+            }
+        )
 
     # -- the wire, as the client's `on_message` sees it ----------------------------------------------------
 

@@ -38,6 +38,9 @@ REQUEST_METHODS: Final = frozenset(
         "completion/complete",
         "logging/setLevel",
         "subscriptions/listen",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
     }
 )
 """Every request method a client may send a server, in either era: telemetry names any other `_OTHER`
@@ -47,6 +50,14 @@ SERVER_REQUEST_METHODS: Final = frozenset({"ping", "elicitation/create", "sampli
 `_OTHER` (protocol.md P78)."""
 
 # For each method, the params member that the Mcp-Name header mirrors.
-NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# The Tasks extension's methods route by task id (SEP-2663's routing headers, protocol.md P166).
+NAME_PARAM: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")

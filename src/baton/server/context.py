@@ -49,6 +49,18 @@ class Suspended(BaseException):
     """Raised inside a handler to stop this round: there are asks to send, or the request is invalid."""
 
 
+class Escalate(BaseException):
+    """Raised by `ctx.start_task()` in a round that may become a task: the engine makes the call a task from
+    here, with the answers gathered so far (protocol.md P167)."""
+
+
+TaskStatus = Callable[[str], None]
+"""Sets the status message of the task a round runs in (`ctx.progress` inside a task)."""
+
+Checkpoint = Callable[[], Awaitable[None]]
+"""Writes the journal of the task a round runs in (after each `ctx.once` step, protocol.md P174)."""
+
+
 class BatonDeprecationWarning(UserWarning):
     """A deprecated MCP feature (sampling, roots) was used; shown once per call site."""
 
@@ -103,6 +115,9 @@ class Context:
         "_request_params",
         "_responses",
         "_solicited",
+        "_task_checkpoint",
+        "_task_mode",
+        "_task_status",
         "_timeouts",
         "_url_done",
         "_when_unasked",
@@ -131,6 +146,9 @@ class Context:
         when_unasked: str = "error",
         offered: Extensions = NONE,
         page: PageFlow | None = None,
+        task_mode: str = "none",
+        task_status: TaskStatus | None = None,
+        task_checkpoint: Checkpoint | None = None,
     ) -> None:
         """Made by the replay engine for each round, from the request, its exchange with the transport and
         the flow state opened from its requestState (a fresh one on the first round); `when_unasked` is the
@@ -170,6 +188,10 @@ class Context:
         self._page = page
         # The link the user answers on, when the page rung stopped the handler (P145).
         self.parked: Link | None = None
+        # "none": this call runs here; "ready": it may become a task; "task": it runs as one (P167).
+        self._task_mode = task_mode
+        self._task_status = task_status
+        self._task_checkpoint = task_checkpoint
 
     # -- asking -------------------------------------------------------------------------------------
 
@@ -340,6 +362,8 @@ class Context:
         except TypeError as exc:
             raise TypeError(f"ctx.once({key!r}): the result must be JSON-serializable ({exc})") from None
         once[key] = stored
+        if self._task_checkpoint is not None:  # in a task: written now, so a takeover does not run it again
+            await self._task_checkpoint()
         return cast(T, stored)
 
     def can_ask(self, kind: str) -> bool:
@@ -452,10 +476,30 @@ class Context:
             return _PENDING
         raise Suspended
 
+    # -- tasks (protocol.md P167) ---------------------------------------------------------------------
+
+    @property
+    def in_task(self) -> bool:
+        """Whether this call runs as a task of the Tasks extension (`io.modelcontextprotocol/tasks`)."""
+        return self._task_mode == "task"
+
+    async def start_task(self) -> None:
+        """From here on, run this call as a task, when its tool supports tasks (`@server.tool(task=...)`
+        with `task_start="handler"`) and the client declared the extension: the client receives the task at
+        once, and this handler goes on in the background. The questions asked before it were asked in the
+        request itself (input_required rounds); those asked after it put the task in `input_required`.
+        Where the call cannot become a task, or already is one, it returns at once and the handler goes on."""
+        if self._task_mode == "ready":
+            raise Escalate
+
     # -- notifications ------------------------------------------------------------------------------
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Report progress, if the request asked for it (a `progressToken`); values must increase."""
+        """Report progress, if the request asked for it (a `progressToken`); values must increase. Inside a
+        task, it sets the task's `statusMessage` (`message`, else "progress/total"), which `tasks/get` shows."""
+        if self._task_status is not None:  # protocol.md P170: a task's progress is its status message
+            self._task_status(message or (f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"))
+            return
         token = self.meta.get("progressToken")
         if token is None or self._emit is None:
             return

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from ..protocol import skills as skills_wire
 from ..protocol.extensions import checked_extension, checked_extensions
+from ..protocol.tasks import TASK_SUPPORT, TASKS, TaskSupport
 from ..state.keys import KeyRing
 from ..state.ledger import Ledger
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S
@@ -51,6 +52,7 @@ from .signature import inspect_handler
 from .skill_folder import FolderProblems, ServedSkill, SkillFile, read_skills
 from .skills import SkillSet
 from .startup import AUTH_SETTING, LEDGER_SETTING, ConfigurationError, check_startup
+from .tasks import DEFAULT_LEASE_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS
 
 log = logging.getLogger("baton.server")
 F = TypeVar("F", bound=Handler)
@@ -90,6 +92,14 @@ class ToolOptions(TypedDict, total=False):
     or "argument": the tool gains an optional boolean `confirm` argument that answers its `ctx.confirm`
     where the client cannot show it. A model can fill it in without asking: see
     docs/asking-in-every-host.md (protocol.md P139)."""
+    task: TaskSupport
+    """Whether a call may run as a task of the Tasks extension (`io.modelcontextprotocol/tasks`, declared by
+    the server once a tool says so): "optional" makes it a task when the client declared the extension, and
+    runs it in the request otherwise; "required" refuses a client that did not (-32021). See docs/tasks.md
+    (protocol.md P165)."""
+    task_start: Literal["call", "handler"]
+    """Where a call becomes a task: at the "call" (the default), or where the handler awaits
+    `ctx.start_task()` ("handler"): its questions before that are asked in the request itself (P167)."""
 
 
 _TOOL_OPTIONS = frozenset(ToolOptions.__annotations__)
@@ -99,7 +109,6 @@ _FASTMCP_OPTIONS = {  # FastMCP's tool options with no Baton equivalent: what to
     "version": "Baton versions the server, not a tool: Server(name, version)",
     "icons": "Baton publishes no tool icons: drop it",
     "timeout": "bound the work in the handler (asyncio.timeout); a question's wait is timeout_s= on the ask",
-    "task": "Baton has no background tasks: drop it",
     "auth": "a tool's OAuth scopes are scopes=[...], with Server(auth=...)",
     "run_in_thread": "Baton calls a plain def on the event loop: write async def, and asyncio.to_thread for "
     "blocking work",
@@ -140,8 +149,11 @@ class Server:
     docs/observability.md); off by default. `lifespan` is an async context manager factory
     (`@contextlib.asynccontextmanager`, called with the server, or with no argument) run once per process
     around serving: open a database pool there; handlers read what it yields as `ctx.lifespan` (protocol.md P132).
-    `when_unasked` is every tool's default for a question the client cannot show ("error", "page" or "argument":
-    see `ToolOptions.when_unasked`); `host_quirks=True` turns on the table of what known hosts really show
+    `task_ttl_ms` is how long a task of the Tasks extension is kept after it was made, `task_poll_interval_ms`
+    how often clients are told to poll it, `task_lease_ms` how long a task's running round is held by its
+    instance without a heartbeat before another takes it over (docs/tasks.md). `when_unasked` is every tool's
+    default for a question the client cannot show ("error", "page" or "argument": see
+    `ToolOptions.when_unasked`); `host_quirks=True` turns on the table of what known hosts really show
     (`baton.HOST_QUIRKS`), or give your own rows (protocol.md P138-P140). `card` publishes a server card
     over HTTP (`baton.ServerCard`, a draft; protocol.md P194).
 
@@ -178,6 +190,9 @@ class Server:
         host_quirks: bool | Sequence[HostQuirk] = False,
         extensions: Mapping[str, Mapping[str, Any] | None] | None = None,
         card: ServerCard | None = None,
+        task_ttl_ms: int = DEFAULT_TASK_TTL_MS,
+        task_poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
+        task_lease_ms: int = DEFAULT_LEASE_MS,
     ) -> None:
         if public_url is not None:
             _check_public_url(public_url)
@@ -215,6 +230,9 @@ class Server:
             when_unasked=check_when_unasked(when_unasked, "Server"),
             host_quirks=quirk_table(host_quirks),
             card=card,
+            task_ttl_ms=_positive_ms(task_ttl_ms, "task_ttl_ms"),
+            task_poll_interval_ms=_positive_ms(task_poll_interval_ms, "task_poll_interval_ms"),
+            task_lease_ms=_positive_ms(task_lease_ms, "task_lease_ms"),
         )
         self.tools: dict[str, RegisteredTool] = {}
         self.resources: dict[str, RegisteredResource] = {}
@@ -373,8 +391,17 @@ class Server:
             when_unasked = "error"
         if when_unasked == "argument":  # protocol.md P139: the optional `confirm` argument, published
             tool.input_schema = with_confirm_argument(tool.name, tool.input_schema)
+        task, task_start = self._task_options(options.get("task"), options.get("task_start"))
         tool.flow = Flow(
-            "tools/call", fn, context_param, finish, tool_errors=True, single_use=single_use, when_unasked=when_unasked
+            "tools/call",
+            fn,
+            context_param,
+            finish,
+            tool_errors=True,
+            single_use=single_use,
+            when_unasked=when_unasked,
+            task=task,
+            task_start=task_start,
         )
         tool.scopes = scopes
         self._add(self.tools, "tools", "tool named", tool.name, tool)
@@ -404,6 +431,21 @@ class Server:
         if known is not app and (known is not None or app.uri in self.resources):
             raise ValueError(f"the uri {app.uri} already names another resource: give each App its own ui:// URI")
         return app_tool_meta(meta, app, visibility)
+
+    def _task_options(self, task: Any, task_start: Any) -> tuple[str | None, str]:
+        """A tool's task options, checked; the tasks extension declared once a tool runs as a task (P165)."""
+        if task_start is not None and task_start not in ("call", "handler"):
+            raise TypeError(f'@server.tool: task_start must be "call" or "handler", not {task_start!r}')
+        if task is None:
+            if task_start is not None:
+                raise TypeError('@server.tool: task_start needs task="optional" or task="required"')
+            return None, "call"
+        if task not in TASK_SUPPORT:
+            hint = ' (FastMCP\'s task=True is task="optional")' if task is True else ""
+            raise TypeError(f'@server.tool: task must be "optional" or "required", not {task!r}{hint}')
+        if TASKS not in self.extensions:
+            self.extensions[TASKS] = {}
+        return task, task_start or "call"
 
     def resource_updated(self, uri: str) -> None:
         """Tell the 2025-11-25 sessions subscribed to `uri` that it changed (`notifications/resources/updated`)."""
@@ -595,6 +637,14 @@ class Server:
         )
         self.check_startup("http")  # once the app has mounted the default connect kit
         return app
+
+
+def _positive_ms(value: Any, name: str) -> int:
+    """A duration in integer milliseconds, at least 1 (the wire carries integers)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        said = f"{name} must be a whole number of milliseconds, at least 1, not {value!r}"
+        raise ConfigurationError(said, setting=name)
+    return value
 
 
 def _check_public_url(url: str) -> None:

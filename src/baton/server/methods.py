@@ -23,7 +23,7 @@ from .exchange import Exchange
 from .ladder import CONFIRM_ARGUMENT
 from .registry import Flow
 from .replay import ReplayEngine
-from .results import error_result, resource_contents
+from .results import error_result, ready, resource_contents
 from .signature import ArgumentError
 from .skills import skill_methods
 
@@ -126,7 +126,7 @@ class Methods:
             # protocol.md P139: the argument rung's `confirm` is the Context's to read, not the handler's.
             if not isinstance(arguments[CONFIRM_ARGUMENT], bool):
                 said = f"Invalid arguments for tool {name}: {CONFIRM_ARGUMENT} must be true or false"
-                return _ready(error_result(said))
+                return ready(error_result(said))
             checked = {k: v for k, v in arguments.items() if k != CONFIRM_ARGUMENT}
         else:
             checked = arguments
@@ -134,7 +134,7 @@ class Methods:
             kwargs = tool.signature.bind(checked)
         except ArgumentError as exc:
             # protocol.md P17: arguments that fail the input schema are a tool error the model can fix.
-            return _ready(error_result(f"Invalid arguments for tool {name}: {exc}"))
+            return ready(error_result(f"Invalid arguments for tool {name}: {exc}"))
         assert tool.flow is not None  # set when the server registered it
         return self.engine.run(tool.flow, name, arguments, kwargs, msg, ex, caps)
 
@@ -214,8 +214,3 @@ def _completion_problem(ref: dict[str, Any], argument: dict[str, Any], context: 
     if not isinstance(arguments, dict) or not all(isinstance(v, str) for v in arguments.values()):
         return "context.arguments must map names to strings"
     return None
-
-
-async def _ready(result: dict[str, Any]) -> dict[str, Any]:
-    """A result already known, as the coroutine a method handler returns."""
-    return result

@@ -30,6 +30,8 @@ class Flow:
     tool_errors: bool = False  # a tools/call: failures the model can act on become tool errors
     single_use: bool = False  # each round token is claimed once (the server may also say so for all)
     when_unasked: str = "error"  # a tool's rung for a question the client cannot show (ladder.py, P139)
+    task: str | None = None  # a tool's task support, "optional" or "required" (tasks extension, P165)
+    task_start: str = "call"  # where a call becomes a task: at the "call", or at ctx.start_task() ("handler")
 
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}\Z")

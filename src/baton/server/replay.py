@@ -31,19 +31,21 @@ from ..protocol.errors import (
     UsageError,
     invalid_params,
 )
-from ..protocol.extensions import Extensions
+from ..protocol.extensions import Extensions, negotiated
 from ..protocol.messages import Message, log_level
+from ..protocol.tasks import TASKS, required_error
 from ..state.seal import FlowState, InvalidState, Sealer, StateTooLarge
 from ..telemetry.never import resource_uri
-from .context import Context, Suspended
+from .context import Checkpoint, Context, Escalate, Suspended, TaskStatus
 from .exchange import Exchange
 from .ladder import HostQuirk, answer_on_page, ask_then_call_again, seen
 from .lifespan import Lifespan
 from .parts import ConnectPart, PageFlow
 from .registry import Flow
-from .results import ToolError, error_result, tool_result
+from .results import ToolError, error_result, ready, tool_result
 from .single_use import RoundRun, SingleUse
 from .startup import ConfigurationError
+from .tasks import Settled, TaskBoard, TaskJob, detached
 
 if TYPE_CHECKING:
     from .observe import RoundObserver
@@ -77,6 +79,7 @@ class EngineHost(Protocol):
     def extensions(self) -> Extensions: ...
 
     lifespan: Lifespan | None
+    tasks: TaskBoard
 
 
 class ReplayEngine:
@@ -105,6 +108,15 @@ class ReplayEngine:
         the coroutine is made and before a single-use token is claimed.
         """
         params = msg.params
+        tasked = False
+        if flow.task is not None:  # protocol.md P165: a task when both sides declared the extension
+            tasked = ex.protocol_version != HANDSHAKE_VERSION and (
+                negotiated(self._host.extensions, caps.extensions, TASKS) is not None
+            )
+            if not tasked and flow.task == "required":
+                if ex.protocol_version == HANDSHAKE_VERSION:  # a session: a tool error the model can relay (P96)
+                    return ready(error_result(f"Tool {target} runs only as a task, which this client cannot follow."))
+                raise required_error(f"tool {target}")
         if not isinstance(params.get("inputResponses", _EMPTY), dict):
             raise invalid_params('Invalid params: "inputResponses" must be an object mapping keys to answers')
         level = log_level(params) if META_LOG_LEVEL in params["_meta"] else ex.log_level
@@ -129,6 +141,11 @@ class ReplayEngine:
             info = ex.client_info if ex.client_info is not None else params["_meta"].get(META_CLIENT_INFO)
             caps = seen(caps, info, quirks)
         page = self._page_flow(flow, caps, ex.principal, digest)
+        job: TaskJob | None = None
+        if tasked:
+            job = TaskJob(flow, target, kwargs, params, detached(ex), caps, state)
+            if flow.task_start == "call":  # protocol.md P167: the task exists before the handler runs
+                return self._host.tasks.create(job)
         ctx = Context(
             request=msg,
             exchange=ex,
@@ -140,9 +157,10 @@ class ReplayEngine:
             when_unasked=flow.when_unasked,
             offered=self._host.extensions,
             page=page,
+            task_mode="none" if job is None else "ready",
         )
         session = ex.protocol_version == HANDSHAKE_VERSION
-        play = self._play(flow, target, kwargs, ctx, state, digest, session, solicited)
+        play = self._play(flow, target, kwargs, ctx, state, digest, session, solicited, job)
         if solicited and (flow.single_use or self._host.every_flow_single_use):
             return self._host.single_use.run(str(token), ex.principal, state.expires, play)
         return play
@@ -171,9 +189,11 @@ class ReplayEngine:
         digest: bytes,
         session: bool = False,
         solicited: bool = False,
+        job: TaskJob | None = None,
     ) -> dict[str, Any]:
         """Run the handler once for this round, with the journal opened from the state (or, on the page
-        rung, from what an identical earlier call left, P145)."""
+        rung, from what an identical earlier call left, P145). With a `job`, the handler may call
+        `ctx.start_task()`: the call then becomes that task (protocol.md P167)."""
         page = ctx.page_flow
         if page is not None:
             try:
@@ -190,12 +210,15 @@ class ReplayEngine:
             kwargs[flow.context_param] = ctx
         failure: Exception | None = None
         value: Any = None
+        escalated = False
         try:
             value = flow.handler(**kwargs)
             if type(value) is CoroutineType or inspect.isawaitable(value):  # an async def handler, usually
                 value = await value
         except Suspended:
             pass
+        except Escalate:
+            escalated = True
         except Exception as exc:
             failure = exc
         # Whatever the handler did with a suspension, pending asks win: an ask never fails open.
@@ -221,6 +244,8 @@ class ReplayEngine:
             except StateTooLarge as exc:
                 return _too_large(exc, flow, target, state)
             return {"resultType": "input_required", "inputRequests": requests, "requestState": sealed}
+        if escalated and job is not None:  # the answers gathered so far go into the task's journal
+            return await self._host.tasks.create(job)
         if page is not None:
             await page.finish()
         if failure is not None:
@@ -233,6 +258,60 @@ class ReplayEngine:
             # What the user answered shapes this result: no cache may share it with another caller (P18).
             result["cacheScope"] = "private"
         return result
+
+    async def task_round(
+        self, job: TaskJob, responses: dict[str, Any], status: TaskStatus, checkpoint: Checkpoint
+    ) -> Settled:
+        """Run one round of a task (protocol.md P165): the handler from the top over the task's journal, with
+        the answers `tasks/update` gathered for the asks pending. Where it ends: its asks (the task waits in
+        `input_required`), its result (a tool error included), or the protocol error it raised ("failed")."""
+        flow = job.flow
+        # requestState present (None): an answer counts only for an ask the last round left pending.
+        params = {**job.params, "inputResponses": responses, "requestState": None}
+        lifespan = self._host.lifespan
+        ctx = Context(
+            request=Message(flow.method, params, None, True),
+            exchange=job.exchange,
+            capabilities=job.caps,
+            state=job.state,
+            connect=self._connect_kit,
+            lifespan=None if lifespan is None else lifespan.value,
+            when_unasked=flow.when_unasked,
+            offered=self._host.extensions,
+            task_mode="task",
+            task_status=status,
+            task_checkpoint=checkpoint,
+        )
+        kwargs = dict(job.kwargs)
+        if flow.context_param is not None:
+            kwargs[flow.context_param] = ctx
+        failure: Exception | None = None
+        value: Any = None
+        try:
+            value = flow.handler(**kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        except Suspended:
+            pass
+        except Exception as exc:
+            failure = exc
+        asks, error = ctx.outcome()
+        try:
+            if error is not None:
+                raise error
+            if ctx.relay is not None:
+                return "completed", tool_result(ask_then_call_again(job.target, ctx.relay))
+            if asks:
+                job.state.journal.pending = {key: ask.digest for key, ask in asks.items()}
+                return "input_required", {key: ask.request for key, ask in asks.items()}
+            if failure is not None:
+                return "completed", _failure(failure, flow, job.target, False)
+            try:
+                return "completed", flow.finish(value)
+            except (TypeError, ValueError) as exc:
+                return "completed", _unsendable(exc, value, flow, job.target)
+        except McpError as exc:  # a protocol error, not a tool's: the task failed (SEP-2663)
+            return "failed", exc.to_dict()
 
 
 def _logged(flow: Flow, target: str) -> str:

@@ -114,3 +114,8 @@ def prompt_result(value: Any, description: str | None) -> dict[str, Any]:
     if description is not None:
         out.setdefault("description", description)
     return out
+
+
+async def ready(result: dict[str, Any]) -> dict[str, Any]:
+    """A result already known, as the coroutine a method handler (or the replay engine) returns."""
+    return result

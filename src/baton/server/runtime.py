@@ -25,8 +25,9 @@ from ..protocol.extensions import Extensions, capabilities_with
 from ..protocol.messages import Message, check_meta, check_version, error_response, result_response
 from ..state.keys import KeyRing, shared_by_instances
 from ..state.ledger import Ledger, LedgerError
-from ..state.ledger_url import ledger_from_url
+from ..state.ledger_url import ledger_from_url, task_store_from_url
 from ..state.seal import Sealer
+from ..state.task_store import TaskStore
 from .deprecations import warn_deprecated
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo
 from .guard import Guard, ResourceAuth
@@ -43,6 +44,7 @@ from .sessions import ServerSession, SessionSeal
 from .single_use import SingleUse
 from .startup import ConfigurationError, load_key_ring
 from .subscriptions import ListenHub, Subscription
+from .tasks import TaskBoard
 
 if TYPE_CHECKING:
     from .core import Server
@@ -84,7 +86,22 @@ class Runtime:
         self.single_use = SingleUse(lambda: self.ledger)
         self.lifespan: Lifespan | None = None  # Server(lifespan=...): the transports enter it (protocol.md P132)
         self.engine = ReplayEngine(self)  # telemetry gives it an observer (observe.py)
+        s = self.settings
+        self._task_store: TaskStore | None = None
+        self._task_url = ledger if isinstance(ledger, str) else ("memory:" if isinstance(ledger, Ledger) else None)
+        self.tasks = TaskBoard(
+            self.engine,
+            lambda: server.extensions,
+            lambda: self.task_store,
+            server.tools.get,
+            ttl_ms=s.task_ttl_ms,
+            poll_interval_ms=s.task_poll_interval_ms,
+            lease_ms=s.task_lease_ms,
+        )
         self.methods = Methods(server, self.engine).table()
+        # The Tasks extension's methods (protocol.md P165); tasks/list and tasks/result stay unknown (-32601).
+        board = self.tasks
+        self.methods |= {"tasks/get": board.get, "tasks/update": board.update, "tasks/cancel": board.cancel}
         self.handshake = HandshakeEra(server, self.methods)
 
     # -- what serving holds ---------------------------------------------------------------------------
@@ -112,6 +129,15 @@ class Runtime:
         if not isinstance(self._ledger, Ledger):
             self._ledger = ledger_from_url(self.ledger_url or "sqlite:")
         return self._ledger
+
+    @property
+    def task_store(self) -> TaskStore:
+        """Where task records live: beside the ledger (its URL, else `$BATON_LEDGER`, else the SQLite file in
+        the data directory); in the process when the ledger was given as an object (protocol.md P172)."""
+        if self._task_store is None:
+            url = self._task_url or os.environ.get("BATON_LEDGER") or "sqlite:"
+            self._task_store = task_store_from_url(url)
+        return self._task_store
 
     @property
     def ledger_url(self) -> str | None:
@@ -189,6 +215,10 @@ class Runtime:
         """Release what the server holds open (the ledger, the connect kit, the auth's HTTP client);
         transports call it at shutdown."""
         self.hub.shutdown()
+        self.tasks.cancel_all()
+        if self._task_store is not None:
+            with contextlib.suppress(Exception):  # a store already gone: nothing left to release
+                await self._task_store.close()
         closer = getattr(self.settings.auth, "aclose", None)  # optional on a ResourceAuth (OAuthResource has one)
         if closer is not None:
             await closer()

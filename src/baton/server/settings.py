@@ -36,3 +36,6 @@ class ServerSettings:
     when_unasked: WhenUnasked = "error"  # tools' rung for a question the client cannot show (P139)
     host_quirks: tuple[HostQuirk, ...] = ()  # the quirk rows turned on (none by default, P140)
     card: ServerCard | None = None  # the server card published over HTTP (off by default, P194)
+    task_ttl_ms: int = 3_600_000  # how long a task is kept after it was made (tasks extension, P165)
+    task_poll_interval_ms: int = 1_000  # how often clients are told to poll a task
+    task_lease_ms: int = 15_000  # how long a task's round is held by its instance without a heartbeat (P174)

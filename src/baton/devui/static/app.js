@@ -152,6 +152,12 @@ const handlers = {
     text += `, ${e.ms} ms`;
     call.timeline.append(el("li", { text }));
   },
+  task(e) {
+    const call = calls.get(e.call);
+    if (!call) return;
+    const text = `Task ${e.taskId.slice(0, 8)}: ${e.status}${e.message ? ` (${e.message})` : ""}`;
+    call.timeline.append(el("li", { text }));
+  },
   ask(e) {
     const call = calls.get(e.call);
     if (call) call.timeline.append(el("li", { text: `The server asked: ${describeAsk(e)}` }));

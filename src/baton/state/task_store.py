@@ -1,0 +1,74 @@
+"""Where task records live (the Tasks extension, protocol.md P172): one opaque record per task id, with the
+principal tag of the caller that made it, kept until its expiry.
+
+The server encodes a task (its status, what `tasks/get` shows, and the journal its rounds replay over) into
+bytes; a store keeps them, with a version: each write names the version it makes, and lands only on the one
+before it (the first only where there is none), so two instances never overwrite each other's change
+unseen (protocol.md P174). Backends: `MemoryTaskStore` (one process), `SqliteTaskStore` (one host, the
+default, in the ledger's file), `RedisTaskStore` (many hosts). Principals are stored as SHA-256 tags
+(`principal_tag`), never as given. An unreachable backend raises `StoreUnavailable`.
+"""
+
+from __future__ import annotations
+
+import abc
+import collections
+
+from . import clock
+
+StoredTask = tuple[bytes, int, bytes]
+"""A stored task: (principal tag, version, record)."""
+
+
+class TaskStore(abc.ABC):
+    """Task records by id, versioned. `get` answers None once a record expired."""
+
+    @abc.abstractmethod
+    async def write(self, task_id: str, tag: bytes, record: bytes, expires_at: float, version: int) -> bool:
+        """Store version `version` of the record of `task_id` (made by the principal whose tag is `tag`, kept
+        until `expires_at`, unix seconds): version 1 only if there is no record, a later one only over version
+        `version - 1`. False, and nothing written, otherwise."""
+
+    @abc.abstractmethod
+    async def get(self, task_id: str) -> StoredTask | None:
+        """(principal tag, version, record) of a live task, or None."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Release the backend's resources."""
+
+
+class MemoryTaskStore(TaskStore):
+    """Records in this process: a dict, purged of expired records as new ones come."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, tuple[bytes, int, bytes, float]] = {}
+        self._expiry: collections.deque[tuple[float, str]] = collections.deque()
+
+    async def write(self, task_id: str, tag: bytes, record: bytes, expires_at: float, version: int) -> bool:
+        now = clock.now()
+        while self._expiry and self._expiry[0][0] <= now:
+            _, old = self._expiry.popleft()
+            stale = self._records.get(old)
+            if stale is not None and stale[3] <= now:
+                del self._records[old]
+        held = self._records.get(task_id)
+        if (held is None and version != 1) or (held is not None and held[1] != version - 1):
+            return False
+        if held is None:
+            self._expiry.append((expires_at, task_id))
+        # A copy of exactly its size: orjson's bytes keep the allocation they were built in (about 8 KiB).
+        self._records[task_id] = (tag, version, bytes(memoryview(record)), expires_at)
+        return True
+
+    async def get(self, task_id: str) -> StoredTask | None:
+        held = self._records.get(task_id)
+        if held is None or held[3] <= clock.now():
+            return None
+        return held[0], held[1], held[2]
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    async def close(self) -> None:
+        self._records.clear()
