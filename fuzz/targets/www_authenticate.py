@@ -1,16 +1,16 @@
-"""Reading a `WWW-Authenticate` header: the Bearer challenge and its parameters."""
+"""Reading a `WWW-Authenticate` header: the Bearer or DPoP challenge and its parameters."""
 
 from __future__ import annotations
 
-from baton.client.oauth.challenge import bearer_challenge
+from baton.client.oauth.challenge import auth_challenge
 
 from ..harness import Target
 
 
 def one(data: bytes) -> None:
-    challenge = bearer_challenge(data.decode("latin-1"))
+    challenge = auth_challenge(data.decode("latin-1"))
     if challenge is not None:
-        _ = challenge.resource_metadata, challenge.scopes, challenge.error
+        _ = challenge.resource_metadata, challenge.scopes, challenge.error, challenge.scheme
 
 
-TARGET = Target("www_authenticate", "WWW-Authenticate Bearer challenges", one)
+TARGET = Target("www_authenticate", "WWW-Authenticate Bearer and DPoP challenges", one)

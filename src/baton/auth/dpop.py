@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import time
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
@@ -29,6 +28,7 @@ from urllib.parse import urlsplit
 import jwt
 
 from ..server.exchange import Unauthenticated
+from ..state import clock
 from ..state.ledger import ClaimStatus, Ledger, LedgerError
 
 DpopMode = Literal["accept", "require", "off"]
@@ -81,7 +81,7 @@ def check_proof(
     if not isinstance(htu, str) or _uri(htu) != _uri(uri) or "?" in htu or "#" in htu:
         raise refused("the DPoP proof's htu is not this resource's URI")
     iat = claims.get("iat")
-    moment = time.time() if now is None else now
+    moment = clock.now() if now is None else now
     if not isinstance(iat, int) or abs(moment - iat) > window_s:
         raise refused(f"the DPoP proof's iat is not within {window_s:g} s of now")
     expected_ath = _b64(hashlib.sha256(token.encode("ascii", "replace")).digest())

@@ -15,13 +15,14 @@ import base64
 import hashlib
 import json
 import secrets
-import time
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
+
+from ...state import clock
 
 ALG: Final = "ES256"
 NONCE_ERROR: Final = "use_dpop_nonce"
@@ -60,7 +61,7 @@ class DpopKey:
         """A fresh proof for one request to `url`; with `access_token`, bound to it by `ath`."""
         htu = without_query(url)
         claims: dict[str, Any] = {"jti": secrets.token_urlsafe(16), "htm": method.upper(), "htu": htu}
-        claims["iat"] = int(time.time())
+        claims["iat"] = int(clock.now())
         if access_token is not None:
             claims["ath"] = _b64(hashlib.sha256(access_token.encode("ascii")).digest())
         nonce = self.nonces.get(_origin(htu))

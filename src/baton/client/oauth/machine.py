@@ -20,7 +20,6 @@ from __future__ import annotations
 import inspect
 import os
 import secrets
-import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -29,6 +28,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
+from ...state import clock
 from .rules import HTTP_TIMEOUT_S, check_dpop, may_carry_tokens
 from .store import MemoryStore, TokenStore
 
@@ -89,7 +89,7 @@ class ProgramLogin:
     def assertion(self, audience: str) -> str:
         """A fresh signed client assertion for the authorization server `audience` (RFC 7523)."""
         assert self._key is not None and self.signing_alg is not None and self.client_id
-        now = int(time.time())
+        now = int(clock.now())
         claims = {
             "iss": self.client_id,
             "sub": self.client_id,
