@@ -29,7 +29,15 @@ import httpx
 
 from baton import McpError
 from baton.client import Accepted, Answer, Client, Declined, Question
-from baton.client.oauth import AuthError, MemoryStore, OAuth
+from baton.client.oauth import (
+    AuthError,
+    ClientCredentials,
+    EnterpriseLogin,
+    MemoryStore,
+    OAuth,
+    ProgramLogin,
+    WorkloadIdentity,
+)
 
 log = logging.getLogger("conformance-client")
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # the suite's CIMD scenario expects it
@@ -46,7 +54,24 @@ async def follow_authorization(url: str) -> str:
     return str(location)
 
 
-def oauth(context: dict[str, Any]) -> OAuth:
+def oauth(scenario: str, context: dict[str, Any]) -> OAuth | ProgramLogin:
+    if scenario.startswith("auth/client-credentials-"):  # a program logging in as itself, no browser
+        return ClientCredentials(
+            client_id=context["client_id"],
+            client_secret=context.get("client_secret"),
+            private_key=context.get("private_key_pem"),
+            signing_alg=context.get("signing_algorithm"),
+        )
+    if scenario == "auth/wif-jwt-bearer":  # the platform's token for this workload, as the grant's assertion
+        return WorkloadIdentity(assertion=context["valid_jwt"], client_id=context.get("client_id"))
+    if scenario == "auth/enterprise-managed-authorization":  # the person's ID token, exchanged for an ID-JAG
+        return EnterpriseLogin(
+            id_token=context["idp_id_token"],
+            idp_token_endpoint=context["idp_token_endpoint"],
+            idp_client_id=context["idp_client_id"],
+            client_id=context["client_id"],
+            client_secret=context.get("client_secret"),
+        )
     return OAuth(
         redirect_uri=REDIRECT_URI,
         open_browser=follow_authorization,
@@ -135,7 +160,7 @@ async def run(url: str, scenario: str) -> None:
         on_url=decline_url,
         name="baton-conformance-client",
         protocol="auto",
-        auth=oauth(context) if scenario.startswith("auth/") else None,
+        auth=oauth(scenario, context) if scenario.startswith("auth/") else None,
     ) as client:
         if scenario == "initialize":
             await client.list_tools()

@@ -69,6 +69,14 @@ AUTH_SCENARIOS = {
     "2025-11-25": AUTH,
 }
 
+# The extension track's `auth/` scenarios that Baton offers so far (issue 38): logins with no person.
+EXTENSION_AUTH = [
+    "auth/client-credentials-jwt",
+    "auth/client-credentials-basic",
+    "auth/wif-jwt-bearer",
+    "auth/enterprise-managed-authorization",
+]
+
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(600)]
 
 
@@ -90,6 +98,10 @@ def test_auth_scenarios_pass_without_warnings(spec_version: str) -> None:
     ).stdout.split()
     assert sorted(name for name in listed if name.startswith("auth/")) == sorted(AUTH_SCENARIOS[spec_version])
     run_scenarios(spec_version, AUTH_SCENARIOS[spec_version])
+
+
+def test_extension_logins_without_a_person_pass_without_warnings() -> None:
+    run_scenarios("extension", EXTENSION_AUTH)
 
 
 def run_scenarios(spec_version: str, scenarios: list[str]) -> None:

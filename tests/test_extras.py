@@ -3,6 +3,7 @@ one command for the Python running now, from the checkout (`baton.extras`), and 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sys
 
@@ -33,3 +34,42 @@ def test_every_hint_follows_the_one_rule() -> None:
         assert "mcp-baton[" not in text, f"{path}: no index has mcp-baton; install from the checkout"
         if path.suffix == ".py" and path.name != "extras.py":
             assert not re.search(r"pip install", text), f"{path}: word the install hint with baton.extras"
+
+
+def _without_authlib(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if the `[oauth]` extra were not installed: every import of authlib fails as a missing module does."""
+    for name in [m for m in sys.modules if m == "authlib" or m.startswith("authlib.")] + ["authlib"]:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def test_a_login_without_the_oauth_extra_is_an_auth_error_naming_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from baton.client.oauth import AuthError
+    from baton.client.oauth.discovery import ServerMetadata
+    from baton.client.oauth.flow import TokenGrant, refresh
+    from baton.client.oauth.limits import oauth_client
+    from baton.client.oauth.registration import ClientInfo
+
+    _without_authlib(monkeypatch)
+    with pytest.raises(AuthError) as made:
+        oauth_client(client_id="c")
+    assert str(made.value).endswith(extras.install_extra("oauth")) and "[oauth] extra" in str(made.value)
+    meta = ServerMetadata.__new__(ServerMetadata)
+    grant = TokenGrant.__new__(TokenGrant)
+    with pytest.raises(AuthError, match=r"\[oauth\] extra"):  # the refresh learns it before it sends anything
+        asyncio.run(refresh(meta, grant, ClientInfo.__new__(ClientInfo)))
+
+
+def test_a_connect_provider_without_the_oauth_extra_stops_the_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    from baton.connect import ConnectKit, OAuthProvider
+    from baton.server.startup import ConfigurationError
+
+    kit = ConnectKit(
+        store="memory:",
+        public_url="http://127.0.0.1:9",
+        providers=[OAuthProvider("git", "id", "https://git.example/authorize", "https://git.example/token")],
+    )
+    kit.check(authenticated=True)  # installed here: nothing to say
+    _without_authlib(monkeypatch)
+    with pytest.raises(ConfigurationError) as said:
+        kit.check(authenticated=True)
+    assert str(said.value).endswith(extras.install_extra("oauth"))

@@ -51,6 +51,7 @@ from .server import (
     RequestInfo,
     ResourceNotFound,
     Server,
+    ServerCard,
     ToolError,
     ToolResult,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "ResourceNotFound",
     "Roots",
     "Server",
+    "ServerCard",
     "StringField",
     "ToolError",
     "ToolResult",

@@ -24,6 +24,14 @@ def install_extra(extra: str) -> str:
     return f"{pip} '.[{extra}]' in the root of the Baton checkout it was installed from"
 
 
+class MissingExtra(ImportError):
+    """An optional extra that a feature needs is not installed; the message says which and how to install it."""
+
+    def __init__(self, extra: str, needed_by: str) -> None:
+        super().__init__(f"{needed_by} needs Baton's [{extra}] extra, which is not installed: {install_extra(extra)}")
+        self.extra = extra
+
+
 def checkout() -> Path | None:
     """The checkout this Baton runs from (an editable install), or None when it was copied into site-packages."""
     root = Path(__file__).resolve().parents[2]  # <checkout>/src/baton/extras.py

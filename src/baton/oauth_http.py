@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 
+from .extras import MissingExtra
+
 MAX_BODY_BYTES = 256 * 1024
 TIMEOUT_S = 10.0
 
@@ -127,11 +129,24 @@ def oauth2_client_class() -> Any:
     httpx integration will become httpx2)."""
     # authlib.deprecate sets its own "always" filter when imported: import it first, so ours below wins.
     # Authlib is the optional `[oauth]` extra: imported when an OAuth flow first runs.
-
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from authlib.integrations.httpx_client import AsyncOAuth2Client  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: PLC0415 (the optional oauth extra)
+        try:
+            import authlib.deprecate  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: F401, PLC0415
+
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from authlib.integrations.httpx_client import AsyncOAuth2Client  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: PLC0415 (the optional oauth extra)
+        except ModuleNotFoundError:
+            raise MissingExtra("oauth", "an OAuth login") from None
     return AsyncOAuth2Client
+
+
+def oauth_error_class() -> type[Exception]:
+    """Authlib's base error, which its OAuth client raises for a refused exchange or refresh."""
+    try:
+        from authlib.common.errors import AuthlibBaseError  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: PLC0415 (the optional oauth extra)
+    except ModuleNotFoundError:
+        raise MissingExtra("oauth", "an OAuth login") from None
+    return AuthlibBaseError  # type: ignore[no-any-return]
 
 
 def oauth2_client(*, timeout_s: float = TIMEOUT_S, too_large: TooLarge = ResponseTooLarge, **params: Any) -> Any:

@@ -77,6 +77,7 @@ class Invocation:
     answers_file: str | None = None
     protocol: ProtocolChoice = AUTO  # --protocol: the era, or auto (probe)
     elicitation: tuple[str, ...] = ("form", "url")  # --elicitation: the modes declared, as a host would
+    client_credentials: bool = False  # --client-credentials: log in as a program (no browser), from the environment
 
 
 def parser(command: Command) -> argparse.ArgumentParser:
@@ -94,6 +95,12 @@ def parser(command: Command) -> argparse.ArgumentParser:
         action="store_true",
         help="keep login tokens in memory only (by default a server that asks for a login gets its tokens kept in "
         "a file only you can read, in Baton's data directory)",
+    )
+    p.add_argument(
+        "--client-credentials",
+        action="store_true",
+        help="log in as a program, with no browser: the client $BATON_CLIENT_ID with $BATON_CLIENT_SECRET, or with "
+        "the private key in the PEM file $BATON_CLIENT_KEY_FILE (OAuth client credentials)",
     )
     p.add_argument(
         "--timeout",
@@ -187,6 +194,7 @@ def parse(command: Command, argv: Sequence[str]) -> Invocation:
         getattr(args, "answers", None),
         protocol_choice(args.protocol),
         ELICITATION[getattr(args, "elicitation", "all")],
+        args.client_credentials,
     )
 
 

@@ -15,12 +15,13 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from ..client import Client, Prompt, Resource, ResourceTemplate, Tool
+from ..client.oauth import ClientCredentials, OAuth
 from ..client.oauth.rules import may_carry_tokens
 from ..protocol.errors import METHOD_NOT_FOUND, McpError
 from ..render import TerminalRenderer
 from . import login, show
 from .answers import GivenAnswers, read_answers
-from .args import CommandLineError, Invocation, parse_arguments, split_pairs
+from .args import CommandLineError, Invocation, OneLineError, parse_arguments, split_pairs
 
 Item = TypeVar("Item")
 CLIENT_NAME = "baton-cli"
@@ -43,7 +44,14 @@ async def client(run: Invocation, renderer: TerminalRenderer | None = None, comm
     if run.timeout is not None:
         handlers["deadline_s"] = run.timeout
     # A command (stdio), or plain http to another computer, gets no login: a 401 there is an error.
-    auth, browser = login.oauth(store=run.token_store) if _may_log_in(run.target) else (None, None)
+    auth: OAuth | ClientCredentials | None = None
+    browser = None
+    if run.client_credentials:
+        if not _may_log_in(run.target):
+            raise OneLineError("--client-credentials sends a token: give an https URL (or http to this computer)")
+        auth = login.program(store=run.token_store)
+    elif _may_log_in(run.target):
+        auth, browser = login.oauth(store=run.token_store)
     try:
         async with Client(run.target, name=CLIENT_NAME, protocol=run.protocol, auth=auth, **handlers) as c:
             yield c

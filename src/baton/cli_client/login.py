@@ -5,7 +5,8 @@ system browser. Before anything opens, the full authorization address is shown o
 same checks as a URL-mode question (`forms.url_safety`): its site, every warning, and a refusal for
 an address that must not be opened. Tokens go to the file store only the user can read
 (`FileStore()`, in Baton's data directory), or nowhere with `--no-token-store`. A login happens only
-if the server answers 401; a server that needs none never sees any of this (protocol.md P58).
+if the server answers 401; a server that needs none never sees any of this (protocol.md P58). With
+`--client-credentials` the command logs in as a program instead, with no browser (`program`, P195).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import sys
 import webbrowser
 from typing import TextIO
 
-from ..client.oauth import AuthError, FileStore, LoopbackRedirect, MemoryStore, OAuth
+from ..client.oauth import AuthError, ClientCredentials, FileStore, LoopbackRedirect, MemoryStore, OAuth
 from ..forms.url_safety import check_url, format_for_display
+from .args import OneLineError
 
 CLIENT_NAME = "Baton command line"
 
@@ -56,3 +58,12 @@ def oauth(*, store: bool) -> tuple[OAuth, LoopbackRedirect]:
         client_name=CLIENT_NAME,
     )
     return auth, browser
+
+
+def program(*, store: bool) -> ClientCredentials:
+    """`--client-credentials`: the program's own client, from the environment (never from the command line,
+    where other users of the computer could read a secret); a missing setting is one line, exit 2."""
+    try:
+        return ClientCredentials.from_environment(store=FileStore() if store else MemoryStore())
+    except ValueError as exc:
+        raise OneLineError(f"--client-credentials: {exc}") from None

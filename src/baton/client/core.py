@@ -69,7 +69,7 @@ from .stdio_transport import StdioTransport
 from .tap import MessageTap, tapped
 
 if TYPE_CHECKING:
-    from .oauth import OAuth
+    from .oauth import OAuth, ProgramLogin
 
 log = logging.getLogger("baton.client")
 Progress = Callable[[dict[str, Any]], Awaitable[None]]
@@ -104,7 +104,8 @@ class Client:
     modes without a handler, for step mode, where the host answers each `Round` itself. `protocol` is
     the era: `"auto"` (probe once, the default), `"2026-07-28"` (stateless), or `"2025-11-25"` (an
     `initialize` session). `url_backoff_s` is `(first_s, max_s)`, the pause before a URL the host
-    accepted is asked again in the same request (`baton.client.pacing`). `auth=OAuth(...)`
+    accepted is asked again in the same request (`baton.client.pacing`). `auth=OAuth(...)` (or
+    `ClientCredentials(...)` for a program with no person)
     (`baton.client.oauth`) logs in when an HTTP server answers 401, and sends the token with every request.
     `trace_arguments=True` puts tool arguments and full resource URIs on its spans when OpenTelemetry is
     configured (off by default: a URI is traced without userinfo, query and fragment; protocol.md P64).
@@ -131,7 +132,7 @@ class Client:
         cache: bool = True,
         protocol: ProtocolChoice = AUTO,
         url_backoff_s: tuple[float, float] = DEFAULT_URL_BACKOFF_S,
-        auth: OAuth | None = None,
+        auth: OAuth | ProgramLogin | None = None,
         trace_arguments: bool = False,
         on_message: MessageTap | None = None,
         extensions: Mapping[str, Mapping[str, Any] | None] | None = None,

@@ -13,7 +13,7 @@ from .callbacks import Notify
 from .http11 import Disconnected, HttpError, Pool, ProtocolError, Response, Url, encode_headers
 
 if TYPE_CHECKING:
-    from .oauth import OAuth
+    from .oauth import OAuth, ProgramLogin
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -31,7 +31,7 @@ class HttpTransport:
         *,
         timeout: float | None = LEG_S,
         headers: dict[str, str] | None = None,
-        auth: OAuth | None = None,
+        auth: OAuth | ProgramLogin | None = None,
     ) -> None:
         self.url = url
         self.timeout = timeout

@@ -23,7 +23,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from ..extras import MissingExtra
 from ..forms import Accepted
+from ..oauth_http import oauth2_client_class
 from ..protocol.constants import PROTOCOL_VERSION
 from ..protocol.errors import UsageError
 from ..protocol.hosts import is_loopback
@@ -123,6 +125,11 @@ class ConnectKit:
             )
         if not authenticated and not self.development:
             raise ConfigurationError(_anonymous(needed_by, self.base_url), setting=PRINCIPAL_SETTING)
+        if self.providers:
+            try:
+                oauth2_client_class()
+            except MissingExtra as exc:
+                raise ConfigurationError(str(exc), setting="the [oauth] extra") from None
 
     @property
     def configured(self) -> bool:

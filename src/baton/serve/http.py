@@ -44,6 +44,7 @@ from ..server.subscriptions import Subscription
 from ..web import BodyTooLarge, ClientGone, read_body
 from .asgi import disconnected, send_empty, send_json, send_reply
 from .http_sessions import SESSION_HEADER, SessionEndpoints, response_object
+from .server_card import answer_card, is_card_path
 
 if TYPE_CHECKING:
     from ..server.core import Server
@@ -115,6 +116,12 @@ class HttpApp:
                 await self._connect(scope, receive, send)
             elif self.server.settings.auth is not None and path == self.server.settings.auth.metadata_path:
                 await self._resource_metadata(scope, send)
+            elif is_card_path(self.server, self.path, path):
+                refusal = self._refuse_host(Headers(dict(scope["headers"])))
+                if refusal:
+                    await _plain(send, 403, refusal.encode(), self._tag)
+                else:
+                    await answer_card(self.server, self.path, scope, send, self._tag)
             else:
                 await _plain(send, 404, b"Not found: the MCP endpoint is " + self.path.encode(), self._tag)
             return

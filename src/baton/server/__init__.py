@@ -1,6 +1,7 @@
 """The server layer: `Server`, its registries, the `Context` handlers ask through, and the replay engine."""
 
 from ..protocol.errors import CapabilityMissing, ResourceNotFound, UsageError
+from .card import ServerCard
 from .context import BatonDeprecationWarning, Context
 from .core import Server, ToolOptions
 from .exchange import AuthUnavailable, Exchange, Grant, Reply, RequestInfo, Unauthenticated
@@ -29,6 +30,7 @@ __all__ = [
     "ResourceAuth",
     "ResourceNotFound",
     "Server",
+    "ServerCard",
     "ToolError",
     "ToolOptions",
     "ToolResult",

@@ -17,6 +17,7 @@ from ..state.keys import KeyRing
 from ..state.ledger import Ledger
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S
 from ..state.store_url import parse_store_url
+from .card import ServerCard
 from .context import Context
 from .exchange import PrincipalHook
 from .form_check import check_forms
@@ -128,7 +129,8 @@ class Server:
     around serving: open a database pool there; handlers read what it yields as `ctx.lifespan` (protocol.md P132).
     `when_unasked` is every tool's default for a question the client cannot show ("error", or "argument":
     see `ToolOptions.when_unasked`); `host_quirks=True` turns on the table of what known hosts really show
-    (`baton.HOST_QUIRKS`), or give your own rows (protocol.md P138-P140).
+    (`baton.HOST_QUIRKS`), or give your own rows (protocol.md P138-P140). `card` publishes a server card
+    over HTTP (`baton.ServerCard`, a draft; protocol.md P194).
 
     What can be judged here is refused here (`ConfigurationError`): a `public_url` that is not an
     http(s) URL, a malformed ledger URL. The rest is judged when serving starts (`check_startup`).
@@ -162,6 +164,7 @@ class Server:
         when_unasked: WhenUnasked = "error",
         host_quirks: bool | Sequence[HostQuirk] = False,
         extensions: Mapping[str, Mapping[str, Any] | None] | None = None,
+        card: ServerCard | None = None,
     ) -> None:
         if public_url is not None:
             _check_public_url(public_url)
@@ -198,6 +201,7 @@ class Server:
             trace_arguments=trace_arguments,
             when_unasked=check_when_unasked(when_unasked, "Server"),
             host_quirks=quirk_table(host_quirks),
+            card=card,
         )
         self.tools: dict[str, RegisteredTool] = {}
         self.resources: dict[str, RegisteredResource] = {}

@@ -23,7 +23,7 @@ from ..protocol.constants import META_CLIENT_INFO, META_SERVER_INFO, SUPPORTED_V
 from ..protocol.errors import INTERNAL_ERROR, McpError, method_not_found
 from ..protocol.extensions import Extensions, capabilities_with
 from ..protocol.messages import Message, check_meta, check_version, error_response, result_response
-from ..state.keys import KeyRing
+from ..state.keys import KeyRing, shared_by_instances
 from ..state.ledger import Ledger, LedgerError
 from ..state.ledger_url import ledger_from_url
 from ..state.seal import Sealer
@@ -88,6 +88,13 @@ class Runtime:
         self.handshake = HandshakeEra(server, self.methods)
 
     # -- what serving holds ---------------------------------------------------------------------------
+
+    @property
+    def keys_shared(self) -> bool:
+        """Whether every instance of this server seals with the same keys: given to `Server(state_keys=...)`
+        (unless generated for this process), or named by `$BATON_STATE_KEYS` or `$BATON_KEY_FILE`; not a key
+        file each instance makes for itself."""
+        return shared_by_instances(self._keys)
 
     @property
     def key_ring(self) -> KeyRing:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .card import ServerCard
 from .guard import ResourceAuth
 from .ladder import HostQuirk, WhenUnasked
 
@@ -34,3 +35,4 @@ class ServerSettings:
     trace_arguments: bool  # tool arguments on spans, off by default (protocol.md P64)
     when_unasked: WhenUnasked = "error"  # tools' rung for a question the client cannot show (P139)
     host_quirks: tuple[HostQuirk, ...] = ()  # the quirk rows turned on (none by default, P140)
+    card: ServerCard | None = None  # the server card published over HTTP (off by default, P194)

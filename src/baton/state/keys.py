@@ -177,6 +177,16 @@ class KeyRing:
         return cls.from_environment() or cls.from_file(default_key_file())
 
 
+def shared_by_instances(ring: KeyRing | None) -> bool:
+    """Whether instances started alike on many machines seal with the same keys: a ring given in
+    configuration (not generated for this process, not the data directory's key file), or, with none
+    given, `$BATON_STATE_KEYS` or `$BATON_KEY_FILE`; not the key file each machine makes for itself."""
+    if ring is None:
+        return bool(os.environ.get(ENV_KEYS) or os.environ.get(ENV_KEY_FILE))
+    made_here = ring.path == data_dir() / KEY_FILE_NAME and not os.environ.get(ENV_KEY_FILE)
+    return not ring.ephemeral and not made_here
+
+
 def default_key_file() -> Path:
     """`$BATON_KEY_FILE`, else `state-keys` in the data directory."""
     explicit = os.environ.get(ENV_KEY_FILE)

@@ -6,21 +6,27 @@ sends the person's browser to the authorization server and checks what comes bac
 `response`), and retries the request with the token, which every later request carries (`pool`,
 `login`), within the size and time bounds of `limits`. Scopes follow `scopes`; tokens are kept in
 a `store`. `LoopbackRedirect` is the browser part for a program on the user's computer. The
-decisions are protocol.md P48-P59. Needs Authlib (Baton's `[oauth]` extra).
+decisions are protocol.md P48-P59. A program with no person logs in with `ClientCredentials`, `WorkloadIdentity` or
+`EnterpriseLogin` instead (`machine`, P195-P196). Needs Authlib (Baton's `[oauth]` extra).
 """
 
 from ..errors import AuthError
 from .config import OAuth, OpenBrowser
 from .loopback import LoopbackRedirect
+from .machine import ClientCredentials, EnterpriseLogin, ProgramLogin, WorkloadIdentity
 from .store import FileStore, MemoryStore, TokenStore, default_path
 
 __all__ = [
     "AuthError",
+    "ClientCredentials",
+    "EnterpriseLogin",
     "FileStore",
     "LoopbackRedirect",
     "MemoryStore",
     "OAuth",
     "OpenBrowser",
+    "ProgramLogin",
     "TokenStore",
+    "WorkloadIdentity",
     "default_path",
 ]

@@ -2,7 +2,8 @@
 
 Every request carries `resource`, exactly the PRM's `resource` string (RFC 8707; protocol.md P50).
 The client authenticates at the token endpoint as its registration says (`client_secret_basic`,
-`client_secret_post` or `none`, Authlib's client auth). A token response must carry an
+`client_secret_post` or `none`, Authlib's client auth); a program logging in as itself
+(`client_credentials`) may instead send a signed client assertion (`private_key_jwt`). A token response must carry an
 `access_token` of type Bearer; its `expires_in` becomes an absolute expiry. Errors become
 `AuthError`s that name the server's `error` code, never a token.
 """
@@ -18,7 +19,18 @@ import httpx
 from ...state import clock
 from ..errors import AuthError
 from .discovery import ServerMetadata
-from .limits import oauth_client
+from .limits import capped_client, oauth_client, oauth_errors
+from .machine import (
+    ASSERTION_TYPE,
+    ID_JAG_TYPE,
+    ID_TOKEN_TYPE,
+    JWT_BEARER,
+    TOKEN_EXCHANGE,
+    ClientCredentials,
+    EnterpriseLogin,
+    ProgramLogin,
+    WorkloadIdentity,
+)
 from .registration import ClientInfo
 
 
@@ -125,7 +137,7 @@ def _failure(what: str, meta: ServerMetadata, exc: Exception) -> AuthError:
 
 async def exchange(meta: ServerMetadata, client: ClientInfo, attempt: Attempt, code: str, resource: str) -> TokenGrant:
     """Trade the authorization code (and the PKCE verifier) for tokens."""
-    from authlib.common.errors import AuthlibBaseError  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: PLC0415 (the optional oauth extra)
+    AuthlibBaseError = oauth_errors()
 
     try:
         async with _oauth_client(client, attempt.redirect_uri) as oauth:
@@ -143,7 +155,7 @@ async def exchange(meta: ServerMetadata, client: ClientInfo, attempt: Attempt, c
 
 async def refresh(meta: ServerMetadata, grant: TokenGrant, client: ClientInfo | None) -> TokenGrant:
     """A new access token from the grant's refresh token, by `client`, the one it was issued to."""
-    from authlib.common.errors import AuthlibBaseError  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: PLC0415 (the optional oauth extra)
+    AuthlibBaseError = oauth_errors()
 
     if client is None or grant.refresh_token is None:
         raise AuthError("nothing to refresh")
@@ -155,3 +167,94 @@ async def refresh(meta: ServerMetadata, grant: TokenGrant, client: ClientInfo | 
     except (AuthlibBaseError, httpx.HTTPError, ValueError) as exc:
         raise _failure("the token refresh", meta, exc) from None
     return _grant(token, meta, client, grant.resource, grant.scopes, grant.refresh_token)
+
+
+async def program_grant(
+    meta: ServerMetadata, login: ProgramLogin, scopes: tuple[str, ...] | None, resource: str
+) -> TokenGrant:
+    """A token for a login with no person (`machine`): the client credentials grant, or the JWT-bearer grant
+    with a platform token or with the ID-JAG an enterprise identity provider issued for this server."""
+    AuthlibBaseError = oauth_errors()
+    extra: dict[str, Any] = {"resource": resource}
+    if scopes:
+        extra["scope"] = " ".join(scopes)
+    if isinstance(login, ClientCredentials):
+        grant_type = "client_credentials"
+    else:
+        grant_type = JWT_BEARER
+        try:
+            if isinstance(login, EnterpriseLogin):
+                extra["assertion"] = await _identity_assertion_grant(login, meta.issuer, resource, scopes)
+            else:
+                assert isinstance(login, WorkloadIdentity)
+                extra["assertion"] = await login.platform_token()
+        except ValueError as exc:
+            raise AuthError(f"logging in to {meta.issuer}: {exc}") from None
+    client = _program_client(meta, login, extra)
+    try:
+        async with _oauth_client(client) as oauth:
+            token = await oauth.fetch_token(meta.token_endpoint, grant_type=grant_type, **extra)
+    except (AuthlibBaseError, httpx.HTTPError, ValueError) as exc:
+        raise _failure(f"the {grant_type.rsplit(':', 1)[-1]} grant", meta, exc) from None
+    issued_to = ClientInfo(login.client_id or "", None, login.method, "pre-registered", meta.issuer)
+    return _grant(token, meta, issued_to, resource, scopes)
+
+
+def _program_client(meta: ServerMetadata, login: ProgramLogin, extra: dict[str, Any]) -> ClientInfo:
+    """How a login with no person authenticates at the token endpoint, checked against what it offers."""
+    supported = meta.strings("token_endpoint_auth_methods_supported")
+    method = login.method
+    if method == "private_key_jwt":
+        if supported is not None and "private_key_jwt" not in supported:
+            raise AuthError(f"the authorization server {meta.issuer} takes no private_key_jwt at its token endpoint")
+        extra["client_assertion_type"] = ASSERTION_TYPE
+        extra["client_assertion"] = login.assertion(meta.issuer)
+        return ClientInfo(login.client_id or "", None, "none", "pre-registered", meta.issuer)
+    if method == "client_secret_basic":
+        if supported and "client_secret_basic" not in supported:
+            method = "client_secret_post"
+        if supported is not None and method not in supported:
+            raise AuthError(f"the authorization server {meta.issuer} takes no client secret at its token endpoint")
+        return ClientInfo(login.client_id or "", login.client_secret, method, "pre-registered", meta.issuer)
+    return ClientInfo(login.client_id or "", None, "none", "pre-registered", meta.issuer)
+
+
+async def _identity_assertion_grant(
+    login: EnterpriseLogin, issuer: str, resource: str, scopes: tuple[str, ...] | None
+) -> str:
+    """The ID-JAG for `issuer` and `resource`: the identity token exchanged at the identity provider (RFC 8693)."""
+    form = {
+        "grant_type": TOKEN_EXCHANGE,
+        "subject_token": await login.identity_token(),
+        "subject_token_type": ID_TOKEN_TYPE,
+        "requested_token_type": ID_JAG_TYPE,
+        "audience": issuer,
+        "resource": resource,
+        "client_id": login.idp_client_id,
+    }
+    if scopes:
+        form["scope"] = " ".join(scopes)
+    where = f"the token exchange at {login.idp_token_endpoint}"
+    try:
+        async with capped_client() as http:
+            if login.idp_client_secret:
+                secret = (login.idp_client_id, login.idp_client_secret)
+                answer = await http.post(login.idp_token_endpoint, data=form, auth=secret)
+            else:
+                answer = await http.post(login.idp_token_endpoint, data=form)
+    except httpx.HTTPError as exc:
+        raise AuthError(f"{where} failed: {type(exc).__name__}") from None
+    try:
+        body = answer.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise AuthError(f"{where} answered HTTP {answer.status_code}, not a JSON object")
+    if answer.status_code != 200 or "error" in body:
+        error = body.get("error", f"HTTP {answer.status_code}")
+        description = body.get("error_description")
+        raise AuthError(f"{where} failed: {error}" + (f" ({description})" if isinstance(description, str) else ""))
+    granted = body.get("access_token")
+    if body.get("issued_token_type") != ID_JAG_TYPE or not isinstance(granted, str) or not granted:
+        raise AuthError(f"{where} did not issue an identity assertion grant (issued_token_type {ID_JAG_TYPE})")
+    return granted

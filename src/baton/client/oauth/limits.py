@@ -18,7 +18,8 @@ from typing import Any
 
 import httpx
 
-from ...oauth_http import async_client, oauth2_client
+from ...extras import MissingExtra
+from ...oauth_http import async_client, oauth2_client, oauth_error_class
 from ..errors import AuthError
 
 MAX_AUTHORIZATION_SERVERS = 3
@@ -33,7 +34,18 @@ def capped_client() -> httpx.AsyncClient:
 def oauth_client(**params: Any) -> Any:
     """Authlib's client for the code exchange and the refresh (`params`), over the same bounds."""
 
-    return oauth2_client(too_large=AuthError, **params)
+    try:
+        return oauth2_client(too_large=AuthError, **params)
+    except MissingExtra as exc:
+        raise AuthError(str(exc)) from None
+
+
+def oauth_errors() -> type[Exception]:
+    """What Authlib's client raises for a refused exchange or refresh; an AuthError when it is not installed."""
+    try:
+        return oauth_error_class()
+    except MissingExtra as exc:
+        raise AuthError(str(exc)) from None
 
 
 @contextlib.contextmanager

@@ -30,6 +30,7 @@ from .config import OAuth
 from .discovery import ResourceMetadata, ServerMetadata, authorization_server, protected_resource
 from .flow import TokenGrant
 from .limits import MAX_AUTHORIZATION_SERVERS, capped_client, paused
+from .machine import ProgramLogin
 from .registration import (
     ClientInfo,
     first_use_issuer,
@@ -68,7 +69,7 @@ def wants_login(status: int, www_authenticate: str | None) -> Challenge | None:
 class LoginState:
     """The login state of one client to one server."""
 
-    def __init__(self, config: OAuth, server_url: str) -> None:
+    def __init__(self, config: OAuth | ProgramLogin, server_url: str) -> None:
         self.config = config
         self.server_url = server_url
         self.header = b""  # the Authorization line sent with every request, once there is a token
@@ -166,11 +167,13 @@ class LoginState:
             )
             await self._forget()
             grant = None
+        if isinstance(self.config, ProgramLogin):
+            return await self._as_program(self.config, prm, meta, status, challenge, attempts)
+        config = self.config
         if status == 401:
             if grant is not None and grant.refresh_token and not attempts.refreshed:
                 attempts.refreshed = True
                 try:
-                    config = self.config
                     client = grant_client(grant.client, config.client_id, config.client_secret, meta)
                     await self._save(await flow.refresh(meta, grant, client))
                     return self.header
@@ -183,7 +186,7 @@ class LoginState:
                     f"the server refused the token {meta.issuer} just issued for it (HTTP 401): "
                     "the login cannot succeed"
                 )
-            scopes = first_scopes(challenge.scopes, prm.scopes_supported, self.config.scopes)
+            scopes = first_scopes(challenge.scopes, prm.scopes_supported, config.scopes)
             if grant is not None and grant.scopes and scopes is not None:
                 scopes = tuple(dict.fromkeys([*grant.scopes, *scopes]))  # keep what was granted before
         else:
@@ -196,7 +199,45 @@ class LoginState:
                 )
             attempts.step_ups += 1
         attempts.logins += 1
-        await self._login(http, bound, prm, meta, scopes)
+        await self._login(config, http, bound, prm, meta, scopes)
+        return self.header
+
+    async def _as_program(
+        self,
+        creds: ProgramLogin,
+        prm: ResourceMetadata,
+        meta: ServerMetadata,
+        status: int,
+        challenge: Challenge,
+        attempts: Attempts,
+    ) -> bytes:
+        """A new token by a grant with no person (`machine`): no browser and no refresh (P195, P196)."""
+        if creds.bound_issuer is not None and creds.bound_issuer != meta.issuer:
+            raise AuthError(
+                f"the client {creds.client_id or '(unnamed)'!r} belongs to the authorization server "
+                f"{creds.bound_issuer}, but the server now names {meta.issuer}: its credentials are not sent there"
+            )
+        creds.bound_issuer = meta.issuer
+        grant = self._grant
+        if status == 401:
+            if attempts.logins:
+                raise AuthError(
+                    f"the server refused the token {meta.issuer} just issued for it (HTTP 401): "
+                    "the login cannot succeed"
+                )
+            scopes = first_scopes(challenge.scopes, prm.scopes_supported, creds.scopes)
+        else:
+            scopes = step_up(grant.scopes if grant is not None else None, challenge.scopes)
+            if scopes is None or attempts.step_ups >= MAX_STEP_UPS:
+                wanted = " ".join(challenge.scopes or ()) or "(none named)"
+                raise AuthError(
+                    f"the server needs scope {wanted}, which the token from {meta.issuer} for the client "
+                    f"{creds.client_id!r} does not carry, and asking again cannot get it"
+                )
+            attempts.step_ups += 1
+        attempts.logins += 1
+        log.info("logging in to %s at %s as the client %s", self.server_url, meta.issuer, creds.client_id)
+        await self._save(await flow.program_grant(meta, creds, scopes, prm.resource))
         return self.header
 
     async def _authorization_server(self, http: httpx.AsyncClient, prm: ResourceMetadata) -> ServerMetadata:
@@ -210,9 +251,8 @@ class LoginState:
         assert failure is not None
         raise failure
 
-    async def _client(self, http: httpx.AsyncClient, meta: ServerMetadata) -> ClientInfo:
+    async def _client(self, config: OAuth, http: httpx.AsyncClient, meta: ServerMetadata) -> ClientInfo:
         """The OAuth client to log in with at this authorization server (protocol.md P53)."""
-        config = self.config
         if config.client_id is not None:
             if config.bound_issuer is None:  # a public client without issuer= (protocol.md P53)
                 bound = await first_use_issuer(config.store, config.client_id, meta)
@@ -235,15 +275,15 @@ class LoginState:
 
     async def _login(
         self,
+        config: OAuth,
         http: httpx.AsyncClient,
         bound: asyncio.Timeout,
         prm: ResourceMetadata,
         meta: ServerMetadata,
         scopes: tuple[str, ...] | None,
     ) -> None:
-        config = self.config
         scopes = with_offline_access(scopes, meta.strings("scopes_supported"))
-        client = await self._client(http, meta)
+        client = await self._client(config, http, meta)
         attempt = flow.start(meta, client, config.redirect_uri, scopes, prm.resource)
         log.info("logging in to %s at %s", self.server_url, meta.issuer)
         try:

@@ -22,6 +22,7 @@ from ..http11 import Pool, Response, Url
 from .config import OAuth
 from .limits import paused
 from .login import Attempts, LoginState, wants_login
+from .machine import ProgramLogin
 from .rules import may_carry_tokens
 
 _LIMIT: contextvars.ContextVar[tuple[asyncio.Task[object] | None, asyncio.Timeout] | None] = contextvars.ContextVar(
@@ -70,7 +71,7 @@ def _own_limit() -> asyncio.Timeout | None:
     return limit[1] if limit is not None and limit[0] is asyncio.current_task() else None
 
 
-def auth_pool(auth: OAuth, server_url: str) -> AuthPool:
+def auth_pool(auth: OAuth | ProgramLogin, server_url: str) -> AuthPool:
     """The connection pool of an HTTP transport to `server_url`, logging in with `auth` when the server asks.
 
     ValueError for a server a token would reach in clear text: plain http to another computer.

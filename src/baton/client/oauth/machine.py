@@ -1,0 +1,226 @@
+"""Logins with no person and no browser: `ClientCredentials` (SEP-1046), `WorkloadIdentity` (a platform token as
+an RFC 7523 JWT-bearer assertion) and `EnterpriseLogin` (SEP-990: token exchange at the enterprise's identity
+provider for an ID-JAG, then the JWT-bearer grant). The grants themselves are `flow.program_grant`.
+
+`Client(url, auth=ClientCredentials(client_id=..., client_secret=...))` or `(client_id=..., private_key=PEM)`.
+When the server answers 401, the login discovers the authorization server as a browser login does, then asks
+its token endpoint for a token with `grant_type=client_credentials`, for the PRM's `resource` and the scopes
+chosen as for a person (protocol.md P195). The client authenticates with its secret (`client_secret_basic`,
+or `client_secret_post` where that is all the server takes) or with a signed JWT (`private_key_jwt`, RFC 7523:
+`iss` and `sub` the client id, `aud` the authorization server's issuer, a one-minute lifetime and a fresh
+`jti`, signed ES256 or RS256 from the key's type). The credentials belong to one authorization server:
+with `issuer=`, they are never shown to another; without it, to the first one used through this object.
+
+Secrets are read from the environment or a file by the caller (`from_environment`), never logged, never
+stored: the store keeps only the access token, as for a browser login.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+from .rules import HTTP_TIMEOUT_S, may_carry_tokens
+from .store import MemoryStore, TokenStore
+
+ASSERTION_TYPE: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+JWT_BEARER: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+TOKEN_EXCHANGE: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN_TYPE: Final = "urn:ietf:params:oauth:token-type:id_token"
+ID_JAG_TYPE: Final = "urn:ietf:params:oauth:token-type:id-jag"
+ASSERTION_LIFETIME_S: Final = 60
+ENV_CLIENT_ID: Final = "BATON_CLIENT_ID"
+ENV_CLIENT_SECRET: Final = "BATON_CLIENT_SECRET"
+ENV_PRIVATE_KEY_FILE: Final = "BATON_CLIENT_KEY_FILE"
+
+
+class ProgramLogin:
+    """What every login without a person shares: the client's own authentication at the token endpoint (a
+    secret, a private key, or none), the one authorization server it belongs to, scopes, the token store."""
+
+    def __init__(
+        self,
+        *,
+        client_id: str | None,
+        client_secret: str | None = None,
+        private_key: str | bytes | None = None,
+        signing_alg: str | None = None,
+        issuer: str | None = None,
+        scopes: Iterable[str] = (),
+        store: TokenStore | None = None,
+        http_timeout_s: float = HTTP_TIMEOUT_S,
+    ) -> None:
+        if client_secret is not None and private_key is not None:
+            raise ValueError(f"{type(self).__name__} takes a client_secret or a private_key (PEM), not both")
+        if (client_secret is not None or private_key is not None) and not client_id:
+            raise ValueError(f"{type(self).__name__}: a client_secret or private_key belongs to a client_id")
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.signing_alg: str | None = None
+        self._key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey | None = None
+        if private_key is not None:
+            self._key, self.signing_alg = _signing_key(private_key, signing_alg)
+        elif signing_alg is not None:
+            raise ValueError("signing_alg belongs to a private_key")
+        self.issuer = issuer
+        self.bound_issuer = issuer  # without issuer=: the first authorization server used (as OAuth's P53)
+        self.scopes = tuple(dict.fromkeys(scopes if not isinstance(scopes, str) else scopes.split()))
+        self.store: TokenStore = store if store is not None else MemoryStore()
+        self.http_timeout_s = http_timeout_s
+
+    @property
+    def method(self) -> str:
+        """How this client authenticates at the token endpoint, before the server's metadata is read."""
+        if self._key is not None:
+            return "private_key_jwt"
+        return "client_secret_basic" if self.client_secret is not None else "none"
+
+    def assertion(self, audience: str) -> str:
+        """A fresh signed client assertion for the authorization server `audience` (RFC 7523)."""
+        assert self._key is not None and self.signing_alg is not None and self.client_id
+        now = int(time.time())
+        claims = {
+            "iss": self.client_id,
+            "sub": self.client_id,
+            "aud": audience,
+            "iat": now,
+            "exp": now + ASSERTION_LIFETIME_S,
+            "jti": secrets.token_urlsafe(16),
+        }
+        return jwt.encode(claims, self._key, algorithm=self.signing_alg)
+
+    def __repr__(self) -> str:  # never the secret or the key
+        return f"{type(self).__name__}(client_id={self.client_id!r}, method={self.method!r})"
+
+
+class ClientCredentials(ProgramLogin):
+    """Log in as this program (no person): OAuth client credentials, with a secret or a private key."""
+
+    def __init__(
+        self,
+        *,
+        client_id: str,
+        client_secret: str | None = None,
+        private_key: str | bytes | None = None,
+        signing_alg: str | None = None,
+        issuer: str | None = None,
+        scopes: Iterable[str] = (),
+        store: TokenStore | None = None,
+        http_timeout_s: float = HTTP_TIMEOUT_S,
+    ) -> None:
+        if not client_id:
+            raise ValueError("ClientCredentials needs the client_id the authorization server issued")
+        if (client_secret is None) == (private_key is None):
+            raise ValueError("ClientCredentials takes a client_secret or a private_key (PEM), exactly one")
+        super().__init__(
+            client_id=client_id,
+            client_secret=client_secret,
+            private_key=private_key,
+            signing_alg=signing_alg,
+            issuer=issuer,
+            scopes=scopes,
+            store=store,
+            http_timeout_s=http_timeout_s,
+        )
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] = os.environ, **options: object) -> ClientCredentials:
+        """Credentials from `$BATON_CLIENT_ID` and `$BATON_CLIENT_SECRET` or `$BATON_CLIENT_KEY_FILE` (a PEM file)."""
+        client_id = environ.get(ENV_CLIENT_ID)
+        if not client_id:
+            raise ValueError(f"${ENV_CLIENT_ID} is not set: it names the client the authorization server issued")
+        key_file = environ.get(ENV_PRIVATE_KEY_FILE)
+        if key_file:
+            try:
+                key = Path(key_file).read_bytes()
+            except OSError as exc:
+                raise ValueError(f"${ENV_PRIVATE_KEY_FILE}: cannot read {key_file}: {exc.strerror or exc}") from None
+            return cls(client_id=client_id, private_key=key, **options)  # type: ignore[arg-type]
+        secret = environ.get(ENV_CLIENT_SECRET)
+        if not secret:
+            raise ValueError(f"set ${ENV_CLIENT_SECRET} or ${ENV_PRIVATE_KEY_FILE} for the client {client_id!r}")
+        return cls(client_id=client_id, client_secret=secret, **options)  # type: ignore[arg-type]
+
+
+TokenSource = Callable[[], str | Awaitable[str]]
+"""Where a login without a person reads a token it presents: a function (sync or async) called each time."""
+
+
+class WorkloadIdentity(ProgramLogin):
+    """Log in with a token the platform gave this workload (a Kubernetes service account, a cloud's identity
+    token, a CI job's OIDC token) as the assertion of an RFC 7523 JWT-bearer grant (workload identity
+    federation). `assertion` is the token, or a function returning it (read each time: platforms rotate them).
+    The client authenticates as the other logins do, or not at all (`client_id` alone, or nothing)."""
+
+    def __init__(self, *, assertion: str | TokenSource, client_id: str | None = None, **options: Any) -> None:
+        super().__init__(client_id=client_id, **options)
+        self._assertion = assertion
+
+    async def platform_token(self) -> str:
+        return await _read(self._assertion, "the workload's assertion")
+
+
+class EnterpriseLogin(ProgramLogin):
+    """Enterprise-managed authorization (SEP-990): the person's identity token from the enterprise's identity
+    provider is exchanged there (RFC 8693) for an identity assertion grant (ID-JAG) naming this MCP server's
+    authorization server and resource, which that server then trades for an access token (RFC 7523), with
+    no consent screen. `id_token` is the token or a function returning it; `idp_token_endpoint` the identity
+    provider's token endpoint; `idp_client_id` / `idp_client_secret` this client at the identity provider;
+    `client_id` / `client_secret` (or `private_key`) this client at the MCP server's authorization server."""
+
+    def __init__(
+        self,
+        *,
+        id_token: str | TokenSource,
+        idp_token_endpoint: str,
+        idp_client_id: str,
+        client_id: str,
+        idp_client_secret: str | None = None,
+        **options: Any,
+    ) -> None:
+        if not may_carry_tokens(idp_token_endpoint):
+            raise ValueError(f"idp_token_endpoint must be https (or http to this computer), not {idp_token_endpoint!r}")
+        super().__init__(client_id=client_id, **options)
+        self._id_token = id_token
+        self.idp_token_endpoint = idp_token_endpoint
+        self.idp_client_id = idp_client_id
+        self.idp_client_secret = idp_client_secret
+
+    async def identity_token(self) -> str:
+        return await _read(self._id_token, "the identity token")
+
+
+async def _read(source: str | TokenSource, what: str) -> str:
+    value = source() if callable(source) else source
+    if inspect.isawaitable(value):
+        value = await value
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{what} is empty")
+    return value
+
+
+def _signing_key(pem: str | bytes, alg: str | None) -> tuple[ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey, str]:
+    try:
+        key = load_pem_private_key(pem.encode() if isinstance(pem, str) else pem, password=None)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"private_key is not an unencrypted PEM private key ({exc})") from None
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        wanted = {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}.get(key.curve.name)
+        if wanted is None:
+            raise ValueError(f"private_key: the curve {key.curve.name} has no JWS algorithm; use P-256")
+    elif isinstance(key, rsa.RSAPrivateKey):
+        wanted = "RS256"
+    else:
+        raise ValueError("private_key must be an EC (P-256) or RSA key")
+    if alg is not None and alg != wanted and not (wanted == "RS256" and alg in ("RS384", "RS512", "PS256")):
+        raise ValueError(f"signing_alg {alg} does not fit this key ({wanted})")
+    return key, alg or wanted
