@@ -22,8 +22,10 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "baton"
 WEB = SRC / "web.py"
 TARGETS = SRC / "targets.py"
 HEADER_NAMES = ("content-security-policy", "x-frame-options", "x-content-type-options", "referrer-policy")
-# The MCP endpoint's hot path looks at its first body message itself and hands the rest to `read_body`.
-BODY_EXCEPTIONS = {"serve/http.py": 1}
+# The MCP endpoint's hot path looks at its first body message itself and hands the rest to `read_body`. On Lambda,
+# `Unstreamed` reads the body Mangum already holds whole (from the event) to rewrite an `initialize`, and replays it to
+# the MCP endpoint, which caps it.
+BODY_EXCEPTIONS = {"serve/http.py": 1, "serve/lambda_handler.py": 1}
 # The MCP endpoint's lifespan starts the server (its lifespan, its answer bus): work, not a bare answer.
 LIFESPAN_EXCEPTIONS = {"serve/http.py"}
 
