@@ -187,10 +187,6 @@ def serve(args: argparse.Namespace) -> int:
         )
     level = args.log_level or DEFAULT_LEVEL  # uvicorn's own lines
     if args.workers > 1 or args.reload:
-        try:
-            sock = web.listen(host, int(port_text))
-        except web.PortTaken as exc:
-            return refuse(str(exc))
         os.environ[ENV_TARGET] = args.target
         if allowed:
             os.environ[ENV_APP_OPTIONS] = ",".join(allowed)
@@ -205,15 +201,19 @@ def serve(args: argparse.Namespace) -> int:
         os.environ[LOG_FORMAT_ENV] = fmt
         if args.reload:  # uvicorn's reloader, with watchfiles: a new process on each change, same port
             os.environ[ENV_RELOAD] = "1"
-        return web.run(
-            "baton.cli:_worker_app",
-            sock,
-            workers=args.workers,
-            reload_dirs=[_watched(args.target)] if args.reload else None,
-            log_level=level,
-            log_config=uvicorn_config(level) if fmt == "json" else None,
-            graceful_s=GRACEFUL_SHUTDOWN_S,
-        )
+        try:
+            return web.run(
+                "baton.cli:_worker_app",
+                host,
+                int(port_text),
+                workers=args.workers,
+                reload_dirs=[_watched(args.target)] if args.reload else None,
+                log_level=level,
+                log_config=uvicorn_config(level) if fmt == "json" else None,
+                graceful_s=GRACEFUL_SHUTDOWN_S,
+            )
+        except web.PortTaken as exc:
+            return refuse(str(exc))
     return serve_http(server, host, int(port_text), allowed_hosts=allowed, log_level=level, fmt=fmt)
 
 

@@ -14,9 +14,9 @@ streams); this module holds the parts they share, so each rule is written once:
   (`if scope["type"] == "lifespan": await lifespan(receive, send); return`).
 - `listen(host, port)`: a bound, listening TCP socket (`PortTaken`, whose message is one line, when it
   cannot be), with TCP_NODELAY (each response is two writes: without it a reply can wait ~40 ms for Nagle).
-- `run(app, sock, ...)`: blocking, uvicorn serving `app` (an ASGI app, or the "module:factory" string that
-  `workers` > 1 and `reload_dirs` need) on that socket until SIGINT or SIGTERM; the exit status (2 when the
-  app's lifespan refused to start). `await started(app, sock)` serves inside a running loop instead, with
+- `run(app, host, port, ...)`: blocking, uvicorn serving `app` (an ASGI app, or the "module:factory" string
+  that `workers` > 1 and `reload_dirs` need) on a socket from `listen` until SIGINT or SIGTERM; the exit status
+  (2 when the app's lifespan refused to start). `await started(app, sock)` serves inside a running loop, with
   no signal handlers of uvicorn's (the caller owns them): a `Started` to `stop()` and await `stopped()`.
 
 A new page: route on `scope["path"]`, answer `lifespan` with `lifespan`, read a POST with `read_body`,
@@ -109,7 +109,8 @@ def listen(host: str, port: int, *, backlog: int = 2048) -> socket.socket:
 
 def run(
     app: Any,
-    sock: socket.socket,
+    host: str,
+    port: int,
     *,
     graceful_s: int,
     log_level: str = "warning",
@@ -117,12 +118,15 @@ def run(
     workers: int = 1,
     reload_dirs: list[str] | None = None,
 ) -> int:
-    """Blocking: uvicorn serves `app` on `sock` until SIGINT or SIGTERM; 0, or 2 if its lifespan refused to start.
+    """Blocking: uvicorn serves `app` on host:port until SIGINT or SIGTERM; 0, or 2 if its lifespan refused to
+    start; `PortTaken` before anything starts when nothing can listen there.
 
     `app` is an ASGI app, or a "module:factory" string (each worker process, or each process the reloader
     starts, calls it); `workers` > 1 runs that many processes, `reload_dirs` restarts the process when a
-    file under them changes. uvicorn takes the socket by its descriptor, so it binds nothing itself."""
+    file under them changes. The socket is `listen`'s: uvicorn takes it by its descriptor and binds nothing."""
     import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
+
+    sock = listen(host, port)
 
     options: dict[str, Any] = {"log_config": log_config} if log_config is not None else {}
     if reload_dirs:

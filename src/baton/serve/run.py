@@ -176,13 +176,12 @@ def serve_http(
     fmt: LogFormat = "text",
 ) -> int:
     """Blocking: serve Streamable HTTP at http://host:port/mcp until SIGINT or SIGTERM; the exit status."""
-    try:
-        sock = web.listen(host, port)
-    except web.PortTaken as exc:
-        return refuse(str(exc), fmt)
     logs = uvicorn_config(log_level) if fmt == "json" else None
     app = server.asgi(allowed_hosts=allowed_hosts)
-    return web.run(app, sock, log_level=log_level, log_config=logs, graceful_s=GRACEFUL_SHUTDOWN_S)
+    try:
+        return web.run(app, host, port, log_level=log_level, log_config=logs, graceful_s=GRACEFUL_SHUTDOWN_S)
+    except web.PortTaken as exc:
+        return refuse(str(exc), fmt)
 
 
 def run(server: Server, transport: ServeTransport, host: str, port: int, *, quiet: bool = False) -> int:
