@@ -14,6 +14,12 @@ scenarios with:
         .venv/bin/python examples/conformance_client.py
     .venv/bin/python tools/conformance.py client --spec-version 2025-11-25 initialize sse-retry ... -- \\
         .venv/bin/python examples/conformance_client.py
+    .venv/bin/python tools/conformance.py client --spec-version extension 'sep-2640-*' -- \\
+        .venv/bin/python examples/conformance_client.py
+
+In the skills scenarios (`sep-2640-client-*`) the client lists the skills, and, except in the no-prefetch
+one, loads each as a host would when a model picks it: every file verified against its entry, and a
+tampered one refused before anything after it is fetched.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from typing import Any
 import httpx
 
 from baton import McpError
-from baton.client import Accepted, Answer, Client, Declined, Question
+from baton.client import Accepted, Answer, Client, Declined, Question, SkillVerificationError
 from baton.client.oauth import (
     AuthError,
     ClientCredentials,
@@ -42,6 +48,7 @@ from baton.client.oauth import (
 log = logging.getLogger("conformance-client")
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # the suite's CIMD scenario expects it
 REDIRECT_URI = "http://127.0.0.1:3000/callback"
+SKILLS = "io.modelcontextprotocol/skills"
 
 
 async def follow_authorization(url: str) -> str:
@@ -161,6 +168,7 @@ async def run(url: str, scenario: str) -> None:
         name="baton-conformance-client",
         protocol="auto",
         auth=oauth(scenario, context) if scenario.startswith("auth/") else None,
+        extensions={SKILLS: {}} if scenario.startswith("sep-2640-") else None,
     ) as client:
         if scenario == "initialize":
             await client.list_tools()
@@ -188,8 +196,24 @@ async def run(url: str, scenario: str) -> None:
             tools = {t.name: t for t in await client.list_tools()}
             focal = tools["json_schema_2020_12_tool"].input_schema
             await client.call_tool("json_schema_echo", {"schema": focal})
+        elif scenario.startswith("sep-2640-client-"):
+            await use_skills(client, load=scenario != "sep-2640-client-no-prefetch")
         else:
             await exercise_everything(client)
+
+
+async def use_skills(client: Client, *, load: bool) -> None:
+    """List the skills (which fetches none of their files); when `load`, load each as a host would when the
+    model picks it: every file verified, a tampered one refused and nothing after it fetched."""
+    for skill in await client.list_skills():
+        log.info("skill %s: %s", skill.name, skill.description)
+        if not load:
+            continue
+        try:
+            files = await client.load_skill(skill)
+            log.info("loaded %s: %d file(s)", skill.name, len(files))
+        except SkillVerificationError as exc:
+            log.info("not loaded: %s", exc)
 
 
 def main() -> int:

@@ -20,6 +20,7 @@ import asyncio
 import base64
 import secrets
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from baton import (
@@ -517,6 +518,13 @@ def complete(ref: dict[str, Any], argument: dict[str, Any], context: dict[str, A
     words = ["alpha", "beta", "gamma", "delta"]
     prefix = str(argument.get("value", ""))
     return [w for w in words if w.startswith(prefix)]
+
+
+# -- skills (SEP-2640): one skill from examples/skills, for any client to find (docs/skills.md) ---------
+
+server.add_skills(Path(__file__).resolve().parent / "skills")
+
+# -- end of skills ------------------------------------------------------------------------------------
 
 
 if __name__ == "__main__":

@@ -69,12 +69,14 @@ AUTH_SCENARIOS = {
     "2025-11-25": AUTH,
 }
 
-# The extension track's `auth/` scenarios that Baton offers so far (issue 38): logins with no person.
+# The extension track's `auth/` scenarios (issue 38): logins with no person, and DPoP-bound tokens.
 EXTENSION_AUTH = [
     "auth/client-credentials-jwt",
     "auth/client-credentials-basic",
     "auth/wif-jwt-bearer",
     "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
 ]
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(600)]
@@ -100,7 +102,7 @@ def test_auth_scenarios_pass_without_warnings(spec_version: str) -> None:
     run_scenarios(spec_version, AUTH_SCENARIOS[spec_version])
 
 
-def test_extension_logins_without_a_person_pass_without_warnings() -> None:
+def test_extension_auth_scenarios_pass_without_warnings() -> None:
     run_scenarios("extension", EXTENSION_AUTH)
 
 
@@ -120,3 +122,25 @@ def run_scenarios(spec_version: str, scenarios: list[str]) -> None:
     assert sorted(report["scenarios"]) == sorted(scenarios)
     assert report["summary"]["failed"] == 0 and report["summary"]["warnings"] == 0
     assert done.returncode == 0, done.stderr[-4000:]
+
+
+# The skills extension (SEP-2640): the one check each client scenario runs, which must succeed.
+SKILLS_CHECKS = {
+    "sep-2640-client-no-prefetch": "sep-2640-host-no-prefetch",
+    "sep-2640-client-verify-digest": "sep-2640-host-verify-digest",
+    "sep-2640-client-verify-size": "sep-2640-host-size-mismatch-failure",
+    "sep-2640-client-verify-frontmatter": "sep-2640-host-frontmatter-comparison",
+}
+
+
+def test_skills_scenarios_pass_and_each_runs_its_check() -> None:
+    """Not vacuous: a client that never lists, or never reads the tampered SKILL.md, gets SKIPPED or a
+    "not testable" FAILURE here; a client that reads on after it gets a FAILURE."""
+    command = [sys.executable, str(ROOT / "tools" / "conformance.py"), "client", *SKILLS_CHECKS]
+    command += ["--spec-version", "extension", "--json", "--", sys.executable, "examples/conformance_client.py"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=540, check=False)
+    report = json.loads(done.stdout)
+    assert sorted(report["scenarios"]) == sorted(SKILLS_CHECKS), done.stderr[-3000:]
+    for name, scenario in report["scenarios"].items():
+        assert [(c["id"], c["status"]) for c in scenario["checks"]] == [(SKILLS_CHECKS[name], "SUCCESS")], scenario
+    assert done.returncode == 0, done.stderr[-3000:]

@@ -118,3 +118,24 @@ def test_everything_server_passes_the_conformance_suite(
         while not receiver.spans_received and time.monotonic() < deadline:
             time.sleep(0.1)
         assert receiver.spans_received > 0, "traced, yet no span reached the receiver: tracing was not on"
+
+
+# The skills extension (SEP-2640): each scenario with the checks it runs against everything.py's skill.
+SKILLS_CHECKS = {"sep-2640-skills-directory": 7, "sep-2640-skills-enumeration": 32, "sep-2640-skills-manifest": 6}
+
+
+def test_everything_server_passes_the_skills_scenarios(everything: RunningServer) -> None:
+    """Every skills scenario of the suite, strict and not vacuous: each of its checks succeeds, none is
+    skipped or only warns, and each scenario runs its full set against the skill everything.py serves."""
+    argv = [sys.executable, str(RUNNER), "server", everything.url, "--spec-version", "extension", "sep-2640-*"]
+    run = subprocess.run(
+        [*argv, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=RUNNER_TIMEOUT, check=False
+    )
+    summary: dict[str, Any] = json.loads(run.stdout)
+    details = f"{describe_failures(summary)}\n{run.stderr[-3000:]}\nserver log:\n{tail(everything.log)}"
+    assert sorted(summary["scenarios"]) == sorted(SKILLS_CHECKS), details
+    for name, scenario in summary["scenarios"].items():
+        statuses = {check["id"]: check["status"] for check in scenario["checks"]}
+        assert set(statuses.values()) == {"SUCCESS"}, (name, statuses, details)
+        assert len(scenario["checks"]) == SKILLS_CHECKS[name], (name, statuses)
+    assert run.returncode == 0, details

@@ -45,6 +45,7 @@ CLIENT_COMMANDS = {
     "read": "read a resource: baton read URL URI | baton read URI -- COMMAND...",
     "prompts": "list a server's prompts: baton prompts URL | baton prompts -- COMMAND...",
     "prompt": "get a prompt: baton prompt URL NAME [key=value ...] | baton prompt NAME ... -- COMMAND...",
+    "skills": "list a server's skills, or show one: baton skills URL [NAME] | baton skills [NAME] -- COMMAND...",
 }
 """The client subcommands (`baton.cli_client`); each answers `--help` and takes `--json`."""
 

@@ -1,4 +1,5 @@
-"""The access token of a request: `Authorization: Bearer <token>` only (RFC 6750 section 2.1).
+"""The access token of a request: `Authorization: Bearer <token>` (RFC 6750 section 2.1), or `DPoP <token>` for a
+DPoP-bound one (RFC 9449 section 7.1; `presented_token`).
 
 Tokens in a query string or a form body are never read (the MCP spec forbids them in the URI). A
 request without the header, or with another scheme (`Basic ...`), presented no bearer credentials:
@@ -18,15 +19,28 @@ MAX_TOKEN_CHARS = 16_384
 def bearer_token(info: RequestInfo, *, missing_error: str | None = None) -> str:
     """The bearer token, or `Unauthenticated` (error `missing_error` when there is no bearer credential
     at all, `invalid_request` when the bearer credential is malformed)."""
+    return presented_token(info, missing_error=missing_error, schemes=("bearer",))[1]
+
+
+def presented_token(
+    info: RequestInfo, *, missing_error: str | None = None, schemes: tuple[str, ...] = ("bearer", "dpop")
+) -> tuple[str, str]:
+    """The scheme (lowercase, one of `schemes`) and the access token of the request, or `Unauthenticated`."""
     header = info.headers.get("authorization") if info.headers is not None else None
+    wanted = (
+        "a DPoP-bound token is required (Authorization: DPoP <token>, with a DPoP proof)"
+        if schemes == ("dpop",)
+        else "a bearer token is required (Authorization: Bearer <token>)"
+    )
     if header is None or not header.strip():
-        raise Unauthenticated("a bearer token is required", error=missing_error)
+        raise Unauthenticated(wanted.split(" (", 1)[0], error=missing_error)
     scheme, _, token = header.strip().partition(" ")
     token = token.strip()
-    if scheme.lower() != "bearer":
-        raise Unauthenticated("a bearer token is required (Authorization: Bearer <token>)", error=missing_error)
+    scheme = scheme.lower()
+    if scheme not in schemes:
+        raise Unauthenticated(wanted, error=missing_error)
     if not token or " " in token:
-        raise Unauthenticated("a bearer token is required (Authorization: Bearer <token>)", error="invalid_request")
+        raise Unauthenticated(wanted, error="invalid_request")
     if len(token) > MAX_TOKEN_CHARS:
         raise Unauthenticated("the bearer token is too long")
-    return token
+    return scheme, token

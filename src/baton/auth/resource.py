@@ -14,6 +14,9 @@ with the token's scopes (a `Grant`). A token is accepted only if minted for this
 8707 audience): Baton never passes a token on to another service. `OAuthResource.from_issuer(...)`
 discovers the issuer's `jwks_uri` (or introspection endpoint) first.
 
+DPoP-bound tokens (RFC 9449) are accepted beside Bearer ones by default, required with `dpop="require"`,
+and a proof's `jti` is accepted once with `dpop_replay=` (a ledger or its URL): `baton.auth.dpop`, P198.
+
 It implements `baton.server.guard.ResourceAuth`; `Server(auth=...)` uses it over HTTP only.
 """
 
@@ -24,9 +27,12 @@ from typing import Any
 
 from ..server.exchange import Grant, RequestInfo, Unauthenticated
 from ..server.scopes import OFFLINE_ACCESS, Implications, scope_list
-from .bearer import bearer_token
+from ..state.ledger import Ledger
+from ..state.ledger_url import ledger_from_url
+from .bearer import presented_token
 from .claims import check_audience, identity, scopes_of
 from .discovery import discover_issuer
+from .dpop import ALGORITHMS, DPOP_MODES, DpopMode, DpopReplay, bound_key, check_proof
 from .introspection import Introspection, Introspector
 from .jwt_verify import DEFAULT_ALGORITHMS, JwtVerifier
 from .resource_uri import canonical_resource, metadata_path, metadata_url, require_https
@@ -52,6 +58,9 @@ class OAuthResource:
         algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
         leeway_s: float = 30.0,
         resource_name: str | None = None,
+        dpop: DpopMode = "accept",
+        dpop_window_s: float = 60.0,
+        dpop_replay: Ledger | str | None = None,
     ) -> None:
         if sum(x is not None for x in (jwks_url, key, introspection)) != 1:
             raise ValueError("give exactly one of jwks_url=, key= (a public key) or introspection=Introspection(...)")
@@ -81,6 +90,14 @@ class OAuthResource:
         self._introspector = Introspector(introspection) if introspection is not None else None
         self._metadata_path = metadata_path(self._resource)
         self._metadata_url = metadata_url(self._resource)
+        if dpop not in DPOP_MODES:
+            raise ValueError(f"dpop is one of {', '.join(DPOP_MODES)}, not {dpop!r}")
+        if dpop == "off" and dpop_replay is not None:
+            raise ValueError("dpop_replay= protects DPoP proofs: it needs dpop='accept' or 'require'")
+        self.dpop = dpop
+        self.dpop_window_s = dpop_window_s
+        replay = ledger_from_url(dpop_replay) if isinstance(dpop_replay, str) else dpop_replay
+        self._replay = DpopReplay(replay) if replay is not None else None
 
     @classmethod
     def from_issuer(
@@ -142,18 +159,44 @@ class OAuthResource:
     def introspector(self) -> Introspector | None:
         return self._introspector
 
+    @property
+    def challenge_scheme(self) -> str:
+        """The scheme of this resource's 401 challenges: DPoP when it takes DPoP-bound tokens only."""
+        return "DPoP" if self.dpop == "require" else "Bearer"
+
     async def authenticate(self, info: RequestInfo) -> Grant:
-        token = bearer_token(info)
+        schemes = ("bearer",) if self.dpop == "off" else ("dpop",) if self.dpop == "require" else ("bearer", "dpop")
+        scheme, token = presented_token(info, schemes=schemes)
+        claims = await self._claims(token)
+        jkt = bound_key(claims)
+        grant = Grant(identity(self.issuer, claims), scopes_of(claims))
+        if scheme == "dpop":  # protocol.md P198
+            if jkt is None:
+                raise Unauthenticated("the DPoP scheme was used with a token that is not bound to a key")
+            proof = check_proof(
+                info.headers.get("dpop") if info.headers is not None else None,
+                method=info.method,
+                uri=self._resource,
+                token=token,
+                jkt=jkt,
+                window_s=self.dpop_window_s,
+            )
+            if self._replay is not None:
+                await self._replay.first_use(proof, grant.principal, self.dpop_window_s)
+        elif jkt is not None:
+            raise Unauthenticated("this token is bound to a key: present it as Authorization: DPoP with a DPoP proof")
+        return grant
+
+    async def _claims(self, token: str) -> dict[str, Any]:
         if self._introspector is not None:
             claims = await self._introspector.claims(token)
             issuer = claims.get("iss")
             if issuer is not None and issuer != self.issuer:
                 raise Unauthenticated("the token was issued by another authorization server")
             check_audience(claims, [self._resource])  # protocol.md P44: required of introspection too
-        else:
-            assert self._verifier is not None
-            claims = await self._verifier.claims(token)
-        return Grant(identity(self.issuer, claims), scopes_of(claims))
+            return claims
+        assert self._verifier is not None
+        return await self._verifier.claims(token)
 
     async def aclose(self) -> None:
         """Close the introspection client, if any (`Server.aclose` calls this at shutdown)."""
@@ -173,4 +216,8 @@ class OAuthResource:
             document["scopes_supported"] = supported
         if self.resource_name:
             document["resource_name"] = self.resource_name
+        if self.dpop != "off":  # RFC 9449 section 10.2
+            document["dpop_signing_alg_values_supported"] = list(ALGORITHMS)
+        if self.dpop == "require":
+            document["dpop_bound_access_tokens_required"] = True
         return document

@@ -32,9 +32,11 @@ class Command:
     summary: str
     needs: tuple[str, ...] = ()
     pairs: bool = False
+    optional: tuple[str, ...] = ()  # words after `needs` that may be left out
 
     def usage(self) -> str:
-        words = " ".join((*self.needs, *(["[key=value ...]"] if self.pairs else [])))
+        extra = [f"[{word}]" for word in self.optional] + (["[key=value ...]"] if self.pairs else [])
+        words = " ".join((*self.needs, *extra))
         words = f" {words}" if words else ""
         return f"baton {self.name} [--json] URL{words}\n       baton {self.name} [--json]{words} -- COMMAND ..."
 
@@ -48,6 +50,7 @@ COMMANDS = {
         Command("read", "read a resource, answering its questions at the terminal", ("URI",)),
         Command("prompts", "list a server's prompts"),
         Command("prompt", "get a prompt, answering its questions at the terminal", ("NAME",), pairs=True),
+        Command("skills", "list a server's skills, or show one (its SKILL.md, verified) by NAME", optional=("NAME",)),
     )
 }
 TARGET_HELP = """\
@@ -182,8 +185,9 @@ def parse(command: Command, argv: Sequence[str]) -> Invocation:
     if len(rest) < len(command.needs):
         missing = " ".join(command.needs[len(rest) :])
         raise CommandLineError(f"missing {missing}: {command.usage().splitlines()[0]}")
-    if not command.pairs and len(rest) > len(command.needs):
-        raise CommandLineError(f"unexpected words: {' '.join(rest[len(command.needs) :])}")
+    most = len(command.needs) + len(command.optional)
+    if not command.pairs and len(rest) > most:
+        raise CommandLineError(f"unexpected words: {' '.join(rest[most:])}")
     return Invocation(
         target,
         rest,
@@ -201,7 +205,7 @@ def parse(command: Command, argv: Sequence[str]) -> Invocation:
 def _missing_dashes(command: Command, words: list[str], first: str) -> str:
     """The hint for a first word that is not a URL: most likely a stdio command given without `--`."""
     problem = f"{first!r} is not an http(s) URL"
-    if command.needs or command.pairs:
+    if command.needs or command.pairs or command.optional:
         return f"{problem}: give the server's URL first, or the command that starts a stdio server last, after --"
     cut = words.index(first)
     suggested = " ".join(["baton", command.name, *words[:cut], "--", *words[cut:]])

@@ -14,9 +14,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Seque
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-from ..client import Client, Prompt, Resource, ResourceTemplate, Tool
+from ..client import Client, Prompt, Resource, ResourceTemplate, Skill, Tool
 from ..client.oauth import ClientCredentials, OAuth
 from ..client.oauth.rules import may_carry_tokens
+from ..protocol import skills as skills_wire
 from ..protocol.errors import METHOD_NOT_FOUND, McpError
 from ..render import TerminalRenderer
 from . import login, show
@@ -32,11 +33,13 @@ class NotOffered(Exception):
 
 
 @asynccontextmanager
-async def client(run: Invocation, renderer: TerminalRenderer | None = None, command: str = "") -> AsyncIterator[Client]:
+async def client(
+    run: Invocation, renderer: TerminalRenderer | None = None, command: str = "", **options: Any
+) -> AsyncIterator[Client]:
     """The client for one subcommand; with a `renderer`, questions are answered at the terminal (or by
     `--answer`, and an answer no question used is a warning line of `baton COMMAND` at the end, P125).
     An HTTP server that answers 401 gets a login through the browser (`login`)."""
-    handlers: dict[str, Any] = {}
+    handlers: dict[str, Any] = dict(options)
     given: GivenAnswers | None = None
     if renderer is not None:
         given = GivenAnswers(read_answers(run.answers, run.answers_file), renderer)
@@ -136,6 +139,35 @@ async def prompts(run: Invocation) -> int:
     return 0
 
 
+async def skills(run: Invocation) -> int:
+    """`baton skills URL`: the skills, read from their entries only; `baton skills URL NAME`: that skill's
+    SKILL.md, fetched and verified against its entry (protocol.md P183), and its other files, not fetched."""
+    # The client declares the extension, for servers that answer its methods only to clients that do.
+    async with client(run, extensions={skills_wire.EXTENSION: {}}) as c:
+        offered = skills_wire.EXTENSION in await c.server_extensions()
+        items: list[Skill] = await c.list_skills() if offered else []
+        if not run.words:
+            if run.json:
+                show.as_json({"skills": [skill.raw for skill in items]})
+            elif not items:
+                show.out(offers_none(c, "skills"))
+            else:
+                show.skills(items)
+            return 0
+        wanted = run.words[0]
+        found = [skill for skill in items if wanted in (skill.name, skill.uri)]
+        if not found:
+            has = f"it has: {', '.join(sorted(s.name for s in items))}" if items else offers_none(c, "skills")
+            raise CommandLineError(f"the server has no skill {wanted!r}; {has.replace('the server ', 'it ', 1)}")
+        skill = found[0]
+        text = (await c.read_skill_file(skill)).decode("utf-8")
+    if run.json:
+        show.as_json({"skill": skill.raw, "text": text})
+    else:
+        show.skill(skill, text)
+    return 0
+
+
 # -- requests that may ask -------------------------------------------------------------------------------------
 
 
@@ -194,4 +226,5 @@ RUN: dict[str, Callable[[Invocation], Coroutine[Any, Any, int]]] = {
     "read": read,
     "prompts": prompts,
     "prompt": prompt,
+    "skills": skills,
 }

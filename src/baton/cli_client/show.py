@@ -30,6 +30,7 @@ from ..client import (
     ResourceContents,
     ResourceLink,
     ResourceTemplate,
+    Skill,
     TextContent,
     Tool,
 )
@@ -104,6 +105,14 @@ def prompts(items: Sequence[Prompt]) -> None:
             out(f"    {first_line(prompt.description)}")
 
 
+def skills(items: Sequence[Skill]) -> None:
+    for skill in items:
+        files = "dynamic files" if skill.files is None else f"{len(skill.files)} file{'s' * (len(skill.files) != 1)}"
+        out(f"{skill.name}  {skill.uri} ({files})")
+        if first_line(skill.description):
+            out(f"    {first_line(skill.description)}")
+
+
 # -- results ---------------------------------------------------------------------------------------------------
 
 
@@ -143,6 +152,17 @@ def tool_result(result: CallToolResult) -> None:
 def resource_result(result: ReadResourceResult) -> None:
     for item in result.contents:
         contents(item, heading=len(result.contents) > 1)
+
+
+def skill(item: Skill, text: str) -> None:
+    """A skill's SKILL.md (verified), then its other files, which are fetched only when a host needs them."""
+    out(text.rstrip("\n"))
+    others = [f for f in item.files or () if f.uri != item.uri]
+    if others:
+        out()
+        out("Its other files (listed, not fetched):")
+    for file in others:
+        out(f"    {file.uri}  {file.size} bytes")
 
 
 def prompt_result(result: GetPromptResult) -> None:

@@ -24,6 +24,7 @@ from .results import (
     UnknownContent,
 )
 from .rounds import Round
+from .skills import Skill, SkillFileEntry, SkillVerificationError
 
 __all__ = [
     "Accepted",
@@ -50,6 +51,9 @@ __all__ = [
     "ResourceLink",
     "ResourceTemplate",
     "Round",
+    "Skill",
+    "SkillFileEntry",
+    "SkillVerificationError",
     "TextContent",
     "Tool",
     "UnknownContent",

@@ -40,6 +40,7 @@ from ..protocol.extensions import Extensions, capabilities_with, checked_extensi
 from ..protocol.headers import argument_at, header_param_specs, header_text
 from ..protocol.messages import request as request_message
 from ..version import __version__
+from . import skills
 from .callbacks import RawHandler
 from .deadline import Deadlines
 from .errors import AuthError, ClientError, InvalidReply, result_of
@@ -65,6 +66,7 @@ from .restart import EarlierAnswers, restart_notice, state_refused
 from .results import CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
 from .rounds import Round
 from .session_http import SessionHttp
+from .skills import Skill
 from .stdio_transport import StdioTransport
 from .tap import MessageTap, tapped
 
@@ -495,6 +497,25 @@ class Client:
     async def list_resource_templates(self) -> list[ResourceTemplate]:
         """The server's resource templates (RFC 6570 URI templates), every page."""
         return [ResourceTemplate(item) for item in await self._all("resources/templates/list", "resourceTemplates")]
+
+    # -- skills (SEP-2640, client/skills.py) ---------------------------------------------------------
+
+    async def list_skills(self) -> list[Skill]:
+        """The skills the server lists, every page; no skill file is fetched (protocol.md P183)."""
+        return await skills.list_skills(self)
+
+    async def get_skill(self, uri: str) -> Skill:
+        """One skill's entry by the URI of its SKILL.md (`skills/get`)."""
+        return await skills.get_skill(self, uri)
+
+    async def read_skill_file(self, skill: Skill, uri: str | None = None) -> bytes:
+        """One file of `skill` (its SKILL.md by default), verified against the entry: size, digest and, for
+        the SKILL.md, frontmatter; `SkillVerificationError` on any difference."""
+        return await skills.read_skill_file(self, skill, uri)
+
+    async def load_skill(self, skill: Skill) -> dict[str, bytes]:
+        """Every file of `skill`, SKILL.md first, each verified: URI -> bytes; stops at the first that fails."""
+        return await skills.load_skill(self, skill)
 
     # -- multi round-trip requests ------------------------------------------------------------------
 

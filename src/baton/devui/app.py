@@ -11,6 +11,7 @@
 | `GET /api/exchange?call=ID` | the call's raw JSON-RPC messages, masked |
 | `POST /api/complete` | `{ref, name, value, context}`: the server's completions for one argument |
 | `POST /api/refresh` | read the lists again |
+| `POST /api/skill` | `{uri}`: a listed skill's SKILL.md, verified against its entry: `{text}`; 422 and why if not |
 
 Every request passes `DevGuard` first (Host, Origin, token). Bodies are JSON (`Content-Type:
 application/json`, at most `MAX_BODY` bytes); anything else is a 4xx with a JSON `{error}`. Hand-written
@@ -129,6 +130,8 @@ class DevApp:
             context = {k: v for k, v in context.items() if isinstance(v, str)} if isinstance(context, dict) else {}
             values = await session.complete(ref, _text(data, "name"), _text(data, "value"), context)
             return {"values": values}
+        if path == "/api/skill":
+            return await session.load_skill(_text(data, "uri"))
         if path == "/api/refresh":
             await session.refresh()
             return {"ok": True}

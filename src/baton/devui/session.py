@@ -42,12 +42,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..cli_client.commands import listed
-from ..client import Accepted, Cancelled, Client, ClientError, Declined, InvalidReply, Question
+from ..client import Accepted, Cancelled, Client, ClientError, Declined, InvalidReply, Question, Skill
 from ..client.probe import AUTO, STDIO_PROBE_S, ProtocolChoice
 from ..client.stdio_transport import StdioTransport
 from ..client.tap import Direction
 from ..forms.answers import Answer
 from ..forms.url_safety import check_url, format_for_display
+from ..protocol import skills as skills_wire
 from ..protocol.constants import HANDSHAKE_VERSION, META_LOG_LEVEL, META_SERVER_INFO
 from ..protocol.errors import McpError
 from ..render.html import form_html, form_values
@@ -130,6 +131,7 @@ class DevSession:
         self.calls: dict[str, PageCall] = {}
         self.forms: dict[tuple[CallKind, str], ArgumentForm] = {}
         self.templates: dict[str, str] = {}  # template name -> uriTemplate
+        self.skills: dict[str, Skill] = {}  # the listed skills by SKILL.md URI
         self._events: deque[dict[str, Any]] = deque(maxlen=MAX_EVENTS)
         self._seq = itertools.count(1)
         self._listeners: set[asyncio.Queue[dict[str, Any]]] = set()
@@ -185,6 +187,7 @@ class DevSession:
                 auth=self.auth,
                 stdio_probe_s=BATON_PROBE_S if self.target.baton else STDIO_PROBE_S,
                 on_message=self._tap,
+                extensions={skills_wire.EXTENSION: {}},  # the page lists and loads skills (docs/skills.md)
             )
         self.client = client
         try:
@@ -272,7 +275,31 @@ class DevSession:
                 {**template.raw, "form": form.html(f"template{n}", f"Variables of {template.name}", "Read")}
             )
         self.forms = forms
+        self.skills = await self._skills(client)
+        lists["skills"] = [skill.raw for skill in self.skills.values()]
         self.publish({"type": "lists", **lists})
+
+    async def _skills(self, client: Client) -> dict[str, Skill]:
+        """The server's skills by URI (none when it does not declare the extension or cannot list them)."""
+        try:
+            if skills_wire.EXTENSION not in await client.server_extensions():
+                return {}
+            return {skill.uri: skill for skill in await client.list_skills()}
+        except (McpError, ClientError) as exc:
+            self.publish({"type": "notice", "text": f"cannot list the server's skills: {_reason(exc)}"})
+            return {}
+
+    async def load_skill(self, uri: str) -> dict[str, Any]:
+        """A listed skill's SKILL.md, fetched and verified against its entry (protocol.md P183); DevError
+        saying which check failed when it differs."""
+        skill = self.skills.get(uri)
+        if self.client is None or skill is None:
+            raise DevError(f"no skill {uri!r} is listed; refresh the lists")
+        try:
+            data = await self.client.read_skill_file(skill)
+        except (McpError, ClientError) as exc:
+            raise DevError(_reason(exc)) from None
+        return {"text": data.decode("utf-8")}
 
     def refresh_soon(self) -> None:
         """Refresh the lists once, in the background (a list-changed notification)."""

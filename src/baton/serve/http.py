@@ -412,7 +412,7 @@ def _sse(message: dict[str, Any]) -> bytes:
 
 def _info(scope: Scope, headers: Headers) -> RequestInfo:
     client = scope.get("client")
-    return RequestInfo("http", headers, (client[0], client[1]) if client else None)
+    return RequestInfo("http", headers, (client[0], client[1]) if client else None, scope["method"])
 
 
 def _handshake_header(raw: dict[bytes, bytes]) -> bool:

@@ -22,9 +22,10 @@ def bearer_challenge(
     description: str | None = None,
     scope: Iterable[str] = (),
     resource_metadata: str | None = None,
+    scheme: str = "Bearer",
 ) -> str:
     """`Bearer error="...", error_description="...", scope="a b", resource_metadata="..."` with only the
-    parameters given (a bare `Bearer` when none is)."""
+    parameters given (a bare `Bearer` when none is); `scheme` "DPoP" for a resource that takes only DPoP."""
     params: list[str] = []
     if error:
         params.append(f"error={_quoted(error)}")
@@ -35,4 +36,4 @@ def bearer_challenge(
         params.append(f"scope={_quoted(scopes)}")
     if resource_metadata:
         params.append(f"resource_metadata={_quoted(resource_metadata)}")
-    return "Bearer " + ", ".join(params) if params else "Bearer"
+    return f"{scheme} " + ", ".join(params) if params else scheme

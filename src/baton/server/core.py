@@ -8,10 +8,12 @@ from __future__ import annotations
 import difflib
 import inspect
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, TypeVar, Unpack, overload
 from urllib.parse import urlsplit
 
+from ..protocol import skills as skills_wire
 from ..protocol.extensions import checked_extension, checked_extensions
 from ..state.keys import KeyRing
 from ..state.ledger import Ledger
@@ -26,7 +28,7 @@ from .ladder import HostQuirk, WhenUnasked, check_when_unasked, quirk_table, wit
 from .lifespan import Lifespan, LifespanFactory
 from .observe import instrument
 from .parts import ConnectPart
-from .problems import registering
+from .problems import refuse, registering
 from .registry import (
     Flow,
     Handler,
@@ -45,6 +47,8 @@ from .scopes import scope_list
 from .sessions import DEFAULT_SESSION_TTL_S
 from .settings import ServerSettings
 from .signature import inspect_handler
+from .skill_folder import FolderProblems, ServedSkill, SkillFile, read_skills
+from .skills import SkillSet
 from .startup import AUTH_SETTING, LEDGER_SETTING, ConfigurationError, check_startup
 
 log = logging.getLogger("baton.server")
@@ -207,6 +211,7 @@ class Server:
         self.resources: dict[str, RegisteredResource] = {}
         self.templates: dict[str, RegisteredTemplate] = {}
         self.prompts: dict[str, RegisteredPrompt] = {}
+        self.skills = SkillSet()  # served by `add_skills` (protocol.md P180)
         try:  # the extensions this server offers, shown under capabilities.extensions (protocol.md P141)
             self.extensions: dict[str, dict[str, Any]] = checked_extensions(extensions, "Server(extensions=...)")
         except ValueError as exc:
@@ -263,6 +268,45 @@ class Server:
         except ValueError as exc:
             raise ConfigurationError(str(exc), setting="extensions") from None
         self.runtime.changed(None)
+
+    def add_skills(self, folder: str | os.PathLike[str]) -> list[str]:
+        """Serve the skills in `folder` (SEP-2640): one skill (the folder holds a SKILL.md) or one per subfolder.
+        Returns their names. The server declares `io.modelcontextprotocol/skills` (with `directoryRead`),
+        answers `skills/list`, `skills/get` and `resources/directory/read`, lists each SKILL.md in
+        `resources/list` and serves every file with `resources/read` (docs/skills.md).
+
+        The files are read now, once. A missing folder, a SKILL.md without valid frontmatter, a name that
+        is not its folder's, a symbolic link: every problem is refused at once, each at its file (under
+        `baton serve`, with the problems of the handlers; otherwise `HandlerProblems`).
+        """
+        try:
+            found = read_skills(folder)
+        except FolderProblems as exc:
+            refuse(exc.problems, "see docs/skills.md for the layout of a skills folder")
+            return []
+        taken = self.skills.names() & {skill.name for skill in found}
+        if taken:
+            refuse([(str(folder), f"already served, a skill name is served once: {', '.join(sorted(taken))}")])
+            return []
+        for skill in found:
+            resources = [self._skill_resource(skill, file) for file in skill.files]
+            self.skills.add(skill, resources)
+            self.resources.setdefault(skill.uri, resources[0])  # its SKILL.md, in resources/list
+        # protocol.md P180: the extension, with the directory method, declared by serving skills.
+        self.extensions[skills_wire.EXTENSION] = {"directoryRead": True}
+        self._changed("resources")
+        return [skill.name for skill in found]
+
+    @staticmethod
+    def _skill_resource(skill: ServedSkill, file: SkillFile) -> RegisteredResource:
+        content = file.content
+        fn = lambda: content  # noqa: E731 (the file's content, read once at start-up)
+        manifest = file.path == skills_wire.SKILL_FILE
+        name = skill.name if manifest else f"{skill.name}/{file.path}"
+        description = skill.frontmatter.get("description") if manifest else None
+        return RegisteredResource(
+            file.uri, name, fn, inspect_handler(fn, Context), description=description, mime_type=file.mime_type
+        )
 
     @overload
     def tool(self, fn: F, /) -> F: ...

@@ -24,6 +24,7 @@ class RequestInfo:
     transport: Literal["http", "stdio"]
     headers: hdr.Headers | None = None
     client: tuple[str, int] | None = None
+    method: str = "POST"  # the HTTP method (a DPoP proof names it)
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,6 +169,7 @@ class Guard:
             description=description,
             scope=required,
             resource_metadata=auth.metadata_url if auth is not None else None,
+            scheme=getattr(auth, "challenge_scheme", "Bearer"),  # DPoP for a resource that requires it (P198)
         )
         word = "Forbidden" if status == FORBIDDEN else "Unauthorized"
         body = error_response(rid, McpError(INVALID_REQUEST, f"{word}: {description}"))

@@ -25,6 +25,7 @@ from .registry import Flow
 from .replay import ReplayEngine
 from .results import error_result, resource_contents
 from .signature import ArgumentError
+from .skills import skill_methods
 
 if TYPE_CHECKING:
     from .core import Server
@@ -51,6 +52,7 @@ class Methods:
             "prompts/list": self._lister("prompts", "prompts", lambda: s.prompts),
             "prompts/get": self.prompts_get,
             "completion/complete": self.complete,
+            **skill_methods(self),  # the skills extension's methods (protocol.md P180)
         }
 
     # -- results that caches may keep ----------------------------------------------------------------

@@ -56,6 +56,16 @@ def gathering() -> Iterator[Gathered]:
         _gathered.reset(token)
 
 
+def refuse(problems: list[tuple[str, str]], hint: str | None = None) -> None:
+    """Refuse what is being registered for `problems` (`HandlerProblems`); while gathering, record them."""
+    gathered = _gathered.get()
+    if gathered is None:
+        raise HandlerProblems(problems, hint)
+    gathered.problems.extend(problems)
+    if hint and hint not in gathered.hints:
+        gathered.hints.append(hint)
+
+
 def registering(fn: Callable[..., Any], what: str, register: Callable[[], object]) -> None:
     """Register `fn` (`what` names it: "tool book"); while gathering, a refusal is recorded, not raised."""
     gathered = _gathered.get()

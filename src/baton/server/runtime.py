@@ -211,7 +211,7 @@ class Runtime:
 
     def find_resource(self, uri: str) -> tuple[RegisteredResource | RegisteredTemplate, dict[str, Any]] | None:
         """The resource `uri` names, or the first template it matches with its variables; None if neither."""
-        resource = self.server.resources.get(uri)
+        resource = self.server.resources.get(uri) or self.server.skills.files.get(uri)
         if resource is not None:
             return resource, {}
         for template in self.server.templates.values():

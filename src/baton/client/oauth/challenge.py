@@ -1,8 +1,9 @@
-"""Reading a `WWW-Authenticate` header: the `Bearer` challenge and its parameters (RFC 9110 §11.6.1, RFC 6750 §3).
+"""Reading a `WWW-Authenticate` header: the `Bearer` or `DPoP` challenge and its parameters (RFC 9110 §11.6.1,
+RFC 6750 §3, RFC 9449 §7.1).
 
-A header may hold several challenges (`Bearer realm="x", Basic realm="y"`); only the Bearer one is
-read. Parameters are `name=token` or `name="quoted string"` (backslash escapes), names compared
-without regard to case. The parameters an MCP client uses: `resource_metadata` (RFC 9728 §5.1),
+A header may hold several challenges (`Bearer realm="x", Basic realm="y"`); only the first Bearer or DPoP
+one is read, and `scheme` says which. Parameters are `name=token` or `name="quoted string"` (backslash
+escapes), names compared without regard to case. The parameters an MCP client uses: `resource_metadata` (RFC 9728 §5.1),
 `scope` (space-separated), `error` (`invalid_token`, `insufficient_scope`) and `error_description`.
 A header that cannot be read yields no challenge rather than an exception: the client then falls back
 to the well-known locations.
@@ -22,9 +23,10 @@ _SCHEME = re.compile(rf"\s*({_TOKEN})(?:\s+|$)")
 
 @dataclass(frozen=True, slots=True)
 class Challenge:
-    """The Bearer challenge of a response: its parameters, names lowercased."""
+    """The Bearer (or DPoP) challenge of a response: its parameters, names lowercased, and its scheme."""
 
     params: dict[str, str] = field(default_factory=dict)
+    scheme: str = "bearer"
 
     @property
     def resource_metadata(self) -> str | None:
@@ -41,8 +43,8 @@ class Challenge:
         return self.params.get("error") or None
 
 
-def bearer_challenge(header: str | None) -> Challenge | None:
-    """The Bearer challenge in a `WWW-Authenticate` value (repeated fields joined with ", "), or None."""
+def auth_challenge(header: str | None) -> Challenge | None:
+    """The first Bearer or DPoP challenge in a `WWW-Authenticate` value (repeated fields joined with ", ")."""
     if not header:
         return None
     pos = 0
@@ -70,6 +72,6 @@ def bearer_challenge(header: str | None) -> Challenge | None:
                     pos += 1
                     continue
                 break
-        if scheme.group(1).lower() == "bearer":
-            return Challenge(params)
+        if scheme.group(1).lower() in ("bearer", "dpop"):
+            return Challenge(params, scheme.group(1).lower())
     return None

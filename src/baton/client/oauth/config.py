@@ -11,9 +11,10 @@ a Client ID Metadata Document URL, else Dynamic Client Registration), extra scop
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
+from typing import Literal
 from urllib.parse import urlsplit
 
-from .rules import HTTP_TIMEOUT_S, METHODS, check_metadata_url, may_carry_tokens
+from .rules import HTTP_TIMEOUT_S, METHODS, check_dpop, check_metadata_url, may_carry_tokens
 from .store import MemoryStore, TokenStore
 
 OpenBrowser = Callable[[str], Awaitable[str]]
@@ -36,7 +37,9 @@ class OAuth:
     client_id where the authorization server supports that. `client_name`: shown on consent pages
     (dynamic registration). `scopes`: added to what the server asks for. `login_timeout_s`: how long
     the person may take at the browser. `http_timeout_s`: how long the rest of one login may take in
-    all (discovery, registration, refresh, code exchange; protocol.md P49).
+    all (discovery, registration, refresh, code exchange; protocol.md P49). `dpop`: bind tokens to a key of
+    this client's (RFC 9449) where the server asks for it (`"auto"`: its challenge says DPoP, or its metadata
+    requires it), always (`True`; refused where the authorization server does not offer it), or never.
     """
 
     def __init__(
@@ -54,6 +57,7 @@ class OAuth:
         scopes: Iterable[str] = (),
         login_timeout_s: float = LOGIN_TIMEOUT_S,
         http_timeout_s: float = HTTP_TIMEOUT_S,
+        dpop: bool | Literal["auto"] = "auto",
     ) -> None:
         if not may_carry_tokens(redirect_uri) or urlsplit(redirect_uri).fragment:
             raise ValueError(f"redirect_uri must be https, or http to this computer (127.0.0.1), not {redirect_uri!r}")
@@ -79,6 +83,7 @@ class OAuth:
         self.scopes = tuple(dict.fromkeys(scopes if not isinstance(scopes, str) else scopes.split()))
         self.login_timeout_s = login_timeout_s
         self.http_timeout_s = http_timeout_s
+        self.dpop = check_dpop(dpop)
 
     def __repr__(self) -> str:  # never the secret
         client = f", client_id={self.client_id!r}" if self.client_id else ""

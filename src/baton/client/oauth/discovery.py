@@ -44,6 +44,7 @@ class ResourceMetadata:
     authorization_servers: tuple[str, ...]
     scopes_supported: tuple[str, ...] | None
     url: str  # where it was read
+    dpop_required: bool = False  # `dpop_bound_access_tokens_required` (RFC 9449 §10.2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +183,9 @@ async def protected_resource(http: httpx.AsyncClient, server_url: str, from_chal
             )
         scopes = doc.get("scopes_supported")
         supported = tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else None
-        return ResourceMetadata(resource, tuple(servers), supported, url)
+        return ResourceMetadata(
+            resource, tuple(servers), supported, url, doc.get("dpop_bound_access_tokens_required") is True
+        )
     raise AuthError(
         "the server asks for a login but publishes no protected resource metadata: tried " + ", ".join(tried)
     )

@@ -11,6 +11,7 @@ The client authenticates at the token endpoint as its registration says (`client
 from __future__ import annotations
 
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ import httpx
 from ...state import clock
 from ..errors import AuthError
 from .discovery import ServerMetadata
+from .dpop import NONCE_ERROR, DpopKey
 from .limits import capped_client, oauth_client, oauth_errors
 from .machine import (
     ASSERTION_TYPE,
@@ -45,6 +47,8 @@ class TokenGrant:
     scopes: tuple[str, ...] | None = None  # what was asked for
     refresh_token: str | None = field(default=None, repr=False)
     expires_at: float | None = None
+    token_type: str = "Bearer"  # or "DPoP": bound to `dpop_key` (P197)
+    dpop_key: dict[str, Any] | None = field(default=None, repr=False)  # the private JWK it is bound to
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -63,6 +67,8 @@ class TokenGrant:
                 scopes=tuple(scopes) if isinstance(scopes, list) else None,
                 refresh_token=data.get("refresh_token"),
                 expires_at=data.get("expires_at"),
+                token_type=str(data.get("token_type") or "Bearer"),
+                dpop_key=data.get("dpop_key") if isinstance(data.get("dpop_key"), dict) else None,
             )
         except (KeyError, TypeError, ValueError):
             return None
@@ -111,17 +117,25 @@ def _grant(
     resource: str,
     scopes: tuple[str, ...] | None,
     old_refresh: str | None = None,
+    dpop: DpopKey | None = None,
 ) -> TokenGrant:
     data = dict(token)
     access = data.get("access_token")
     if not isinstance(access, str) or not access:
         raise AuthError(f"the token endpoint of {meta.issuer} answered without an access_token")
     kind = data.get("token_type")
-    if not isinstance(kind, str) or kind.lower() != "bearer":
-        raise AuthError(f"the token endpoint of {meta.issuer} issued a {kind!r} token; this client uses Bearer tokens")
+    bound = isinstance(kind, str) and kind.lower() == "dpop" and dpop is not None
+    if not bound and (not isinstance(kind, str) or kind.lower() != "bearer"):
+        wanted = "Bearer or DPoP" if dpop is not None else "Bearer"
+        raise AuthError(
+            f"the token endpoint of {meta.issuer} issued a {kind!r} token; this client uses {wanted} tokens"
+        )
     expires_in = data.get("expires_in")
     expires_at = clock.now() + float(expires_in) if isinstance(expires_in, int | float) and expires_in > 0 else None
     refresh = data.get("refresh_token") if isinstance(data.get("refresh_token"), str) else old_refresh
+    if bound and dpop is not None:
+        key = dpop.to_json()
+        return TokenGrant(access, meta.issuer, resource, client.to_json(), scopes, refresh, expires_at, "DPoP", key)
     return TokenGrant(access, meta.issuer, resource, client.to_json(), scopes, refresh, expires_at)
 
 
@@ -135,42 +149,87 @@ def _failure(what: str, meta: ServerMetadata, exc: Exception) -> AuthError:
     return AuthError(f"{what} at {meta.token_endpoint} failed: {detail}")
 
 
-async def exchange(meta: ServerMetadata, client: ClientInfo, attempt: Attempt, code: str, resource: str) -> TokenGrant:
-    """Trade the authorization code (and the PKCE verifier) for tokens."""
+TokenCall = Callable[[Any, dict[str, str] | None], Awaitable[Any]]
+
+
+async def _token_request(
+    meta: ServerMetadata, client: ClientInfo, dpop: DpopKey | None, call: TokenCall, redirect_uri: str | None = None
+) -> Any:
+    """One token request (`call(oauth, headers)`), with a fresh DPoP proof when `dpop`, and once more with the
+    nonce the authorization server asks for (`use_dpop_nonce`, RFC 9449 §8)."""
+    AuthlibBaseError = oauth_errors()
+    given: dict[str, str | None] = {}
+
+    async def keep_nonce(response: httpx.Response) -> None:
+        given["nonce"] = response.headers.get("dpop-nonce")
+
+    for first in (True, False):
+        given.clear()
+
+        async with _oauth_client(client, redirect_uri) as oauth:
+            if dpop is None:
+                return await call(oauth, None)
+            oauth.event_hooks = {**oauth.event_hooks, "response": [*oauth.event_hooks["response"], keep_nonce]}
+            try:
+                return await call(oauth, {"DPoP": dpop.proof("POST", meta.token_endpoint)})
+            except AuthlibBaseError as exc:
+                nonce = given.get("nonce")
+                asked = getattr(exc, "error", None) == NONCE_ERROR
+                if not (first and asked and dpop.remember_nonce(meta.token_endpoint, nonce)):
+                    raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def exchange(
+    meta: ServerMetadata, client: ClientInfo, attempt: Attempt, code: str, resource: str, dpop: DpopKey | None = None
+) -> TokenGrant:
+    """Trade the authorization code (and the PKCE verifier) for tokens; bound to `dpop` when given."""
     AuthlibBaseError = oauth_errors()
 
+    async def call(oauth: Any, headers: dict[str, str] | None) -> Any:
+        return await oauth.fetch_token(
+            meta.token_endpoint,
+            headers=headers,
+            grant_type="authorization_code",
+            code=code,
+            code_verifier=attempt.verifier,
+            resource=resource,
+        )
+
     try:
-        async with _oauth_client(client, attempt.redirect_uri) as oauth:
-            token = await oauth.fetch_token(
-                meta.token_endpoint,
-                grant_type="authorization_code",
-                code=code,
-                code_verifier=attempt.verifier,
-                resource=resource,
-            )
+        token = await _token_request(meta, client, dpop, call, attempt.redirect_uri)
     except (AuthlibBaseError, httpx.HTTPError, ValueError) as exc:
         raise _failure("the code exchange", meta, exc) from None
-    return _grant(token, meta, client, resource, attempt.scopes)
+    return _grant(token, meta, client, resource, attempt.scopes, dpop=dpop)
 
 
 async def refresh(meta: ServerMetadata, grant: TokenGrant, client: ClientInfo | None) -> TokenGrant:
-    """A new access token from the grant's refresh token, by `client`, the one it was issued to."""
+    """A new access token from the grant's refresh token, by `client`, the one it was issued to (and bound to
+    the same DPoP key, if the grant was)."""
     AuthlibBaseError = oauth_errors()
 
     if client is None or grant.refresh_token is None:
         raise AuthError("nothing to refresh")
+    dpop = DpopKey.from_json(grant.dpop_key) if grant.dpop_key else None
+
+    async def call(oauth: Any, headers: dict[str, str] | None) -> Any:
+        return await oauth.refresh_token(
+            meta.token_endpoint, refresh_token=grant.refresh_token, resource=grant.resource, headers=headers
+        )
+
     try:
-        async with _oauth_client(client) as oauth:
-            token = await oauth.refresh_token(
-                meta.token_endpoint, refresh_token=grant.refresh_token, resource=grant.resource
-            )
+        token = await _token_request(meta, client, dpop, call)
     except (AuthlibBaseError, httpx.HTTPError, ValueError) as exc:
         raise _failure("the token refresh", meta, exc) from None
-    return _grant(token, meta, client, grant.resource, grant.scopes, grant.refresh_token)
+    return _grant(token, meta, client, grant.resource, grant.scopes, grant.refresh_token, dpop)
 
 
 async def program_grant(
-    meta: ServerMetadata, login: ProgramLogin, scopes: tuple[str, ...] | None, resource: str
+    meta: ServerMetadata,
+    login: ProgramLogin,
+    scopes: tuple[str, ...] | None,
+    resource: str,
+    dpop: DpopKey | None = None,
 ) -> TokenGrant:
     """A token for a login with no person (`machine`): the client credentials grant, or the JWT-bearer grant
     with a platform token or with the ID-JAG an enterprise identity provider issued for this server."""
@@ -191,13 +250,18 @@ async def program_grant(
         except ValueError as exc:
             raise AuthError(f"logging in to {meta.issuer}: {exc}") from None
     client = _program_client(meta, login, extra)
+
+    async def call(oauth: Any, headers: dict[str, str] | None) -> Any:
+        if login.method == "private_key_jwt":  # a fresh assertion for each try (its jti is single use)
+            extra["client_assertion"] = login.assertion(meta.issuer)
+        return await oauth.fetch_token(meta.token_endpoint, headers=headers, grant_type=grant_type, **extra)
+
     try:
-        async with _oauth_client(client) as oauth:
-            token = await oauth.fetch_token(meta.token_endpoint, grant_type=grant_type, **extra)
+        token = await _token_request(meta, client, dpop, call)
     except (AuthlibBaseError, httpx.HTTPError, ValueError) as exc:
         raise _failure(f"the {grant_type.rsplit(':', 1)[-1]} grant", meta, exc) from None
     issued_to = ClientInfo(login.client_id or "", None, login.method, "pre-registered", meta.issuer)
-    return _grant(token, meta, issued_to, resource, scopes)
+    return _grant(token, meta, issued_to, resource, scopes, dpop=dpop)
 
 
 def _program_client(meta: ServerMetadata, login: ProgramLogin, extra: dict[str, Any]) -> ClientInfo:

@@ -25,9 +25,11 @@ import httpx
 from ..errors import AuthError
 from ..http11 import encode_headers
 from . import flow
-from .challenge import Challenge, bearer_challenge
+from .challenge import Challenge, auth_challenge
 from .config import OAuth
 from .discovery import ResourceMetadata, ServerMetadata, authorization_server, protected_resource
+from .dpop import ALG as DPOP_ALG
+from .dpop import NONCE_ERROR, DpopKey
 from .flow import TokenGrant
 from .limits import MAX_AUTHORIZATION_SERVERS, capped_client, paused
 from .machine import ProgramLogin
@@ -58,7 +60,9 @@ class Attempts:
 
 def wants_login(status: int, www_authenticate: str | None) -> Challenge | None:
     """The challenge of a response the login handles (a 401, or a 403 `insufficient_scope`), else None."""
-    challenge = bearer_challenge(www_authenticate)
+    challenge = auth_challenge(www_authenticate)
+    if challenge is not None and challenge.error == NONCE_ERROR:
+        return None  # a DPoP nonce asked for: the pool sends the request again with it (P197), not a login
     if status == 401:
         return challenge or Challenge()
     if status == 403 and challenge is not None and challenge.error == "insufficient_scope":
@@ -74,6 +78,7 @@ class LoginState:
         self.server_url = server_url
         self.header = b""  # the Authorization line sent with every request, once there is a token
         self._grant: TokenGrant | None = None
+        self._dpop: DpopKey | None = None  # the key the current token is bound to, if it is a DPoP token
         self._loaded = False
         self._store_error: AuthError | None = None  # the store could not be read (current)
         self._lock = asyncio.Lock()
@@ -105,12 +110,46 @@ class LoginState:
         return self.header
 
     def _use(self, grant: TokenGrant) -> None:
+        dpop = DpopKey.from_json(grant.dpop_key) if grant.token_type.lower() == "dpop" else None
+        if grant.token_type.lower() == "dpop" and dpop is None:
+            raise AuthError("a stored DPoP token has no usable key: log in again (delete it from the token store)")
         try:
-            header = encode_headers([("Authorization", f"Bearer {grant.access_token}")])
+            header = encode_headers([("Authorization", f"{'DPoP' if dpop else 'Bearer'} {grant.access_token}")])
         except ValueError:
             raise AuthError("the authorization server issued an access token that cannot be sent in a header") from None
         self._grant = grant
+        self._dpop = dpop
         self.header = header
+
+    def proof(self, method: str, url: str) -> bytes:
+        """The `DPoP` line of one request (a fresh proof, bound to the token), or b"" for a Bearer token."""
+        if self._dpop is None or self._grant is None:
+            return b""
+        return encode_headers([("DPoP", self._dpop.proof(method, url, self._grant.access_token))])
+
+    def nonce_asked(self, www_authenticate: str | None, nonce: str | None, url: str) -> bool:
+        """Whether the server asked for a DPoP nonce it had not given before (so the request goes again)."""
+        challenge = auth_challenge(www_authenticate)
+        if self._dpop is None or challenge is None or challenge.error != NONCE_ERROR:
+            return False
+        return self._dpop.remember_nonce(url, nonce)
+
+    def _dpop_for(self, meta: ServerMetadata, prm: ResourceMetadata, challenge: Challenge) -> DpopKey | None:
+        """The key to bind a new token to, or None for a Bearer token (protocol.md P197)."""
+        choice = self.config.dpop
+        if choice is False:
+            return None
+        wanted = choice is True or prm.dpop_required or challenge.scheme == "dpop"
+        if not wanted:
+            return None
+        if DPOP_ALG not in (meta.strings("dpop_signing_alg_values_supported") or ()):
+            if choice is True or prm.dpop_required:
+                raise AuthError(
+                    f"{'the server requires' if prm.dpop_required else 'dpop=True asks for'} DPoP-bound tokens, but "
+                    f"the authorization server {meta.issuer} does not offer DPoP with {DPOP_ALG}"
+                )
+            return None
+        return DpopKey()
 
     async def _save(self, grant: TokenGrant) -> None:
         self._use(grant)
@@ -199,7 +238,7 @@ class LoginState:
                 )
             attempts.step_ups += 1
         attempts.logins += 1
-        await self._login(config, http, bound, prm, meta, scopes)
+        await self._login(config, http, bound, prm, meta, scopes, self._dpop_for(meta, prm, challenge))
         return self.header
 
     async def _as_program(
@@ -237,7 +276,8 @@ class LoginState:
             attempts.step_ups += 1
         attempts.logins += 1
         log.info("logging in to %s at %s as the client %s", self.server_url, meta.issuer, creds.client_id)
-        await self._save(await flow.program_grant(meta, creds, scopes, prm.resource))
+        dpop = self._dpop_for(meta, prm, challenge)
+        await self._save(await flow.program_grant(meta, creds, scopes, prm.resource, dpop))
         return self.header
 
     async def _authorization_server(self, http: httpx.AsyncClient, prm: ResourceMetadata) -> ServerMetadata:
@@ -281,6 +321,7 @@ class LoginState:
         prm: ResourceMetadata,
         meta: ServerMetadata,
         scopes: tuple[str, ...] | None,
+        dpop: DpopKey | None,
     ) -> None:
         scopes = with_offline_access(scopes, meta.strings("scopes_supported"))
         client = await self._client(config, http, meta)
@@ -305,4 +346,4 @@ class LoginState:
             issuer=meta.issuer,
             iss_supported=meta.flag("authorization_response_iss_parameter_supported"),
         )
-        await self._save(await flow.exchange(meta, client, attempt, code, prm.resource))
+        await self._save(await flow.exchange(meta, client, attempt, code, prm.resource, dpop))

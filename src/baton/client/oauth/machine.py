@@ -23,13 +23,13 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-from .rules import HTTP_TIMEOUT_S, may_carry_tokens
+from .rules import HTTP_TIMEOUT_S, check_dpop, may_carry_tokens
 from .store import MemoryStore, TokenStore
 
 ASSERTION_TYPE: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -58,6 +58,7 @@ class ProgramLogin:
         scopes: Iterable[str] = (),
         store: TokenStore | None = None,
         http_timeout_s: float = HTTP_TIMEOUT_S,
+        dpop: bool | Literal["auto"] = "auto",
     ) -> None:
         if client_secret is not None and private_key is not None:
             raise ValueError(f"{type(self).__name__} takes a client_secret or a private_key (PEM), not both")
@@ -76,6 +77,7 @@ class ProgramLogin:
         self.scopes = tuple(dict.fromkeys(scopes if not isinstance(scopes, str) else scopes.split()))
         self.store: TokenStore = store if store is not None else MemoryStore()
         self.http_timeout_s = http_timeout_s
+        self.dpop = check_dpop(dpop)  # as OAuth(dpop=...)
 
     @property
     def method(self) -> str:
@@ -116,6 +118,7 @@ class ClientCredentials(ProgramLogin):
         scopes: Iterable[str] = (),
         store: TokenStore | None = None,
         http_timeout_s: float = HTTP_TIMEOUT_S,
+        dpop: bool | Literal["auto"] = "auto",
     ) -> None:
         if not client_id:
             raise ValueError("ClientCredentials needs the client_id the authorization server issued")
@@ -130,6 +133,7 @@ class ClientCredentials(ProgramLogin):
             scopes=scopes,
             store=store,
             http_timeout_s=http_timeout_s,
+            dpop=dpop,
         )
 
     @classmethod

@@ -46,9 +46,14 @@ class AuthPool(Pool):
     async def send(self, url: Url, method: str, headers: bytes, body: bytes) -> Response:
         login = self.login
         sent = await login.current()
-        resp = await super().send(url, method, headers + sent, body)
+        where = f"{url.scheme}://{url.authority.decode('ascii')}{url.target.decode('ascii')}"
+        resp = await super().send(url, method, headers + sent + login.proof(method, where), body)
         attempts: Attempts | None = None
         while resp.status in (401, 403):
+            if login.nonce_asked(resp.headers.get("www-authenticate"), resp.headers.get("dpop-nonce"), where):
+                resp.release()  # the server wants its nonce in the proof (RFC 9449 §9): the same request again
+                resp = await super().send(url, method, headers + sent + login.proof(method, where), body)
+                continue
             challenge = wants_login(resp.status, resp.headers.get("www-authenticate"))
             if challenge is None:
                 return resp
@@ -58,9 +63,9 @@ class AuthPool(Pool):
             with paused(_own_limit()), person_time():  # the client's deadline too (protocol.md P90)
                 renewed = await login.recover(resp.status, challenge, sent, attempts, interactive=method != "DELETE")
             if renewed is None:  # nothing more to try: the server's refusal again, to be read by the caller
-                return await super().send(url, method, headers + sent, body)
+                return await super().send(url, method, headers + sent + login.proof(method, where), body)
             sent = renewed
-            resp = await super().send(url, method, headers + sent, body)
+            resp = await super().send(url, method, headers + sent + login.proof(method, where), body)
         return resp
 
 

@@ -7,6 +7,7 @@ import httpx, are loaded only when a server first asks for a login.
 
 from __future__ import annotations
 
+from typing import Literal
 from urllib.parse import urlsplit
 
 from ...protocol.hosts import is_loopback
@@ -38,3 +39,10 @@ def check_metadata_url(url: str) -> str:
     if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/") or parts.fragment:
         raise ValueError(f"client_metadata_url must be an https URL with a path, not {url!r}")
     return url
+
+
+def check_dpop(value: object) -> bool | Literal["auto"]:
+    """`value` if it is a choice of DPoP (`True`, `False` or `"auto"`), else a `ValueError`."""
+    if value is True or value is False or value == "auto":
+        return value
+    raise ValueError(f"dpop is True, False or 'auto', not {value!r}")

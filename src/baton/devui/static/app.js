@@ -116,13 +116,14 @@ const handlers = {
     showProblem("");
   },
   lists(e) {
-    const shown = JSON.stringify([e.tools, e.resources, e.templates, e.prompts]);
+    const shown = JSON.stringify([e.tools, e.resources, e.templates, e.prompts, e.skills]);
     if (shown === listsShown) return;
     listsShown = shown;
     showTools(e.tools);
     showResources(e.resources);
     showTemplates(e.templates);
     showPrompts(e.prompts);
+    showSkills(e.skills || []);
   },
   notice(e) {
     setStatus(e.text);
@@ -319,6 +320,43 @@ function showPrompts(prompts) {
     const item = el("details", { cls: "item" }, el("summary", { text: prompt.name }));
     if (prompt.description) item.append(el("p", { cls: "meta", text: prompt.description }));
     item.append(argumentForm(prompt.form, "prompt", prompt.name, { type: "ref/prompt", name: prompt.name }));
+    box.append(item);
+  }
+}
+
+// Skills (SEP-2640): the entries as listed (no file fetched), and each SKILL.md on request, which the
+// server side fetches and verifies against its entry (size, digest, frontmatter) before it reaches here.
+function showSkills(skills) {
+  const box = document.getElementById("skills");
+  box.replaceChildren();
+  if (!skills.length) return box.append(nothing("skills"));
+  for (const skill of skills) {
+    const name = (skill.frontmatter && skill.frontmatter.name) || skill.uri;
+    const item = el("details", { cls: "item" }, el("summary", { text: name }));
+    if (skill.frontmatter && skill.frontmatter.description) item.append(el("p", { cls: "meta", text: skill.frontmatter.description }));
+    item.append(el("p", { cls: "meta", text: skill.uri }));
+    const files = el("ul", { "aria-label": `Files of ${name}` });
+    if (Array.isArray(skill.resources)) {
+      for (const file of skill.resources) files.append(el("li", { text: `${file.uri} (${file.size} bytes)` }));
+    } else {
+      files.append(el("li", { text: "Files generated on demand (\"dynamic\"): none can be verified" }));
+    }
+    item.append(files);
+    const shown = el("div");
+    const load = el("button", {
+      type: "button",
+      text: "Load SKILL.md",
+      onclick: () =>
+        post("/api/skill", { uri: skill.uri })
+          .then((data) => {
+            shown.replaceChildren(
+              el("p", { cls: "meta", role: "status", text: "Verified: size, digest and frontmatter match the entry." }),
+              el("pre", { "aria-label": `SKILL.md of ${name}`, text: data.text }),
+            );
+          })
+          .catch(alertIn(item)),
+    });
+    item.append(load, shown);
     box.append(item);
   }
 }
