@@ -38,7 +38,8 @@ STARTUP_FAILED = 3  # uvicorn's exit status when the app's lifespan startup fail
 
 
 def security_headers(csp: str, *, referrer: str = "no-referrer") -> list[tuple[bytes, bytes]]:
-    """The headers of every response of a page a browser shows, with that page's Content-Security-Policy."""
+    """The headers of every response of a page a browser shows, with that page's Content-Security-Policy
+    (protocol.md P175)."""
     return [
         (b"content-security-policy", csp.encode()),
         (b"x-frame-options", b"DENY"),
