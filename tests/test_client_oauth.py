@@ -311,6 +311,10 @@ def test_the_loopback_listener_returns_the_redirect_and_serves_nothing_else() ->
         page = httpx.get(target, timeout=5)
         assert page.status_code == 200 and "close this tab" in page.text
         assert page.headers["cache-control"] == "no-store"
+        # a page's security headers (baton.web), with a policy that loads nothing
+        assert page.headers["content-security-policy"] == "default-src 'none'"
+        assert page.headers["referrer-policy"] == "no-referrer"
+        assert (page.headers["x-frame-options"], page.headers["x-content-type-options"]) == ("DENY", "nosniff")
         assert "abc" not in page.text  # nothing of the request is echoed back
 
     listener = LoopbackRedirect(show=shown.append, opener=browse)

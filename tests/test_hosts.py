@@ -152,11 +152,10 @@ def test_http_origin_check(app: HttpApp, origin: str, status: int) -> None:
 def test_serve_warns_only_off_loopback(
     address: str, warned: bool, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import uvicorn
-
+    from baton import web
     from baton.cli import main
 
-    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
+    monkeypatch.setattr(web, "run", lambda *args, **kwargs: 0)  # the one uvicorn launcher: nothing served
     with caplog.at_level(logging.WARNING, logger="baton"):
         assert main(["serve", str(SERVERS / "guarded.py"), "--http", address]) == 0
     assert ("only loopback Host headers are admitted" in caplog.text) is warned

@@ -9,11 +9,11 @@ import argparse
 import json
 import logging
 import os
-import socket
 import sys
 from pathlib import Path
 from typing import Any
 
+from . import web
 from .cli_client.args import seconds
 from .protocol.hosts import is_loopback
 from .serve.run import GRACEFUL_SHUTDOWN_S, announce, can_listen, ready, serve_http, telemetry, where
@@ -23,6 +23,7 @@ from .serve.target import TargetError, load_server
 from .serve.unloaded import unloaded_app
 from .server.core import Server
 from .server.startup import ConfigurationError
+from .targets import split_target
 from .telemetry.logs import DEFAULT_LEVEL, FORMATS, LOG_FORMAT_ENV, log_format, uvicorn_config
 from .telemetry.logs import configure as configure_logs
 from .telemetry.logs import line as stderr_line
@@ -82,26 +83,6 @@ def _unloadable(message: str) -> Any:
         raise SystemExit(message)
     print(message, file=sys.stderr, flush=True)
     return unloaded_app
-
-
-def _nodelay_listener() -> None:
-    """Set TCP_NODELAY on the socket uvicorn binds for `--workers`.
-
-    uvicorn creates that socket without IPPROTO_TCP, so the asyncio loop never sets TCP_NODELAY
-    on accepted connections, and each response (head and body: two writes) waits ~40 ms for Nagle
-    and delayed ACKs. Accepted sockets inherit the option from the listener on Linux.
-    """
-    import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
-
-    bind = uvicorn.Config.bind_socket
-
-    def bind_socket(self: Any) -> socket.socket:
-        sock = bind(self)
-        if sock.family in (socket.AF_INET, socket.AF_INET6):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return sock
-
-    uvicorn.Config.bind_socket = bind_socket  # type: ignore[method-assign]
 
 
 def _auth_options(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -205,12 +186,8 @@ def serve(args: argparse.Namespace) -> int:
         logging.getLogger("baton").warning(
             "serving on %s: only loopback Host headers are admitted; pass --allow-host NAME for others", host
         )
-    import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
-
     level = args.log_level or DEFAULT_LEVEL  # uvicorn's own lines
-    logs: dict[str, Any] = {"log_config": uvicorn_config(level)} if fmt == "json" else {}
     if args.workers > 1 or args.reload:
-        _nodelay_listener()
         os.environ[ENV_TARGET] = args.target
         if allowed:
             os.environ[ENV_APP_OPTIONS] = ",".join(allowed)
@@ -223,31 +200,27 @@ def serve(args: argparse.Namespace) -> int:
         if args.resume_window is not None:
             os.environ[ENV_RESUME_WINDOW] = repr(args.resume_window)
         os.environ[LOG_FORMAT_ENV] = fmt
-        reload: dict[str, Any] = {}
         if args.reload:  # uvicorn's reloader, with watchfiles: a new process on each change, same port
             os.environ[ENV_RELOAD] = "1"
-            reload = {"reload": True, "reload_dirs": [_watched(args.target)]}
-        else:
-            reload = {"workers": args.workers}
-        uvicorn.run(
-            "baton.cli:_worker_app",
-            factory=True,
-            host=host,
-            port=int(port_text),
-            **reload,
-            log_level=level,
-            **logs,
-            access_log=False,
-            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-        )
-    else:
-        return serve_http(server, host, int(port_text), allowed_hosts=allowed, log_level=level, fmt=fmt)
-    return 0
+        try:
+            return web.run(
+                "baton.cli:_worker_app",
+                host,
+                int(port_text),
+                workers=args.workers,
+                reload_dirs=[_watched(args.target)] if args.reload else None,
+                log_level=level,
+                log_config=uvicorn_config(level) if fmt == "json" else None,
+                graceful_s=GRACEFUL_SHUTDOWN_S,
+            )
+        except web.PortTaken as exc:
+            return refuse(str(exc))
+    return serve_http(server, host, int(port_text), allowed_hosts=allowed, log_level=level, fmt=fmt)
 
 
 def _watched(target: str) -> str:
     """The folder `--reload` watches: the server file's, or the working directory for `module:attr`."""
-    spec = target.partition(":")[0] if not (len(target) > 2 and target[1] == ":") else target
+    spec = split_target(target)[0]
     return str(Path(spec).resolve().parent) if spec.endswith(".py") or os.sep in spec else os.getcwd()
 
 

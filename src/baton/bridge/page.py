@@ -26,26 +26,24 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-import uvicorn
-
 from ..client import InvalidReply, Question
 from ..devui.app import (
     BadRequest,
     admitted,
     form_pairs,
     json_body,
-    lifespan,
     reply,
     reply_json,
     static_file,
     text_field,
 )
 from ..devui.guard import DevGuard
-from ..devui.run import SilentServer, bind
+from ..devui.run import bind
 from ..forms import Accepted, Answer, Cancelled, Declined
 from ..forms.url_safety import check_url
 from ..protocol.asgi import Receive, Scope, Send
 from ..render.html import form_html, form_values
+from ..web import Started, lifespan, started
 
 log = logging.getLogger("baton.bridge")
 FOLLOWED_S = 5.0
@@ -67,8 +65,7 @@ class AskPage:
         self.open_browser = open_browser
         self.timeout_s = timeout_s
         self.guard: DevGuard | None = None
-        self._server: SilentServer | None = None
-        self._serving: asyncio.Future[None] | None = None
+        self._started: Started | None = None
         self._waiting: dict[str, PageQuestion] = {}
         self._followed = -FOLLOWED_S
         self._static = {
@@ -100,24 +97,18 @@ class AskPage:
             self._waiting.pop(qid, None)
 
     async def _start(self) -> str:
-        if self._server is None:
+        if self._started is None:
             sock = bind(0)
             self.guard = DevGuard(sock.getsockname()[1], name="baton bridge")
-            config = uvicorn.Config(self, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
-            self._server = SilentServer(config)
-            self._serving = asyncio.ensure_future(self._server.serve(sockets=[sock]))
-            while not self._server.started and not self._serving.done():  # noqa: ASYNC110 - uvicorn has no event
-                await asyncio.sleep(0.01)
-            if self._serving.done():
-                self._serving.result()  # raises why it could not start
+            self._started = await started(self, sock, graceful_s=1)  # raises why it could not start
         assert self.guard is not None
         return self.guard.address
 
     async def close(self) -> None:
-        if self._server is not None and self._serving is not None:
-            self._server.should_exit = True
+        if self._started is not None:
+            self._started.stop()
             with contextlib.suppress(Exception):
-                await self._serving
+                await self._started.serving
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

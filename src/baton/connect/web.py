@@ -8,16 +8,11 @@ from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qs
 
 from ..protocol.asgi import Receive, Scope, Send
+from ..web import BodyTooLarge, ClientGone, read_body, security_headers
 
 MAX_FORM_BYTES = 16 * 1024
-_SECURITY_HEADERS = [
-    (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
-     b"frame-ancestors 'none'; base-uri 'none'"),
-    (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"same-origin"),
-    (b"cache-control", b"no-store"),
-    (b"x-content-type-options", b"nosniff"),
-]  # fmt: skip
+CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+_SECURITY_HEADERS = security_headers(CSP, referrer="same-origin")
 
 
 @dataclass(slots=True)
@@ -55,21 +50,12 @@ async def read_request(scope: Scope, receive: Receive) -> Request | None:
     request = Request(scope["method"], scope["path"], query, headers, cookies)
     if request.method != "POST":
         return request
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_FORM_BYTES:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            break
+    try:
+        body = await read_body(receive, MAX_FORM_BYTES)
+    except (BodyTooLarge, ClientGone):
+        return None
     if headers.get("content-type", "").split(";")[0].strip() == "application/x-www-form-urlencoded":
-        request.fields = parse_qs(b"".join(chunks).decode("utf-8", "replace"), keep_blank_values=True)
+        request.fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
         request.form = _single(request.fields)
     return request
 

@@ -33,6 +33,7 @@ from urllib.parse import parse_qs
 import orjson
 
 from ..protocol.asgi import Receive, Scope, Send
+from ..web import BodyTooLarge, ClientGone, lifespan, read_body, security_headers
 from .guard import DevGuard
 from .session import DevError, DevSession
 
@@ -51,13 +52,7 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; "
     "connect-src 'self'; frame-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 )
-_HEADERS = [
-    (b"content-security-policy", CSP.encode()),
-    (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
-    (b"x-content-type-options", b"nosniff"),
-    (b"cache-control", b"no-store"),
-]
+_HEADERS = security_headers(CSP)
 
 
 class BadRequest(Exception):
@@ -227,34 +222,17 @@ async def _disconnected(receive: Receive) -> None:
         pass
 
 
-async def lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
-
-
 async def json_body(headers: dict[str, str], receive: Receive) -> dict[str, Any]:
     if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
         raise BadRequest(415, "send JSON (Content-Type: application/json)")
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise BadRequest(400, "the request ended early")
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise BadRequest(413, f"a request body is at most {MAX_BODY} bytes")
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            break
     try:
-        data = orjson.loads(b"".join(chunks))
+        body = await read_body(receive, MAX_BODY)
+    except ClientGone:
+        raise BadRequest(400, "the request ended early") from None
+    except BodyTooLarge:
+        raise BadRequest(413, f"a request body is at most {MAX_BODY} bytes") from None
+    try:
+        data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise BadRequest(400, f"the body is not JSON: {exc}") from None
     if not isinstance(data, dict):

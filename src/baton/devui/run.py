@@ -13,50 +13,29 @@ data a server writes beside itself (JSON, SQLite, logs) restarts nothing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
 import socket
 import sys
 import webbrowser
-from collections.abc import Iterator
 from typing import Any, TextIO
 
-import uvicorn
 import watchfiles
 
 from ..client.probe import AUTO, ProtocolChoice
+from ..web import PortTaken, listen, started
 from .app import DevApp
 from .guard import LOOPBACK, DevGuard
 from .session import DevSession
 from .target import DevTarget
 
+__all__ = ["PortTaken", "bind", "run"]
+
 RELOAD_DEBOUNCE_MS = 300
-
-
-class PortTaken(OSError):
-    """The port asked for cannot be listened on; the message says why."""
-
-
-class SilentServer(uvicorn.Server):
-    """uvicorn without its signal handlers: `run` handles SIGINT and SIGTERM itself."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
 
 
 def bind(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1:port (0: any free port); PortTaken when that cannot be."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((LOOPBACK, port))
-    except OSError as exc:
-        sock.close()
-        raise PortTaken(f"cannot listen on {LOOPBACK}:{port}: {exc.strerror or exc}") from None
-    sock.listen(64)
-    sock.setblocking(False)
-    return sock
+    return listen(LOOPBACK, port, backlog=64)
 
 
 def run(
@@ -97,8 +76,6 @@ async def _main(
     guard = DevGuard(port)
     session = DevSession(target, auth=auth, protocol=protocol, elicitation=elicitation)
     app = DevApp(session, guard)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
-    server = SilentServer(config)
     stop = asyncio.Event()
     received: list[int] = []
     loop = asyncio.get_running_loop()
@@ -109,11 +86,7 @@ async def _main(
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop_on, signum)
-    serving = asyncio.ensure_future(server.serve(sockets=[sock]))
-    while not server.started and not serving.done():  # noqa: ASYNC110 - uvicorn has no event for this
-        await asyncio.sleep(0.01)
-    if serving.done():
-        serving.result()  # raises why it could not start
+    serving = await started(app, sock, graceful_s=1)  # uvicorn's own signal handlers left out: these are ours
     print(f"baton dev: {guard.address}", file=out, flush=True)
     if open_browser:
         await asyncio.to_thread(webbrowser.open, guard.address)
@@ -121,15 +94,15 @@ async def _main(
     if target.watch is not None:
         work.append(asyncio.ensure_future(_watch(target, session, stop)))
     try:
-        await asyncio.wait({serving, asyncio.ensure_future(stop.wait())}, return_when=asyncio.FIRST_COMPLETED)
+        stopping: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({serving.serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         app.close()
-        server.should_exit = True
+        serving.stop()
         for task in work:
             task.cancel()
         await session.close()
-        with contextlib.suppress(Exception):
-            await serving
+        await serving.stopped()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
     return 130 if signal.SIGINT in received else 0

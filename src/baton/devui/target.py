@@ -12,6 +12,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..targets import split_target
+
 
 class DevTargetError(ValueError):
     """A `baton dev` target that cannot be used; the message says what to write instead."""
@@ -40,14 +42,14 @@ def parse_target(target: str | None, command: list[str]) -> DevTarget:
         return DevTarget(target, url=target)
     if "://" in target:
         raise DevTargetError(f"{target!r}: a server URL starts with http:// or https://")
-    spec = target.partition(":")[0] if not _drive_letter(target) else target
+    spec, attr = split_target(target)
     if spec.endswith(".py") or "/" in spec or "\\" in spec:
         path = Path(spec)
         if not path.is_file():
             raise DevTargetError(f"no such file: {spec}")
-        attr = target[len(spec) :]
-        shown = f"{path}{attr}"
-        run = (sys.executable, "-m", "baton", "serve", f"{path.resolve()}{attr}", "--stdio")
+        suffix = f":{attr}" if attr else ""
+        shown = f"{path}{suffix}"
+        run = (sys.executable, "-m", "baton", "serve", f"{path.resolve()}{suffix}", "--stdio")
         return DevTarget(shown, command=run, watch=path.resolve().parent, baton=True)
     if ":" in target:  # module:attr, importable from here
         return DevTarget(target, command=(sys.executable, "-m", "baton", "serve", target, "--stdio"), baton=True)
@@ -55,7 +57,3 @@ def parse_target(target: str | None, command: list[str]) -> DevTarget:
         f"{target!r} is no server file, URL or module:attr; "
         f"for a command, put `--` before it: baton dev -- {target} ..."
     )
-
-
-def _drive_letter(target: str) -> bool:
-    return len(target) > 2 and target[1] == ":" and target[2] in "\\/"

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..targets import split_target
 from . import check, config_file, safe_file
 from .bridged import bridge_entry
 from .hosts import HOSTS, Entry, HostName, InstallError, entry_json, servers_key
@@ -137,7 +138,7 @@ def install(args: argparse.Namespace) -> int:
 def _checked(target: str, env: dict[str, str]) -> tuple[Path, str, str]:
     """The server file's absolute path, its `:ATTR` and the Server's name, once its start-up checks pass
     as the host will run them (`baton.install.check`); InstallError says what would stop it there."""
-    spec, _, attr = target.partition(":") if not (len(target) > 2 and target[1] == ":") else (target, "", "")
+    spec, attr = split_target(target)
     if not spec.endswith(".py"):
         raise InstallError(f"{target!r}: the target is a server file (FILE.py[:ATTR]) or an http(s) URL")
     path = Path(spec).resolve()

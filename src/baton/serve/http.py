@@ -41,6 +41,7 @@ from ..server.exchange import Exchange, Reply, RequestInfo
 from ..server.lifespan import LifespanFailed
 from ..server.scopes import declared_scopes
 from ..server.subscriptions import Subscription
+from ..web import BodyTooLarge, ClientGone, read_body
 from .asgi import disconnected, send_empty, send_json, send_reply
 from .http_sessions import SESSION_HEADER, SessionEndpoints, response_object
 from .server_card import answer_card, is_card_path
@@ -289,23 +290,13 @@ class HttpApp:
 
     async def _rest_of_body(self, first: MutableMapping[str, Any], receive: Receive, send: Send) -> bytes | None:
         """The body when it did not come in one small chunk: read on to the end, or refuse it (413)."""
-        limit = self.max_body_bytes
-        if first["type"] == "http.disconnect":
+        try:
+            return await read_body(receive, self.max_body_bytes, first=first)
+        except ClientGone:
             return None
-        chunks: list[bytes] = [first.get("body", b"")]
-        size = len(chunks[0])
-        message = first
-        while size <= limit and message.get("more_body", False):
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            chunks.append(chunk)
-        if size > limit:
-            await self._too_large(send, limit)
+        except BodyTooLarge:
+            await self._too_large(send, self.max_body_bytes)
             return None
-        return b"".join(chunks)
 
     async def _refuse_version(self, raw: dict[bytes, bytes], send: Send) -> bool:
         """Refuse (400) a POSTed notification or answer whose `MCP-Protocol-Version` header names a version this

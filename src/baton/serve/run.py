@@ -16,6 +16,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any, Literal
 
+from .. import web
 from ..connect import ConnectKit, mount_default_kit
 from ..server.startup import ConfigurationError, connect_users
 from ..state.keys import data_dir
@@ -194,24 +195,12 @@ def serve_http(
     fmt: LogFormat = "text",
 ) -> int:
     """Blocking: serve Streamable HTTP at http://host:port/mcp until SIGINT or SIGTERM; the exit status."""
-    import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
-
-    logs: dict[str, Any] = {"log_config": uvicorn_config(log_level)} if fmt == "json" else {}
+    logs = uvicorn_config(log_level) if fmt == "json" else None
+    app = server.asgi(allowed_hosts=allowed_hosts)
     try:
-        uvicorn.run(
-            server.asgi(allowed_hosts=allowed_hosts),
-            host=host,
-            port=port,
-            log_level=log_level,
-            **logs,
-            access_log=False,
-            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-        )
-    except SystemExit as exc:  # uvicorn's 3: the app's startup failed (its lifespan said why, P132): our 2
-        if exc.code == 3:
-            return 2
-        raise
-    return 0
+        return web.run(app, host, port, log_level=log_level, log_config=logs, graceful_s=GRACEFUL_SHUTDOWN_S)
+    except web.PortTaken as exc:
+        return refuse(str(exc), fmt)
 
 
 def run(server: Server, transport: ServeTransport, host: str, port: int, *, quiet: bool = False) -> int:

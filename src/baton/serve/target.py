@@ -21,6 +21,7 @@ from types import ModuleType
 
 from ..server.core import Server
 from ..server.problems import gathering
+from ..targets import split_target
 
 _BATON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the baton package
 
@@ -31,7 +32,7 @@ class TargetError(Exception):
 
 def load_server(target: str) -> Server:
     """Load `path/to/file.py[:attr]` or `module:attr` (attr defaults to the module's only Server)."""
-    spec, _, attr = target.partition(":") if not _is_windows_path(target) else (target, "", "")
+    spec, attr = split_target(target)
     with gathering() as problems:
         module = _import(spec)
     if problems:
@@ -130,7 +131,3 @@ def _server_names(module: ModuleType) -> list[str]:
 def _did_you_mean(name: str, candidates: list[str]) -> str:
     close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def _is_windows_path(target: str) -> bool:
-    return len(target) > 2 and target[1] == ":" and target[2] in "\\/"

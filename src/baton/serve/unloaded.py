@@ -13,6 +13,7 @@ import orjson
 from ..protocol.asgi import Receive, Scope, Send
 from ..protocol.errors import INTERNAL_ERROR, McpError
 from ..protocol.messages import error_response
+from ..web import lifespan
 
 SAID = "the server file does not load: see the terminal"
 
@@ -20,11 +21,8 @@ SAID = "the server file does not load: see the terminal"
 async def unloaded_app(scope: Scope, receive: Receive, send: Send) -> None:
     """503 with a JSON-RPC error for every HTTP request; lifespan started and stopped at once."""
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            await send({"type": f"{message['type']}.complete"})
-            if message["type"] == "lifespan.shutdown":
-                return
+        await lifespan(receive, send)
+        return
     if scope["type"] != "http":
         return
     body = orjson.dumps(error_response(None, McpError(INTERNAL_ERROR, SAID)))

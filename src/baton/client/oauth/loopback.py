@@ -20,6 +20,8 @@ import webbrowser
 from collections.abc import Callable
 from urllib.parse import parse_qs, urlsplit
 
+from ...web import security_headers
+
 MAX_HEAD = 16 * 1024
 READ_S = 10.0
 _DONE_PAGE = (
@@ -29,6 +31,7 @@ _DONE_PAGE = (
 _BAD_PAGE = (
     b"<!doctype html><meta charset=utf-8><title>Not this sign-in</title><p>This is not the sign-in that is waiting.</p>"
 )
+_SECURITY_HEADERS = security_headers("default-src 'none'")  # no script, no style, nothing loaded
 _NOT_FOUND_PAGE = b"<!doctype html><meta charset=utf-8><title>Not found</title><p>No sign-in is waiting here.</p>"
 
 
@@ -119,10 +122,10 @@ class LoopbackRedirect:
 
 async def _answer(writer: asyncio.StreamWriter, status: int, page: bytes) -> None:
     reason = {200: b"OK", 400: b"Bad Request"}.get(status, b"Not Found")
+    head = b"".join(b"%s: %s\r\n" % pair for pair in _SECURITY_HEADERS)
     writer.write(
-        b"HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n"
-        b"Cache-Control: no-store\r\nContent-Security-Policy: default-src 'none'\r\nReferrer-Policy: no-referrer\r\n"
-        b"Connection: close\r\n\r\n%s" % (status, reason, len(page), page)
+        b"HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n%s"
+        b"Connection: close\r\n\r\n%s" % (status, reason, len(page), head, page)
     )
     await writer.drain()
 

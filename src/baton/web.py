@@ -1,0 +1,188 @@
+"""What every HTTP page Baton serves is built on: security headers, a capped body, lifespan, uvicorn.
+
+Baton's pages (the connect kit's `/connect/` pages, `baton dev`'s page, the OAuth loopback's "you can
+close this tab") and its MCP endpoint are hand-written on ASGI (or, for the loopback, on asyncio
+streams); this module holds the parts they share, so each rule is written once:
+
+- `security_headers(csp, referrer=...)`: the response headers of a page a browser shows, with the page's
+  own Content-Security-Policy; no framing (`X-Frame-Options: DENY`), `Referrer-Policy` (default
+  `no-referrer`), `X-Content-Type-Options: nosniff`, `Cache-Control: no-store`. Send them with every
+  response of a page: `[(b"content-type", ...), *security_headers(MY_CSP)]`.
+- `await read_body(receive, limit)`: the whole request body, or `BodyTooLarge` once more than `limit` bytes
+  came, or `ClientGone` when the client left first. `first=` hands over a message already received.
+- `await lifespan(receive, send)`: answer an ASGI `lifespan` scope for an app with nothing to start or stop
+  (`if scope["type"] == "lifespan": await lifespan(receive, send); return`).
+- `listen(host, port)`: a bound, listening TCP socket (`PortTaken`, whose message is one line, when it
+  cannot be), with TCP_NODELAY (each response is two writes: without it a reply can wait ~40 ms for Nagle).
+- `run(app, host, port, ...)`: blocking, uvicorn serving `app` (an ASGI app, or the "module:factory" string
+  that `workers` > 1 and `reload_dirs` need) on a socket from `listen` until SIGINT or SIGTERM; the exit status
+  (2 when the app's lifespan refused to start). `await started(app, sock)` serves inside a running loop, with
+  no signal handlers of uvicorn's (the caller owns them): a `Started` to `stop()` and await `stopped()`.
+
+A new page: route on `scope["path"]`, answer `lifespan` with `lifespan`, read a POST with `read_body`,
+send with `security_headers(its CSP)`, and serve through `run` or `started`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from .protocol.asgi import Receive, Send
+
+STARTUP_FAILED = 3  # uvicorn's exit status when the app's lifespan startup failed
+
+
+def security_headers(csp: str, *, referrer: str = "no-referrer") -> list[tuple[bytes, bytes]]:
+    """The headers of every response of a page a browser shows, with that page's Content-Security-Policy
+    (protocol.md P175)."""
+    return [
+        (b"content-security-policy", csp.encode()),
+        (b"x-frame-options", b"DENY"),
+        (b"referrer-policy", referrer.encode()),
+        (b"x-content-type-options", b"nosniff"),
+        (b"cache-control", b"no-store"),
+    ]
+
+
+class BodyTooLarge(Exception):
+    """More than the limit of bytes came in the request body."""
+
+
+class ClientGone(Exception):
+    """The client disconnected before the end of the request body."""
+
+
+async def read_body(receive: Receive, limit: int, *, first: MutableMapping[str, Any] | None = None) -> bytes:
+    """The whole request body, read no further than `limit` bytes; `first`: a message already received."""
+    chunks: list[bytes] = []
+    size = 0
+    message = first if first is not None else await receive()
+    while True:
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+        message = await receive()
+
+
+async def lifespan(receive: Receive, send: Send) -> None:
+    """Answer an ASGI lifespan scope at once: an app with nothing to start or stop."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+class PortTaken(OSError):
+    """Nothing can listen on the address asked for; the message says why, in one line."""
+
+
+def listen(host: str, port: int, *, backlog: int = 2048) -> socket.socket:
+    """A TCP socket listening on host:port (port 0: any free one), as uvicorn would bind it, with TCP_NODELAY."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # inherited by every accepted connection
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError as exc:
+        sock.close()
+        shown = f"[{host}]" if ":" in host else host
+        raise PortTaken(f"cannot listen on {shown}:{port}: {exc.strerror or exc}") from None
+    sock.setblocking(False)
+    sock.set_inheritable(True)  # for uvicorn's worker and reloader processes
+    return sock
+
+
+def run(
+    app: Any,
+    host: str,
+    port: int,
+    *,
+    graceful_s: int,
+    log_level: str = "warning",
+    log_config: dict[str, Any] | None = None,
+    workers: int = 1,
+    reload_dirs: list[str] | None = None,
+) -> int:
+    """Blocking: uvicorn serves `app` on host:port until SIGINT or SIGTERM; 0, or 2 if its lifespan refused to
+    start; `PortTaken` before anything starts when nothing can listen there.
+
+    `app` is an ASGI app, or a "module:factory" string (each worker process, or each process the reloader
+    starts, calls it); `workers` > 1 runs that many processes, `reload_dirs` restarts the process when a
+    file under them changes. The socket is `listen`'s: uvicorn takes it by its descriptor and binds nothing."""
+    import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
+
+    sock = listen(host, port)
+
+    options: dict[str, Any] = {"log_config": log_config} if log_config is not None else {}
+    if reload_dirs:
+        options.update(reload=True, reload_dirs=reload_dirs)
+    elif workers > 1:
+        options["workers"] = workers
+    try:
+        uvicorn.run(
+            app,
+            fd=sock.fileno(),
+            factory=isinstance(app, str),
+            log_level=log_level,
+            access_log=False,
+            timeout_graceful_shutdown=graceful_s,
+            **options,
+        )
+    except SystemExit as exc:  # uvicorn's 3: the app's startup failed (its lifespan said why): ours is 2
+        if exc.code == STARTUP_FAILED:
+            return 2
+        raise
+    finally:
+        sock.close()
+    return 0
+
+
+@dataclass(slots=True)
+class Started:
+    """uvicorn serving inside this loop: `stop()` asks it to end, `await stopped()` waits until it has."""
+
+    server: Any  # uvicorn.Server
+    serving: asyncio.Future[None]  # done when uvicorn returns
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+
+    async def stopped(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.serving
+
+
+async def started(app: Any, sock: socket.socket, *, graceful_s: int = 1, log_level: str = "warning") -> Started:
+    """uvicorn serving `app` on `sock` in the running loop, once it accepts connections; its own signal handlers
+    left out (the caller handles SIGINT and SIGTERM). Raises what stopped it from starting."""
+    import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
+
+    class Quiet(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=graceful_s)
+    server = Quiet(config)
+    serving = asyncio.ensure_future(server.serve(sockets=[sock]))
+    while not server.started and not serving.done():  # noqa: ASYNC110 - uvicorn has no event for this
+        await asyncio.sleep(0.01)
+    if serving.done():
+        serving.result()  # raises why it could not start
+    return Started(server, serving)
