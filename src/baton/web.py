@@ -37,16 +37,18 @@ from .protocol.asgi import Receive, Send
 STARTUP_FAILED = 3  # uvicorn's exit status when the app's lifespan startup failed
 
 
-def security_headers(csp: str, *, referrer: str = "no-referrer") -> list[tuple[bytes, bytes]]:
+def security_headers(csp: str, *, referrer: str = "no-referrer", framed: bool = False) -> list[tuple[bytes, bytes]]:
     """The headers of every response of a page a browser shows, with that page's Content-Security-Policy
-    (protocol.md P175)."""
-    return [
+    (protocol.md P175). `framed`: a page meant to be shown in a frame (an MCP App in `baton dev`), whose CSP
+    names who may frame it (`frame-ancestors`), so no `X-Frame-Options: DENY`."""
+    headers = [
         (b"content-security-policy", csp.encode()),
         (b"x-frame-options", b"DENY"),
         (b"referrer-policy", referrer.encode()),
         (b"x-content-type-options", b"nosniff"),
         (b"cache-control", b"no-store"),
     ]
+    return [h for h in headers if h[0] != b"x-frame-options"] if framed else headers
 
 
 class BodyTooLarge(Exception):

@@ -5,7 +5,7 @@ The bridge's `Client` declares both elicitation modes and hands each question to
 request on stdout, with the params the server sent, and the host's answer comes back as the reply
 the `Client` checks against the question and sends on (in the next round with the sealed
 `requestState`, or as the session's response). A question the host cannot show (it declared no
-elicitation, or not the question's mode) is put to the person on the bridge's own page (`AskPage`,
+elicitation, or not the question's mode) is put to the person on the bridge's own page (`LoopbackAskPage`,
 protocol.md P160); with `--no-ask` it is declined, silently.
 """
 
@@ -19,7 +19,7 @@ from ..forms import Answer, Cancelled, Declined
 from ..protocol.capabilities import ClientCapabilities, granted
 from ..server.outbound import Outbound, PeerError, Stream, Write
 from .held import CURRENT
-from .page import AskPage
+from .page import LoopbackAskPage
 from .replies import ASK_TIMEOUT_S, reply_of
 
 log = logging.getLogger("baton.bridge")
@@ -28,7 +28,7 @@ log = logging.getLogger("baton.bridge")
 class HostAsker:
     """Answers the server's questions through the host: the bridge's `on_form` and `on_url` handler."""
 
-    def __init__(self, write: Write, outbound: Outbound, page: AskPage | None) -> None:
+    def __init__(self, write: Write, outbound: Outbound, page: LoopbackAskPage | None) -> None:
         self.write = write
         self.outbound = outbound
         self.page = page

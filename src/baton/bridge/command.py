@@ -29,7 +29,7 @@ from ..serve.stdio import open_stdio
 from ..server.outbound import Outbound
 from .ask import HostAsker
 from .host import HostSide, Lines
-from .page import AskPage
+from .page import LoopbackAskPage
 from .remote import Remote
 from .replies import ASK_TIMEOUT_S
 
@@ -117,7 +117,7 @@ async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], ar
         (None, None) if given_auth or not may_carry_tokens(url) else login.oauth(store=not args.no_token_store)
     )
     lines = Lines(out)
-    page = None if args.no_ask else AskPage(open_browser=not args.no_browser, timeout_s=args.ask_timeout)
+    page = None if args.no_ask else LoopbackAskPage(open_browser=not args.no_browser, timeout_s=args.ask_timeout)
     asker = HostAsker(lines.send, Outbound("bridge-"), page)
     client = Client(
         url,

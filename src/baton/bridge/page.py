@@ -58,7 +58,7 @@ class PageQuestion:
     shown: dict[str, Any]
 
 
-class AskPage:
+class LoopbackAskPage:
     """The loopback page of one bridge run; `ask` is the handler of the questions no host can show."""
 
     def __init__(self, *, open_browser: bool, timeout_s: float) -> None:

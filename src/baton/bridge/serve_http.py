@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import shlex
 import shutil
 import signal
 import socket
 import sys
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 
-import uvicorn
-
+from .. import web
 from ..cli_client.args import OneLineError, protocol_choice, seconds
 from ..client.probe import AUTO
 from ..protocol.hosts import is_loopback
@@ -82,26 +80,18 @@ def address(host: str, port_text: str, allowed: Sequence[str]) -> tuple[str, int
 
 
 def listener(host: str, port: int) -> socket.socket:
-    """The bound, listening socket (OneLineError when it cannot be bound)."""
+    """The bound, listening socket, with TCP_NODELAY (OneLineError when it cannot be bound)."""
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-        # IPPROTO_TCP named: asyncio then sets TCP_NODELAY on each connection (else each response waits ~40 ms
-        # for Nagle and delayed ACKs); set on the listener too, which Linux's accepted sockets inherit.
-        sock = socket.socket(infos[0][0], socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind(infos[0][4])
-        sock.listen(2048)  # connections wait in the backlog from now on, even before uvicorn accepts them
-    except OSError as exc:
-        raise OneLineError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    return sock
+        return web.listen(host, port)
+    except web.PortTaken as exc:
+        raise OneLineError(str(exc)) from None
 
 
 async def serve(command: list[str], sock: socket.socket, args: argparse.Namespace) -> int:
     """Start the child, serve it until a signal; the exit status (0, or 130 after SIGINT)."""
     child = Child(command, protocol=protocol_choice(args.protocol), deadline_s=args.timeout, on_changed=_ignore)
     caught: list[int] = []
-    front: _Uvicorn | None = None
+    front: web.Started | None = None
     starting = asyncio.current_task()
 
     def stop(signum: int) -> None:
@@ -112,7 +102,7 @@ async def serve(command: list[str], sock: socket.socket, args: argparse.Namespac
             child.stop_requests()
             server.runtime.hub.shutdown()
             app.sessions.close()
-            front.should_exit = True
+            front.stop()
         elif starting is not None:
             starting.cancel()  # a signal while the child starts: stop now, the child with us
 
@@ -133,19 +123,13 @@ async def serve(command: list[str], sock: socket.socket, args: argparse.Namespac
             raise StartFailed(f"the stdio server {shlex.join(command)!r} did not start: {why}") from None
         server = front_server(child)
         app = server.asgi(allowed_hosts=args.allow_host or None)
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            access_log=False,
-            timeout_graceful_shutdown=SHUTDOWN_S,
-        )
-        front = _Uvicorn(config)
+        front = await web.started(app, sock, graceful_s=SHUTDOWN_S)  # the signal handlers above are its own
         host, port = sock.getsockname()[:2]
         url = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
         print(url, flush=True)
         log.warning("serving %s (MCP %s over stdio) at %s", shlex.join(command), child.era, url)
         try:
-            await front.serve(sockets=[sock])
+            await front.serving
         finally:
             await child.close()
     finally:
@@ -156,14 +140,6 @@ async def serve(command: list[str], sock: socket.socket, args: argparse.Namespac
 
 class StartFailed(Exception):
     """The child did not start: one line, exit 1."""
-
-
-class _Uvicorn(uvicorn.Server):
-    """uvicorn's server without its signal handling: the bridge's own handlers stop it (exit 0 or 130)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        yield
 
 
 def _ignore(kind: str) -> None:

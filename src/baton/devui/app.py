@@ -160,10 +160,7 @@ class DevApp:
         headers = [
             (b"content-type", b"text/html; charset=utf-8"),
             (b"content-length", str(len(body)).encode()),
-            (b"content-security-policy", page.policy.encode()),
-            (b"referrer-policy", b"no-referrer"),
-            (b"x-content-type-options", b"nosniff"),
-            (b"cache-control", b"no-store"),
+            *security_headers(page.policy, framed=True),
         ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})
