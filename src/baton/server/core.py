@@ -240,7 +240,7 @@ class Server:
         self.prompts: dict[str, RegisteredPrompt] = {}
         self.skills = SkillSet()  # served by `add_skills` (protocol.md P180)
 
-        self.apps: dict[str, App] = {}  # the app pages of its tools, by ui:// URI (MCP Apps, apps.py)
+        self._apps: dict[str, App] = {}  # the app pages of its tools, by ui:// URI (MCP Apps, apps.py)
         try:  # the extensions this server offers, shown under capabilities.extensions (protocol.md P141)
             self.extensions: dict[str, dict[str, Any]] = checked_extensions(extensions, "Server(extensions=...)")
         except ValueError as exc:
@@ -405,7 +405,7 @@ class Server:
         )
         tool.scopes = scopes
         self._add(self.tools, "tools", "tool named", tool.name, tool)
-        if app is not None and app.uri not in self.apps:  # P185: one resource per App, shared by its tools
+        if app is not None and app.uri not in self._apps:  # P185: one resource per App, shared by its tools
             self.add_resource(
                 app.reader(),
                 app.uri,
@@ -415,7 +415,7 @@ class Server:
                 mime_type=APP_MIME_TYPE,
             )
             self.resources[app.uri].meta = app.resource_meta() or None
-            self.apps[app.uri] = app
+            self._apps[app.uri] = app
             if APPS not in self.extensions:
                 self.add_extension(APPS)
         return tool
@@ -427,7 +427,7 @@ class Server:
         problems = app.problems()
         if problems:
             raise ValueError("; ".join(problems))
-        known = self.apps.get(app.uri)
+        known = self._apps.get(app.uri)
         if known is not app and (known is not None or app.uri in self.resources):
             raise ValueError(f"the uri {app.uri} already names another resource: give each App its own ui:// URI")
         return app_tool_meta(meta, app, visibility)
