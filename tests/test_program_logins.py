@@ -158,23 +158,47 @@ def test_from_the_environment(tmp_path: Path) -> None:
 
 
 def test_the_command_line_takes_them_from_the_environment_only() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BATON_CLIENT_")}
-    base = [sys.executable, "-m", "baton", "tools", "http://127.0.0.1:9/mcp", "--client-credentials"]
-    done = subprocess.run(base, env=env, capture_output=True, text=True, timeout=60, check=False)
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.strip().splitlines() == [
-        "baton tools: --client-credentials: $BATON_CLIENT_ID is not set: it names the client the authorization "
-        "server issued"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BATON_CLIENT_", "BATON_ID", "BATON_WORKLOAD"))}
+
+    def tools(url: str, kind: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "baton", "tools", url, "--login", kind]
+        return subprocess.run(command, env={**env, **extra}, capture_output=True, text=True, timeout=60, check=False)
+
+    local = "http://127.0.0.1:9/mcp"
+    said = {kind: tools(local, kind) for kind in ("client-credentials", "workload-identity", "enterprise")}
+    assert all(done.returncode == 2 for done in said.values()), said
+    assert said["client-credentials"].stderr.strip().splitlines() == [
+        "baton tools: --login client-credentials: $BATON_CLIENT_ID is not set: it names the client the "
+        "authorization server issued"
     ]
-    done = subprocess.run(
-        [*base[:4], "http://mcp.example/mcp", "--client-credentials"],
-        env={**env, "BATON_CLIENT_ID": "robot", "BATON_CLIENT_SECRET": "s3cret"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    assert "$BATON_WORKLOAD_TOKEN_FILE is not set" in said["workload-identity"].stderr
+    assert "$BATON_ID_TOKEN_FILE is not set" in said["enterprise"].stderr
+    remote = tools("http://mcp.example/mcp", "client-credentials", BATON_CLIENT_ID="robot", BATON_CLIENT_SECRET="s3")
+    assert remote.returncode == 2 and "https URL" in remote.stderr and "s3" not in remote.stderr
+    bad = tools(local, "password")
+    assert bad.returncode == 2 and "invalid choice: 'password'" in bad.stderr
+
+
+def test_workload_and_enterprise_logins_read_their_files_at_each_login(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("first\n")
+    workload = WorkloadIdentity.from_environment({"BATON_WORKLOAD_TOKEN_FILE": str(token_file)})
+    assert run(workload.platform_token()) == "first" and workload.client_id is None
+    token_file.write_text("rotated")
+    assert run(workload.platform_token()) == "rotated"
+    enterprise = EnterpriseLogin.from_environment(
+        {
+            "BATON_ID_TOKEN_FILE": str(token_file),
+            "BATON_IDP_TOKEN_ENDPOINT": "https://idp.example/token",
+            "BATON_IDP_CLIENT_ID": "mcp-at-idp",
+            "BATON_CLIENT_ID": "mcp-client",
+            "BATON_CLIENT_SECRET": "s3cret",
+        }
     )
-    assert done.returncode == 2 and "https URL" in done.stderr and "s3cret" not in done.stderr
+    assert run(enterprise.identity_token()) == "rotated" and enterprise.method == "client_secret_basic"
+    token_file.unlink()
+    with pytest.raises(ValueError, match="cannot read"):
+        run(workload.platform_token())
 
 
 def test_a_workload_presents_its_platform_token_once_and_a_refusal_is_not_retried() -> None:

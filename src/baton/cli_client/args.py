@@ -80,7 +80,7 @@ class Invocation:
     answers_file: str | None = None
     protocol: ProtocolChoice = AUTO  # --protocol: the era, or auto (probe)
     elicitation: tuple[str, ...] = ("form", "url")  # --elicitation: the modes declared, as a host would
-    client_credentials: bool = False  # --client-credentials: log in as a program (no browser), from the environment
+    login: str = "browser"  # --login: the browser, or a login with no person from the environment (P195, P196)
 
 
 def parser(command: Command) -> argparse.ArgumentParser:
@@ -100,10 +100,13 @@ def parser(command: Command) -> argparse.ArgumentParser:
         "a file only you can read, in Baton's data directory)",
     )
     p.add_argument(
-        "--client-credentials",
-        action="store_true",
-        help="log in as a program, with no browser: the client $BATON_CLIENT_ID with $BATON_CLIENT_SECRET, or with "
-        "the private key in the PEM file $BATON_CLIENT_KEY_FILE (OAuth client credentials)",
+        "--login",
+        choices=("browser", "client-credentials", "workload-identity", "enterprise"),
+        default="browser",
+        help="how to log in when the server asks (default: the browser). With no person, from the environment: "
+        "client-credentials ($BATON_CLIENT_ID with $BATON_CLIENT_SECRET or the PEM key $BATON_CLIENT_KEY_FILE); "
+        "workload-identity (the platform's token file $BATON_WORKLOAD_TOKEN_FILE); enterprise ($BATON_ID_TOKEN_FILE "
+        "exchanged at $BATON_IDP_TOKEN_ENDPOINT as $BATON_IDP_CLIENT_ID, then the $BATON_CLIENT_ID client)",
     )
     p.add_argument(
         "--timeout",
@@ -201,7 +204,7 @@ def parse(command: Command, argv: Sequence[str]) -> Invocation:
         getattr(args, "answers", None),
         protocol_choice(args.protocol),
         ELICITATION[getattr(args, "elicitation", "all")],
-        args.client_credentials,
+        args.login,
     )
 
 

@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from ..client import Client, Prompt, Resource, ResourceTemplate, Skill, Tool
-from ..client.oauth import ClientCredentials, OAuth
+from ..client.oauth import OAuth, ProgramLogin
 from ..client.oauth.rules import may_carry_tokens
 from ..client.tasks import TaskWatcher
 from ..protocol import skills as skills_wire
@@ -56,12 +56,12 @@ async def client(
     if tasks is not None:
         handlers |= {"extensions": {**handlers.get("extensions", {}), TASKS: {}}, "on_task": tasks}
     # A command (stdio), or plain http to another computer, gets no login: a 401 there is an error.
-    auth: OAuth | ClientCredentials | None = None
+    auth: OAuth | ProgramLogin | None = None
     browser = None
-    if run.client_credentials:
+    if run.login != "browser":
         if not _may_log_in(run.target):
-            raise OneLineError("--client-credentials sends a token: give an https URL (or http to this computer)")
-        auth = login.program(store=run.token_store)
+            raise OneLineError(f"--login {run.login} sends a token: give an https URL (or http to this computer)")
+        auth = login.program(run.login, store=run.token_store)
     elif _may_log_in(run.target):
         auth, browser = login.oauth(store=run.token_store)
     try:

@@ -6,7 +6,8 @@ same checks as a URL-mode question (`forms.url_safety`): its site, every warning
 an address that must not be opened. Tokens go to the file store only the user can read
 (`FileStore()`, in Baton's data directory), or nowhere with `--no-token-store`. A login happens only
 if the server answers 401; a server that needs none never sees any of this (protocol.md P58). With
-`--client-credentials` the command logs in as a program instead, with no browser (`program`, P195).
+`--login client-credentials|workload-identity|enterprise` the command logs in as a program instead, with no
+browser, configured from the environment (`program`, P195, P196).
 """
 
 from __future__ import annotations
@@ -15,7 +16,17 @@ import sys
 import webbrowser
 from typing import TextIO
 
-from ..client.oauth import AuthError, ClientCredentials, FileStore, LoopbackRedirect, MemoryStore, OAuth
+from ..client.oauth import (
+    AuthError,
+    ClientCredentials,
+    EnterpriseLogin,
+    FileStore,
+    LoopbackRedirect,
+    MemoryStore,
+    OAuth,
+    ProgramLogin,
+    WorkloadIdentity,
+)
 from ..forms.url_safety import check_url, format_for_display
 from .args import OneLineError
 
@@ -60,10 +71,18 @@ def oauth(*, store: bool) -> tuple[OAuth, LoopbackRedirect]:
     return auth, browser
 
 
-def program(*, store: bool) -> ClientCredentials:
-    """`--client-credentials`: the program's own client, from the environment (never from the command line,
-    where other users of the computer could read a secret); a missing setting is one line, exit 2."""
+PROGRAM_LOGINS: dict[str, type[ClientCredentials | WorkloadIdentity | EnterpriseLogin]] = {
+    "client-credentials": ClientCredentials,
+    "workload-identity": WorkloadIdentity,
+    "enterprise": EnterpriseLogin,
+}
+"""`--login KIND`: the logins with no person, each configured from the environment (docs/client.md)."""
+
+
+def program(kind: str, *, store: bool) -> ProgramLogin:
+    """`--login KIND` (not "browser"): the program's own login, from the environment (never from the command
+    line, where other users of the computer could read a secret); a missing setting is one line, exit 2."""
     try:
-        return ClientCredentials.from_environment(store=FileStore() if store else MemoryStore())
+        return PROGRAM_LOGINS[kind].from_environment(store=FileStore() if store else MemoryStore())
     except ValueError as exc:
-        raise OneLineError(f"--client-credentials: {exc}") from None
+        raise OneLineError(f"--login {kind}: {exc}") from None

@@ -41,6 +41,11 @@ ASSERTION_LIFETIME_S: Final = 60
 ENV_CLIENT_ID: Final = "BATON_CLIENT_ID"
 ENV_CLIENT_SECRET: Final = "BATON_CLIENT_SECRET"
 ENV_PRIVATE_KEY_FILE: Final = "BATON_CLIENT_KEY_FILE"
+ENV_WORKLOAD_TOKEN_FILE: Final = "BATON_WORKLOAD_TOKEN_FILE"
+ENV_ID_TOKEN_FILE: Final = "BATON_ID_TOKEN_FILE"
+ENV_IDP_TOKEN_ENDPOINT: Final = "BATON_IDP_TOKEN_ENDPOINT"
+ENV_IDP_CLIENT_ID: Final = "BATON_IDP_CLIENT_ID"
+ENV_IDP_CLIENT_SECRET: Final = "BATON_IDP_CLIENT_SECRET"
 
 
 class ProgramLogin:
@@ -137,22 +142,48 @@ class ClientCredentials(ProgramLogin):
         )
 
     @classmethod
-    def from_environment(cls, environ: Mapping[str, str] = os.environ, **options: object) -> ClientCredentials:
+    def from_environment(cls, environ: Mapping[str, str] = os.environ, **options: Any) -> ClientCredentials:
         """Credentials from `$BATON_CLIENT_ID` and `$BATON_CLIENT_SECRET` or `$BATON_CLIENT_KEY_FILE` (a PEM file)."""
-        client_id = environ.get(ENV_CLIENT_ID)
-        if not client_id:
+        client = client_from_environment(environ, required=True)
+        if "client_secret" not in client and "private_key" not in client:
+            raise ValueError(
+                f"set ${ENV_CLIENT_SECRET} or ${ENV_PRIVATE_KEY_FILE} for the client {client['client_id']!r}"
+            )
+        return cls(**client, **options)
+
+
+def client_from_environment(environ: Mapping[str, str], *, required: bool) -> dict[str, Any]:
+    """This client at the authorization server, from the environment: `client_id` from `$BATON_CLIENT_ID`, and
+    `private_key` (read from `$BATON_CLIENT_KEY_FILE`) or `client_secret` (`$BATON_CLIENT_SECRET`) if set."""
+    client_id = environ.get(ENV_CLIENT_ID)
+    if not client_id:
+        if required:
             raise ValueError(f"${ENV_CLIENT_ID} is not set: it names the client the authorization server issued")
-        key_file = environ.get(ENV_PRIVATE_KEY_FILE)
-        if key_file:
-            try:
-                key = Path(key_file).read_bytes()
-            except OSError as exc:
-                raise ValueError(f"${ENV_PRIVATE_KEY_FILE}: cannot read {key_file}: {exc.strerror or exc}") from None
-            return cls(client_id=client_id, private_key=key, **options)  # type: ignore[arg-type]
-        secret = environ.get(ENV_CLIENT_SECRET)
-        if not secret:
-            raise ValueError(f"set ${ENV_CLIENT_SECRET} or ${ENV_PRIVATE_KEY_FILE} for the client {client_id!r}")
-        return cls(client_id=client_id, client_secret=secret, **options)  # type: ignore[arg-type]
+        return {}
+    key_file = environ.get(ENV_PRIVATE_KEY_FILE)
+    if key_file:
+        return {"client_id": client_id, "private_key": _read(key_file, ENV_PRIVATE_KEY_FILE, binary=True)}
+    secret = environ.get(ENV_CLIENT_SECRET)
+    return {"client_id": client_id, "client_secret": secret} if secret else {"client_id": client_id}
+
+
+def _read(path: str, variable: str, *, binary: bool = False) -> Any:
+    try:
+        return Path(path).read_bytes() if binary else Path(path).read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ValueError(f"${variable}: cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _file_reader(path: str, variable: str) -> Callable[[], str]:
+    """A token source reading `path` at each login (platforms rotate these files)."""
+    return lambda: _read(path, variable)
+
+
+def _needed(environ: Mapping[str, str], variable: str, what: str) -> str:
+    value = environ.get(variable)
+    if not value:
+        raise ValueError(f"${variable} is not set: it names {what}")
+    return value
 
 
 TokenSource = Callable[[], str | Awaitable[str]]
@@ -169,8 +200,19 @@ class WorkloadIdentity(ProgramLogin):
         super().__init__(client_id=client_id, **options)
         self._assertion = assertion
 
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] = os.environ, **options: Any) -> WorkloadIdentity:
+        """The token file the platform writes, `$BATON_WORKLOAD_TOKEN_FILE` (read at each login), and this
+        client's id and secret or key as `ClientCredentials.from_environment` reads them, if set."""
+        path = _needed(environ, ENV_WORKLOAD_TOKEN_FILE, "the file where the platform puts the workload's token")
+        return cls(
+            assertion=_file_reader(path, ENV_WORKLOAD_TOKEN_FILE),
+            **client_from_environment(environ, required=False),
+            **options,
+        )
+
     async def platform_token(self) -> str:
-        return await _read(self._assertion, "the workload's assertion")
+        return await _token(self._assertion, "the workload's assertion")
 
 
 class EnterpriseLogin(ProgramLogin):
@@ -199,11 +241,27 @@ class EnterpriseLogin(ProgramLogin):
         self.idp_client_id = idp_client_id
         self.idp_client_secret = idp_client_secret
 
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] = os.environ, **options: Any) -> EnterpriseLogin:
+        """The person's identity token from `$BATON_ID_TOKEN_FILE` (read at each login), the identity provider's
+        `$BATON_IDP_TOKEN_ENDPOINT`, `$BATON_IDP_CLIENT_ID` (and `$BATON_IDP_CLIENT_SECRET` if set), and this
+        client as `ClientCredentials.from_environment` reads it."""
+        return cls(
+            id_token=_file_reader(
+                _needed(environ, ENV_ID_TOKEN_FILE, "the file holding your identity token"), ENV_ID_TOKEN_FILE
+            ),
+            idp_token_endpoint=_needed(environ, ENV_IDP_TOKEN_ENDPOINT, "your identity provider's token endpoint"),
+            idp_client_id=_needed(environ, ENV_IDP_CLIENT_ID, "this client at your identity provider"),
+            idp_client_secret=environ.get(ENV_IDP_CLIENT_SECRET) or None,
+            **client_from_environment(environ, required=True),
+            **options,
+        )
+
     async def identity_token(self) -> str:
-        return await _read(self._id_token, "the identity token")
+        return await _token(self._id_token, "the identity token")
 
 
-async def _read(source: str | TokenSource, what: str) -> str:
+async def _token(source: str | TokenSource, what: str) -> str:
     value = source() if callable(source) else source
     if inspect.isawaitable(value):
         value = await value
