@@ -16,7 +16,16 @@ from typing import Any
 
 from .cli_client.args import seconds
 from .protocol.hosts import is_loopback
-from .serve.run import GRACEFUL_SHUTDOWN_S, announce, can_listen, ready, serve_http, telemetry, where
+from .serve.run import (
+    GRACEFUL_SHUTDOWN_S,
+    WORKER_HEALTHCHECK_S,
+    announce,
+    can_listen,
+    ready,
+    serve_http,
+    telemetry,
+    where,
+)
 from .serve.run import refuse as _refuse
 from .serve.stdio import serve_stdio
 from .serve.target import TargetError, load_server
@@ -227,7 +236,7 @@ def serve(args: argparse.Namespace) -> int:
             os.environ[ENV_RELOAD] = "1"
             reload = {"reload": True, "reload_dirs": [_watched(args.target)]}
         else:
-            reload = {"workers": args.workers}
+            reload = {"workers": args.workers, "timeout_worker_healthcheck": WORKER_HEALTHCHECK_S}
         uvicorn.run(
             "baton.cli:_worker_app",
             factory=True,

@@ -35,6 +35,9 @@ ServeTransport = Literal["http", "stdio"]
 GRACEFUL_SHUTDOWN_S = 5
 """How long serving waits, on SIGTERM, for open connections: long-lived SSE streams (a session's
 standalone GET, `subscriptions/listen`) would otherwise hold the server up for ever."""
+WORKER_HEALTHCHECK_S = 30
+"""How long a `--workers` process may take to answer uvicorn's health check, its start included (uvicorn's 5 s
+kill, on a busy machine, workers still importing the server, restarted for ever)."""
 
 
 def refuse(message: str, fmt: LogFormat = "text") -> int:
