@@ -3,6 +3,10 @@
 Every test gets one of the markers `unit`, `process`, `redis`, `nginx`, `browser` (registered in
 pyproject.toml) from what its code uses (support.kinds); a `unit` test that starts a process or uses a
 network socket fails, and so does a test that starts a system service it is not marked with (support.guard).
+The tests of bench/'s scripts (tests/test_bench_*.py) are marked `bench` besides, and share one xdist group.
+
+`./dev test` runs the suite on several pytest-xdist workers (README, "Tests"): everything a test starts is on a
+port of its worker's own (support.processes.free_port) and in its own temporary directory.
 
 Only fixtures and hooks live here; the helpers they use are in tests/support/ (imported as `support.*`).
 
@@ -26,6 +30,8 @@ from support.processes import free_port
 from support.redis_server import RedisServer
 from support.serve import RunningServer, start_server
 
+BENCH_FILES = "test_bench_"  # the tests of bench/'s scripts: marked `bench` by their file name
+
 
 def pytest_configure(config: pytest.Config) -> None:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
@@ -36,6 +42,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for kind in sorted(kinds(item)):
             item.add_marker(kind)
+        if item.path.name.startswith(BENCH_FILES):
+            item.add_marker("bench")
+            # One xdist worker runs every bench test, one after the other: each drives servers flat out for
+            # seconds, so several at once would starve the other workers' timing-sensitive tests, and they
+            # share .cache/bench (its venvs and logs).
+            item.add_marker(pytest.mark.xdist_group("bench"))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -107,16 +107,23 @@ def test_timeout_and_a_wrong_path(serve: Any) -> None:
     assert refused.stderr.startswith("baton tools: cannot reach the server: cannot connect to http://127.0.0.1:1")
 
 
-def test_ctrl_c_while_waiting_on_a_silent_stdio_server_exits_130_without_a_traceback() -> None:
+def test_ctrl_c_while_waiting_on_a_silent_stdio_server_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    silent = f"import pathlib, time; pathlib.Path({str(started)!r}).touch(); time.sleep(120)"
     proc = subprocess.Popen(
-        [BATON, "tools", "--", sys.executable, "-c", "import time; time.sleep(120)"],
+        [BATON, "tools", "--", sys.executable, "-c", silent],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(2)
+    # Ctrl-C once the command waits on its server: on a loaded machine a fixed pause could end while `baton`
+    # itself is still starting, before it handles SIGINT.
+    deadline = time.monotonic() + 60
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130

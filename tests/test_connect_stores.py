@@ -55,6 +55,8 @@ from baton.state.keys import data_dir
 from baton.state.ledger_sqlite import SqliteLedger
 from baton.state.sqlite_file import SqliteFile
 
+CONTRACT_TIMEOUT_S = 30.0
+
 
 class Backend:
     """One backend's location; `tickets()` and `vault()` open one more store object ("instance") on it."""
@@ -75,7 +77,9 @@ class Backend:
         elif self.kind == "sqlite":
             store = SqliteTickets(self.path)
         else:
-            store = RedisTickets(self.redis_url, prefix=self.prefix + "t:")
+            # The contract, not the timeouts (tested apart): a race of 400 calls on a loaded machine may wait more
+            # than the default 2 s for one of the pool's connections.
+            store = RedisTickets(self.redis_url, prefix=self.prefix + "t:", timeout_s=CONTRACT_TIMEOUT_S)
         self.opened.append(store)
         return store
 
@@ -86,7 +90,7 @@ class Backend:
         elif self.kind == "sqlite":
             store = SqliteVaultStore(self.path)
         else:
-            store = RedisVaultStore(self.redis_url, prefix=self.prefix + "v:")
+            store = RedisVaultStore(self.redis_url, prefix=self.prefix + "v:", timeout_s=CONTRACT_TIMEOUT_S)
         self.opened.append(store)
         return store
 

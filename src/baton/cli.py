@@ -16,7 +16,16 @@ from typing import Any
 from . import web
 from .cli_client.args import seconds
 from .protocol.hosts import is_loopback
-from .serve.run import GRACEFUL_SHUTDOWN_S, announce, can_listen, ready, serve_http, telemetry, where
+from .serve.run import (
+    GRACEFUL_SHUTDOWN_S,
+    WORKER_HEALTHCHECK_S,
+    announce,
+    can_listen,
+    ready,
+    serve_http,
+    telemetry,
+    where,
+)
 from .serve.run import refuse as _refuse
 from .serve.stdio import serve_stdio
 from .serve.target import TargetError, load_server
@@ -208,6 +217,7 @@ def serve(args: argparse.Namespace) -> int:
                 host,
                 int(port_text),
                 workers=args.workers,
+                worker_healthcheck_s=WORKER_HEALTHCHECK_S,  # protocol.md P190
                 reload_dirs=[_watched(args.target)] if args.reload else None,
                 log_level=level,
                 log_config=uvicorn_config(level) if fmt == "json" else None,

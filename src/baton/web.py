@@ -119,14 +119,16 @@ def run(
     log_level: str = "warning",
     log_config: dict[str, Any] | None = None,
     workers: int = 1,
+    worker_healthcheck_s: int = 5,
     reload_dirs: list[str] | None = None,
 ) -> int:
     """Blocking: uvicorn serves `app` on host:port until SIGINT or SIGTERM; 0, or 2 if its lifespan refused to
     start; `PortTaken` before anything starts when nothing can listen there.
 
     `app` is an ASGI app, or a "module:factory" string (each worker process, or each process the reloader
-    starts, calls it); `workers` > 1 runs that many processes, `reload_dirs` restarts the process when a
-    file under them changes. The socket is `listen`'s: uvicorn takes it by its descriptor and binds nothing."""
+    starts, calls it); `workers` > 1 runs that many processes, each given `worker_healthcheck_s` to answer
+    uvicorn's health check, `reload_dirs` restarts the process when a file under them changes. The socket
+    is `listen`'s: uvicorn takes it by its descriptor and binds nothing."""
     import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
 
     sock = listen(host, port)
@@ -135,7 +137,7 @@ def run(
     if reload_dirs:
         options.update(reload=True, reload_dirs=reload_dirs)
     elif workers > 1:
-        options["workers"] = workers
+        options.update(workers=workers, timeout_worker_healthcheck=worker_healthcheck_s)
     try:
         uvicorn.run(
             app,

@@ -17,6 +17,7 @@ socket fails.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 from collections.abc import Iterable
@@ -80,11 +81,20 @@ def _is_command(name: str, scope: dict[str, Any]) -> bool:
 
 
 def _in_tests(obj: Any) -> bool:
-    try:
-        source = inspect.getsourcefile(obj)
-    except TypeError:
-        return False
-    return source is not None and Path(source).resolve().is_relative_to(TESTS)
+    """Whether `obj` is defined under tests/; remembered per file, as every test's walk asks again."""
+    code = getattr(obj, "__code__", None)
+    filename = code.co_filename if isinstance(code, CodeType) else None
+    if filename is None:
+        try:
+            filename = inspect.getsourcefile(obj)
+        except TypeError:
+            return False
+    return filename is not None and _file_in_tests(filename)
+
+
+@functools.cache
+def _file_in_tests(filename: str) -> bool:
+    return Path(filename).resolve().is_relative_to(TESTS)
 
 
 class _Walk:
@@ -142,13 +152,28 @@ class _Walk:
 def kinds_of(objects: Iterable[Any]) -> set[str]:
     """The kinds that running `objects` (functions, classes, fixtures' functions) needs: {"unit"}, {"process"},
     or the system services among redis, nginx, browser."""
-    walk = _Walk()
+    found: set[str] = set()
     for obj in objects:
-        walk.visit(obj)
-    services = walk.found & set(SERVICES)
+        found |= _found(obj)
+    services = found & set(SERVICES)
     if services:
         return services
-    return {"process"} if "process" in walk.found else {"unit"}
+    return {"process"} if "process" in found else {"unit"}
+
+
+# What a walk from one object finds, by the object's id (the object is kept, so the id stays its own). What
+# several objects reach is the union of what each reaches, so the fixtures and helpers that thousands of tests
+# share are walked once per collection, not once per test (the whole suite's marking takes well under a second).
+_FOUND: dict[int, tuple[Any, frozenset[str]]] = {}
+
+
+def _found(obj: Any) -> frozenset[str]:
+    known = _FOUND.get(id(obj))
+    if known is None or known[0] is not obj:
+        walk = _Walk()
+        walk.visit(obj)
+        known = _FOUND[id(obj)] = (obj, frozenset(walk.found))
+    return known[1]
 
 
 def kinds(item: pytest.Item) -> set[str]:

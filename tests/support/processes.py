@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
 import select
 import socket
@@ -23,7 +24,7 @@ from types import TracebackType
 from typing import Any
 
 LOOPBACK = "127.0.0.1"
-STARTUP_TIMEOUT_S = 20.0
+STARTUP_TIMEOUT_S = 60.0  # generous: the suite runs on several workers, on machines busy with more
 STOP_GRACE_S = 10.0  # SIGTERM to SIGKILL
 REAP_S = 5.0  # SIGKILL to giving up on the exit status
 OUTPUT_TAIL = 6000  # characters of output in a failure message
@@ -34,10 +35,34 @@ Check = Callable[["Process"], bool]
 """A readiness check: called every 50 ms with the starting process until it returns True."""
 
 
+# Under pytest-xdist each worker (PYTEST_XDIST_WORKER=gw0, gw1, ...) takes its ports from a slice of its own
+# below Linux's ephemeral range (32768-60999): a port it picked cannot be picked by another worker, nor taken
+# as the source port of some connection, before its server binds it. Without xdist, the system picks.
+_WORKER_PORTS = range(20000, 32768)
+_WORKER_SLICES = 16
+_next_port: list[int] = []  # this worker's next candidate (a list: set on first use)
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    """A TCP port on 127.0.0.1 that nothing listens on right now (in this xdist worker's slice, under xdist)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker.startswith("gw") or not worker[2:].isdigit():
+        return _bound_port(0)
+    size = len(_WORKER_PORTS) // _WORKER_SLICES
+    first = _WORKER_PORTS.start + int(worker[2:]) % _WORKER_SLICES * size
+    if not _next_port:
+        _next_port.append(first + random.randrange(size))  # apart from another suite's worker of the same number
+    for _ in range(size):
+        port = _next_port[0]
+        _next_port[0] = first + (port + 1 - first) % size
+        with contextlib.suppress(OSError):
+            return _bound_port(port)
+    raise RuntimeError(f"no free port in {first}-{first + size - 1} for xdist worker {worker}")
+
+
+def _bound_port(port: int) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOOPBACK, 0))
+        sock.bind((LOOPBACK, port))
         return int(sock.getsockname()[1])
 
 

@@ -36,6 +36,9 @@ ServeTransport = Literal["http", "stdio"]
 GRACEFUL_SHUTDOWN_S = 5
 """How long serving waits, on SIGTERM, for open connections: long-lived SSE streams (a session's
 standalone GET, `subscriptions/listen`) would otherwise hold the server up for ever."""
+WORKER_HEALTHCHECK_S = 30
+"""How long a `--workers` process may take to answer uvicorn's health check, its start included (P190: with
+uvicorn's 5 s, on a busy machine, workers still importing the server are killed and restarted for ever)."""
 
 
 def refuse(message: str, fmt: LogFormat = "text") -> int:
