@@ -23,12 +23,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from support.browser import launched_chromium
 from support.guard import in_process_only, services_only
 from support.kinds import SERVICES, kinds
 from support.processes import free_port
 from support.redis_server import RedisServer
 from support.serve import RunningServer, start_server
+
+# The suite runs on 8 workers sharing two cores, often beside other load: hypothesis's timing checks (an input
+# drawn slowly, an example over a deadline) would then fail a property that holds. The properties still run in
+# full; only the clock is not held against them.
+settings.register_profile("baton", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("baton")
 
 BENCH_FILES = "test_bench_"  # the tests of bench/'s scripts: marked `bench` by their file name
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import httpx
 import pytest
-import scaleout
 from scaleout import Cluster, running_cluster
 from support.paths import SERVERS
 
@@ -30,9 +29,9 @@ META = {
 
 
 @pytest.fixture
-def cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster]:
-    monkeypatch.setattr(scaleout, "TARGET", str(SERVERS / "tasks_server.py"))
-    yield from running_cluster(tmp_path, count=2, env={"BATON_TEST_TASK_LEASE_MS": "1000"})
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    target = str(SERVERS / "tasks_server.py")
+    yield from running_cluster(tmp_path, count=2, target=target, env={"BATON_TEST_TASK_LEASE_MS": "1000"})
 
 
 def send(http: httpx.Client, url: str, method: str, params: dict[str, Any], name: str) -> tuple[dict[str, Any], str]:

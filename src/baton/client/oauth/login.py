@@ -220,24 +220,7 @@ class LoginState:
                     log.info("refreshing the token failed (%s): logging in again", exc)
             if not interactive:
                 return None
-            if attempts.logins:
-                raise AuthError(
-                    f"the server refused the token {meta.issuer} just issued for it (HTTP 401): "
-                    "the login cannot succeed"
-                )
-            scopes = first_scopes(challenge.scopes, prm.scopes_supported, config.scopes)
-            if grant is not None and grant.scopes and scopes is not None:
-                scopes = tuple(dict.fromkeys([*grant.scopes, *scopes]))  # keep what was granted before
-        else:
-            scopes = step_up(grant.scopes if grant is not None else None, challenge.scopes)
-            if scopes is None or attempts.step_ups >= MAX_STEP_UPS or not interactive:
-                wanted = " ".join(challenge.scopes or ()) or "(none named)"
-                raise AuthError(
-                    f"the server needs scope {wanted}, which the token from {meta.issuer} does not carry, "
-                    f"and asking again cannot get it (after {attempts.logins} login(s) for this request)"
-                )
-            attempts.step_ups += 1
-        attempts.logins += 1
+        scopes = self._next_scopes(status, challenge, prm, meta, attempts, config.scopes, may_step_up=interactive)
         await self._login(config, http, bound, prm, meta, scopes, self._dpop_for(meta, prm, challenge))
         return self.header
 
@@ -257,6 +240,25 @@ class LoginState:
                 f"{creds.bound_issuer}, but the server now names {meta.issuer}: its credentials are not sent there"
             )
         creds.bound_issuer = meta.issuer
+        scopes = self._next_scopes(status, challenge, prm, meta, attempts, creds.scopes, may_step_up=True)
+        log.info("logging in to %s at %s as the client %s", self.server_url, meta.issuer, creds.client_id)
+        dpop = self._dpop_for(meta, prm, challenge)
+        await self._save(await flow.program_grant(meta, creds, scopes, prm.resource, dpop))
+        return self.header
+
+    def _next_scopes(
+        self,
+        status: int,
+        challenge: Challenge,
+        prm: ResourceMetadata,
+        meta: ServerMetadata,
+        attempts: Attempts,
+        wanted: tuple[str, ...],
+        *,
+        may_step_up: bool,
+    ) -> tuple[str, ...] | None:
+        """The scopes of the next login of this request (counted in `attempts`), or AuthError when another login
+        cannot help: a 401 for a token just issued, or a 403 whose scopes asking again cannot get (P54)."""
         grant = self._grant
         if status == 401:
             if attempts.logins:
@@ -264,21 +266,20 @@ class LoginState:
                     f"the server refused the token {meta.issuer} just issued for it (HTTP 401): "
                     "the login cannot succeed"
                 )
-            scopes = first_scopes(challenge.scopes, prm.scopes_supported, creds.scopes)
+            scopes = first_scopes(challenge.scopes, prm.scopes_supported, wanted)
+            if grant is not None and grant.scopes and scopes is not None:
+                scopes = tuple(dict.fromkeys([*grant.scopes, *scopes]))  # keep what was granted before
         else:
             scopes = step_up(grant.scopes if grant is not None else None, challenge.scopes)
-            if scopes is None or attempts.step_ups >= MAX_STEP_UPS:
-                wanted = " ".join(challenge.scopes or ()) or "(none named)"
+            if scopes is None or attempts.step_ups >= MAX_STEP_UPS or not may_step_up:
+                named = " ".join(challenge.scopes or ()) or "(none named)"
                 raise AuthError(
-                    f"the server needs scope {wanted}, which the token from {meta.issuer} for the client "
-                    f"{creds.client_id!r} does not carry, and asking again cannot get it"
+                    f"the server needs scope {named}, which the token from {meta.issuer} does not carry, "
+                    f"and asking again cannot get it (after {attempts.logins} login(s) for this request)"
                 )
             attempts.step_ups += 1
         attempts.logins += 1
-        log.info("logging in to %s at %s as the client %s", self.server_url, meta.issuer, creds.client_id)
-        dpop = self._dpop_for(meta, prm, challenge)
-        await self._save(await flow.program_grant(meta, creds, scopes, prm.resource, dpop))
-        return self.header
+        return scopes
 
     async def _authorization_server(self, http: httpx.AsyncClient, prm: ResourceMetadata) -> ServerMetadata:
         """The first authorization server of the PRM whose metadata checks out."""
