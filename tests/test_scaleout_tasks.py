@@ -66,6 +66,7 @@ def test_a_task_survives_the_death_of_its_instance(cluster: Cluster) -> None:
         time.sleep(PAUSE_S / 2)  # in the middle of the third step
         cluster.instance(first).kill()
         killed_at = time.monotonic()
+        before_kill = runs(cluster)
 
         status, seen = "working", set()
         while status not in ("completed", "failed", "cancelled") and time.monotonic() < deadline + 20:
@@ -80,7 +81,11 @@ def test_a_task_survives_the_death_of_its_instance(cluster: Cluster) -> None:
     done = runs(cluster)
     counts = collections.Counter(step for step, _ in done)
     assert set(counts) == {f"step{i}" for i in range(STEPS)}, done
-    assert counts["step0"] == 1 and counts["step1"] == 1, done  # ended before the kill: never again
+    # A step that another step followed before the kill had its result written (the next one starts only after
+    # that write): it never runs again. The last one logged may have been cut off before its result was written
+    # (on a loaded machine that write can outlast the pause before the kill), and may run once more.
+    journaled = [step for step, _ in before_kill[:-1]]
+    assert journaled and all(counts[step] == 1 for step in journaled), (before_kill, done)
     assert sum(counts.values()) <= STEPS + 1, done  # at most the step cut off mid-way ran twice
     survivor = next(i.name for i in cluster.instances if i.name != first)
     assert {instance for step, instance in done if step == f"step{STEPS - 1}"} == {survivor}
