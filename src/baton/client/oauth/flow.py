@@ -34,6 +34,7 @@ from .machine import (
     WorkloadIdentity,
 )
 from .registration import ClientInfo
+from .rules import error_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,11 +141,8 @@ def _grant(
 
 
 def _failure(what: str, meta: ServerMetadata, exc: Exception) -> AuthError:
-    error = getattr(exc, "error", None)
-    description = getattr(exc, "description", None)
-    if isinstance(error, str):
-        detail = error + (f" ({description})" if isinstance(description, str) and description else "")
-    else:
+    detail = error_text(getattr(exc, "error", None), getattr(exc, "description", None))
+    if detail is None:
         detail = type(exc).__name__ + (f": {exc}" if str(exc) else "")
     return AuthError(f"{what} at {meta.token_endpoint} failed: {detail}")
 
@@ -315,9 +313,8 @@ async def _identity_assertion_grant(
     if not isinstance(body, dict):
         raise AuthError(f"{where} answered HTTP {answer.status_code}, not a JSON object")
     if answer.status_code != 200 or "error" in body:
-        error = body.get("error", f"HTTP {answer.status_code}")
-        description = body.get("error_description")
-        raise AuthError(f"{where} failed: {error}" + (f" ({description})" if isinstance(description, str) else ""))
+        said = error_text(body.get("error"), body.get("error_description")) or f"HTTP {answer.status_code}"
+        raise AuthError(f"{where} failed: {said}")
     granted = body.get("access_token")
     if body.get("issued_token_type") != ID_JAG_TYPE or not isinstance(granted, str) or not granted:
         raise AuthError(f"{where} did not issue an identity assertion grant (issued_token_type {ID_JAG_TYPE})")

@@ -52,6 +52,8 @@ class ProgramLogin:
     """What every login without a person shares: the client's own authentication at the token endpoint (a
     secret, a private key, or none), the one authorization server it belongs to, scopes, the token store."""
 
+    needs_credentials = False  # True: a client_id and exactly one of client_secret and private_key
+
     def __init__(
         self,
         *,
@@ -65,10 +67,15 @@ class ProgramLogin:
         http_timeout_s: float = HTTP_TIMEOUT_S,
         dpop: bool | Literal["auto"] = "auto",
     ) -> None:
+        name = type(self).__name__
+        if self.needs_credentials and not client_id:
+            raise ValueError(f"{name} needs the client_id the authorization server issued")
+        if self.needs_credentials and (client_secret is None) == (private_key is None):
+            raise ValueError(f"{name} takes a client_secret or a private_key (PEM), exactly one")
         if client_secret is not None and private_key is not None:
-            raise ValueError(f"{type(self).__name__} takes a client_secret or a private_key (PEM), not both")
+            raise ValueError(f"{name} takes a client_secret or a private_key (PEM), not both")
         if (client_secret is not None or private_key is not None) and not client_id:
-            raise ValueError(f"{type(self).__name__}: a client_secret or private_key belongs to a client_id")
+            raise ValueError(f"{name}: a client_secret or private_key belongs to a client_id")
         self.client_id = client_id
         self.client_secret = client_secret
         self.signing_alg: str | None = None
@@ -110,36 +117,10 @@ class ProgramLogin:
 
 
 class ClientCredentials(ProgramLogin):
-    """Log in as this program (no person): OAuth client credentials, with a secret or a private key."""
+    """Log in as this program (no person): OAuth client credentials, with a secret or a private key (the
+    options of `ProgramLogin`; `client_id` and exactly one of `client_secret` and `private_key` are required)."""
 
-    def __init__(
-        self,
-        *,
-        client_id: str,
-        client_secret: str | None = None,
-        private_key: str | bytes | None = None,
-        signing_alg: str | None = None,
-        issuer: str | None = None,
-        scopes: Iterable[str] = (),
-        store: TokenStore | None = None,
-        http_timeout_s: float = HTTP_TIMEOUT_S,
-        dpop: bool | Literal["auto"] = "auto",
-    ) -> None:
-        if not client_id:
-            raise ValueError("ClientCredentials needs the client_id the authorization server issued")
-        if (client_secret is None) == (private_key is None):
-            raise ValueError("ClientCredentials takes a client_secret or a private_key (PEM), exactly one")
-        super().__init__(
-            client_id=client_id,
-            client_secret=client_secret,
-            private_key=private_key,
-            signing_alg=signing_alg,
-            issuer=issuer,
-            scopes=scopes,
-            store=store,
-            http_timeout_s=http_timeout_s,
-            dpop=dpop,
-        )
+    needs_credentials = True
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] = os.environ, **options: Any) -> ClientCredentials:

@@ -27,7 +27,7 @@ from ...protocol.hosts import is_loopback
 from ...state import clock
 from ..errors import AuthError
 from .discovery import ServerMetadata
-from .rules import METHODS
+from .rules import METHODS, error_text
 from .store import TokenStore
 
 RegistrationKind = Literal["pre-registered", "metadata-document", "dynamic"]
@@ -183,9 +183,8 @@ async def register(
     except ValueError:
         data = None
     if resp.status_code not in (200, 201) or not isinstance(data, dict) or not isinstance(data.get("client_id"), str):
-        why = ""
-        if isinstance(data, dict) and isinstance(data.get("error"), str):
-            why = f": {data['error']}" + (f" ({data['error_description']})" if data.get("error_description") else "")
+        said = error_text(data.get("error"), data.get("error_description")) if isinstance(data, dict) else None
+        why = f": {said}" if said else ""
         raise AuthError(
             f"the authorization server {meta.issuer} refused to register this client (HTTP {resp.status_code}{why}); "
             f"it asked for redirect URI {redirect_uri} as a {body['application_type']} application"

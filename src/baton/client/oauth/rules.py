@@ -1,5 +1,6 @@
 """The client login's pure rules, with no I/O and no HTTP library: which URLs may carry a bearer token, the
-token endpoint's authentication methods, and what a Client ID Metadata Document URL must be.
+token endpoint's authentication methods, what a Client ID Metadata Document URL must be, how an OAuth
+error reads.
 
 `OAuth` (config.py) checks its arguments with them when a host builds it; the login's modules, which
 import httpx, are loaded only when a server first asks for a login.
@@ -46,3 +47,10 @@ def check_dpop(value: object) -> bool | Literal["auto"]:
     if value is True or value is False or value == "auto":
         return value
     raise ValueError(f"dpop is True, False or 'auto', not {value!r}")
+
+
+def error_text(error: object, description: object) -> str | None:
+    """An OAuth error as people read it, `error (description)`; None when `error` is no string."""
+    if not isinstance(error, str):
+        return None
+    return error + (f" ({description})" if isinstance(description, str) and description else "")
