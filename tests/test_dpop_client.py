@@ -13,6 +13,7 @@ import jwt
 import pytest
 from support.stub_http import Reply, Seen, Stub, json_reply, oauth_as, prm, run
 
+from baton.client.http11 import Url
 from baton.client.oauth import AuthError, ClientCredentials, MemoryStore
 from baton.client.oauth.challenge import Challenge, auth_challenge
 from baton.client.oauth.dpop import DpopKey
@@ -79,7 +80,7 @@ def test_a_dpop_challenge_binds_the_token_and_the_nonce_is_used_on_the_second_tr
             dpop_401 = Challenge({"resource_metadata": f"{stub.url}/prm"}, "dpop")
             header = await login.recover(401, dpop_401, b"", Attempts())
             assert header is not None
-            return header, login.proof("POST", f"{stub.url}/mcp"), stub.url
+            return header, login.proof("POST", Url.parse(f"{stub.url}/mcp")), stub.url
 
     header, proof_line, url = run(main())
     assert header == b"Authorization: DPoP AT-dpop\r\n"
@@ -98,7 +99,7 @@ def test_a_bearer_challenge_keeps_bearer_and_dpop_true_is_refused_where_not_offe
             plain = LoginState(ClientCredentials(client_id="robot", client_secret="s"), f"{stub.url}/mcp")
             challenge = Challenge({"resource_metadata": f"{stub.url}/prm"})
             assert await plain.recover(401, challenge, b"", Attempts()) == b"Authorization: Bearer AT-1\r\n"
-            assert plain.proof("POST", f"{stub.url}/mcp") == b""
+            assert plain.proof("POST", Url.parse(f"{stub.url}/mcp")) == b""
             insisting = LoginState(
                 ClientCredentials(client_id="robot", client_secret="s", dpop=True), f"{stub.url}/mcp"
             )

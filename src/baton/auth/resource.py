@@ -95,6 +95,7 @@ class OAuthResource:
         if dpop == "off" and dpop_replay is not None:
             raise ValueError("dpop_replay= protects DPoP proofs: it needs dpop='accept' or 'require'")
         self.dpop = dpop
+        self._schemes = ("bearer",) if dpop == "off" else ("dpop",) if dpop == "require" else ("bearer", "dpop")
         self.dpop_window_s = dpop_window_s
         replay = ledger_from_url(dpop_replay) if isinstance(dpop_replay, str) else dpop_replay
         self._replay = DpopReplay(replay) if replay is not None else None
@@ -165,8 +166,7 @@ class OAuthResource:
         return "DPoP" if self.dpop == "require" else "Bearer"
 
     async def authenticate(self, info: RequestInfo) -> Grant:
-        schemes = ("bearer",) if self.dpop == "off" else ("dpop",) if self.dpop == "require" else ("bearer", "dpop")
-        scheme, token = presented_token(info, schemes=schemes)
+        scheme, token = presented_token(info, schemes=self._schemes)
         claims = await self._claims(token)
         jkt = bound_key(claims)
         grant = Grant(identity(self.issuer, claims), scopes_of(claims))

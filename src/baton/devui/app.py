@@ -156,14 +156,8 @@ class DevApp:
         page = self.session.app_pages.page(page_id)
         if page is None:
             raise BadRequest(404, "no such app page: call its tool again")
-        body = page.html.encode()
-        headers = [
-            (b"content-type", b"text/html; charset=utf-8"),
-            (b"content-length", str(len(body)).encode()),
-            *security_headers(page.policy, framed=True),
-        ]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        security = security_headers(page.policy, framed=True)
+        await reply(send, 200, "text/html; charset=utf-8", page.html.encode(), security)
 
     async def _events(self, send: Send, receive: Receive) -> None:
         await send(
@@ -264,8 +258,11 @@ def form_pairs(values: Any) -> dict[str, list[str]]:
     return out
 
 
-async def reply(send: Send, status: int, kind: str, body: bytes) -> None:
-    headers = [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode()), *_HEADERS]
+async def reply(
+    send: Send, status: int, kind: str, body: bytes, security: list[tuple[bytes, bytes]] = _HEADERS
+) -> None:
+    """A whole response: `security` is the page's headers (`baton.web.security_headers`)."""
+    headers = [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode()), *security]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

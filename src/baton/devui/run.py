@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 import watchfiles
 
+from ..client.core import MODES
 from ..client.probe import AUTO, ProtocolChoice
 from ..web import PortTaken, listen, started
 from .app import DevApp
@@ -46,7 +47,7 @@ def run(
     auth: Any = None,
     out: TextIO | None = None,
     protocol: ProtocolChoice = AUTO,
-    elicitation: tuple[str, ...] = ("form", "url"),
+    elicitation: tuple[str, ...] = MODES,
 ) -> int:
     """Serve the page on `sock` until Ctrl-C or SIGTERM; the exit status (130 after Ctrl-C). `elicitation`: the
     modes the page's client declares (`baton dev --elicitation`, protocol.md P148)."""

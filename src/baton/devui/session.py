@@ -45,6 +45,7 @@ from typing import Any, Literal
 
 from ..cli_client.commands import listed
 from ..client import Accepted, Cancelled, Client, ClientError, Declined, InvalidReply, Question, Skill
+from ..client.core import MODES
 from ..client.probe import AUTO, STDIO_PROBE_S, ProtocolChoice
 from ..client.stdio_transport import StdioTransport
 from ..client.tap import Direction
@@ -127,7 +128,7 @@ class DevSession:
         auth: Any = None,
         deadline_s: float = DEFAULT_DEADLINE_S,
         protocol: ProtocolChoice = AUTO,
-        elicitation: tuple[str, ...] = ("form", "url"),
+        elicitation: tuple[str, ...] = MODES,
     ) -> None:
         self.target = target
         self.auth = auth

@@ -61,11 +61,6 @@ def skill_name(uri: str) -> str | None:
     return parts[-2]
 
 
-def skill_root(uri: str) -> str | None:
-    """The directory URI of the skill whose SKILL.md is `uri` (`skill://pdf/SKILL.md` -> `skill://pdf`)."""
-    return uri[: -len(SKILL_FILE) - 1] if skill_name(uri) is not None else None
-
-
 class _Core(yaml.SafeLoader):
     """PyYAML's safe loader with YAML 1.2's core schema for plain scalars, no aliases, string keys once each."""
 

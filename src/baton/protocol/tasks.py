@@ -17,9 +17,6 @@ from .errors import MISSING_CAPABILITY, McpError
 TASKS: Final = "io.modelcontextprotocol/tasks"
 """The extension's identifier, under `capabilities.extensions` on both sides."""
 
-METHODS: Final = ("tasks/get", "tasks/update", "tasks/cancel")
-
-Status = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 
 TaskSupport = Literal["optional", "required"]

@@ -400,11 +400,6 @@ class Context:
         """This call's flow on the server's own page, when the page rung can serve it."""
         return self._page
 
-    @property
-    def when_unasked(self) -> str:
-        """The flow's declared rung for a question the client cannot show."""
-        return self._when_unasked
-
     def _unasked(self, delivery: str, request: dict[str, Any]) -> Any:
         """An ask the client cannot show, on the rung the ladder chose: the tool's `confirm` argument
         (P139: true is a yes, false a no; absent, the handler stops and the model is asked to ask), or

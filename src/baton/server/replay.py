@@ -140,12 +140,12 @@ class ReplayEngine:
         if quirks:  # protocol.md P140: what the host really shows, by its clientInfo (opt-in)
             info = ex.client_info if ex.client_info is not None else params["_meta"].get(META_CLIENT_INFO)
             caps = seen(caps, info, quirks)
-        page = self._page_flow(flow, caps, ex.principal, digest)
         job: TaskJob | None = None
         if tasked:
             job = TaskJob(flow, target, kwargs, params, detached(ex), caps, state)
             if flow.task_start == "call":  # protocol.md P167: the task exists before the handler runs
                 return self._host.tasks.create(job)
+        page = self._page_flow(flow, caps, ex.principal, digest)
         ctx = Context(
             request=msg,
             exchange=ex,

@@ -37,6 +37,10 @@ class SkillFile:
     path: str  # inside the skill, with `/` (`references/FORMS.md`)
     data: bytes
     mime_type: str
+    digest: str = field(init=False)  # of `data`, once: the files do not change while served
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "digest", wire.digest(self.data))
 
     @property
     def content(self) -> str | bytes:
@@ -47,7 +51,7 @@ class SkillFile:
             return self.data
 
     def record(self) -> dict[str, Any]:
-        return {"uri": self.uri, "digest": wire.digest(self.data), "size": len(self.data)}
+        return {"uri": self.uri, "digest": self.digest, "size": len(self.data)}
 
 
 @dataclass(frozen=True, slots=True)

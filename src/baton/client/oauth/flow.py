@@ -134,10 +134,9 @@ def _grant(
     expires_in = data.get("expires_in")
     expires_at = clock.now() + float(expires_in) if isinstance(expires_in, int | float) and expires_in > 0 else None
     refresh = data.get("refresh_token") if isinstance(data.get("refresh_token"), str) else old_refresh
-    if bound and dpop is not None:
-        key = dpop.to_json()
-        return TokenGrant(access, meta.issuer, resource, client.to_json(), scopes, refresh, expires_at, "DPoP", key)
-    return TokenGrant(access, meta.issuer, resource, client.to_json(), scopes, refresh, expires_at)
+    key = dpop.to_json() if bound and dpop is not None else None
+    kind = "DPoP" if key is not None else "Bearer"
+    return TokenGrant(access, meta.issuer, resource, client.to_json(), scopes, refresh, expires_at, kind, key)
 
 
 def _failure(what: str, meta: ServerMetadata, exc: Exception) -> AuthError:
@@ -201,14 +200,15 @@ async def exchange(
     return _grant(token, meta, client, resource, attempt.scopes, dpop=dpop)
 
 
-async def refresh(meta: ServerMetadata, grant: TokenGrant, client: ClientInfo | None) -> TokenGrant:
+async def refresh(
+    meta: ServerMetadata, grant: TokenGrant, client: ClientInfo | None, dpop: DpopKey | None = None
+) -> TokenGrant:
     """A new access token from the grant's refresh token, by `client`, the one it was issued to (and bound to
-    the same DPoP key, if the grant was)."""
+    the same DPoP key, `dpop`, if the grant was)."""
     AuthlibBaseError = oauth_errors()
 
     if client is None or grant.refresh_token is None:
         raise AuthError("nothing to refresh")
-    dpop = DpopKey.from_json(grant.dpop_key) if grant.dpop_key else None
 
     async def call(oauth: Any, headers: dict[str, str] | None) -> Any:
         return await oauth.refresh_token(

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import httpx
 
 from ..errors import AuthError
-from ..http11 import encode_headers
+from ..http11 import Url, encode_headers
 from . import flow
 from .challenge import Challenge, auth_challenge
 from .config import OAuth
@@ -109,9 +109,12 @@ class LoginState:
                         self._use(grant)
         return self.header
 
-    def _use(self, grant: TokenGrant) -> None:
-        dpop = DpopKey.from_json(grant.dpop_key) if grant.token_type.lower() == "dpop" else None
-        if grant.token_type.lower() == "dpop" and dpop is None:
+    def _use(self, grant: TokenGrant, key: DpopKey | None = None) -> None:
+        """Send `grant`'s token from now on; `key`, the live key a DPoP token was just bound to (read back from
+        the grant only when the grant comes from the store), so the nonces servers gave it are kept."""
+        bound = grant.token_type.lower() == "dpop"
+        dpop = (key or DpopKey.from_json(grant.dpop_key)) if bound else None
+        if bound and dpop is None:
             raise AuthError("a stored DPoP token has no usable key: log in again (delete it from the token store)")
         try:
             header = encode_headers([("Authorization", f"{'DPoP' if dpop else 'Bearer'} {grant.access_token}")])
@@ -121,18 +124,20 @@ class LoginState:
         self._dpop = dpop
         self.header = header
 
-    def proof(self, method: str, url: str) -> bytes:
+    def proof(self, method: str, url: Url) -> bytes:
         """The `DPoP` line of one request (a fresh proof, bound to the token), or b"" for a Bearer token."""
         if self._dpop is None or self._grant is None:
             return b""
-        return encode_headers([("DPoP", self._dpop.proof(method, url, self._grant.access_token))])
+        return encode_headers([("DPoP", self._dpop.proof(method, _address(url), self._grant.access_token))])
 
-    def nonce_asked(self, www_authenticate: str | None, nonce: str | None, url: str) -> bool:
+    def nonce_asked(self, www_authenticate: str | None, nonce: str | None, url: Url) -> bool:
         """Whether the server asked for a DPoP nonce it had not given before (so the request goes again)."""
-        challenge = auth_challenge(www_authenticate)
-        if self._dpop is None or challenge is None or challenge.error != NONCE_ERROR:
+        if self._dpop is None:
             return False
-        return self._dpop.remember_nonce(url, nonce)
+        challenge = auth_challenge(www_authenticate)
+        if challenge is None or challenge.error != NONCE_ERROR:
+            return False
+        return self._dpop.remember_nonce(_address(url), nonce)
 
     def _dpop_for(self, meta: ServerMetadata, prm: ResourceMetadata, challenge: Challenge) -> DpopKey | None:
         """The key to bind a new token to, or None for a Bearer token (protocol.md P197)."""
@@ -151,8 +156,8 @@ class LoginState:
             return None
         return DpopKey()
 
-    async def _save(self, grant: TokenGrant) -> None:
-        self._use(grant)
+    async def _save(self, grant: TokenGrant, key: DpopKey | None = None) -> None:
+        self._use(grant, key)
         await self.config.store.set(self._key, grant.to_json())
 
     async def _forget(self) -> None:
@@ -214,7 +219,7 @@ class LoginState:
                 attempts.refreshed = True
                 try:
                     client = grant_client(grant.client, config.client_id, config.client_secret, meta)
-                    await self._save(await flow.refresh(meta, grant, client))
+                    await self._save(await flow.refresh(meta, grant, client, self._dpop), self._dpop)
                     return self.header
                 except AuthError as exc:
                     log.info("refreshing the token failed (%s): logging in again", exc)
@@ -243,7 +248,7 @@ class LoginState:
         scopes = self._next_scopes(status, challenge, prm, meta, attempts, creds.scopes, may_step_up=True)
         log.info("logging in to %s at %s as the client %s", self.server_url, meta.issuer, creds.client_id)
         dpop = self._dpop_for(meta, prm, challenge)
-        await self._save(await flow.program_grant(meta, creds, scopes, prm.resource, dpop))
+        await self._save(await flow.program_grant(meta, creds, scopes, prm.resource, dpop), dpop)
         return self.header
 
     def _next_scopes(
@@ -347,4 +352,9 @@ class LoginState:
             issuer=meta.issuer,
             iss_supported=meta.flag("authorization_response_iss_parameter_supported"),
         )
-        await self._save(await flow.exchange(meta, client, attempt, code, prm.resource, dpop))
+        await self._save(await flow.exchange(meta, client, attempt, code, prm.resource, dpop), dpop)
+
+
+def _address(url: Url) -> str:
+    """The URL a DPoP proof names (its query is dropped by the proof)."""
+    return f"{url.scheme}://{url.authority.decode('ascii')}{url.target.decode('ascii')}"

@@ -84,7 +84,6 @@ class ProgramLogin:
             self._key, self.signing_alg = _signing_key(private_key, signing_alg)
         elif signing_alg is not None:
             raise ValueError("signing_alg belongs to a private_key")
-        self.issuer = issuer
         self.bound_issuer = issuer  # without issuer=: the first authorization server used (as OAuth's P53)
         self.scopes = tuple(dict.fromkeys(scopes if not isinstance(scopes, str) else scopes.split()))
         self.store: TokenStore = store if store is not None else MemoryStore()

@@ -46,13 +46,16 @@ class AuthPool(Pool):
     async def send(self, url: Url, method: str, headers: bytes, body: bytes) -> Response:
         login = self.login
         sent = await login.current()
-        where = f"{url.scheme}://{url.authority.decode('ascii')}{url.target.decode('ascii')}"
-        resp = await super().send(url, method, headers + sent + login.proof(method, where), body)
+
+        async def send_as_logged_in() -> Response:  # the current token, and a fresh DPoP proof if it is bound
+            return await super(AuthPool, self).send(url, method, headers + sent + login.proof(method, url), body)
+
+        resp = await send_as_logged_in()
         attempts: Attempts | None = None
         while resp.status in (401, 403):
-            if login.nonce_asked(resp.headers.get("www-authenticate"), resp.headers.get("dpop-nonce"), where):
+            if login.nonce_asked(resp.headers.get("www-authenticate"), resp.headers.get("dpop-nonce"), url):
                 resp.release()  # the server wants its nonce in the proof (RFC 9449 §9): the same request again
-                resp = await super().send(url, method, headers + sent + login.proof(method, where), body)
+                resp = await send_as_logged_in()
                 continue
             challenge = wants_login(resp.status, resp.headers.get("www-authenticate"))
             if challenge is None:
@@ -63,9 +66,9 @@ class AuthPool(Pool):
             with paused(_own_limit()), person_time():  # the client's deadline too (protocol.md P90)
                 renewed = await login.recover(resp.status, challenge, sent, attempts, interactive=method != "DELETE")
             if renewed is None:  # nothing more to try: the server's refusal again, to be read by the caller
-                return await super().send(url, method, headers + sent + login.proof(method, where), body)
+                return await send_as_logged_in()
             sent = renewed
-            resp = await super().send(url, method, headers + sent + login.proof(method, where), body)
+            resp = await send_as_logged_in()
         return resp
 
 

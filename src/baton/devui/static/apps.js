@@ -5,7 +5,7 @@
 // P188). The page speaks JSON-RPC over postMessage: this script answers ui/initialize, sends the call's
 // input and result once the page says it is initialized, relays its tools/call and resources/read as calls
 // of their own through the same client (P189), asks the person before opening a link, and follows its size.
-// It uses el() and post() of app.js.
+// It uses el() of dom.js and post() of app.js.
 "use strict";
 
 const BatonApps = (() => {
@@ -24,11 +24,6 @@ const BatonApps = (() => {
     const meta = (tool && tool._meta) || {};
     const uri = (meta.ui && meta.ui.resourceUri) || meta["ui/resourceUri"];
     return typeof uri === "string" ? uri : null;
-  }
-
-  function visibility(tool) {
-    const seen = tool && tool._meta && tool._meta.ui && tool._meta.ui.visibility;
-    return Array.isArray(seen) ? seen : ["model", "app"];
   }
 
   function send(frame, message) {
