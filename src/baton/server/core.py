@@ -322,7 +322,7 @@ class Server:
             self.skills.add(skill, resources)
             self.resources.setdefault(skill.uri, resources[0])  # its SKILL.md, in resources/list
         # protocol.md P180: the extension, with the directory method, declared by serving skills.
-        self.extensions[skills_wire.EXTENSION] = {"directoryRead": True}
+        self.add_extension(skills_wire.EXTENSION, {"directoryRead": True})
         self._changed("resources")
         return [skill.name for skill in found]
 
@@ -444,7 +444,7 @@ class Server:
             hint = ' (FastMCP\'s task=True is task="optional")' if task is True else ""
             raise TypeError(f'@server.tool: task must be "optional" or "required", not {task!r}{hint}')
         if TASKS not in self.extensions:
-            self.extensions[TASKS] = {}
+            self.add_extension(TASKS)
         return task, task_start or "call"
 
     def resource_updated(self, uri: str) -> None:

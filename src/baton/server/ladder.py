@@ -74,6 +74,14 @@ def with_confirm_argument(tool: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "properties": {**properties, CONFIRM_ARGUMENT: CONFIRM_SCHEMA}}
 
 
+def handler_arguments(when_unasked: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a handler is given: without the argument rung's `confirm`, which its Context reads (P139);
+    a tool of another rung keeps an argument of that name as its own."""
+    if when_unasked != "argument" or CONFIRM_ARGUMENT not in arguments:
+        return arguments
+    return {k: v for k, v in arguments.items() if k != CONFIRM_ARGUMENT}
+
+
 def ask_then_call_again(tool: str, question: str) -> str:
     """The result text of the argument rung when `confirm` is absent: what a model relays to the user."""
     return (

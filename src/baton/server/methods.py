@@ -20,7 +20,7 @@ from ..protocol.constants import ADVERTISED_VERSIONS
 from ..protocol.errors import ResourceNotFound, invalid_params, method_not_found
 from ..protocol.messages import Message
 from .exchange import Exchange
-from .ladder import CONFIRM_ARGUMENT
+from .ladder import CONFIRM_ARGUMENT, handler_arguments
 from .registry import Flow
 from .replay import ReplayEngine
 from .results import error_result, ready, resource_contents
@@ -122,16 +122,13 @@ class Methods:
         headers = ex.info.headers
         if headers is not None and tool.header_params:
             hdr.check_params(headers, arguments, tool.header_params)
-        if tool.flow is not None and tool.flow.when_unasked == "argument" and CONFIRM_ARGUMENT in arguments:
-            # protocol.md P139: the argument rung's `confirm` is the Context's to read, not the handler's.
-            if not isinstance(arguments[CONFIRM_ARGUMENT], bool):
-                said = f"Invalid arguments for tool {name}: {CONFIRM_ARGUMENT} must be true or false"
-                return ready(error_result(said))
-            checked = {k: v for k, v in arguments.items() if k != CONFIRM_ARGUMENT}
-        else:
-            checked = arguments
+        rung = tool.flow.when_unasked if tool.flow is not None else "error"
+        # protocol.md P139: the argument rung's `confirm` is the Context's to read, not the handler's.
+        if rung == "argument" and not isinstance(arguments.get(CONFIRM_ARGUMENT, False), bool):
+            said = f"Invalid arguments for tool {name}: {CONFIRM_ARGUMENT} must be true or false"
+            return ready(error_result(said))
         try:
-            kwargs = tool.signature.bind(checked)
+            kwargs = tool.signature.bind(handler_arguments(rung, arguments))
         except ArgumentError as exc:
             # protocol.md P17: arguments that fail the input schema are a tool error the model can fix.
             return ready(error_result(f"Invalid arguments for tool {name}: {exc}"))

@@ -41,7 +41,7 @@ from ..state.seal import FlowState
 from ..state.store_url import StoreUnavailable
 from ..state.task_store import TaskStore
 from .exchange import Exchange, RequestInfo
-from .ladder import CONFIRM_ARGUMENT
+from .ladder import handler_arguments
 from .registry import Flow, RegisteredTool
 from .signature import ArgumentError
 
@@ -338,7 +338,7 @@ class TaskBoard:
         try:
             if tool is None or tool.flow is None or tool.flow.task is None:
                 raise ArgumentError(f"the tool {task.target!r} no longer runs as a task here")
-            kwargs = tool.signature.bind({k: v for k, v in arguments.items() if k != CONFIRM_ARGUMENT})
+            kwargs = tool.signature.bind(handler_arguments(tool.flow.when_unasked, arguments))
         except ArgumentError as exc:
             task.status, task.error = "failed", McpError(INTERNAL_ERROR, f"Cannot resume the task: {exc}").to_dict()
             return False
