@@ -263,20 +263,20 @@ def test_megabyte_trace_headers_are_answered_as_fast_as_none_over_http(tmp_path:
         "followed": {"traceparent": parent, "baggage": huge["baggage"]},
         "same size": {"padding": "p" * (3 * 2**20 + 100)},
     }
-    best: dict[str, float] = {}
+    times: dict[str, list[float]] = {name: [] for name in cases}
     with start_server("examples/everything.py", log=tmp_path / "server.log", env=env) as server, httpx.Client() as http:
-        for name, extra in cases.items():
-            times = []
-            for _ in range(5):
+        # The cases take turns, round after round, so a burst of load from other tests falls on all of them alike.
+        for _ in range(9):
+            for name, extra in cases.items():
                 msg = request("tools/call", {"name": "test_simple_text", "arguments": {}})
                 msg["params"]["_meta"].update(extra)
                 started = time.perf_counter()
                 resp = http.post(server.url, content=json.dumps(msg), headers={**headers_for(msg)}, timeout=30)
-                times.append(time.perf_counter() - started)
+                times[name].append(time.perf_counter() - started)
                 assert resp.status_code == 200, resp.text[:300]
                 assert resp.json()["result"]["content"][0]["type"] == "text"
-            best[name] = min(times)
         time.sleep(0.5)
+    best = {name: min(taken) for name, taken in times.items()}
     spans = (tmp_path / "server.log").read_text()
     # As fast as a request of the same size whose bytes are not trace headers: moving 3 MiB is all it costs.
     assert best["huge"] < best["same size"] * 2 + 0.01, best
