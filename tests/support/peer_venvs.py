@@ -16,6 +16,7 @@ itself comes from apt-get when it is missing and we are root.
 | `fastmcp` | `fastmcp==4.1.6` | peers/fastmcp_*.py |
 | `mcp1` | `mcp==1.30.0` | peers/legacy_mcp1_*.py (2025-11-25, the last 1.x) |
 | `mcp-fuzzer` | `mcp-fuzzer==0.7.0` | tests/test_mcp_fuzzer.py (the public MCP fuzzer) |
+| `uv` | `uv==0.13.8` | tests/test_publish_mcpb.py (what a host runs an MCPB bundle with) |
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ REQUIREMENTS = {
     "fastmcp": "fastmcp==4.1.6",
     "mcp1": "mcp==1.30.0",
     "mcp-fuzzer": "mcp-fuzzer==0.7.0",
+    "uv": "uv==0.13.8",
 }
 STAMP = ".interop-requirement"
 INSTALL_TIMEOUT_S = 600.0
