@@ -9,13 +9,12 @@ host starts a bundle of server type "uv" with.
 from __future__ import annotations
 
 import fcntl
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from support.peer_venvs import CACHE, _installed_version, ensure_npm, ensure_venv, peer_env, run_step
+from support.peer_venvs import CACHE, _installed_version, ensure_venv, npm_install
 
 MCPB = "@anthropic-ai/mcpb@2.1.2"
 MCPB_DIR = CACHE / "mcpb"
@@ -30,12 +29,7 @@ def ensure_mcpb() -> list[str]:
     with (CACHE / ".mcpb.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (cli.is_file() and _installed_version(root) == version):
-            own = MCPB_DIR / "package.json"
-            if not own.is_file():
-                own.write_text(json.dumps({"name": "baton-interop-mcpb", "private": True}) + "\n")
-            step = [ensure_npm(), "install", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=error"]
-            env = {k: v for k, v in peer_env().items() if k != "NODE_OPTIONS"}
-            run_step([*step, "--save-exact", MCPB], f"could not install {MCPB}", cwd=MCPB_DIR, env=env)
+            npm_install(MCPB_DIR, MCPB)
         node = shutil.which("node")
         if node is None or not cli.is_file():
             pytest.fail(f"npm installed {MCPB} but there is no node or no {cli} to run", pytrace=False)
@@ -48,4 +42,3 @@ def ensure_uv() -> Path:
     if not uv.is_file():
         pytest.fail(f"pip installed uv but {uv} is not there", pytrace=False)
     return uv
-
