@@ -18,7 +18,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="baton publish",
         description="Write what registries and hosts read about a server, from the server itself. "
-        "See docs/deploy.md#publishing.",
+        "See docs/deploy.md, \"Being published\".",
     )
     formats = p.add_subparsers(dest="format", required=True, metavar="{server-json,mcpb}")
     sj = formats.add_parser(
