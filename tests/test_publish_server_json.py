@@ -131,6 +131,24 @@ def test_remotes_only_and_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert out.err.strip() == "<!-- mcp-name: io.github.example/notes -->"
 
 
+def test_an_mcpb_bundle_with_its_digest(tmp_path: Path) -> None:
+    bundle = tmp_path / "notes-1.4.0.mcpb"
+    bundle.write_bytes(b"a bundle's bytes")
+    url = "https://github.com/example/notes/releases/download/v1.4.0/notes-1.4.0.mcpb"
+    status, doc = publish(tmp_path, CARDED, "--mcpb", url, str(bundle))
+    assert status == 0 and doc is not None
+    validator().validate(doc)
+    assert doc["packages"] == [
+        {
+            "registryType": "mcpb",
+            "identifier": url,
+            "version": "1.4.0",
+            "fileSha256": hashlib.sha256(b"a bundle's bytes").hexdigest(),
+            "transport": {"type": "stdio"},
+        }
+    ]
+
+
 def test_the_schema_refuses_what_the_registry_refuses() -> None:
     """The vendored schema is not a rubber stamp: the document it would refuse is refused."""
     with pytest.raises(jsonschema.ValidationError):
@@ -151,6 +169,7 @@ def test_the_schema_refuses_what_the_registry_refuses() -> None:
         (CARDED, ["--pypi", "not a name"], "--pypi 'not a name' is not a PyPI package name"),
         (CARDED, ["--pypi", "p", "--package-version", "^1.4"], "one specific version"),
         (CARDED.replace('"1.4.0"', '"latest"'), ["--pypi", "p"], "the server's version"),
+        (CARDED, ["--mcpb", "http://example.com/n.mcpb", str(SCHEMA_FILE)], "is not an https URL"),
         ("raise RuntimeError('broken')\n", ["--pypi", "p"], "broken"),
     ],
 )
@@ -168,6 +187,13 @@ def test_bad_input_is_one_clear_error_and_exit_2(
 def test_a_missing_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["server-json", str(tmp_path / "nope.py"), "--pypi", "p"]) == 2
     assert "nope.py" in capsys.readouterr().err
+
+
+def test_an_unreadable_bundle_is_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "app.py").write_text(CARDED)
+    gone = tmp_path / "gone.mcpb"
+    assert main(["server-json", str(tmp_path / "app.py"), "--mcpb", "https://example.com/x.mcpb", str(gone)]) == 1
+    assert capsys.readouterr().err == f"baton publish server-json: cannot read {gone}: No such file or directory\n"
 
 
 def test_an_unwritable_output_is_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,12 +4,13 @@ is printed, and the exit status (0; 2 for bad input; 1 when a file cannot be wri
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
 from pathlib import Path
 
-from .common import PublishError, load
+from .common import PublishError, load, read_file
 from .mcpb import Bundle, build, default_output
 from .server_json import Where, document, marker
 
@@ -18,7 +19,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="baton publish",
         description="Write what registries and hosts read about a server, from the server itself. "
-        "See docs/deploy.md, \"Being published\".",
+        'See docs/deploy.md, "Being published".',
     )
     formats = p.add_subparsers(dest="format", required=True, metavar="{server-json,mcpb}")
     sj = formats.add_parser(
@@ -29,6 +30,12 @@ def parser() -> argparse.ArgumentParser:
     sj.add_argument("target", help="FILE.py[:ATTR] or module:attr")
     sj.add_argument("--name", help="registry name, io.github.YOU/NAME or com.example/NAME (default: its card's)")
     sj.add_argument("--pypi", metavar="PACKAGE", help="the PyPI package that runs the server over stdio")
+    sj.add_argument(
+        "--mcpb",
+        nargs=2,
+        metavar=("URL", "FILE"),
+        help="an MCPB bundle (baton publish mcpb): where clients download it, and the file, for its SHA-256",
+    )
     sj.add_argument("--package-version", metavar="VERSION", help="that package's version (default: the server's)")
     sj.add_argument(
         "--remote", action="append", default=[], metavar="URL", help="a Streamable HTTP endpoint (repeatable)"
@@ -81,6 +88,7 @@ def _server_json(args: argparse.Namespace) -> int:
         pypi=args.pypi,
         package_version=args.package_version,
         remotes=tuple(args.remote),
+        mcpb=(args.mcpb[0], hashlib.sha256(read_file(Path(args.mcpb[1]))).hexdigest()) if args.mcpb else None,
         title=args.title,
         website_url=args.website,
         repository_url=args.repository,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from ..serve.target import TargetError, load_server
@@ -61,3 +62,11 @@ def fits(text: str, label: str, option: str) -> str:
             f"shorter one with {option}"
         )
     return text
+
+
+def read_file(path: Path) -> bytes:
+    """The bytes of a file the user named; one that cannot be read is exit 1."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise PublishError(f"cannot read {path}: {exc.strerror or exc}", status=1) from None

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from ..targets import split_target
 from ..version import __version__
-from .common import Described, PublishError
+from .common import Described, PublishError, read_file
 
 MANIFEST_VERSION: Final = "0.4"  # the first with server type "uv"
 BATON_DISTRIBUTION: Final = "mcp-baton"
@@ -64,10 +64,10 @@ def build(target: str, described: Described, bundle: Bundle, output: Path) -> li
         ENTRY_POINT: _LAUNCHER.format(
             file=json.dumps(source.name), attr=json.dumps(f":{attr}" if attr else "")
         ).encode(),
-        f"{APP_FOLDER}/{source.name}": _read(source),
+        f"{APP_FOLDER}/{source.name}": read_file(source),
     }
     for wheel in bundle.wheels:
-        files[f"wheels/{wheel.name}"] = _read(wheel)
+        files[f"wheels/{wheel.name}"] = read_file(wheel)
     partial = output.with_name(output.name + ".partial")
     try:
         with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -157,10 +157,3 @@ def _pyproject(name: str, bundle: Bundle) -> str:
 
 def _normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise PublishError(f"cannot read {path}: {exc.strerror or exc}", status=1) from None

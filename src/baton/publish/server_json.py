@@ -29,6 +29,7 @@ class Where:
     pypi: str | None = None
     package_version: str | None = None
     remotes: tuple[str, ...] = ()
+    mcpb: tuple[str, str] | None = None  # a bundle's download URL, and the SHA-256 of its bytes
     title: str | None = None
     website_url: str | None = None
     repository_url: str | None = None
@@ -49,10 +50,10 @@ def document(described: Described, where: Where) -> dict[str, Any]:
             f"--name {name!r} is not a registry name: reverse DNS, one slash, then the server's own name, such "
             "as io.github.you/notes"
         )
-    if not where.pypi and not where.remotes:
+    if not where.pypi and not where.remotes and not where.mcpb:
         raise PublishError(
-            "say where clients get the server: --pypi PACKAGE (run over stdio from PyPI) and/or --remote URL "
-            "(a Streamable HTTP endpoint)"
+            "say where clients get the server: --pypi PACKAGE (run over stdio from PyPI), --mcpb URL FILE (a "
+            "bundle), and/or --remote URL (a Streamable HTTP endpoint)"
         )
     doc: dict[str, Any] = {
         "$schema": SCHEMA,
@@ -71,14 +72,30 @@ def document(described: Described, where: Where) -> dict[str, Any]:
         doc["repository"] = {"url": _url(repository, "--repository"), "source": repository_source(repository)}
     if card and card.icons:
         doc["icons"] = list(card.icons)
+    packages: list[dict[str, Any]] = []
     if where.pypi:
         if not _PYPI_NAME.match(where.pypi):
             raise PublishError(f"--pypi {where.pypi!r} is not a PyPI package name")
         version = where.package_version or server.version
         check_version(version, "--package-version")
-        doc["packages"] = [
+        packages.append(
             {"registryType": "pypi", "identifier": where.pypi, "version": version, "transport": {"type": "stdio"}}
-        ]
+        )
+    if where.mcpb:
+        url, digest = where.mcpb
+        if not url.startswith("https://") or not _HTTP_URL.match(url):
+            raise PublishError(f"--mcpb {url!r} is not an https URL (where clients download the bundle)")
+        packages.append(
+            {
+                "registryType": "mcpb",
+                "identifier": url,
+                "version": server.version,
+                "fileSha256": digest,
+                "transport": {"type": "stdio"},
+            }
+        )
+    if packages:
+        doc["packages"] = packages
     if where.remotes:
         doc["remotes"] = [{"type": "streamable-http", "url": _url(url, "--remote")} for url in where.remotes]
     return doc
