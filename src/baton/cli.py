@@ -1,7 +1,7 @@
 """The `baton` command: `baton serve TARGET [--http HOST:PORT | --stdio] [--workers N] [--reload] [--auth-issuer
 URL --auth-audience URL]`, `baton keys`, `baton dev` (`baton.devui`), `baton install` (`baton.install`),
-`baton bridge` (`baton.bridge`), and the client subcommands `baton tools|call|resources|read|prompts|prompt`
-(`baton.cli_client`)."""
+`baton bridge` (`baton.bridge`), `baton publish` (`baton.publish`), and the client subcommands
+`baton tools|call|resources|read|prompts|prompt` (`baton.cli_client`)."""
 
 from __future__ import annotations
 
@@ -323,6 +323,9 @@ def main(argv: list[str] | None = None) -> int:
         "keys",
         help="create, list or rotate the state key ring: baton keys init|list|rotate|add|promote|retire|generate",
     )
+    commands.add_parser(
+        "publish", help="describe a server for the MCP Registry or desktop hosts: baton publish server-json|mcpb FILE"
+    )
     for name, summary in CLIENT_COMMANDS.items():  # parsed by baton.cli_client, each with --help and --json
         commands.add_parser(name, help=summary)
     words = list(sys.argv[1:] if argv is None else argv)
@@ -342,6 +345,10 @@ def main(argv: list[str] | None = None) -> int:
         from .cli_keys import run as keys  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
         return keys(words[1:])
+    if words and words[0] == "publish":
+        from .publish.command import main as publish  # noqa: PLC0415 (a subcommand loads its own modules when run)
+
+        return publish(words[1:])
     if words and words[0] in CLIENT_COMMANDS:
         from .cli_client import run  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
