@@ -35,6 +35,7 @@ from ..server.startup import PRINCIPAL_SETTING, PUBLIC_URL_SETTING, Configuratio
 from ..state.keys import KeyRing
 from ..state.ledger import Ledger
 from ..state.ledger_memory import MemoryLedger
+from .ask_app import answer_from_app
 from .login import DevLogin, Login
 from .oauth import OAuthProvider
 from .pages import ConnectApp
@@ -126,7 +127,7 @@ class ConnectKit:
             self._records = PageRecords(self.ring, self._ledger)
         return self._records
 
-    def page_flow(self, principal: str, binding: bytes, shows: Callable[[dict[str, Any]], bool]) -> ParkedFlow | None:
+    def page_flow(self, principal: str, binding: bytes, deliver: Callable[[dict[str, Any]], str]) -> ParkedFlow | None:
         """The page rung's flow for one call (`baton.server.parts.ConnectPart.page_flow`): None without a
         public URL, or for an anonymous caller outside development (a page must know whose it is)."""
         if not self.configured:
@@ -134,7 +135,11 @@ class ConnectKit:
         if principal == "anonymous" and not self.development:
             log.warning("the page rung needs to know who is calling: set Server(principal=...); using the error rung")
             return None
-        return ParkedFlow(self, self.records, principal, binding, shows)
+        return ParkedFlow(self, self.records, principal, binding, deliver)
+
+    async def answer(self, principal: str, ticket: str, action: str, fields: dict[str, list[str]]) -> str:
+        """The ask app's answer to a parked question, recorded (`baton.connect.ask_app`, protocol.md P215)."""
+        return await answer_from_app(self, principal, ticket, action, fields)
 
     @property
     def attached(self) -> bool:

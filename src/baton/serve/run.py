@@ -101,7 +101,7 @@ def announce(
 
 
 def _on_page(flow: Any) -> bool:
-    return flow is not None and flow.when_unasked == "page"
+    return flow is not None and flow.when_unasked in ("page", "app")
 
 
 def no_page_warning(tools: list[str]) -> str:

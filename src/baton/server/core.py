@@ -21,6 +21,7 @@ from ..state.ledger import Ledger
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S
 from ..state.store_url import parse_store_url
 from .apps import APP_MIME_TYPE, APPS, App, Visibility, app_tool_meta
+from .ask_app import ANSWER_SCHEMA, ANSWER_TOOL, ASK_APP, answer_question
 from .card import ServerCard
 from .context import Context
 from .exchange import PrincipalHook
@@ -366,8 +367,16 @@ class Server:
         _check_options(dict(options), "add_tool")
         single_use = options.pop("single_use", False)
         scopes = scope_list(options.pop("scopes", None), "@server.tool(scopes=...)")
+        own_rung = "when_unasked" in options
         when_unasked = check_when_unasked(options.pop("when_unasked", self.settings.when_unasked), "@server.tool")
         app, visibility = options.pop("app", None), options.pop("visibility", None)
+        if when_unasked == "app" and app is not None:  # protocol.md P213: the host shows the tool's own app
+            if own_rung:
+                raise ValueError(
+                    "when_unasked='app' shows questions in Baton's ask app, which is the tool's app: a tool with "
+                    "its own app=... takes when_unasked='page'"
+                )
+            when_unasked = "page"
         meta = options.get("meta")
         if app is not None:
             meta = self._app_meta(app, meta, visibility)
@@ -389,6 +398,9 @@ class Server:
         context_param = tool.signature.context_param
         if context_param is None:  # a tool without a Context cannot ask: nothing to declare (P139)
             when_unasked = "error"
+        if when_unasked == "app":  # protocol.md P213: the ask app is its app, with the app-only answer tool
+            app = ASK_APP
+            tool.meta = self._app_meta(app, tool.meta, None)
         if when_unasked == "argument":  # protocol.md P139: the optional `confirm` argument, published
             tool.input_schema = with_confirm_argument(tool.name, tool.input_schema)
         task, task_start = self._task_options(options.get("task"), options.get("task_start"))
@@ -418,6 +430,15 @@ class Server:
             self._apps[app.uri] = app
             if APPS not in self.extensions:
                 self.add_extension(APPS)
+        if when_unasked == "app" and ANSWER_TOOL not in self.tools:
+            self.add_tool(
+                answer_question,
+                name=ANSWER_TOOL,
+                app=ASK_APP,
+                visibility=["app"],
+                when_unasked="error",
+                input_schema=ANSWER_SCHEMA,
+            )
         return tool
 
     def _app_meta(self, app: App, meta: dict[str, Any] | None, visibility: Any) -> dict[str, Any]:
