@@ -51,13 +51,12 @@ def test_the_rung_for_every_declaration(elicitation: str, apps: bool, when_unask
         assert got == tuple("native" if r == "native" else fallback for r in app_rung)
 
 
-def asking_server(public_url: str, **options: Any) -> Server:
+def asking_server(public_url: str | None) -> Server:
     server = Server(
         "ask-app",
         public_url=public_url,
-        connect=ConnectKit(store="memory:"),
+        connect=ConnectKit(store="memory:") if public_url else None,  # the default kit needs no public URL
         principal=lambda info: ((info.headers or {}).get("authorization") or "").removeprefix("Bearer ") or None,
-        **options,
     )
 
     @server.tool(when_unasked="app")
@@ -69,6 +68,9 @@ def asking_server(public_url: str, **options: Any) -> Server:
         size = await ctx.elicit(int, "How many litres?")
         litres = size.data if isinstance(size, Accepted) else 0
         return f"Painted the {room} {answer.data} with {litres} l, for {ctx.principal}."
+
+    if public_url is None:  # ctx.secret needs a public URL to serve at all (the server refuses to start)
+        return server
 
     @server.tool(when_unasked="app")
     async def key(ctx: Context) -> str:
@@ -196,3 +198,23 @@ def test_a_tool_with_its_own_app_cannot_take_the_app_rung() -> None:
 
     assert everywhere.tools["own"].flow is not None and everywhere.tools["own"].flow.when_unasked == "page"
     assert ANSWER_TOOL not in everywhere.tools
+
+
+def test_without_a_public_url_only_the_app_serves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """P216: no public URL, so no page; a client that renders the ask app still gets the question there."""
+    monkeypatch.setenv("BATON_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("BATON_PUBLIC_URL", raising=False)
+    with InProcessServer(asking_server(None), tmp_path / "server.log") as live:
+        first = tool_call(live.url, "paint", {"room": "hall"})
+        ask = first["_meta"][ASK_META]
+        assert ask["page"] == ""  # no page to offer
+        # A client without apps gets the error rung, for a new flow and for the one waiting in the app.
+        for room in ("cellar", "hall"):
+            bare = call(live.url, "paint", {"room": room}, caps={}, Authorization="Bearer ann")
+            assert bare.json()["error"]["code"] == -32021, bare.text
+        tool_call(live.url, ANSWER_TOOL, {"ticket": ask["ticket"], "action": "accept", "fields": {"value": ["red"]}})
+        second = tool_call(live.url, "paint", {"room": "hall"})
+        assert second["_meta"][ASK_META]["message"] == "How many litres?"
+        # An anonymous caller (no principal) is not served by the app without a page's development login.
+        anonymous = call(live.url, "paint", {"room": "hall"}, caps={"extensions": APPS_DECLARED})
+        assert anonymous.json()["error"]["code"] == -32021, anonymous.text

@@ -48,7 +48,7 @@ def call_tool(page: Page, name: str, **arguments: str) -> None:
     if not item.locator("form").first.is_visible():
         item.locator("summary").first.click()
     for field, value in arguments.items():
-        item.get_by_role("textbox", name=f"{field} (required)").fill(value)
+        item.get_by_role("textbox", name=re.compile(rf"^{field}\b")).fill(value)
     item.get_by_role("button", name="Call").click()
 
 
@@ -80,6 +80,19 @@ def test_a_question_in_the_ask_app_is_answered_and_the_call_completes(served: Ru
         notes = page.get_by_role("list", name="App notes").first
         expect(notes).to_contain_text("The app updated the model's context")
         expect(page.locator("iframe")).to_have_count(1)  # the app's own calls open no app of their own
+
+
+def test_on_stdio_without_a_public_url_the_app_still_asks(page: Page, tmp_path: Path) -> None:
+    """P216: `baton dev` runs the server file as its child on stdio (no public URL, no page); the host renders
+    the ask app, so the question is asked there, bound to the stdio principal (the OS user)."""
+    env = {"BATON_DATA_DIR": str(tmp_path), "BATON_LEDGER": "memory:", "BATON_CONNECT_STORE": "memory:"}
+    with baton_dev(TARGET, "--elicitation", "none", env=env) as dev:
+        page.goto(dev.address)
+        call_tool(page, "choose", topic="the gate")
+        app = page.frame_locator("iframe[title='App of choose']")
+        app.get_by_role("combobox", name="value").select_option("red")
+        app.get_by_role("button", name="Send").click()
+        expect(app.get_by_role("status")).to_have_text("Accepted red for the gate")
 
 
 def test_decline_in_the_app_and_a_url_question_takes_the_page(served: RunningServer, page: Page) -> None:

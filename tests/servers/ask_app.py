@@ -1,11 +1,14 @@
 """A server whose tools take the app rung (protocol.md P213), for tests: served over HTTP with
 `$BATON_PUBLIC_URL` on loopback (development: every caller is `anonymous`), the stores and ledger in memory.
 
-`paint` asks two form questions (a colour, then litres); `choose` one; `key` a secret (URL mode, which never
-goes into the app: it takes the page, P214).
+`paint` asks two form questions (a colour, then litres); `choose` one; `key`, only with a public URL (without
+one the server would refuse to start), a secret (URL mode, which never goes into the app: the page, P214).
+Without `$BATON_PUBLIC_URL` (on stdio under `baton dev`) only the ask app serves (P216).
 """
 
 from __future__ import annotations
+
+import os
 
 from baton import Accepted, Context, Server
 
@@ -31,8 +34,11 @@ async def choose(ctx: Context, topic: str = "the porch") -> str:
     return f"{type(answer).__name__}{said} for {topic}"
 
 
-@server.tool()
 async def key(ctx: Context) -> str:
     """Asks for an API key (URL mode)."""
     handle = await ctx.secret("api_key", "Your API key")
     return f"Key {handle.name} is kept."
+
+
+if os.environ.get("BATON_PUBLIC_URL"):
+    server.add_tool(key)

@@ -35,6 +35,8 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..forms.parse import parse_schema
+from ..protocol.capabilities import required_capability
+from ..protocol.errors import CapabilityMissing
 from ..render.html import form_html
 from ..server.parts import Link
 from ..server.results import ToolError
@@ -130,7 +132,10 @@ class ParkedFlow:
         principal: str,
         binding: bytes,
         deliver: Callable[[dict[str, Any]], str],
+        *,
+        pages: bool = True,
     ) -> None:
+        self.pages = pages  # the server has a public URL to give pages under (else only the ask app, P216)
         self._kit = kit
         self._records = records
         self._principal = principal
@@ -168,12 +173,14 @@ class ParkedFlow:
                 return journal
             self._touched = True
             journal = Journal.loads(link["j"].encode())
-            if link["t"]:
+            if link["t"] or link.get("x"):  # a form
                 delivery = self._deliver(link["r"])
                 if delivery == "native":  # this client shows it itself: ask it there, from the same journal
                     return journal
                 if delivery == "app" and link.get("x"):  # P213: the ask app again, with its ticket
-                    return Link(link["u"], link["m"], ask_for_app(link["x"], link["r"], link["m"]))
+                    return Link(link["u"], link["m"], ask_for_app(link["x"], link["r"], link["m"], link["u"]))
+                if not link["t"]:  # P216: parked for the app alone (no public URL), and this client shows no app
+                    raise CapabilityMissing(required_capability(link["r"]))
                 return Link(link["u"], link["m"])  # a form on the page, not answered yet: the same link again
             # URL mode: the link was the page itself (the connect page); opening it is the answer.
             journal.answers[link["k"]] = (link["d"], {"action": "accept"})
@@ -187,14 +194,15 @@ class ParkedFlow:
         params = request.get("params") or {}
         message = str(params.get("message", ""))
         rid = self._rid("link")
-        ticket_id = app_ticket = ""
+        ticket_id = app_ticket = url = ""
         if params.get("mode") == "url":
             url = str(params["url"])
         else:
-            ticket = mint(self._principal, rid, PURPOSE, kit.page_ttl_s)
-            await kit.tickets.put(ticket)
-            ticket_id = ticket.id
-            url = f"{kit.base_url}/connect/{ticket.id}"
+            if self.pages:
+                ticket = mint(self._principal, rid, PURPOSE, kit.page_ttl_s)
+                await kit.tickets.put(ticket)
+                ticket_id = ticket.id
+                url = f"{kit.base_url}/connect/{ticket.id}"
             if app:  # P215: the app's own ticket, so that the page's link never answers through a tool
                 shown = mint(self._principal, rid, APP_PURPOSE, kit.page_ttl_s)
                 await kit.tickets.put(shown)
@@ -215,7 +223,9 @@ class ParkedFlow:
         if held is None:  # an identical call is parking this very question now
             raise ToolError("This tool is already waiting for the same question; call it again in a moment.")
         if app and held.get("x"):
-            return Link(str(held["u"]), str(held["m"]), ask_for_app(str(held["x"]), held["r"], str(held["m"])))
+            return Link(
+                str(held["u"]), str(held["m"]), ask_for_app(str(held["x"]), held["r"], str(held["m"]), str(held["u"]))
+            )
         return Link(str(held["u"]), str(held["m"]))
 
     async def finish(self) -> None:
@@ -223,11 +233,12 @@ class ParkedFlow:
             await self._records.write(self._rid("end", 0), self._principal, {}, self._kit.flow_ttl_s)
 
 
-def ask_for_app(ticket: str, request: dict[str, Any], message: str) -> dict[str, Any]:
+def ask_for_app(ticket: str, request: dict[str, Any], message: str, url: str) -> dict[str, Any]:
     """What the ask app is given for a parked form question (P213): the message, the form as the server's
-    page renders it (`baton.render.html`, the same fields and rules) and the app's ticket."""
+    page renders it (`baton.render.html`, the same fields and rules), the app's ticket, and the page's link
+    for a host that lets the app open links but not call tools (it asks the person to sign in, P216)."""
     spec = parse_schema(request["params"]["requestedSchema"])
-    return {"ticket": ticket, "message": message, "form": form_html(spec, prefix="ask", label=message)}
+    return {"ticket": ticket, "message": message, "form": form_html(spec, prefix="ask", label=message), "page": url}
 
 
 async def give_answer(records: PageRecords, principal: str, link: dict[str, Any], answer: dict[str, Any]) -> bool:

@@ -440,8 +440,8 @@ class Context:
             request["params"] = params
         apps = self._when_unasked == "app" and shows_apps(self)  # P213: this client renders the ask app
         delivery = rung(self.client_capabilities, request, self._when_unasked, yes_no, apps)
-        if delivery in ("page", "app") and self._page is None:  # no page serves this call (stdio, no public URL)
-            delivery = "error"
+        if delivery in ("page", "app") and (self._page is None or (delivery == "page" and not self._page.pages)):
+            delivery = "error"  # no page serves this call (no public URL, P216; or stdio without apps)
         if delivery not in ("native", "page", "app"):
             return self._unasked(delivery, request)
         if key in self._asks:

@@ -90,8 +90,10 @@ class ToolOptions(TypedDict, total=False):
     """What a question the client cannot show does (default: the server's, itself "error" by default):
     "error" (-32021 / a tool error); "page": the call ends with a link to the server's own page, where the
     user answers, and the next identical call goes on (protocol.md P145; HTTP serving with a public URL);
-    or "argument": the tool gains an optional boolean `confirm` argument that answers its `ctx.confirm`
-    where the client cannot show it. A model can fill it in without asking: see
+    "app": as "page", except that in a host that renders MCP Apps a form question is shown in Baton's ask
+    app with the result, answered there, and the app calls the tool again (the ask app becomes the tool's
+    app; protocol.md P213); or "argument": the tool gains an optional boolean `confirm` argument that
+    answers its `ctx.confirm` where the client cannot show it. A model can fill it in without asking: see
     docs/asking-in-every-host.md (protocol.md P139)."""
     task: TaskSupport
     """Whether a call may run as a task of the Tasks extension (`io.modelcontextprotocol/tasks`, declared by
@@ -153,7 +155,7 @@ class Server:
     `task_ttl_ms` is how long a task of the Tasks extension is kept after it was made, `task_poll_interval_ms`
     how often clients are told to poll it, `task_lease_ms` how long a task's running round is held by its
     instance without a heartbeat before another takes it over (docs/tasks.md). `when_unasked` is every tool's
-    default for a question the client cannot show ("error", "page" or "argument": see
+    default for a question the client cannot show ("error", "page", "app" or "argument": see
     `ToolOptions.when_unasked`); `host_quirks=True` turns on the table of what known hosts really show
     (`baton.HOST_QUIRKS`), or give your own rows (protocol.md P138-P140). `card` publishes a server card
     over HTTP (`baton.ServerCard`, a draft; protocol.md P194).

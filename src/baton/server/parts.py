@@ -46,6 +46,11 @@ class PageFlow(Protocol):
     """One call's flow on the server's own page (protocol.md P145), bound to its principal and to its request
     (method, tool, canonical arguments); `baton.connect.parked.ParkedFlow` is Baton's."""
 
+    @property
+    def pages(self) -> bool:
+        """Whether the server gives pages under a public URL; without, only the ask app serves (P216)."""
+        ...
+
     async def resume(self) -> Journal | Link:
         """What an identical earlier call left: the journal to go on with (answers given on the page and
         `ctx.once` results; empty when there is none), or the link of the question still unanswered (unless
@@ -75,10 +80,12 @@ class ConnectPart(Protocol):
 
     def attach(self, ring: KeyRing, public_url: str | None, ledger: Callable[[], Ledger] | None = None) -> None: ...
 
-    def page_flow(self, principal: str, binding: bytes, deliver: Callable[[dict[str, Any]], str]) -> PageFlow | None:
-        """The page rung's flow for this call, or None where the pages cannot serve it (no public URL, or an
-        anonymous caller outside development); `deliver(request)`: the rung that delivers a question to this
-        call's client (`baton.server.ladder.rung`)."""
+    def page_flow(
+        self, principal: str, binding: bytes, deliver: Callable[[dict[str, Any]], str], apps: bool = False
+    ) -> PageFlow | None:
+        """The page rung's flow for this call, or None where the pages cannot serve it (no public URL unless
+        the client renders the ask app, `apps`; or an anonymous caller outside development); `deliver(request)`:
+        the rung that delivers a question to this call's client (`baton.server.ladder.rung`)."""
         ...
 
     async def answer(self, principal: str, ticket: str, action: str, fields: dict[str, list[str]]) -> str:

@@ -181,7 +181,7 @@ class ReplayEngine:
             return None
         apps = flow.when_unasked == "app" and renders_apps(self._host.extensions, caps.extensions)
         deliver = functools.partial(rung, caps, when_unasked=flow.when_unasked, yes_no=False, apps=apps)
-        return kit.page_flow(principal, digest, deliver)
+        return kit.page_flow(principal, digest, deliver, apps)
 
     async def _play(
         self,
