@@ -82,17 +82,20 @@ def test_a_question_in_the_ask_app_is_answered_and_the_call_completes(served: Ru
         expect(page.locator("iframe")).to_have_count(1)  # the app's own calls open no app of their own
 
 
-def test_on_stdio_without_a_public_url_the_app_still_asks(page: Page, tmp_path: Path) -> None:
-    """P216: `baton dev` runs the server file as its child on stdio (no public URL, no page); the host renders
-    the ask app, so the question is asked there, bound to the stdio principal (the OS user)."""
+def test_on_stdio_without_a_public_url_the_example_asks_in_the_app(page: Page, tmp_path: Path) -> None:
+    """P216: `baton dev` runs examples/ask_app.py as its child on stdio (no public URL, no page); the host
+    renders the ask app, so both questions are asked there, bound to the stdio principal (the OS user)."""
     env = {"BATON_DATA_DIR": str(tmp_path), "BATON_LEDGER": "memory:", "BATON_CONNECT_STORE": "memory:"}
-    with baton_dev(TARGET, "--elicitation", "none", env=env) as dev:
+    with baton_dev("examples/ask_app.py", "--elicitation", "none", env=env) as dev:
         page.goto(dev.address)
-        call_tool(page, "choose", topic="the gate")
-        app = page.frame_locator("iframe[title='App of choose']")
-        app.get_by_role("combobox", name="value").select_option("red")
+        call_tool(page, "repaint", room="kitchen")
+        app = page.frame_locator("iframe[title='App of repaint']")
+        app.get_by_role("combobox", name="value").select_option("green")
         app.get_by_role("button", name="Send").click()
-        expect(app.get_by_role("status")).to_have_text("Accepted red for the gate")
+        expect(app.get_by_text("Repaint the kitchen green? The old colour is lost.", exact=True)).to_be_visible()
+        app.get_by_role("checkbox", name="Confirm").check()
+        app.get_by_role("button", name="Send").click()
+        expect(app.get_by_role("status")).to_have_text("The kitchen is now green.")
 
 
 def test_decline_in_the_app_and_a_url_question_takes_the_page(served: RunningServer, page: Page) -> None:
@@ -130,3 +133,53 @@ def test_time_from_result_to_answered_call(
     with capsys.disabled():
         median = statistics.median(times) * 1000
         print(f"\n    [ask-app] tool result to answered call in the app, median of 5: {median:.0f} ms")
+
+
+HOST_WITHOUT_TOOLS = """<!doctype html><body><iframe sandbox="allow-scripts" title="ask" style="width:600px"></iframe>
+<script>
+const frame = document.querySelector("iframe");
+window.opened = [];
+window.addEventListener("message", (event) => {
+  const m = event.data;
+  const reply = (result) => frame.contentWindow.postMessage({ jsonrpc: "2.0", id: m.id, result }, "*");
+  if (m.method === "ui/initialize") reply({ protocolVersion: "2026-01-26", hostCapabilities: { openLinks: {} } });
+  else if (m.method === "ui/notifications/initialized") frame.contentWindow.postMessage(
+    { jsonrpc: "2.0", method: "ui/notifications/tool-result", params: window.result }, "*");
+  else if (m.method === "ui/open-link") { window.opened.push(m.params.url); reply({}); }
+});
+</script></body>"""
+
+
+def test_a_host_that_relays_no_tool_calls_gets_the_page_link(chromium: Any) -> None:
+    """A host of my own that lets apps open links but not call tools (no `serverTools`): the ask app offers
+    the server's page (its link, which needs the browser's sign-in) instead of a form it could not send."""
+    from baton.server.ask_app import ASK_APP, ASK_META
+
+    result = {
+        "content": [{"type": "text", "text": "waiting"}],
+        "_meta": {
+            ASK_META: {
+                "ticket": "t" * 32,
+                "message": "Which colour?",
+                "form": "<form></form>",
+                "page": "http://127.0.0.1:9/connect/abc",
+                "tool": "choose",
+                "answerTool": "x",
+            }
+        },
+    }
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        page.set_content(HOST_WITHOUT_TOOLS)
+        page.evaluate("(r) => { window.result = r; }", result)
+        page.locator("iframe").evaluate("(f, html) => { f.srcdoc = html; }", ASK_APP.page())
+        app = page.frame_locator("iframe")
+        expect(app.get_by_text("Which colour?", exact=True)).to_be_visible()
+        expect(app.locator("form")).to_have_count(0)
+        app.get_by_role("button", name="Answer on the server's page").click()
+        page.wait_for_function("window.opened.length === 1")
+        assert page.evaluate("window.opened") == ["http://127.0.0.1:9/connect/abc"]
+    finally:
+        context.close()
