@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import servers.ask_app as tools
 from support.inprocess import InProcessServer
 from wire import call, post, request
 
-from baton import Accepted, Context, Server
+from baton import App, Context, Server
 from baton.connect import ConnectKit
 from baton.protocol.capabilities import ClientCapabilities
 from baton.server.apps import APP_MIME_TYPE, APPS
@@ -59,24 +60,9 @@ def asking_server(public_url: str | None) -> Server:
         principal=lambda info: ((info.headers or {}).get("authorization") or "").removeprefix("Bearer ") or None,
     )
 
-    @server.tool(when_unasked="app")
-    async def paint(ctx: Context, room: str) -> str:
-        """Paints a room in the colour the user chooses."""
-        answer = await ctx.elicit(["red", "green"], f"Which colour for the {room}?")
-        if not isinstance(answer, Accepted):
-            return f"{type(answer).__name__}: the {room} stays as it is."
-        size = await ctx.elicit(int, "How many litres?")
-        litres = size.data if isinstance(size, Accepted) else 0
-        return f"Painted the {room} {answer.data} with {litres} l, for {ctx.principal}."
-
-    if public_url is None:  # ctx.secret needs a public URL to serve at all (the server refuses to start)
-        return server
-
-    @server.tool(when_unasked="app")
-    async def key(ctx: Context) -> str:
-        handle = await ctx.secret("api_key", "Your API key")
-        return f"Key {handle.name} is kept."
-
+    server.add_tool(tools.paint, when_unasked="app")
+    if public_url is not None:  # ctx.secret needs a public URL to serve at all (the server refuses to start)
+        server.add_tool(tools.key, when_unasked="app")
     return server
 
 
@@ -181,8 +167,6 @@ def test_a_host_without_apps_gets_the_page_and_a_url_question_never_goes_to_the_
 
 
 def test_a_tool_with_its_own_app_cannot_take_the_app_rung() -> None:
-    from baton import App
-
     server = Server("own-app")
     with pytest.raises(ValueError, match="when_unasked='page'"):
 

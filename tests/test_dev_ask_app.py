@@ -15,17 +15,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 from support.dev import baton_dev
-from support.processes import free_port
-from support.serve import RunningServer, start_server
+from support.serve import RunningServer, start_with_pages
 
 TARGET = "tests/servers/ask_app.py"
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[RunningServer]:
-    port = free_port()
-    env = {"BATON_PUBLIC_URL": f"http://127.0.0.1:{port}", "BATON_LEDGER": "memory:", "BATON_CONNECT_STORE": "memory:"}
-    with start_server(TARGET, port=port, log=tmp_path / "server.log", env=env) as server:
+    with start_with_pages(TARGET, tmp_path / "server.log") as server:
         yield server
 
 
@@ -70,12 +67,12 @@ def test_a_question_in_the_ask_app_is_answered_and_the_call_completes(served: Ru
         expect(app.get_by_text("How many litres?", exact=True)).to_be_visible()
         app.get_by_role("spinbutton", name="value").fill("4")
         app.get_by_role("button", name="Send").click()
-        expect(app.get_by_role("status")).to_have_text("Painted the hall green with 4 l.")
+        expect(app.get_by_role("status")).to_have_text("Painted the hall green with 4 l, for anonymous.")
         expect(page.get_by_role("article", name=re.compile(r"baton_ask_answer"))).to_have_count(2)
         expect(calls(page, "paint")).to_have_count(3)
         expect(calls(page, "paint").first).to_contain_text(re.compile(r"Called by the app of c\d+"))
         expect(calls(page, "paint").first.get_by_role("region", name="Result")).to_contain_text(
-            "Painted the hall green with 4 l."
+            "Painted the hall green with 4 l, for anonymous."
         )
         notes = page.get_by_role("list", name="App notes").first
         expect(notes).to_contain_text("The app updated the model's context")

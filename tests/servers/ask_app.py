@@ -23,7 +23,7 @@ async def paint(ctx: Context, room: str) -> str:
         return f"{type(colour).__name__}: the {room} stays as it is."
     litres = await ctx.elicit(int, "How many litres?")
     amount = litres.data if isinstance(litres, Accepted) else 0
-    return f"Painted the {room} {colour.data} with {amount} l."
+    return f"Painted the {room} {colour.data} with {amount} l, for {ctx.principal}."
 
 
 @server.tool()
