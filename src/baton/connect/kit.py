@@ -134,10 +134,10 @@ class ConnectKit:
         caller outside development (a page, or an app's answer, must know whose it is), and without a public
         URL unless the client renders the ask app (`apps`, P216: then the flow has no page, only the app)."""
         pages = self.configured
+        if not pages and not apps:
+            return None
         if principal == "anonymous" and not (pages and self.development):
             log.warning("the page rung needs to know who is calling: set Server(principal=...); using the error rung")
-            return None
-        if not pages and not apps:
             return None
         return ParkedFlow(self, self.records, principal, binding, deliver, pages=pages)
 
