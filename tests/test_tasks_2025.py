@@ -2,7 +2,8 @@
 extension: the official `mcp` SDK's last 1.x drives them against `baton serve examples/everything.py` (a real
 process each); in process, a session's tasks are its principal's only, a principal holds a bounded number of
 tasks not yet ended, records are sealed at rest in SQLite and Redis, a sweep resumes a round whose instance
-died with nobody polling and purges expired records, and `tools/list` marks task tools in both eras."""
+died with nobody polling and purges expired records, and `tools/list` marks task tools in both eras. Baton's
+client follows 2025-11-25 tasks, Baton's own in process and FastMCP 3's in its own process (P210)."""
 
 from __future__ import annotations
 
@@ -21,15 +22,18 @@ from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv, peer_env
 from support.processes import PortOpen, free_port, start
 from support.redis_server import RedisServer
-from test_tasks import STEPS_RUN, caller, make_server, until
+from test_tasks import ALICE, STEPS_RUN, _by_key, caller, make_server, until
 
-from baton import Server
+from baton import Accepted, Server
+from baton.client import Client, Question
 from baton.protocol.capabilities import ClientCapabilities
 from baton.protocol.errors import McpError
 from baton.protocol.messages import Message
+from baton.protocol.tasks import TASKS
 from baton.server import Exchange, RequestInfo
 from baton.server.outbound import Outbound, Stream
 from baton.server.sessions import ServerSession
+from baton.testing import ScriptedUser, memory_client
 
 pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)
 SECRET = "hunter2-the-answer"
@@ -230,3 +234,71 @@ def test_the_sweep_purges_expired_task_records(tmp_path: Path) -> None:
     assert asyncio.run(main()) == 0
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT count(*) FROM baton_tasks_v2").fetchone() == (0,)
+
+
+# -- Baton's client on 2025-11-25 tasks (protocol.md P210) -------------------------------------------------
+
+
+def test_the_client_follows_a_2025_task_of_baton_answering_on_the_result_stream() -> None:
+    async def main() -> None:
+        server = make_server(ledger="memory:", task_poll_interval_ms=20)
+        seen: list[str] = []
+        sent: list[dict[str, Any]] = []
+        user = ScriptedUser({"a": {"name": "Ann"}, "b": {"name": "Bob"}})
+        options: dict[str, Any] = {"extensions": {TASKS: {}}, "info": ALICE, "protocol": "2025-11-25"}
+        options["on_message"] = lambda way, message: sent.append(message) if way == "sent" else None
+        async with memory_client(server, user, on_task=lambda task: seen.append(task["status"]), **options) as client:
+            assert (await client.call_tool("ask_two")).text == "Ann & Bob"
+            assert seen[0] == "working" and seen[-1] == "completed"
+            assert any(m.get("method") == "tasks/result" for m in sent)
+            called = [m for m in sent if m.get("method") == "tools/call"]
+            assert called and called[0]["params"]["task"] == {}
+            with pytest.raises(McpError) as failed:
+                await client.call_tool("fails")
+            assert failed.value.code == -32603
+            assert (await client.call_tool("must")).is_error  # a tool error inside the task: its result
+        async with memory_client(server, protocol="2025-11-25", on_form=_by_key, info=ALICE) as plain:
+            refused = await plain.call_tool("must")  # no extension declared: no task, a tool error
+            assert refused.is_error and "runs only as a task" in refused.text
+
+    asyncio.run(main())
+
+
+def test_the_client_drives_fastmcp_2025_tasks_through_a_question(tmp_path: Path) -> None:
+    """FastMCP 3.4.11 (the last FastMCP serving 2025-11-25 tasks; Docket's in-memory backend) in its own
+    process: Baton's client sees the tools' taskSupport, runs `crunch` as a task to completion, and answers
+    the question `approve` asks while its task runs (FastMCP sends it on the session's stream)."""
+    python = ensure_venv("fastmcp3")
+    port = free_port()
+    command = [str(python), str(ROOT / "peers" / "fastmcp3_tasks_server.py"), "--port", str(port)]
+    log = tmp_path / "fastmcp3.log"
+    process = start(command, cwd=ROOT / "peers", env=peer_env(), log=log, ready=PortOpen(port), timeout=60.0)
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    async def main() -> None:
+        seen: list[str] = []
+        asked: list[str] = []
+
+        async def on_form(question: Question) -> Any:
+            asked.append(question.message)
+            return Accepted({"name": "Ann"})
+
+        async with Client(
+            url, extensions={TASKS: {}}, on_form=on_form, on_task=lambda t: seen.append(t["status"])
+        ) as c:
+            assert {t.name: t.task_support for t in await c.list_tools()} == {
+                "crunch": "optional",
+                "approve": "optional",
+                "hello": "forbidden",
+            }
+            assert (await c.call_tool("hello")).text == "hello" and seen == []
+            assert (await c.call_tool("crunch", {"n": 3})).text == "crunched 3"
+            assert seen[0] == "working" and seen[-1] == "completed"
+            assert (await c.call_tool("approve", {"change": "v2"})).text == "approved v2 by Ann"
+            assert asked == ["Who approves v2?"]
+
+    try:
+        asyncio.run(main())
+    finally:
+        process.stop()
+    assert "Traceback" not in log.read_text(), log.read_text()
