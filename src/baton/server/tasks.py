@@ -43,7 +43,7 @@ from ..state.ledger import principal_tag
 from ..state.seal import FlowState
 from ..state.store_url import StoreUnavailable
 from ..state.task_seal import TaskSeal
-from ..state.task_store import TaskStore
+from ..state.task_store import TaskStore, TooManyTasks
 from .exchange import Exchange, RequestInfo
 from .ladder import handler_arguments
 from .registry import Flow, RegisteredTool
@@ -176,7 +176,6 @@ class TaskBoard:
         """Make `job` a task, start its first round, and answer the `CreateTaskResult`: the record exists
         before the answer leaves, so a `tasks/get` right after it finds the task."""
         tag = principal_tag(job.exchange.principal)
-        await self._bound(tag)
         now = clock.now()
         task_id = secrets.token_urlsafe(24)  # protocol.md P168: unguessable; bound to the principal below
         job.state.journal.pending = {}
@@ -186,26 +185,24 @@ class TaskBoard:
         task = Task(task_id, tag, job, now, now + self.ttl_ms / 1000, job.target, params, now)
         task.who = _who(job.exchange)
         self._lease(task)
-        if not await self._save(task):  # durable before the answer leaves: a tasks/get right after it finds it
+        try:  # durable before the answer leaves: a tasks/get right after it finds it
+            saved = await self._save(task, limit=self.limit)
+        except TooManyTasks as exc:
+            raise self._too_many(exc.live) from None
+        if not saved:
             raise McpError(INTERNAL_ERROR, "Internal error: a task id was taken; call the tool again")
         self._start(task)
         return self.envelope(task, "task")
 
-    async def _bound(self, tag: bytes) -> None:
+    def _too_many(self, live: int) -> McpError:
         """protocol.md P208: a principal holds at most `limit` tasks not yet ended; one more is refused."""
-        try:
-            live = await self._store().live_count(tag)
-        except StoreUnavailable as exc:
-            log.error("tasks: %s", exc)
-            raise McpError(INTERNAL_ERROR, "The task store cannot be reached now; try again later") from None
-        if live >= self.limit:
-            raise McpError(
-                INVALID_REQUEST,
-                f"Too many tasks: you have {live} tasks not yet ended, the most this server keeps for one caller "
-                f"(Server(task_limit={self.limit})); wait for one to end, or cancel one with tasks/cancel, then "
-                "call again",
-                {"liveTasks": live, "taskLimit": self.limit},
-            )
+        return McpError(
+            INVALID_REQUEST,
+            f"Too many tasks: you have {live} tasks not yet ended, the most this server keeps for one caller "
+            f"(Server(task_limit={self.limit})); wait for one to end, or cancel one with tasks/cancel, then "
+            "call again",
+            {"liveTasks": live, "taskLimit": self.limit},
+        )
 
     def _lease(self, task: Task) -> None:
         """This instance runs the task's next round: its lease, written with the task's next save."""
@@ -469,14 +466,14 @@ class TaskBoard:
 
     # -- keeping ------------------------------------------------------------------------------------
 
-    async def _save(self, task: Task) -> bool:
+    async def _save(self, task: Task, limit: int | None = None) -> bool:
         """Write the task as its next version; False if the record changed since it was read (another
-        instance wrote it), and nothing was written."""
+        instance wrote it), and nothing was written. `limit`: the principal's bound, for a first write."""
         sealed = self._seal.seal(task.task_id, task.tag, _encoded(task))  # protocol.md P207
         live = task.status not in TERMINAL
         lease = task.lease if task.status == "working" else 0.0
         written = await self._store().write(
-            task.task_id, task.tag, sealed, task.expires, task.version + 1, live=live, lease=lease
+            task.task_id, task.tag, sealed, task.expires, task.version + 1, live=live, lease=lease, limit=limit
         )
         if written:
             task.version += 1

@@ -19,6 +19,15 @@ import collections
 
 from . import clock
 
+
+class TooManyTasks(Exception):
+    """A first write refused: the principal already holds `limit` live tasks (protocol.md P208)."""
+
+    def __init__(self, live: int) -> None:
+        super().__init__(f"{live} live tasks")
+        self.live = live
+
+
 StoredTask = tuple[bytes, int, bytes]
 """A stored task: (principal tag, version, record)."""
 Listed = tuple[str, int, bytes]
@@ -39,11 +48,14 @@ class TaskStore(abc.ABC):
         *,
         live: bool = True,
         lease: float = 0.0,
+        limit: int | None = None,
     ) -> bool:
         """Store version `version` of the record of `task_id` (made by the principal whose tag is `tag`, kept
         until `expires_at`, unix seconds): version 1 only if there is no record, a later one only over version
         `version - 1`. False, and nothing written, otherwise. `live`: the task has not ended; `lease`: unix
-        seconds until which an instance holds its running round (0: no round runs)."""
+        seconds until which an instance holds its running round (0: no round runs). With `limit`, version 1
+        is written only while the principal holds fewer live tasks, checked in the same step (else
+        `TooManyTasks`)."""
 
     @abc.abstractmethod
     async def get(self, task_id: str) -> StoredTask | None:
@@ -52,10 +64,6 @@ class TaskStore(abc.ABC):
     @abc.abstractmethod
     async def of(self, tag: bytes, after: str, limit: int) -> list[Listed]:
         """The principal's unexpired records with ids after `after`, in id order, at most `limit`."""
-
-    @abc.abstractmethod
-    async def live_count(self, tag: bytes) -> int:
-        """How many of the principal's unexpired tasks have not ended."""
 
     @abc.abstractmethod
     async def orphans(self, limit: int) -> list[str]:
@@ -88,9 +96,14 @@ class MemoryTaskStore(TaskStore):
         *,
         live: bool = True,
         lease: float = 0.0,
+        limit: int | None = None,
     ) -> bool:
         await self.purge()
         held = self._records.get(task_id)
+        if held is None and version == 1 and limit is not None:
+            count = sum(1 for i, h in self._unexpired() if h[0] == tag and self._marks[i][0])
+            if count >= limit:
+                raise TooManyTasks(count)
         if (held is None and version != 1) or (held is not None and held[1] != version - 1):
             return False
         if held is None:
@@ -116,9 +129,6 @@ class MemoryTaskStore(TaskStore):
     async def of(self, tag: bytes, after: str, limit: int) -> list[Listed]:
         mine = sorted((i, h[1], h[2]) for i, h in self._unexpired() if h[0] == tag and i > after)
         return mine[:limit]
-
-    async def live_count(self, tag: bytes) -> int:
-        return sum(1 for i, h in self._unexpired() if h[0] == tag and self._marks[i][0])
 
     async def orphans(self, limit: int) -> list[str]:
         now = clock.now()

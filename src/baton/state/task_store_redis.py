@@ -15,7 +15,7 @@ from redis.exceptions import RedisError
 from . import clock
 from .redis_client import pooled_client, redacted
 from .store_url import StoreUnavailable
-from .task_store import Listed, StoredTask, TaskStore
+from .task_store import Listed, StoredTask, TaskStore, TooManyTasks
 
 DEFAULT_PREFIX = "baton:task:"
 _TAG = 32
@@ -24,6 +24,11 @@ _WRITE = """
 local v = redis.call('GET', KEYS[1])
 if ARGV[2] == '1' then
   if v then return 0 end
+  if ARGV[9] ~= '' then
+    redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[8])
+    local live = redis.call('ZCARD', KEYS[3])
+    if live >= tonumber(ARGV[9]) then return -1 - live end
+  end
 elseif not v or string.sub(v, 33, 40) ~= ARGV[3] then
   return 0
 end
@@ -69,6 +74,7 @@ class RedisTaskStore(TaskStore):
         *,
         live: bool = True,
         lease: float = 0.0,
+        limit: int | None = None,
     ) -> bool:
         value = tag + version.to_bytes(8, "big") + record
         before = (version - 1).to_bytes(8, "big")
@@ -76,11 +82,13 @@ class RedisTaskStore(TaskStore):
         keys = [self.prefix + task_id, *self._sets(tag), self.prefix + "leases"]
         now_ms = int(clock.now() * 1000)
         args: list[bytes | str | int] = [value, str(version), before, pxat, task_id, str(int(live)), int(lease * 1000)]
-        args.append(now_ms)
+        args += [now_ms, "" if limit is None else limit]
         try:
             done = await self._write(keys=keys, args=args)
         except RedisError as exc:
             raise self._unavailable(exc) from None
+        if done < 0:  # the principal holds `limit` live tasks already (protocol.md P208)
+            raise TooManyTasks(-1 - int(done))
         return bool(done)
 
     async def get(self, task_id: str) -> StoredTask | None:
@@ -108,14 +116,6 @@ class RedisTaskStore(TaskStore):
             for i, v in zip(ids, values, strict=True)
             if isinstance(v, bytes)
         ]
-
-    async def live_count(self, tag: bytes) -> int:
-        _, live = self._sets(tag)
-        try:
-            await self._trimmed(live)
-            return int(await self._redis.zcard(live))
-        except RedisError as exc:
-            raise self._unavailable(exc) from None
 
     async def orphans(self, limit: int) -> list[str]:
         key = self.prefix + "leases"

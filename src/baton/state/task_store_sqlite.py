@@ -10,7 +10,7 @@ import sqlite3
 
 from . import clock
 from .sqlite_file import SqliteFile
-from .task_store import Listed, StoredTask, TaskStore
+from .task_store import Listed, StoredTask, TaskStore, TooManyTasks
 
 DEFAULT_PURGE_EVERY_S = 60.0
 _TABLE = "baton_tasks_v2"  # v1 (before P207) had no live/lease columns and plaintext records: left unread
@@ -65,11 +65,16 @@ class SqliteTaskStore(TaskStore):
         version: int,
         live: bool,
         lease: float,
+        limit: int | None,
     ) -> bool:
         now = clock.now()
         if now >= self._next_purge:
             db.execute(_PURGE, (now,))
             self._next_purge = now + self.purge_every_s
+        if version == 1 and limit is not None:  # in the write's own transaction (protocol.md P208)
+            count = int(db.execute(_LIVE, (tag, now)).fetchone()[0])
+            if count >= limit:
+                raise TooManyTasks(count)
         if version == 1:
             return bool(db.execute(_CREATE, (task_id, tag, expires_at, live, lease, record)).rowcount)
         args = (tag, version, expires_at, live, lease, record, task_id, version - 1, now)
@@ -85,9 +90,10 @@ class SqliteTaskStore(TaskStore):
         *,
         live: bool = True,
         lease: float = 0.0,
+        limit: int | None = None,
     ) -> bool:
         return await self._file.run(
-            lambda db: self._write_in(db, task_id, tag, record, expires_at, version, live, lease)
+            lambda db: self._write_in(db, task_id, tag, record, expires_at, version, live, lease, limit)
         )
 
     async def get(self, task_id: str) -> StoredTask | None:
@@ -97,10 +103,6 @@ class SqliteTaskStore(TaskStore):
     async def of(self, tag: bytes, after: str, limit: int) -> list[Listed]:
         rows = await self._file.run(lambda db: db.execute(_OF, (tag, after, clock.now(), limit)).fetchall())
         return [(str(r[0]), int(r[1]), bytes(r[2])) for r in rows]
-
-    async def live_count(self, tag: bytes) -> int:
-        row = await self._file.run(lambda db: db.execute(_LIVE, (tag, clock.now())).fetchone())
-        return int(row[0])
 
     async def orphans(self, limit: int) -> list[str]:
         now = clock.now()
