@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS {_TABLE} (
 CREATE INDEX IF NOT EXISTS {_TABLE}_expiry ON {_TABLE} (expires_at);
 CREATE INDEX IF NOT EXISTS {_TABLE}_principal ON {_TABLE} (principal, task_id);
 CREATE INDEX IF NOT EXISTS {_TABLE}_lease ON {_TABLE} (lease) WHERE lease > 0;
+CREATE INDEX IF NOT EXISTS {_TABLE}_live ON {_TABLE} (principal) WHERE live = 1;
 """
 _CREATE = f"""
 INSERT OR IGNORE INTO {_TABLE} (task_id, principal, version, expires_at, live, lease, record)
