@@ -92,7 +92,7 @@ async def _drop(message: dict[str, Any]) -> None:
     raise AssertionError(f"nothing is sent on this stream: {message}")
 
 
-async def legacy(server: Server, method: str, params: dict[str, Any], principal: str = "alice") -> Any:
+async def in_session(server: Server, method: str, params: dict[str, Any], principal: str = "alice") -> Any:
     """One request of a 2025-11-25 session of `principal`; its result, or {"error": code}."""
     session = ServerSession(principal, "2025-11-25", ClientCapabilities.parse({"elicitation": {}}))
     ex = Exchange(RequestInfo("http"), principal=principal)
@@ -107,16 +107,16 @@ def test_a_sessions_tasks_are_its_principals_own() -> None:
     async def main() -> None:
         server = make_server(ledger="memory:")
         try:
-            made = await legacy(server, "tools/call", {"name": "compute", "arguments": {"seconds": 5}, "task": {}})
+            made = await in_session(server, "tools/call", {"name": "compute", "arguments": {"seconds": 5}, "task": {}})
             task_id = made["task"]["taskId"]
             assert made["task"]["status"] == "working" and made["task"]["ttl"] == server.settings.task_ttl_ms
-            assert (await legacy(server, "tasks/get", {"taskId": task_id}))["status"] == "working"
-            assert [t["taskId"] for t in (await legacy(server, "tasks/list", {}))["tasks"]] == [task_id]
-            assert (await legacy(server, "tasks/list", {}, principal="mallory"))["tasks"] == []
+            assert (await in_session(server, "tasks/get", {"taskId": task_id}))["status"] == "working"
+            assert [t["taskId"] for t in (await in_session(server, "tasks/list", {}))["tasks"]] == [task_id]
+            assert (await in_session(server, "tasks/list", {}, principal="mallory"))["tasks"] == []
             for method in ("tasks/get", "tasks/result", "tasks/cancel"):
-                assert (await legacy(server, method, {"taskId": task_id}, principal="mallory"))["error"] == -32602
-            assert (await legacy(server, "tasks/cancel", {"taskId": task_id}))["status"] == "cancelled"
-            plain = await legacy(server, "tools/call", {"name": "compute", "arguments": {"seconds": 0}})
+                assert (await in_session(server, method, {"taskId": task_id}, principal="mallory"))["error"] == -32602
+            assert (await in_session(server, "tasks/cancel", {"taskId": task_id}))["status"] == "cancelled"
+            plain = await in_session(server, "tools/call", {"name": "compute", "arguments": {"seconds": 0}})
             assert plain["content"][0]["text"] == "done after 0s"  # without params.task: in the request
         finally:
             await server.aclose()
@@ -128,8 +128,8 @@ def test_tools_list_marks_task_tools_in_both_eras() -> None:
     async def main() -> None:
         server = make_server(ledger="memory:")
         modern = {t["name"]: t.get("execution") for t in (await caller(server)("tools/list", {}))["tools"]}
-        legacy_era = {t["name"]: t.get("execution") for t in (await legacy(server, "tools/list", {}))["tools"]}
-        for listed in (modern, legacy_era):
+        handshake_era = {t["name"]: t.get("execution") for t in (await in_session(server, "tools/list", {}))["tools"]}
+        for listed in (modern, handshake_era):
             assert listed["compute"] == {"taskSupport": "optional"}
             assert listed["must"] == {"taskSupport": "required"}
         await server.aclose()

@@ -71,7 +71,7 @@ from .skills import Skill
 from .stdio_transport import StdioTransport
 from .tap import MessageTap, tapped
 from .tasks import TaskWatcher, follow
-from .tasks_legacy import follow_legacy, offers_tool_tasks, task_support
+from .tasks_handshake import follow_handshake, offers_tool_tasks, task_support
 
 if TYPE_CHECKING:
     from .oauth import OAuth, ProgramLogin
@@ -485,7 +485,7 @@ class Client:
                 return items
         raise ClientError(f"{method}: more than 1000 pages")
 
-    async def _as_legacy_task(self, name: Any) -> bool:
+    async def _as_handshake_task(self, name: Any) -> bool:
         """Whether a 2025-11-25 `tools/call` of `name` goes as a task (protocol.md P210): this client declared
         the tasks extension, the server task-augmented `tools/call`, and the tool's `taskSupport` allows it
         (the tools are listed once for it, and again for a name not seen)."""
@@ -624,14 +624,14 @@ class Client:
         """
         if not self._modern and await self.settle_era() == HANDSHAKE:
             assert self._session is not None
-            if method == "tools/call" and await self._as_legacy_task(params.get("name")):  # protocol.md P210
+            if method == "tools/call" and await self._as_handshake_task(params.get("name")):  # protocol.md P210
                 session = self._session
 
                 async def leg(name: str, sent: dict[str, Any]) -> dict[str, Any]:
                     return await session.request(name, sent, progress if name == "tasks/result" else None)
 
                 created = await leg(method, {**params, "task": {}})
-                return await follow_legacy(leg, created, self.on_task) if "task" in created else created
+                return await follow_handshake(leg, created, self.on_task) if "task" in created else created
             return await self._session.request(method, params, progress)  # paused while the person answers
         earlier = EarlierAnswers()
         step = await self.start(method, params, progress=progress)

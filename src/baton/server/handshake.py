@@ -42,9 +42,9 @@ from .exchange import Exchange
 from .outbound import PeerError, PeerGone, Stream
 from .results import error_result
 from .sessions import MAX_INFO_CHARS, ServerSession
-from .tasks_legacy import CAPABILITY as TASKS_CAPABILITY
-from .tasks_legacy import METHODS as TASK_METHODS
-from .tasks_legacy import LegacyTasks, legacy_task
+from .tasks_handshake import CAPABILITY as TASKS_CAPABILITY
+from .tasks_handshake import METHODS as TASK_METHODS
+from .tasks_handshake import HandshakeTasks, handshake_task
 
 if TYPE_CHECKING:
     from .core import Server
@@ -83,7 +83,7 @@ class HandshakeEra:
         self.server = server
         self._methods = methods
         self.open_asks = 0  # questions of every session of this instance waiting for an answer (P95)
-        self.tasks = LegacyTasks(lambda: server.runtime.tasks, self._ask_task)  # protocol.md P205
+        self.tasks = HandshakeTasks(lambda: server.runtime.tasks, self._ask_task)  # protocol.md P205
 
     # -- the handshake -----------------------------------------------------------------------------
 
@@ -363,7 +363,7 @@ def handshake_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
     structured content only when it is an object (protocol.md P28; Baton derives output schemas only from
     object types, so tool descriptions need no change)."""
     if result.get("resultType") == "task":  # protocol.md P205: CreateTaskResult is {task: Task} in 2025-11-25
-        return {"task": legacy_task(result)}
+        return {"task": handshake_task(result)}
     result.pop("resultType", None)
     result.pop("ttlMs", None)
     result.pop("cacheScope", None)

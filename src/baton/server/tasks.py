@@ -15,7 +15,7 @@ memory only the tasks whose round runs here. So any instance answers `tasks/get`
 instance runs the next round there, rebuilding the call from the record (protocol.md P172). Records are
 sealed at rest (P207); a periodic sweep resumes the rounds whose instance died and purges expired records
 (P206); a principal may hold `Server(task_limit=...)` tasks not yet ended (P208). The 2025-11-25 era reaches
-the same tasks through `lookup`, `answer`, `stop` and `listed` (`baton.server.tasks_legacy`, P205).
+the same tasks through `lookup`, `answer`, `stop` and `listed` (`baton.server.tasks_handshake`, P205).
 """
 
 from __future__ import annotations

@@ -33,11 +33,11 @@ LIST_PAGE = 50
 _CURSOR = "t:"  # a tasks/list cursor: the last id listed, after this prefix
 _WAIT_S = 0.25  # how often tasks/result looks again at a task running on another instance
 
-Ask = Callable[[dict[str, Any], Stream], Awaitable[dict[str, Any]]]
+AskOn = Callable[[dict[str, Any], Stream], Awaitable[dict[str, Any]]]
 """Send a round's input requests on a stream and collect the answers by key (the session's bridge)."""
 
 
-def legacy_task(wire: dict[str, Any]) -> dict[str, Any]:
+def handshake_task(wire: dict[str, Any]) -> dict[str, Any]:
     """The board's view of a task (`envelope`) as the 2025-11-25 `Task`."""
     task = {
         "taskId": wire["taskId"],
@@ -56,10 +56,10 @@ def related(task_id: str) -> dict[str, Any]:
     return {RELATED_TASK: {"taskId": task_id}}
 
 
-class LegacyTasks:
+class HandshakeTasks:
     """The tasks methods of a 2025-11-25 session, over one server's task board."""
 
-    def __init__(self, board: Callable[[], TaskBoard], ask: Ask) -> None:
+    def __init__(self, board: Callable[[], TaskBoard], ask: AskOn) -> None:
         self._boards = board  # the server's, read when first used (the runtime is being made with this)
         self._ask = ask
 
@@ -83,7 +83,7 @@ class LegacyTasks:
         return await self._result(task_id, ex, stream)
 
     def _shown(self, task: Task) -> dict[str, Any]:
-        return legacy_task(self._board.envelope(task, "complete"))
+        return handshake_task(self._board.envelope(task, "complete"))
 
     async def _list(self, params: dict[str, Any], ex: Exchange) -> dict[str, Any]:
         cursor = params.get("cursor")

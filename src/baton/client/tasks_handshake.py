@@ -17,7 +17,7 @@ from typing import Any
 from .errors import ClientError
 from .tasks import TaskWatcher, poll_interval
 
-Request = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+SessionLeg = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 """One request of the session: (method, params) -> result; a server error raises its McpError."""
 
 
@@ -44,7 +44,7 @@ def _shown(task: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-async def follow_legacy(request: Request, created: dict[str, Any], watch: TaskWatcher | None) -> dict[str, Any]:
+async def follow_handshake(request: SessionLeg, created: dict[str, Any], watch: TaskWatcher | None) -> dict[str, Any]:
     """The result of the task a `tools/call` made (`created`, a `CreateTaskResult`)."""
     task = created.get("task")
     task_id = task.get("taskId") if isinstance(task, dict) else None
