@@ -22,6 +22,7 @@ from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv, peer_env
 from support.processes import PortOpen, free_port, start
 from support.redis_server import RedisServer
+from test_task_store import start_then_die
 from test_tasks import ALICE, STEPS_RUN, _by_key, caller, make_server, until
 
 from baton import Accepted, Server
@@ -190,14 +191,9 @@ async def _resumed_unpolled(url: str) -> None:
     """Instance one dies in the middle of a task's round; nobody polls: instance two's sweep finds the round
     whose lease ran out and finishes it, replaying over the journal."""
     one, two = make_server(ledger=url, task_lease_ms=300), make_server(ledger=url, task_lease_ms=300)
-    STEPS_RUN.clear()
     try:
         await two.runtime.start()  # as a transport does: the sweep starts
-        task_id = (await caller(one)("tools/call", {"name": "steps", "arguments": {"n": 4, "pause": 0.2}}))["taskId"]
-        while len(STEPS_RUN) < 2:  # noqa: ASYNC110 (the steps run in a task of the server, not ours to wait on)
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0.1)
-        one.runtime.tasks.cancel_all()  # the instance dies
+        task_id = await start_then_die(one)
         for _ in range(300):
             if len(STEPS_RUN) >= 4 and len(two.runtime.tasks) == 0:
                 break
