@@ -149,10 +149,10 @@ class Server:
     docs/observability.md); off by default. `lifespan` is an async context manager factory
     (`@contextlib.asynccontextmanager`, called with the server, or with no argument) run once per process
     around serving: open a database pool there; handlers read what it yields as `ctx.lifespan` (protocol.md P132).
+    `task_limit` is how many tasks not yet ended one principal may hold (protocol.md P208).
     `task_ttl_ms` is how long a task of the Tasks extension is kept after it was made, `task_poll_interval_ms`
     how often clients are told to poll it, `task_lease_ms` how long a task's running round is held by its
-    instance without a heartbeat before another takes it over, `task_limit` how many tasks not yet ended one
-    principal may hold (docs/tasks.md). `when_unasked` is every tool's
+    instance without a heartbeat before another takes it over (docs/tasks.md). `when_unasked` is every tool's
     default for a question the client cannot show ("error", "page" or "argument": see
     `ToolOptions.when_unasked`); `host_quirks=True` turns on the table of what known hosts really show
     (`baton.HOST_QUIRKS`), or give your own rows (protocol.md P138-P140). `card` publishes a server card
