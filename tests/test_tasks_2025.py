@@ -23,7 +23,7 @@ from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv, peer_env
 from support.processes import PortOpen, free_port, start
 from support.redis_server import RedisServer
 from test_task_store import start_then_die
-from test_tasks import ALICE, STEPS_RUN, _by_key, caller, make_server, until
+from test_tasks import ALICE, KEYS, STEPS_RUN, _by_key, caller, make_server, until
 
 from baton import Accepted, Server
 from baton.client import Client, Question
@@ -212,6 +212,36 @@ def test_the_sweep_resumes_an_orphaned_round_nobody_polls_through_sqlite(tmp_pat
 
 def test_the_sweep_resumes_an_orphaned_round_nobody_polls_through_redis(redis_server: RedisServer) -> None:
     asyncio.run(_resumed_unpolled(redis_server.url))
+
+
+def test_the_sweep_leaves_another_servers_tasks_to_it(tmp_path: Path) -> None:
+    """Two different servers share the default store (the data directory's): the other one's sweep never runs
+    this server's orphaned task, even with a tool of the same name; this server's does."""
+    url = f"sqlite://{tmp_path / 'ledger.db'}"
+    ran_elsewhere: list[int] = []
+
+    async def main() -> None:
+        one, mine = make_server(ledger=url, task_lease_ms=300), make_server(ledger=url, task_lease_ms=300)
+        other = Server("other", state_keys=KEYS, ledger=url, task_lease_ms=300)
+
+        @other.tool(task="optional")
+        async def steps(n: int = 4, pause: float = 0.1) -> str:
+            ran_elsewhere.append(n)
+            return "not this one"
+
+        try:
+            await other.runtime.start()
+            task_id = await start_then_die(one)
+            await asyncio.sleep(1.0)  # three leases: the other server swept the orphan several times
+            assert ran_elsewhere == [] and len(STEPS_RUN) < 4
+            await mine.runtime.start()
+            done = await until(caller(mine), task_id, "completed", principal="alice")
+            assert done["result"]["content"][0]["text"] == "4 steps done" and ran_elsewhere == []
+        finally:
+            for server in (one, mine, other):
+                await server.aclose()
+
+    asyncio.run(main())
 
 
 def test_the_sweep_purges_expired_task_records(tmp_path: Path) -> None:

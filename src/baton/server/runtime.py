@@ -97,6 +97,7 @@ class Runtime:
             lambda: self.task_store,
             server.tools.get,
             TaskSeal(lambda: self.key_ring),
+            server.name,
             ttl_ms=s.task_ttl_ms,
             poll_interval_ms=s.task_poll_interval_ms,
             lease_ms=s.task_lease_ms,

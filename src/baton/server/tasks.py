@@ -147,6 +147,7 @@ class TaskBoard:
         store: Callable[[], TaskStore],
         tools: Callable[[str], RegisteredTool | None],
         seal: TaskSeal,
+        server: str,
         *,
         ttl_ms: int = DEFAULT_TASK_TTL_MS,
         poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
@@ -155,6 +156,7 @@ class TaskBoard:
     ) -> None:
         self._engine = engine
         self._seal = seal
+        self.server = server  # the server's name, kept in its records: the sweep resumes only its own
         self.limit = limit
         self._sweeping: asyncio.Task[None] | None = None
         self.lease_s = lease_ms / 1000
@@ -183,7 +185,7 @@ class TaskBoard:
         if job.exchange.protocol_version == HANDSHAKE_VERSION:  # a session's capabilities, for a round elsewhere
             params["_meta"] = {**params.get("_meta", {}), META_CLIENT_CAPABILITIES: job.caps.raw or {}}
         task = Task(task_id, tag, job, now, now + self.ttl_ms / 1000, job.target, params, now)
-        task.who = _who(job.exchange)
+        task.who = {**_who(job.exchange), "server": self.server}
         self._lease(task)
         try:  # durable before the answer leaves: a tasks/get right after it finds it
             saved = await self._save(task, limit=self.limit)
@@ -233,18 +235,22 @@ class TaskBoard:
                 log.error("tasks: the sweep cannot reach the task store: %s", exc)
 
     async def sweep_once(self) -> int:
-        """One sweep: purge expired records, resume orphaned rounds here; how many it resumed."""
+        """One sweep: purge expired records, resume orphaned rounds here; how many it resumed. A store shared
+        with other servers (the default data directory's) holds their tasks too: those are left to them."""
         store = self._store()
         await store.purge()
-        resumed = 0
-        for task_id in await store.orphans(SWEEP_BATCH):
-            if task_id in self._live:
-                continue
-            task = await self._load(task_id)
-            if task is None or task.status != "working" or task.lease >= clock.now():
-                continue
-            resumed += await self._take_over(task, None)
-        return resumed
+        resumed = left = 0
+        while True:
+            found = await store.orphans(SWEEP_BATCH, left)
+            for task_id in found:
+                task = None if task_id in self._live else await self._load(task_id)
+                orphan = task is not None and task.who.get("server") == self.server and task.status == "working"
+                if orphan and task is not None and task.lease < clock.now() and await self._take_over(task, None):
+                    resumed += 1  # no longer an orphan
+                else:
+                    left += 1  # another server's, running here, or changed meanwhile: the next page skips it
+            if len(found) < SWEEP_BATCH:
+                return resumed
 
     async def _advance(self, task: Task) -> None:
         """Run one round of `task` and record where it ended."""

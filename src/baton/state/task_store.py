@@ -66,8 +66,9 @@ class TaskStore(abc.ABC):
         """The principal's unexpired records with ids after `after`, in id order, at most `limit`."""
 
     @abc.abstractmethod
-    async def orphans(self, limit: int) -> list[str]:
-        """Ids of unexpired tasks whose round's lease ran out (their instance stopped renewing it)."""
+    async def orphans(self, limit: int, skip: int = 0) -> list[str]:
+        """Ids of unexpired tasks whose round's lease ran out (their instance stopped renewing it): at most
+        `limit`, after the first `skip`."""
 
     @abc.abstractmethod
     async def purge(self) -> None:
@@ -130,9 +131,9 @@ class MemoryTaskStore(TaskStore):
         mine = sorted((i, h[1], h[2]) for i, h in self._unexpired() if h[0] == tag and i > after)
         return mine[:limit]
 
-    async def orphans(self, limit: int) -> list[str]:
+    async def orphans(self, limit: int, skip: int = 0) -> list[str]:
         now = clock.now()
-        return [i for i, _ in self._unexpired() if 0 < self._marks[i][1] < now][:limit]
+        return [i for i, _ in self._unexpired() if 0 < self._marks[i][1] < now][skip : skip + limit]
 
     async def get(self, task_id: str) -> StoredTask | None:
         held = self._records.get(task_id)

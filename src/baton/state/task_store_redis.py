@@ -117,10 +117,10 @@ class RedisTaskStore(TaskStore):
             if isinstance(v, bytes)
         ]
 
-    async def orphans(self, limit: int) -> list[str]:
+    async def orphans(self, limit: int, skip: int = 0) -> list[str]:
         key = self.prefix + "leases"
         try:
-            ids = [_text(i) for i in await self._redis.zrangebyscore(key, 1, int(clock.now() * 1000), 0, limit)]
+            ids = [_text(i) for i in await self._redis.zrangebyscore(key, 1, int(clock.now() * 1000), skip, limit)]
             gone = [i for i in ids if not await self._redis.exists(self.prefix + i)]
             if gone:  # expired while running: nothing to resume
                 await self._redis.zrem(key, *gone)

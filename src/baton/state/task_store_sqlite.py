@@ -43,7 +43,9 @@ SELECT task_id, version, record FROM {_TABLE} WHERE principal = ? AND task_id > 
 ORDER BY task_id LIMIT ?
 """
 _LIVE = f"SELECT count(*) FROM {_TABLE} WHERE principal = ? AND live = 1 AND expires_at > ?"
-_ORPHANS = f"SELECT task_id FROM {_TABLE} WHERE lease > 0 AND lease < ? AND expires_at > ? LIMIT ?"
+_ORPHANS = f"""
+SELECT task_id FROM {_TABLE} WHERE lease > 0 AND lease < ? AND expires_at > ? ORDER BY lease LIMIT ? OFFSET ?
+"""
 _PURGE = f"DELETE FROM {_TABLE} WHERE expires_at <= ?"
 
 
@@ -105,9 +107,9 @@ class SqliteTaskStore(TaskStore):
         rows = await self._file.run(lambda db: db.execute(_OF, (tag, after, clock.now(), limit)).fetchall())
         return [(str(r[0]), int(r[1]), bytes(r[2])) for r in rows]
 
-    async def orphans(self, limit: int) -> list[str]:
+    async def orphans(self, limit: int, skip: int = 0) -> list[str]:
         now = clock.now()
-        rows = await self._file.run(lambda db: db.execute(_ORPHANS, (now, now, limit)).fetchall())
+        rows = await self._file.run(lambda db: db.execute(_ORPHANS, (now, now, limit, skip)).fetchall())
         return [str(r[0]) for r in rows]
 
     async def purge(self) -> None:
