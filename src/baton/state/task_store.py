@@ -86,6 +86,7 @@ class MemoryTaskStore(TaskStore):
         self._records: dict[str, tuple[bytes, int, bytes, float]] = {}
         self._expiry: collections.deque[tuple[float, str]] = collections.deque()
         self._marks: dict[str, tuple[bool, float]] = {}  # task id -> (live, lease)
+        self._live: dict[bytes, set[str]] = {}  # principal tag -> its live tasks' ids (the bound counts them)
 
     async def write(
         self,
@@ -101,10 +102,9 @@ class MemoryTaskStore(TaskStore):
     ) -> bool:
         await self.purge()
         held = self._records.get(task_id)
-        if held is None and version == 1 and limit is not None:
-            count = sum(1 for i, h in self._unexpired() if h[0] == tag and self._marks[i][0])
-            if count >= limit:
-                raise TooManyTasks(count)
+        count = len(self._live.get(tag, ()))
+        if held is None and version == 1 and limit is not None and count >= limit:
+            raise TooManyTasks(count)
         if (held is None and version != 1) or (held is not None and held[1] != version - 1):
             return False
         if held is None:
@@ -112,7 +112,18 @@ class MemoryTaskStore(TaskStore):
         # A copy of exactly its size: orjson's bytes keep the allocation they were built in (about 8 KiB).
         self._records[task_id] = (tag, version, bytes(memoryview(record)), expires_at)
         self._marks[task_id] = (live, lease)
+        if live:
+            self._live.setdefault(tag, set()).add(task_id)
+        else:
+            self._ended(tag, task_id)
         return True
+
+    def _ended(self, tag: bytes, task_id: str) -> None:
+        mine = self._live.get(tag)
+        if mine is not None:
+            mine.discard(task_id)
+            if not mine:  # no empty set per principal left behind
+                del self._live[tag]
 
     async def purge(self) -> None:
         now = clock.now()
@@ -122,6 +133,7 @@ class MemoryTaskStore(TaskStore):
             if stale is not None and stale[3] <= now:
                 del self._records[old]
                 self._marks.pop(old, None)
+                self._ended(stale[0], old)
 
     def _unexpired(self) -> list[tuple[str, tuple[bytes, int, bytes, float]]]:
         now = clock.now()
@@ -147,3 +159,4 @@ class MemoryTaskStore(TaskStore):
     async def close(self) -> None:
         self._records.clear()
         self._marks.clear()
+        self._live.clear()
