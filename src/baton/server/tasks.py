@@ -323,9 +323,9 @@ class TaskBoard:
 
     # -- the methods --------------------------------------------------------------------------------
 
-    async def _find(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> Task:
-        """The task a tasks/* request names, after the gates: the server offers the extension (else -32601),
-        the client declared it (else -32021), and the task exists for this principal (else -32602)."""
+    def _named(self, msg: Message, caps: ClientCapabilities) -> str:
+        """The task id a tasks/* request names, after the gates: the server offers the extension (else -32601),
+        the client declared it (else -32021), and the id is a string (else -32602)."""
         offered = self._offered()
         if TASKS not in offered:
             raise method_not_found(msg.method)
@@ -334,7 +334,7 @@ class TaskBoard:
         task_id = task_id_of(msg.params)
         if task_id is None:
             raise invalid_params(f'Invalid params: {msg.method} needs "taskId" (a string)')
-        return await self.lookup(task_id, ex)
+        return task_id
 
     async def lookup(self, task_id: str, ex: Exchange) -> Task:
         """The task `task_id` of the request's principal, whatever the era (else -32602, P168); a working task
@@ -381,7 +381,7 @@ class TaskBoard:
         return 0
 
     async def get(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
-        return self.envelope(await self._find(msg, ex, caps), "complete")
+        return self.envelope(await self.lookup(self._named(msg, caps), ex), "complete")
 
     async def update(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         """Answers for a task in `input_required`: kept for the asks still pending (others are ignored); once
@@ -389,8 +389,7 @@ class TaskBoard:
         answers = msg.params.get("inputResponses")
         if not isinstance(answers, dict):
             raise invalid_params('Invalid params: tasks/update needs "inputResponses" (an object)')
-        task = await self._find(msg, ex, caps)
-        await self.answer(task.task_id, answers, ex)
+        await self.answer(self._named(msg, caps), answers, ex)
         return {"resultType": "complete"}
 
     async def answer(self, task_id: str, answers: dict[str, Any], ex: Exchange) -> None:
@@ -436,7 +435,7 @@ class TaskBoard:
     async def cancel(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
         """Cancel a task not yet ended (its running round is cancelled); a task already ended stays as it is.
         Either way the ack is empty (protocol.md P169)."""
-        await self.stop((await self._find(msg, ex, caps)).task_id, ex)
+        await self.stop(self._named(msg, caps), ex)
         return {"resultType": "complete"}
 
     async def stop(self, task_id: str, ex: Exchange) -> Task:

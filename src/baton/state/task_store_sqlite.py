@@ -34,7 +34,7 @@ INSERT OR IGNORE INTO {_TABLE} (task_id, principal, version, expires_at, live, l
 VALUES (?, ?, 1, ?, ?, ?, ?)
 """
 _UPDATE = f"""
-UPDATE {_TABLE} SET principal = ?, version = ?, expires_at = ?, live = ?, lease = ?, record = ?
+UPDATE {_TABLE} SET version = ?, live = ?, lease = ?, record = ?
 WHERE task_id = ? AND version = ? AND expires_at > ?
 """
 _GET = f"SELECT principal, version, record FROM {_TABLE} WHERE task_id = ? AND expires_at > ?"
@@ -80,7 +80,8 @@ class SqliteTaskStore(TaskStore):
                 raise TooManyTasks(count)
         if version == 1:
             return bool(db.execute(_CREATE, (task_id, tag, expires_at, live, lease, record)).rowcount)
-        args = (tag, version, expires_at, live, lease, record, task_id, version - 1, now)
+        # A task's principal and expiry never change: left out of SET, their indexes are not rewritten.
+        args = (version, live, lease, record, task_id, version - 1, now)
         return bool(db.execute(_UPDATE, args).rowcount)
 
     async def write(
