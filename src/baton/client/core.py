@@ -71,6 +71,7 @@ from .skills import Skill
 from .stdio_transport import StdioTransport
 from .tap import MessageTap, tapped
 from .tasks import TaskWatcher, follow
+from .tasks_handshake import follow_handshake, offers_tool_tasks, task_support
 
 if TYPE_CHECKING:
     from .oauth import OAuth, ProgramLogin
@@ -154,6 +155,7 @@ class Client:
         self.protocol: ProtocolChoice = protocol
         self._modern = protocol == MODERN  # the era check of every request: settled and 2026-07-28
         self._session: ClientSession | None = None
+        self._task_support: dict[str, str] = {}  # 2025-11-25 tools' execution.taskSupport (protocol.md P210)
         self.on_session_reopened: Callable[[], Awaitable[None]] | None = None
         """Awaited when a 2025-11-25 session the server ended (HTTP 404: it restarted) was opened again, before
         the request that found it gone is sent again: the place to restore what the old session held (P162)."""
@@ -483,6 +485,16 @@ class Client:
                 return items
         raise ClientError(f"{method}: more than 1000 pages")
 
+    async def _as_handshake_task(self, name: Any) -> bool:
+        """Whether a 2025-11-25 `tools/call` of `name` goes as a task (protocol.md P210): this client declared
+        the tasks extension, the server task-augmented `tools/call`, and the tool's `taskSupport` allows it
+        (the tools are listed once for it, and again for a name not seen)."""
+        if TASKS not in self.extensions or not offers_tool_tasks(self.initialize_result):
+            return False
+        if name not in self._task_support:
+            self._task_support = {str(t.get("name")): task_support(t) for t in await self._all("tools/list", "tools")}
+        return self._task_support.get(name, "forbidden") != "forbidden"
+
     async def list_tools(self) -> list[Tool]:
         """The server's tools; on HTTP, a tool with an invalid `x-mcp-header` annotation is dropped (2026)."""
         tools: list[Tool] = []
@@ -612,6 +624,14 @@ class Client:
         """
         if not self._modern and await self.settle_era() == HANDSHAKE:
             assert self._session is not None
+            if method == "tools/call" and await self._as_handshake_task(params.get("name")):  # protocol.md P210
+                session = self._session
+
+                async def leg(name: str, sent: dict[str, Any]) -> dict[str, Any]:
+                    return await session.request(name, sent, progress if name == "tasks/result" else None)
+
+                created = await leg(method, {**params, "task": {}})
+                return await follow_handshake(leg, created, self.on_task) if "task" in created else created
             return await self._session.request(method, params, progress)  # paused while the person answers
         earlier = EarlierAnswers()
         step = await self.start(method, params, progress=progress)
