@@ -37,6 +37,7 @@ from ..protocol.constants import (
 )
 from ..protocol.errors import INTERNAL_ERROR, McpError
 from ..server.exchange import Emit
+from ..server.subscriptions import RESOURCE_UPDATED
 from .held import Held, HeldCalls
 from .host import describe
 from .remote import Remote, host_capabilities
@@ -82,10 +83,15 @@ class Child:
         self.protocol = protocol
         self.deadline_s = deadline_s
         self.on_changed = on_changed
+        self.on_updated: Callable[[str], None] = _nobody
+        """Told of each `notifications/resources/updated` of the child (P199)."""
+        self.watched: set[str] = set()
+        """The resources HTTP clients subscribed to, subscribed at the child (a set that only grows: P199)."""
+        self._remote: Remote | None = None  # a 2026 child's listen stream
         self.client: Client | None = None
         self.era = ""
         self.capabilities: dict[str, Any] = {}
-        """The child's capabilities as the bridge offers them (resource subscriptions left out)."""
+        """The child's capabilities as the bridge offers them."""
         self.server_info: dict[str, Any] = {"name": "mcp-server", "version": "unknown"}
         self.instructions: str | None = None
         self.stopping = False
@@ -133,7 +139,7 @@ class Child:
                 await client.close()
             raise
         caps = caps if isinstance(caps, dict) else {}
-        self.capabilities = host_capabilities(caps, list_changes=True)
+        self.capabilities = host_capabilities(caps, list_changes=True, subscribe=True)
         if isinstance(info, dict) and isinstance(info.get("name"), str):
             self.server_info = info
         self.instructions = found.get("instructions") if isinstance(found.get("instructions"), str) else None
@@ -149,8 +155,33 @@ class Child:
         if self.era != HANDSHAKE_VERSION:
             remote = Remote(client)
             remote.server_caps = caps
+            remote.subscribed = set(self.watched)
+            self._remote = remote
             self._listening = self._spawn(self._relay(client, remote))
+        else:
+            for uri in sorted(self.watched):  # a child started again: its subscriptions made again
+                await self._subscribe(client, uri)
         return client
+
+    async def watch(self, uri: str) -> None:
+        """An HTTP client subscribed to `uri`: the child is asked for its updates, once (P199; McpError: the
+        child's refusal, for a 2025-11-25 child)."""
+        if uri in self.watched:
+            return
+        client = await self.client_now()
+        if self.era == HANDSHAKE_VERSION:
+            await client.request("resources/subscribe", {"uri": uri})
+            self.watched.add(uri)
+        else:
+            self.watched.add(uri)
+            if self._remote is not None:
+                self._remote.subscribe(uri, True)
+
+    async def _subscribe(self, client: Client, uri: str) -> None:
+        try:
+            await client.request("resources/subscribe", {"uri": uri})
+        except Exception as exc:
+            log.warning("could not subscribe to %s at the stdio server started again: %s", uri, describe(exc))
 
     def stop_requests(self) -> None:
         """The bridge is stopping: every request in flight is answered with an error now (P158)."""
@@ -229,14 +260,20 @@ class Child:
 
     async def _relay(self, client: Client, remote: Remote) -> None:
         async def changed(message: dict[str, Any]) -> None:
-            self.on_changed(str(message.get("method", "")).split("/")[1])
+            if message.get("method") == RESOURCE_UPDATED:
+                self.on_updated(str((message.get("params") or {}).get("uri")))
+            else:
+                self.on_changed(str(message.get("method", "")).split("/")[1])
 
         await remote.relay_list_changes(changed)
 
     def _tap(self, direction: str, message: dict[str, Any]) -> None:
-        """A 2025-11-25 child's list changes come on their own, outside any request."""
+        """A 2025-11-25 child's list changes and resource updates come on their own, outside any request."""
         method = message.get("method")
         if direction == "received" and self.era == HANDSHAKE_VERSION and isinstance(method, str):
+            uri = (message.get("params") or {}).get("uri")
+            if method == RESOURCE_UPDATED and isinstance(uri, str):
+                self.on_updated(uri)
             kind = method.removeprefix("notifications/").removesuffix("/list_changed")
             if method.endswith("/list_changed") and kind in ("tools", "prompts", "resources"):
                 self.on_changed(kind)
@@ -351,6 +388,10 @@ class Child:
             return await held.ask(question)
         finally:
             self._waiting.discard(held)
+
+
+def _nobody(uri: str) -> None:
+    """No listeners before the HTTP side exists."""
 
 
 def _admits(wanted: str | None, level: Any) -> bool:
