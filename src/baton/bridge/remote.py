@@ -17,7 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ..client import Client, ClientError, Round
+from ..client import Client, ClientError, Question, Round
 from ..client.callbacks import Notify
 from ..client.http11 import ConnectError
 from ..client.questions import ElicitHandler
@@ -35,6 +35,7 @@ from ..protocol.messages import notification
 from ..server.handshake import handshake_result
 from ..server.subscriptions import RESOURCE_UPDATED
 from .held import Held, HeldCalls
+from .replies import ASK_TIMEOUT_S
 
 log = logging.getLogger("baton.bridge")
 T = TypeVar("T")
@@ -70,6 +71,8 @@ class Remote:
         """Writes to the 2025-11-25 host once its session is open: a 2025-11-25 server's unsolicited notices."""
         self.log_level: str | None = None  # the host's logging/setLevel, sent again to a reopened session
         self.subscribed: set[str] = set()  # the host's resource subscriptions, made again in a reopened session
+        self._split: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        """The page's answers to the part of a round the host cannot show, by the round's `requestState` (P201)."""
         self._renew = asyncio.Event()  # the subscriptions changed: the listen stream to a 2026 server opens again
         client.on_message = self.heard
         client.on_session_reopened = self.restore
@@ -164,6 +167,10 @@ class Remote:
             host = ClientCapabilities.parse(caps if isinstance(caps, dict) else {})
             call = self._retried(lambda: self.client.request(method, body, progress=notify))
             return await self.held.leg(Held(call, host))
+        split = self._split.pop(params["requestState"], None) if isinstance(params.get("requestState"), str) else None
+        if split is not None:  # the host's answers, and the page's to the rest of the round (P201)
+            given = params.get("inputResponses")
+            params = {**params, "inputResponses": {**(given if isinstance(given, dict) else {}), **await split}}
         meta = dict(params.get("_meta") or {})
         caps = meta.get(META_CLIENT_CAPABILITIES)
         caps = caps if isinstance(caps, dict) else {}
@@ -175,12 +182,43 @@ class Remote:
         result = await self._retried(lambda: self.client.request(method, sent, progress=notify))
         for number in range(1, self.client.max_rounds + 1):  # the rounds the host cannot show, asked on the page
             step = _round_of(method, sent, result, number)
-            if step is None or self.ask is None or not _none_shown(step, host):
+            if step is None or self.ask is None:
                 break
-            answers = {question.key: await self.ask(question) for question in step.questions()}  # P160
+            unshown = [question for question in step.questions() if not granted(host, question.mode)]
+            if not unshown:
+                break
+            if len(unshown) < len(step.input_requests):  # a mixed round: split between the host and the page
+                if step.request_state is None:
+                    break  # nothing names the round when the host's retry comes: it gets the round whole
+                return self._split_round(step, unshown)
+            answers = {question.key: await self.ask(question) for question in unshown}  # P160
             advanced = await self.client.advance(step, answers, progress=notify)
             result = _result_of(advanced) if isinstance(advanced, Round) else advanced
         return result
+
+    def _split_round(self, step: Round, unshown: list[Question]) -> dict[str, Any]:
+        """A round whose questions the 2026 host can show in part: those go to the host, in a round with the
+        server's `requestState` untouched; the others are asked on the page now, their answers added to the
+        host's retry that carries that `requestState` (P201)."""
+        ask, state = self.ask, step.request_state
+        assert ask is not None and state is not None
+
+        async def answered() -> dict[str, Any]:
+            replies = await asyncio.gather(*(ask(question) for question in unshown))
+            return {question.key: question.answer(reply) for question, reply in zip(unshown, replies, strict=True)}
+
+        task = asyncio.ensure_future(answered())
+        self._split[state] = task
+        asyncio.get_running_loop().call_later(ASK_TIMEOUT_S, self._forget_split, state)
+        asked = {question.key for question in unshown}
+        shown = {key: value for key, value in step.input_requests.items() if key not in asked}
+        return {"resultType": "input_required", "inputRequests": shown, "requestState": state}
+
+    def _forget_split(self, state: str) -> None:
+        """A split round whose retry never came: its questions on the page are withdrawn."""
+        task = self._split.pop(state, None)
+        if task is not None:
+            task.cancel()
 
     def _discover_of_session(self) -> dict[str, Any]:
         """The `DiscoverResult` a 2026 host gets for a 2025-11-25 server: what its `initialize` said."""
@@ -315,12 +353,6 @@ def _result_of(step: Round) -> dict[str, Any]:
     if step.request_state is not None:
         result["requestState"] = step.request_state
     return result
-
-
-def _none_shown(step: Round, host: ClientCapabilities) -> bool:
-    """Whether every request of a round is a question the 2026 host cannot show (P160): the bridge asks them."""
-    questions = step.questions()
-    return len(questions) == len(step.input_requests) > 0 and not any(granted(host, q.mode) for q in questions)
 
 
 def _relay(token: Any, to_host: Notify, skip: frozenset[str] = frozenset()) -> Notify:
