@@ -23,7 +23,7 @@ from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv
 
 from baton.bridge.command import main
-from baton.client import Accepted, Client, Question
+from baton.client import Accepted, Client, Declined, Question
 from baton.protocol.constants import META_LOG_LEVEL
 from baton.protocol.errors import McpError
 
@@ -369,6 +369,37 @@ def test_a_round_left_unanswered_does_not_hold_up_another_call(bridge: Any) -> N
             return type(first).__name__, second.text
 
     assert asyncio.run(asyncio.wait_for(flow(), 60)) == ("Round", "Lin likes red")
+
+
+ASKERS = [BATON, "serve", str(ROOT / "tests" / "servers" / "askers.py"), "--stdio", "--quiet"]
+
+
+def test_a_2025_servers_questions_never_reach_another_client(bridge: Any) -> None:
+    # A's call waits, then asks; B's asks at once, while A's has no question open: on one process the bridge
+    # could not tell whose question it was. Each call that may ask has a process of its own (P200).
+    b = bridge(ASKERS, "--protocol", "2025-11-25")
+    crossed: list[str] = []
+
+    def answers(who: str) -> Any:
+        async def answer(question: Question) -> Any:
+            if f"for {who}?" not in question.message:
+                crossed.append(f"{who} was asked {question.message!r}")
+                return Declined()
+            return Accepted({"value": who.lower()})
+
+        return answer
+
+    async def call(who: str, era: str, wait_s: float, after_s: float) -> str:
+        await asyncio.sleep(after_s)
+        async with Client(b.url, on_form=answers(who), protocol=era) as client:  # type: ignore[arg-type]
+            return (await client.call_tool("ask", {"who": who, "wait_s": wait_s})).text
+
+    async def both() -> list[str]:
+        return list(await asyncio.gather(call("A", "2026-07-28", 2.0, 0.0), call("B", "2025-11-25", 0.0, 0.5)))
+
+    assert asyncio.run(asyncio.wait_for(both(), 60)) == ["A: a", "B: b"]
+    assert crossed == []
+    assert "Traceback" not in b.stderr
 
 
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)])
