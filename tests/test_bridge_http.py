@@ -371,6 +371,15 @@ def test_a_round_left_unanswered_does_not_hold_up_another_call(bridge: Any) -> N
     assert asyncio.run(asyncio.wait_for(flow(), 60)) == ("Round", "Lin likes red")
 
 
+@pytest.mark.parametrize("server_era", ["auto", "2025-11-25"])
+def test_baton_skills_through_the_bridge_lists_the_stdio_servers_skills(bridge: Any, server_era: str) -> None:
+    # The skills extension's methods are forwarded like the others, not refused with a raw -32601.
+    b = bridge(EVERYTHING, "--protocol", server_era)
+    done = subprocess.run([BATON, "skills", b.url], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("baton-tools  skill://baton-tools/SKILL.md")
+
+
 ASKERS = [BATON, "serve", str(ROOT / "tests" / "servers" / "askers.py"), "--stdio", "--quiet"]
 
 

@@ -389,9 +389,11 @@ class Child:
         try:
             await client.settle_era()
             await _every_level(client)
-        except Exception as exc:
+        except BaseException as exc:  # a leg cancelled meanwhile too: the process is not left behind
             with contextlib.suppress(Exception):
-                await client.close()
+                await asyncio.shield(client.close())
+            if not isinstance(exc, Exception):
+                raise
             raise McpError(
                 INTERNAL_ERROR, f"baton bridge: another process of the stdio server did not start: {describe(exc)}"
             ) from None

@@ -41,6 +41,10 @@ FORWARDED = (
     "prompts/list",
     "prompts/get",
     "completion/complete",
+    # The skills extension's, which a child that declares it answers (and one that does not refuses itself).
+    "skills/list",
+    "skills/get",
+    "resources/directory/read",
 )
 """The methods passed to the child; `server/discover` is answered from what the child said at its start."""
 

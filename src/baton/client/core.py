@@ -158,6 +158,7 @@ class Client:
         """Awaited when a 2025-11-25 session the server ended (HTTP 404: it restarted) was opened again, before
         the request that found it gone is sent again: the place to restore what the old session held (P162)."""
         self._era_lock = asyncio.Lock()
+        self._opening: asyncio.Future[ClientSession] | None = None  # a handshake under way
         self._probe_answer = ""  # what the probe got, for the message if the handshake fails too
         self._probe_late = False  # the stdio probe timed out (its answer may still come)
         self.transport: Transport
@@ -228,6 +229,9 @@ class Client:
         await self.close()
 
     async def close(self) -> None:
+        if self._opening is not None:
+            self._opening.cancel()
+            await asyncio.gather(self._opening, return_exceptions=True)
         if self._session is not None:
             await self._session.close()
         await self.transport.close()
@@ -254,10 +258,18 @@ class Client:
                     if self.protocol == AUTO and await self._probe() == MODERN:
                         self._modern = True
                     else:
+                        # Shielded: a caller cancelled mid-handshake leaves it running for the next caller, so
+                        # the server never gets `initialize` twice.
+                        if self._opening is None:
+                            self._opening = asyncio.ensure_future(self._open_session())
+                        opening = self._opening
                         try:
-                            self._session = await self._open_session()
+                            self._session = await asyncio.shield(opening)
                         except _ServesModern:
                             self._modern = True
+                        finally:
+                            if opening.done():
+                                self._opening = None
         return MODERN if self._modern else HANDSHAKE
 
     async def _probe(self) -> str:
