@@ -1,12 +1,13 @@
-"""The stdio server behind `baton bridge --serve-http`: one child process, one `Client` (protocol.md P155-P157).
+"""The stdio server behind `baton bridge --serve-http`: its process and `Client` (protocol.md P155, P156, P200).
 
 `leg` forwards one request of an HTTP client as one 2026-07-28 leg: to a 2026 child as it came (its
 `input_required` rounds go back untouched, sealed `requestState` and all); to a 2025-11-25 child inside
 a `Held` call, whose questions (`elicitation/create` during the call) end the leg as `input_required`
 rounds and whose retry carries the answers back. Stdio does not say which call a question belongs to, so
-such calls never share a process: each runs on a lane of its own (`lanes`, P200). Progress goes back under the
-client's own token; log messages at the level the client asked for. The child's list changes go to
-`on_changed` (a 2026 child's through a `subscriptions/listen` stream, a 2025-11-25 child's as they come).
+such calls never share a process: each runs on a lane of its own (`lanes`, P200). Progress goes back
+under the client's own token; log messages at the level the client asked for. The child's list changes
+go to `on_changed` and its resource updates to `on_updated` (a 2026 child's through a `subscriptions/listen`
+stream, a 2025-11-25 child's as they come); `watch` subscribes to a resource for the HTTP clients (P199).
 
 The child runs until the bridge stops. When it exits, one line says so, the requests in flight fail
 with a clear error, and the next request starts it again; a child that keeps exiting soon after its
@@ -153,7 +154,7 @@ class Child:
         self._started = asyncio.get_running_loop().time()
         transport = client.transport
         if isinstance(transport, StdioTransport):
-            if transport.inbound is not None:  # a question left unanswered must not hold up the others (P157)
+            if transport.inbound is not None:  # each question reaches its held call at once, not after the last
                 transport.inbound.one_at_a_time = False
             if transport.proc is not None:
                 self._proc = transport.proc
