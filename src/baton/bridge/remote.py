@@ -284,13 +284,14 @@ class Remote:
                 await asyncio.wait({stream, renewed}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 renewed.cancel()
-                if not stream.done():
-                    stream.cancel()
-                    await asyncio.gather(stream, return_exceptions=True)
+                stream.cancel()
+                await asyncio.gather(stream, return_exceptions=True)  # its failure read, whatever ends the wait
             if self._renew.is_set():
                 continue  # the subscriptions changed: the stream is opened again at once
             try:
                 stream.result()
+            except asyncio.CancelledError:
+                pass  # not ours: the outer task's own cancellation is raised by the wait above
             except McpError as exc:
                 log.info("the server ended the listen stream: %s", exc.message)
             except (ClientError, OSError) as exc:

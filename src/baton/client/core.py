@@ -262,6 +262,7 @@ class Client:
                         # the server never gets `initialize` twice.
                         if self._opening is None:
                             self._opening = asyncio.ensure_future(self._open_session())
+                            self._opening.add_done_callback(_read_outcome)
                         opening = self._opening
                         try:
                             self._session = await asyncio.shield(opening)
@@ -704,6 +705,12 @@ def _responses(round_: Round, answers: dict[str, Any]) -> dict[str, Any]:
         reply = answers[key]
         responses[key] = questions[key].answer(reply) if key in questions else reply
     return responses
+
+
+def _read_outcome(future: asyncio.Future[Any]) -> None:
+    """A handshake's failure is read here too, so that one nobody awaits any more is not logged as lost."""
+    if not future.cancelled():
+        future.exception()
 
 
 class _ServesModern(Exception):
