@@ -353,7 +353,7 @@ def test_a_2026_servers_resource_updates_reach_a_2026_hosts_listen_stream(serve:
     acknowledged = heard[0]["params"]
     assert heard[0]["method"] == "notifications/subscriptions/acknowledged"
     assert acknowledged["notifications"] == {"toolsListChanged": True, "resourceSubscriptions": [WATCHED]}
-    assert [m["params"]["uri"] for m in heard if m["method"] == UPDATED][0] == WATCHED
+    assert next(m["params"]["uri"] for m in heard if m["method"] == UPDATED) == WATCHED
 
 
 def test_an_unreachable_server_is_one_line_and_an_error_for_the_host() -> None:
