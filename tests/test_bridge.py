@@ -356,6 +356,35 @@ def test_a_2026_servers_resource_updates_reach_a_2026_hosts_listen_stream(serve:
     assert next(m["params"]["uri"] for m in heard if m["method"] == UPDATED) == WATCHED
 
 
+def test_a_listen_stream_outlives_the_bridges_timeout(serve: Callable[..., RunningServer]) -> None:
+    # --timeout bounds a request's wait for the server; a listen stream waits by design (P199).
+    server = serve(EVERYTHING)
+
+    async def flow() -> tuple[bool, list[str]]:
+        heard: list[str] = []
+        updated = asyncio.Event()
+
+        async def hear(message: dict[str, Any]) -> None:
+            heard.append(message["method"])
+            if message["method"] == UPDATED:
+                updated.set()
+
+        async with Client([BATON, "bridge", "--timeout", "1", server.url], protocol="2026-07-28") as host:
+            listen = {"notifications": {"resourceSubscriptions": [WATCHED]}}
+            stream = asyncio.ensure_future(host.request("subscriptions/listen", listen, progress=hear))
+            await asyncio.sleep(2.5)
+            await host.call_tool("test_update_watched_resource")
+            await asyncio.wait_for(updated.wait(), 10)
+            open_still = not stream.done()
+            stream.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stream
+        return open_still, heard
+
+    open_still, heard = asyncio.run(asyncio.wait_for(flow(), 60))
+    assert open_still and heard == ["notifications/subscriptions/acknowledged", UPDATED]
+
+
 def test_an_unreachable_server_is_one_line_and_an_error_for_the_host() -> None:
     bridge = _Bridge(f"http://127.0.0.1:{free_port()}/mcp")
     try:

@@ -79,6 +79,8 @@ log = logging.getLogger("baton.client")
 Progress = Callable[[dict[str, Any]], Awaitable[None]]
 Mode = Literal["form", "url"]
 MODES: tuple[Mode, ...] = ("form", "url")
+LISTEN = "subscriptions/listen"
+"""A stream open until the client closes it: no deadline bounds it (protocol.md P199)."""
 CACHED_METHODS = frozenset(
     {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
 )
@@ -390,6 +392,9 @@ class Client:
                 return hit[1]
         for attempt in (1, 2):
             try:
+                if method == LISTEN:  # open until the client closes it: waiting is its point, no deadline (P199)
+                    result = await self._leg(method, params, progress)
+                    break
                 async with self.deadlines.running(method):  # each leg its own deadline (protocol.md P90)
                     result = await self._leg(method, params, progress)
                 break
