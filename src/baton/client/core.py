@@ -80,6 +80,8 @@ log = logging.getLogger("baton.client")
 Progress = Callable[[dict[str, Any]], Awaitable[None]]
 Mode = Literal["form", "url"]
 MODES: tuple[Mode, ...] = ("form", "url")
+LISTEN = "subscriptions/listen"
+"""A stream open until the client closes it: no deadline bounds it (protocol.md P199)."""
 CACHED_METHODS = frozenset(
     {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
 )
@@ -160,6 +162,7 @@ class Client:
         """Awaited when a 2025-11-25 session the server ended (HTTP 404: it restarted) was opened again, before
         the request that found it gone is sent again: the place to restore what the old session held (P162)."""
         self._era_lock = asyncio.Lock()
+        self._opening: asyncio.Future[ClientSession] | None = None  # a handshake under way
         self._probe_answer = ""  # what the probe got, for the message if the handshake fails too
         self._probe_late = False  # the stdio probe timed out (its answer may still come)
         self.transport: Transport
@@ -230,6 +233,9 @@ class Client:
         await self.close()
 
     async def close(self) -> None:
+        if self._opening is not None:
+            self._opening.cancel()
+            await asyncio.gather(self._opening, return_exceptions=True)
         if self._session is not None:
             await self._session.close()
         await self.transport.close()
@@ -256,10 +262,19 @@ class Client:
                     if self.protocol == AUTO and await self._probe() == MODERN:
                         self._modern = True
                     else:
+                        # Shielded: a caller cancelled mid-handshake leaves it running for the next caller, so
+                        # the server never gets `initialize` twice.
+                        if self._opening is None:
+                            self._opening = asyncio.ensure_future(self._open_session())
+                            self._opening.add_done_callback(_read_outcome)
+                        opening = self._opening
                         try:
-                            self._session = await self._open_session()
+                            self._session = await asyncio.shield(opening)
                         except _ServesModern:
                             self._modern = True
+                        finally:
+                            if opening.done():
+                                self._opening = None
         return MODERN if self._modern else HANDSHAKE
 
     async def _probe(self) -> str:
@@ -379,6 +394,9 @@ class Client:
                 return hit[1]
         for attempt in (1, 2):
             try:
+                if method == LISTEN:  # open until the client closes it: waiting is its point, no deadline (P199)
+                    result = await self._leg(method, params, progress)
+                    break
                 async with self.deadlines.running(method):  # each leg its own deadline (protocol.md P90)
                     result = await self._leg(method, params, progress)
                 break
@@ -712,6 +730,12 @@ def _responses(round_: Round, answers: dict[str, Any]) -> dict[str, Any]:
         reply = answers[key]
         responses[key] = questions[key].answer(reply) if key in questions else reply
     return responses
+
+
+def _read_outcome(future: asyncio.Future[Any]) -> None:
+    """A handshake's failure is read here too, so that one nobody awaits any more is not logged as lost."""
+    if not future.cancelled():
+        future.exception()
 
 
 class _ServesModern(Exception):

@@ -42,6 +42,7 @@ from .exchange import Exchange
 from .outbound import PeerError, PeerGone, Stream
 from .results import error_result
 from .sessions import MAX_INFO_CHARS, ServerSession
+from .subscriptions import admit_subscription
 from .tasks_handshake import CAPABILITY as TASKS_CAPABILITY
 from .tasks_handshake import METHODS as TASK_METHODS
 from .tasks_handshake import HandshakeTasks, handshake_task
@@ -58,9 +59,6 @@ MAX_OPEN_ASKS_PER_SESSION = 32
 MAX_OPEN_ASKS = 10_000
 """Questions waiting for a client's answer at once, per 2025-11-25 session and per server instance: each holds
 a request open for up to `ask_timeout_s`, so a client that never answers cannot pile them up (protocol.md P95)."""
-MAX_SUBSCRIPTIONS = 1000
-MAX_SUBSCRIBED_URI = 2048
-"""A session's subscriptions are soft state on the instance that serves it: bounded (protocol.md P31)."""
 _CLIENT_INFO_KEYS = ("name", "version", "title")
 _SESSION_METHODS = frozenset({"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 REMOVED_METHODS = _SESSION_METHODS | {"initialize"}
@@ -224,13 +222,7 @@ class HandshakeEra:
         if method == "resources/unsubscribe":
             session.subscriptions.discard(uri)
             return {}
-        if len(uri) > MAX_SUBSCRIBED_URI or (
-            uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS
-        ):
-            raise invalid_params(
-                f"Invalid params: a session may hold {MAX_SUBSCRIPTIONS} subscriptions of URIs up to"
-                f" {MAX_SUBSCRIBED_URI} characters"
-            )
+        admit_subscription(session.subscriptions, uri)
         if s.runtime.find_resource(uri) is None:
             raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
         session.subscriptions.add(uri)

@@ -266,7 +266,7 @@ class Runtime:
             if self.server.tools:
                 caps["tools"] = {"listChanged": True}
             if self.server.resources or self.server.templates:
-                caps["resources"] = {"listChanged": True}
+                caps["resources"] = {"listChanged": True, "subscribe": True}  # on a listen stream (P199)
             if self.server.prompts:
                 caps["prompts"] = {"listChanged": True}
             if self.completion_handler is not None:
