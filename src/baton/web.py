@@ -35,6 +35,9 @@ from typing import Any
 from .protocol.asgi import Receive, Send
 
 STARTUP_FAILED = 3  # uvicorn's exit status when the app's lifespan startup failed
+SERVER_HEADER = False
+"""No `server: uvicorn` header: it names the server software to whoever asks (protocol.md P227), and it is one
+header more to build and write on every response."""
 
 
 def security_headers(csp: str, *, referrer: str = "no-referrer", framed: bool = False) -> list[tuple[bytes, bytes]]:
@@ -145,6 +148,7 @@ def run(
             factory=isinstance(app, str),
             log_level=log_level,
             access_log=False,
+            server_header=SERVER_HEADER,
             timeout_graceful_shutdown=graceful_s,
             **options,
         )
@@ -182,7 +186,9 @@ async def started(app: Any, sock: socket.socket, *, graceful_s: int = 1, log_lev
         def capture_signals(self) -> Iterator[None]:
             yield
 
-    config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=graceful_s)
+    config = uvicorn.Config(
+        app, log_level=log_level, lifespan="on", server_header=SERVER_HEADER, timeout_graceful_shutdown=graceful_s
+    )
     server = Quiet(config)
     serving = asyncio.ensure_future(server.serve(sockets=[sock]))
     while not server.started and not serving.done():  # noqa: ASYNC110 - uvicorn has no event for this
