@@ -133,9 +133,8 @@ class Context:
         "scopes",
     )
 
-    def __init__(
+    def __init__(  # positional in the replay engine's hot path: a call with keywords builds a dict
         self,
-        *,
         request: Message,
         exchange: Exchange,
         capabilities: ClientCapabilities,
