@@ -120,7 +120,7 @@ def count(server: str, flows: int, warmup: int, concurrency: int, marks: Path, o
 
 
 def _wait_listening(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
-    import socket  # noqa: PLC0415
+    import socket
 
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:

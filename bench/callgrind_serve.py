@@ -47,8 +47,8 @@ def main() -> int:
     opts = parser.parse_args()
     marks = ctypes.CDLL(opts.marks)
     if opts.server == "floor":
-        import floor  # noqa: PLC0415
-        import uvicorn  # noqa: PLC0415
+        import floor
+        import uvicorn
 
         uvicorn.run(
             Marked(floor.app, marks, opts.start, opts.stop),
@@ -58,9 +58,9 @@ def main() -> int:
             access_log=False,
         )
         return 0
-    from baton import web  # noqa: PLC0415
-    from baton.serve.run import ready  # noqa: PLC0415
-    from baton.serve.target import load_server  # noqa: PLC0415
+    from baton import web
+    from baton.serve.run import ready
+    from baton.serve.target import load_server
 
     server = load_server("examples/everything.py")
     refusal = ready(server, "http")

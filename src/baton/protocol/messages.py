@@ -58,7 +58,12 @@ def from_object(data: Any) -> Message:
     method = data.get("method")
     is_request = "id" in data
     rid = data.get("id")
-    if is_request and type(rid) is not int and type(rid) is not str and (type(rid) is bool or not isinstance(rid, (str, int))):
+    if (
+        is_request
+        and type(rid) is not int
+        and type(rid) is not str
+        and (type(rid) is bool or not isinstance(rid, (str, int)))
+    ):
         raise McpError(INVALID_REQUEST, "Invalid request: id must be a string or an integer")
     if type(method) is not str and not isinstance(method, str):
         raise McpError(INVALID_REQUEST, 'Invalid request: "method" must be a string (responses are not accepted)')
