@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .. import web
 from ..connect import ConnectKit, mount_default_kit
+from ..server.ladder import PAGE_RUNGS
 from ..server.startup import ConfigurationError, connect_users
 from ..state.keys import data_dir
 from ..state.ledger_sqlite import DEFAULT_FILE_NAME
@@ -101,7 +102,7 @@ def announce(
 
 
 def _on_page(flow: Any) -> bool:
-    return flow is not None and flow.when_unasked in ("page", "app")
+    return flow is not None and flow.when_unasked in PAGE_RUNGS
 
 
 def no_page_warning(tools: list[str]) -> str:

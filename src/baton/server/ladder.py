@@ -34,6 +34,8 @@ Rung = Literal["native", "app", "page", "argument", "error"]
 """How one ask is delivered this request."""
 
 WHEN_UNASKED: Final = get_args(WhenUnasked)
+PAGE_RUNGS: Final = frozenset({"page", "app"})
+"""The `when_unasked` values whose calls keep their answers in page records: the page (P145) and the app (P213)."""
 CONFIRM_ARGUMENT: Final = "confirm"
 CONFIRM_SCHEMA: Final[dict[str, Any]] = {
     "type": "boolean",
@@ -61,7 +63,7 @@ def rung(
     question (any other ask falls back to the error)."""
     if allows(caps, request):
         return "native"
-    if when_unasked in ("page", "app") and request["method"] == "elicitation/create":
+    if when_unasked in PAGE_RUNGS and request["method"] == "elicitation/create":
         # P214: a URL question never goes into the app (its page is the connect page, for a browser).
         form = (request.get("params") or {}).get("mode", "form") == "form"
         return "app" if when_unasked == "app" and apps and form else "page"

@@ -40,7 +40,7 @@ from .apps import renders_apps
 from .ask_app import waiting_result
 from .context import Checkpoint, Context, Escalate, Suspended, TaskStatus
 from .exchange import Exchange
-from .ladder import HostQuirk, ask_then_call_again, rung, seen
+from .ladder import PAGE_RUNGS, HostQuirk, ask_then_call_again, rung, seen
 from .lifespan import Lifespan
 from .parts import ConnectPart, PageFlow
 from .registry import Flow
@@ -149,7 +149,8 @@ class ReplayEngine:
             job = TaskJob(flow, target, kwargs, params, detached(ex), caps, state)
             if flow.task_start == "call":  # protocol.md P167: the task exists before the handler runs
                 return self._host.tasks.create(job)
-        page = None if flow.when_unasked != "page" else self._page_flow(flow, caps, ex.principal, digest)
+        on_page = flow.when_unasked in PAGE_RUNGS
+        page = self._page_flow(flow, caps, ex.principal, digest) if on_page else None
         # Positional: a class called with keywords builds a dict of them on every request (bench/README.md).
         ctx = Context(
             msg,  # request
@@ -176,7 +177,7 @@ class ReplayEngine:
     def _page_flow(self, flow: Flow, caps: ClientCapabilities, principal: str, digest: bytes) -> PageFlow | None:
         """The call's flow on the server's own page (P145): for a flow declared `when_unasked="page"` whose
         client cannot show every kind of question, when a connect kit with a public URL serves the pages."""
-        if flow.when_unasked not in ("page", "app") or (caps.form and caps.url):
+        if flow.when_unasked not in PAGE_RUNGS or (caps.form and caps.url):
             return None
         try:
             kit = self._host.connect_kit
@@ -201,7 +202,7 @@ class ReplayEngine:
         """Run the handler once for this round, with the journal opened from the state (or, on the page
         rung, from what an identical earlier call left, P145). With a `job`, the handler may call
         `ctx.start_task()`: the call then becomes that task (protocol.md P167)."""
-        page = ctx.page_flow if flow.when_unasked == "page" else None  # only the page rung has one (P145)
+        page = ctx.page_flow if flow.when_unasked in PAGE_RUNGS else None  # only they have one (P145, P213)
         if page is not None:
             try:
                 resumed = await page.resume()
