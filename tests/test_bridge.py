@@ -26,8 +26,8 @@ from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv, peer_env
 from support.processes import free_port
 from support.serve import RunningServer, start_server
 
-from baton.bridge.command import headers_of, main
-from baton.cli_client.args import OneLineError
+from baton.cli.bridge import headers_of, main
+from baton.cli.client_commands.args import OneLineError
 from baton.client import Accepted, CallToolResult, Client, Question, Round
 from baton.protocol.errors import McpError
 

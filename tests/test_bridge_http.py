@@ -22,7 +22,7 @@ import pytest
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv
 
-from baton.bridge.command import main
+from baton.cli.bridge import main
 from baton.client import Accepted, Client, Question
 from baton.protocol.constants import META_LOG_LEVEL
 from baton.protocol.errors import McpError

@@ -43,9 +43,9 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..cli_client.commands import listed
 from ..client import Accepted, Cancelled, Client, ClientError, Declined, InvalidReply, Question, Skill
 from ..client.core import MODES
+from ..client.errors import listed
 from ..client.probe import AUTO, STDIO_PROBE_S, ProtocolChoice
 from ..client.stdio_transport import StdioTransport
 from ..client.tap import Direction

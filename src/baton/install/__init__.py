@@ -2,7 +2,7 @@
 VS Code, or any host through the generic `mcpServers` block), so that the host starts it from anywhere.
 
 `hosts` knows each host's file and entry shape, `config_file` reads and writes those files without losing
-anything in them, `command` is the command line. See docs/hosts.md. Internal: the CLI is its interface.
+anything in them, the command line is `baton.cli.install`. See docs/hosts.md. Internal: the CLI is its interface.
 """
 
 __all__: list[str] = []

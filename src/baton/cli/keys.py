@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from .state.keys import ENV_KEYS, Key, KeyRing, KeyRingError, default_key_file, write_key_file
+from ..state.keys import ENV_KEYS, Key, KeyRing, KeyRingError, default_key_file, write_key_file
 
 
 def _parser() -> argparse.ArgumentParser:

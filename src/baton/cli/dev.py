@@ -10,11 +10,11 @@ import asyncio
 import sys
 from typing import Any
 
-from ..cli_client import login
-from ..cli_client.args import ELICITATION, ELICITATION_HELP, PROTOCOL_HELP, OneLineError, protocol_choice
 from ..client.oauth.rules import may_carry_tokens
-from .run import PortTaken, bind, run
-from .target import DevTargetError, parse_target
+from ..devui.run import PortTaken, bind, run
+from ..devui.target import DevTargetError, parse_target
+from .client_commands import login
+from .client_commands.args import ELICITATION, ELICITATION_HELP, PROTOCOL_HELP, OneLineError, protocol_choice
 
 DEFAULT_PORT = 6280
 OPTIONS = "[--port PORT] [--no-browser] [--protocol VERSION] [--elicitation MODES]"

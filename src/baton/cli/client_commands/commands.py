@@ -12,21 +12,21 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any
 
-from ..client import Client, Prompt, Resource, ResourceTemplate, Skill, Tool
-from ..client.oauth import OAuth, ProgramLogin
-from ..client.oauth.rules import may_carry_tokens
-from ..client.tasks import TaskWatcher
-from ..protocol import skills as skills_wire
-from ..protocol.errors import METHOD_NOT_FOUND, McpError
-from ..protocol.tasks import TASKS
-from ..render import TerminalRenderer
+from ...client import Client, Prompt, Resource, ResourceTemplate, Skill, Tool
+from ...client.errors import listed
+from ...client.oauth import OAuth, ProgramLogin
+from ...client.oauth.rules import may_carry_tokens
+from ...client.tasks import TaskWatcher
+from ...protocol import skills as skills_wire
+from ...protocol.errors import METHOD_NOT_FOUND, McpError
+from ...protocol.tasks import TASKS
+from ...render import TerminalRenderer
 from . import login, show
 from .answers import GivenAnswers, read_answers
 from .args import CommandLineError, Invocation, OneLineError, parse_arguments, split_pairs
 
-Item = TypeVar("Item")
 CLIENT_NAME = "baton-cli"
 
 
@@ -82,16 +82,6 @@ def asker(run: Invocation) -> TerminalRenderer:
 
 def _may_log_in(target: str | Sequence[str]) -> bool:
     return isinstance(target, str) and may_carry_tokens(target)
-
-
-async def listed(fetch: Callable[[], Awaitable[list[Item]]]) -> list[Item] | None:
-    """Every item of a list, or None if the server does not offer that list (-32601)."""
-    try:
-        return await fetch()
-    except McpError as exc:
-        if exc.code == METHOD_NOT_FOUND:
-            return None
-        raise
 
 
 def offers_none(c: Client, what: str) -> str:

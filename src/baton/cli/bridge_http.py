@@ -21,12 +21,12 @@ import sys
 from collections.abc import Sequence
 
 from .. import web
-from ..cli_client.args import OneLineError, protocol_choice, seconds
+from ..bridge.child import Child
+from ..bridge.front import front_server
+from ..bridge.host import describe
 from ..client.probe import AUTO
 from ..protocol.hosts import is_loopback
-from .child import Child
-from .front import front_server
-from .host import describe
+from .client_commands.args import OneLineError, protocol_choice, seconds
 
 SHUTDOWN_S = 1
 """How long stopping waits for open HTTP streams (a session's GET stream would otherwise hold it up)."""

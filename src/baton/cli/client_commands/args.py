@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ..client.probe import AUTO, CHOICES, ProtocolChoice
+from ...client.probe import AUTO, CHOICES, ProtocolChoice
 
 
 class CommandLineError(Exception):

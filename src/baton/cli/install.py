@@ -25,11 +25,11 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..install import check, config_file, safe_file
+from ..install.bridged import bridge_entry
+from ..install.hosts import HOSTS, Entry, HostName, InstallError, entry_json, servers_key
+from ..install.hosts import config_file as host_file
 from ..targets import split_target
-from . import check, config_file, safe_file
-from .bridged import bridge_entry
-from .hosts import HOSTS, Entry, HostName, InstallError, entry_json, servers_key
-from .hosts import config_file as host_file
 
 USAGE = (
     "baton install {claude-desktop,claude-code,cursor,vscode,mcp-json} TARGET [--name NAME] "

@@ -20,10 +20,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..client import ClientError
-from ..client.http11 import HttpError
-from ..client.restart import state_refused
-from ..protocol.errors import McpError
+from ...client import ClientError
+from ...client.http11 import HttpError
+from ...client.restart import state_refused
+from ...protocol.errors import McpError
 from .args import COMMANDS, CommandLineError, OneLineError, parse, parser
 from .commands import RUN, NotOffered
 

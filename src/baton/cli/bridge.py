@@ -20,18 +20,18 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from ..cli_client import login
-from ..cli_client.args import OneLineError, protocol_choice, seconds
+from ..bridge.ask import HostAsker
+from ..bridge.host import HostSide, Lines
+from ..bridge.page import LoopbackAskPage
+from ..bridge.remote import Remote
+from ..bridge.replies import ASK_TIMEOUT_S
 from ..client import Client
 from ..client.oauth.rules import may_carry_tokens
 from ..client.probe import AUTO, ProtocolChoice
 from ..serve.stdio import open_stdio
 from ..server.outbound import Outbound
-from .ask import HostAsker
-from .host import HostSide, Lines
-from .page import LoopbackAskPage
-from .remote import Remote
-from .replies import ASK_TIMEOUT_S
+from .client_commands import login
+from .client_commands.args import OneLineError, protocol_choice, seconds
 
 CLIENT_NAME = "baton-bridge"
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -154,7 +154,7 @@ def main(argv: Sequence[str]) -> int:
     """`baton bridge ...`: the exit status."""
     head = list(argv)[: list(argv).index("--")] if "--" in argv else list(argv)
     if any(word == "--serve-http" or word.startswith("--serve-http=") for word in head):
-        from .serve_http import main as serve_http  # noqa: PLC0415 (uvicorn loads only for this direction)
+        from .bridge_http import main as serve_http  # noqa: PLC0415 (uvicorn loads only for this direction)
 
         return serve_http(argv)
     try:

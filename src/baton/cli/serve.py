@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import web
-from .cli_client.args import seconds
-from .protocol.hosts import is_loopback
-from .serve.run import (
+from .. import web
+from ..protocol.hosts import is_loopback
+from ..serve.run import (
     GRACEFUL_SHUTDOWN_S,
     WORKER_HEALTHCHECK_S,
     announce,
@@ -26,16 +25,17 @@ from .serve.run import (
     telemetry,
     where,
 )
-from .serve.run import refuse as _refuse
-from .serve.stdio import serve_stdio
-from .serve.target import TargetError, load_server
-from .serve.unloaded import unloaded_app
-from .server.core import Server
-from .server.startup import ConfigurationError
-from .targets import split_target
-from .telemetry.logs import DEFAULT_LEVEL, FORMATS, LOG_FORMAT_ENV, log_format, uvicorn_config
-from .telemetry.logs import configure as configure_logs
-from .telemetry.logs import line as stderr_line
+from ..serve.run import refuse as _refuse
+from ..serve.stdio import serve_stdio
+from ..serve.target import TargetError, load_server
+from ..serve.unloaded import unloaded_app
+from ..server.core import Server
+from ..server.startup import ConfigurationError
+from ..targets import split_target
+from ..telemetry.logs import DEFAULT_LEVEL, FORMATS, LOG_FORMAT_ENV, log_format, uvicorn_config
+from ..telemetry.logs import configure as configure_logs
+from ..telemetry.logs import line as stderr_line
+from .client_commands.args import seconds
 
 ENV_TARGET = "BATON_SERVE_TARGET"
 ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
@@ -108,7 +108,7 @@ def _auth_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def _protect(server: Server, options: dict[str, Any]) -> str | None:
     """Protect `server` with OAuth as --auth-issuer/--auth-audience say (discovering the issuer): why not, or None."""
-    from .auth import DiscoveryError, OAuthResource  # noqa: PLC0415 (JWT and JWKS code loads only with --auth-issuer)
+    from ..auth import DiscoveryError, OAuthResource  # noqa: PLC0415 (JWT and JWKS code loads only with --auth-issuer)
 
     if not options.get("audience"):
         return "--auth-issuer needs --auth-audience URL: this server's MCP endpoint, the audience of its tokens"
@@ -213,7 +213,7 @@ def serve(args: argparse.Namespace) -> int:
             os.environ[ENV_RELOAD] = "1"
         try:
             return web.run(
-                "baton.cli:_worker_app",
+                "baton.cli.serve:_worker_app",
                 host,
                 int(port_text),
                 workers=args.workers,
@@ -327,23 +327,23 @@ def main(argv: list[str] | None = None) -> int:
         commands.add_parser(name, help=summary)
     words = list(sys.argv[1:] if argv is None else argv)
     if words and words[0] == "install":
-        from .install.command import main as install  # noqa: PLC0415 (a subcommand loads its own modules when run)
+        from .install import main as install  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
         return install(words[1:])
     if words and words[0] == "bridge":
-        from .bridge.command import main as bridge  # noqa: PLC0415 (a subcommand loads its own modules when run)
+        from .bridge import main as bridge  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
         return bridge(words[1:])
     if words and words[0] == "dev":
-        from .devui.command import main as dev  # noqa: PLC0415 (a subcommand loads its own modules when run)
+        from .dev import main as dev  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
         return dev(words[1:])
     if words and words[0] == "keys":
-        from .cli_keys import run as keys  # noqa: PLC0415 (a subcommand loads its own modules when run)
+        from .keys import run as keys  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
         return keys(words[1:])
     if words and words[0] in CLIENT_COMMANDS:
-        from .cli_client import run  # noqa: PLC0415 (a subcommand loads its own modules when run)
+        from .client_commands import run  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
         return run(words[0], words[1:])
