@@ -30,7 +30,7 @@ from ..client.oauth.rules import may_carry_tokens
 from ..client.probe import AUTO, ProtocolChoice
 from ..serve.stdio import open_stdio
 from ..server.outbound import Outbound
-from .client_commands import login
+from .client_commands import oauth_setup
 from .client_commands.args import OneLineError, protocol_choice, seconds
 
 CLIENT_NAME = "baton-bridge"
@@ -114,7 +114,7 @@ async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], ar
     reader, out = await open_stdio()
     given_auth = any(k.lower() == "authorization" for k in headers)
     auth, browser = (
-        (None, None) if given_auth or not may_carry_tokens(url) else login.oauth(store=not args.no_token_store)
+        (None, None) if given_auth or not may_carry_tokens(url) else oauth_setup.oauth(store=not args.no_token_store)
     )
     lines = Lines(out)
     page = None if args.no_ask else LoopbackAskPage(open_browser=not args.no_browser, timeout_s=args.ask_timeout)

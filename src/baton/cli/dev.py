@@ -11,9 +11,9 @@ import sys
 from typing import Any
 
 from ..client.oauth.rules import may_carry_tokens
+from ..devui.dev_target import DevTargetError, parse_target
 from ..devui.run import PortTaken, bind, run
-from ..devui.target import DevTargetError, parse_target
-from .client_commands import login
+from .client_commands import oauth_setup
 from .client_commands.args import ELICITATION, ELICITATION_HELP, PROTOCOL_HELP, OneLineError, protocol_choice
 
 DEFAULT_PORT = 6280
@@ -64,7 +64,7 @@ def main(words: list[str]) -> int:
     auth: Any = None
     browser: Any = None
     if target.url is not None and may_carry_tokens(target.url):  # the login of `baton tools`: browser, stored tokens
-        auth, browser = login.oauth(store=True)
+        auth, browser = oauth_setup.oauth(store=True)
     try:
         modes = ELICITATION[args.elicitation]
         return run(target, sock, open_browser=not args.no_browser, auth=auth, protocol=protocol, elicitation=modes)

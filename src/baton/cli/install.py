@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 
 from ..install import check, config_file, safe_file
 from ..install.bridged import bridge_entry
-from ..install.hosts import HOSTS, Entry, HostName, InstallError, entry_json, servers_key
-from ..install.hosts import config_file as host_file
+from ..install.host_apps import HOSTS, Entry, HostName, InstallError, entry_json, servers_key
+from ..install.host_apps import config_file as host_file
 from ..targets import split_target
 
 USAGE = (

@@ -29,6 +29,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from .ask_guards import check_no_url_in_form, check_not_secret
 from .constraints import Constraints, add_constraint, is_field_info, read_constraints, read_field_info
 from .fields import (
     FORMATS,
@@ -43,7 +44,6 @@ from .fields import (
     NumberField,
     StringField,
 )
-from .guard import check_no_url_in_form, check_not_secret
 from .string_types import string_type
 
 T = TypeVar("T")

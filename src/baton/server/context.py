@@ -24,8 +24,8 @@ from typing import Any, TypeVar, cast, overload
 import orjson
 
 from ..forms import Accepted, Cancelled, Declined, FormError, FormSpec, compile_form
+from ..forms.ask_guards import check_elicit_url
 from ..forms.fields import BooleanField, InvalidAnswer
-from ..forms.guard import check_elicit_url
 from ..protocol.capabilities import ASK_KINDS, ClientCapabilities, capability_for, granted, required_capability
 from ..protocol.constants import LOG_LEVELS
 from ..protocol.errors import INVALID_PARAMS, CapabilityMissing, McpError, UsageError
@@ -274,7 +274,7 @@ class Context:
         """Ask the user to open a URL (URL mode). `Accepted` means only that they agreed to open it.
 
         The URL must be https (http to a loopback host with `development=True`) and carry no personal data
-        or credentials: see `baton.forms.guard.check_elicit_url`. `timeout_s` as for `elicit`.
+        or credentials: see `baton.forms.ask_guards.check_elicit_url`. `timeout_s` as for `elicit`.
         """
         check_elicit_url(url, development=development)
         params = {"mode": "url", "message": message, "url": url}

@@ -66,8 +66,8 @@ from .arguments import (
     template_variables,
     tool_form,
 )
+from .dev_target import DevTarget
 from .masking import masked, shown_answer
-from .target import DevTarget
 
 log = logging.getLogger("baton.dev")
 CallKind = Literal["tool", "resource", "prompt"]
