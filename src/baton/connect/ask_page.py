@@ -18,7 +18,7 @@ from ..forms.fields import FormError, FormSpec, InvalidAnswer
 from ..forms.parse import parse_schema
 from ..render.html import form_html, form_values
 from .cookie import Session
-from .html import PageResponse, Request, esc, page
+from .page_http import PageResponse, Request, esc, page
 from .parked import give_answer
 from .tickets import Ticket
 

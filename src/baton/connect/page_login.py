@@ -17,7 +17,7 @@ import logging
 from urllib.parse import quote
 
 from .cookie import Sessions
-from .html import PageResponse, Request, esc, page, redirect
+from .page_http import PageResponse, Request, esc, page, redirect
 
 log = logging.getLogger("baton.connect")
 MAX_PRINCIPAL = 200

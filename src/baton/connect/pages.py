@@ -28,8 +28,8 @@ import orjson
 from ..protocol.asgi import Receive, Scope, Send
 from .ask_page import AskPage
 from .cookie import COOKIE_NAME, Session
-from .html import PageResponse, Request, esc, page, read_request, redirect, send_response
 from .oauth import STATE_PREFIX, authorization_url, exchange, new_verifier
+from .page_http import PageResponse, Request, esc, page, read_request, redirect, send_response
 from .page_login import DevLogin, principal_note, safe_next
 from .parked import PURPOSE
 from .tickets import Ticket, mint, well_formed
