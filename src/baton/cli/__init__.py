@@ -1,6 +1,6 @@
-"""The `baton` command: one module per command (`serve`, `dev`, `install`, `bridge`, `keys`, and the client
-commands of `client_commands`); `main` builds the argparse parser and runs the command it names."""
+"""The `baton` command: one module per command (`serve`, `install`, `bridge` with `bridge_http`, `dev`, `keys`,
+and the client commands of `client_commands`), each adding its argparse subparser; `main` parses and runs."""
 
-from .serve import main
+from .main import main
 
 __all__ = ["main"]
