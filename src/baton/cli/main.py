@@ -2,7 +2,7 @@
 and run by the function it sets as `run`. Nothing reads the words before argparse does, but one rule
 every command shares: the words after the first `--` are the command that starts a stdio server
 (`baton dev -- COMMAND`, `baton call TOOL -- COMMAND`, `baton bridge --serve-http PORT -- COMMAND`), handed
-to the command as `args.server_command`; a command that starts none refuses them as argparse would.
+to the command as `args.server_command`; a command that starts none refuses them as argparse would (protocol.md P222).
 """
 
 from __future__ import annotations
