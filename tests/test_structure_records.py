@@ -1,5 +1,6 @@
-"""The records a server registers (tools, resources, templates, prompts, their `Flow` and `Signature`) are
-built by keyword and never changed after: a change is a new record (`dataclasses.replace`)."""
+"""Records of many fields (what a server registers: tools, resources, templates, prompts, their `Flow` and
+`Signature`; a login's `TokenGrant`; a client command's `Invocation`) are built by keyword and never changed
+after: a change is a new record (`dataclasses.replace`)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,21 @@ import dataclasses
 
 import pytest
 
+from baton.cli.client_commands.args import Invocation
+from baton.client.oauth.flow import TokenGrant
 from baton.server.registry import Flow, RegisteredPrompt, RegisteredResource, RegisteredTemplate, RegisteredTool
 from baton.server.signature import Signature
 
-RECORDS = (RegisteredTool, RegisteredResource, RegisteredTemplate, RegisteredPrompt, Flow, Signature)
+RECORDS = (
+    RegisteredTool,
+    RegisteredResource,
+    RegisteredTemplate,
+    RegisteredPrompt,
+    Flow,
+    Signature,
+    TokenGrant,
+    Invocation,
+)
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda record: record.__name__)

@@ -70,7 +70,7 @@ PAIRS_HELP = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Invocation:
     """A parsed command line: the server, the words after it (`needs`, then key=value pairs), `--json`."""
 
@@ -198,16 +198,16 @@ def parse(command: Command, args: argparse.Namespace) -> Invocation:
     if not command.pairs and len(rest) > most:
         raise CommandLineError(f"unexpected words: {' '.join(rest[most:])}")
     return Invocation(
-        target,
-        rest,
-        args.json,
-        not args.no_token_store,
-        args.timeout,
-        tuple(getattr(args, "answer", ())),
-        getattr(args, "answers", None),
-        protocol_choice(args.protocol),
-        ELICITATION[getattr(args, "elicitation", "all")],
-        args.login,
+        target=target,
+        words=rest,
+        json=args.json,
+        token_store=not args.no_token_store,
+        timeout=args.timeout,
+        answers=tuple(getattr(args, "answer", ())),
+        answers_file=getattr(args, "answers", None),
+        protocol=protocol_choice(args.protocol),
+        elicitation=ELICITATION[getattr(args, "elicitation", "all")],
+        login=args.login,
     )
 
 
