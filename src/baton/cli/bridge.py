@@ -21,16 +21,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..bridge.ask import HostAsker
-from ..bridge.host import HostSide, Lines
-from ..bridge.page import LoopbackAskPage
-from ..bridge.remote import Remote
 from ..bridge.replies import ASK_TIMEOUT_S
-from ..client import Client
 from ..client.oauth.rules import may_carry_tokens
 from ..client.probe import AUTO, ProtocolChoice
-from ..serve.stdio import open_stdio
-from ..server.outbound import Outbound
 from .client_commands import oauth_setup
 from .client_commands.args import OneLineError, protocol_choice, seconds
 
@@ -146,6 +139,14 @@ def headers_of(pairs: Sequence[str], env: dict[str, str]) -> dict[str, str]:
 
 async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], args: argparse.Namespace) -> int:
     """Serve the host on stdio until EOF or a signal; the exit status (0, or 130 after SIGINT)."""
+    from ..bridge.ask import HostAsker  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from ..bridge.host import HostSide, Lines  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from ..bridge.page import LoopbackAskPage  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from ..bridge.remote import Remote  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from ..client import Client  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from ..serve.stdio import open_stdio  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from ..server.outbound import Outbound  # noqa: PLC0415 (the engine loads when the bridge runs)
+
     reader, out = await open_stdio()
     given_auth = any(k.lower() == "authorization" for k in headers)
     auth, browser = (
