@@ -80,6 +80,7 @@ async def run(url: str, tool_name: str, mode: str) -> list[str]:
         text = "".join(b.text for b in called.content if isinstance(b, TextContent))
         expect("the tool's text content is there", bool(text.strip()), True)
         print(f"text: {text}", file=sys.stderr)
+        print(f"result _meta keys: {sorted((dumped(called).get('_meta') or {}).keys())}", file=sys.stderr)
 
     async with Client(reference(uri, item["text"], listed, ui, tool)) as ref:
         ref_tool = dumped((await ref.list_tools()).tools[0])

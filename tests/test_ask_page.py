@@ -25,7 +25,7 @@ from scaleout import Cluster, running_cluster
 from support.paths import BATON, ROOT, SERVERS
 from support.peer_venvs import ensure_venv, peer_env
 from support.processes import free_port
-from support.serve import RunningServer, start_server
+from support.serve import RunningServer, start_server, start_with_pages
 from test_connect import log_in
 
 from baton import Accepted
@@ -87,9 +87,7 @@ def press(page: Any, button: str) -> str:
 
 @pytest.fixture
 def demo(tmp_path: Path) -> Iterator[RunningServer]:
-    port = free_port()
-    env = {"BATON_PUBLIC_URL": f"http://127.0.0.1:{port}", "BATON_LEDGER": "memory:", "BATON_CONNECT_STORE": "memory:"}
-    with start_server(DEMO, port=port, log=tmp_path / "server.log", env=env) as running:
+    with start_with_pages(DEMO, tmp_path / "server.log") as running:
         yield running
 
 

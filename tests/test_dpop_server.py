@@ -170,7 +170,7 @@ def test_off_takes_bearer_only_and_bad_options_are_refused(tmp_path: Path) -> No
 
 
 def test_the_thumbprint_is_rfc_7638s_on_both_sides() -> None:
-    from baton.auth.dpop import thumbprint
+    from baton.dpop_rules import thumbprint
 
     key = DpopKey()
     jwk = key.jwk()

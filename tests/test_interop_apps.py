@@ -5,6 +5,7 @@ examples/everything.py (a page given inline) and examples/dice_app.py (a page re
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,15 +24,25 @@ def mcp_python() -> Path:
     return ensure_venv("mcp")
 
 
-@pytest.fixture(scope="module", params=[("everything.py", "app_greeting"), ("dice_app.py", "roll_dice")])
+SERVED = [
+    ("examples/everything.py", "app_greeting"),
+    ("examples/dice_app.py", "roll_dice"),
+    # Baton's ask app (P213): a tool of the app rung and the app-only answer tool, and the waiting result.
+    ("tests/servers/ask_app.py", "choose"),
+    ("tests/servers/ask_app.py", "baton_ask_answer"),
+]
+
+
+@pytest.fixture(scope="module", params=SERVED, ids=[f"{Path(t).stem}-{tool}" for t, tool in SERVED])
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
-    """`baton serve examples/<example>` on a loopback port: its URL, the app tool's name, and its log."""
-    example, tool = request.param
+    """`baton serve <target>` on a loopback port: its URL, the app tool's name, and its log."""
+    target, tool = request.param
     work = tmp_path_factory.mktemp("interop-apps")
     env = {k: v for k, v in os.environ.items() if k != "BATON_STATE_KEYS" and not k.startswith("OTEL_")}
     env["BATON_DATA_DIR"] = str(work / "data")
     port = free_port()
-    command = [BATON, "serve", f"examples/{example}", "--http", f"127.0.0.1:{port}"]
+    env.update(BATON_PUBLIC_URL=f"http://127.0.0.1:{port}", BATON_LEDGER="memory:", BATON_CONNECT_STORE="memory:")
+    command = [BATON, "serve", target, "--http", f"127.0.0.1:{port}"]
     log = work / "baton.log"
     process = start(command, cwd=ROOT, env=env, log=log, ready=PortOpen(port), timeout=60.0)
     try:
@@ -58,3 +69,6 @@ def test_the_mcp_client_sees_the_app_as_its_apps_extension_expects(
     assert done.returncode == 0, report
     assert "apps: ok" in done.stdout.splitlines(), report
     assert f"protocol: {era}" in done.stderr.splitlines(), report
+    if tool == "choose":  # a client with apps and no elicitation: the question is in the ask app (P213)
+        assert re.search(r"^result _meta keys: \[.*'baton/ask'", done.stderr, re.MULTILINE), report
+        assert "the form shown with this result asks it" in done.stderr, report

@@ -1,4 +1,4 @@
-"""`baton serve --stdio` ends cleanly on SIGINT, SIGTERM and end of input (protocol.md P98, P115): a real
+"""`baton serve` ends cleanly on SIGINT, SIGTERM and (on stdio) end of input (protocol.md P98, P115): a real
 subprocess, real signals, a request in flight; exit 130 after SIGINT, 0 otherwise, never a traceback.
 
 A host stops a stdio server as MCP says: it closes stdin, waits, sends SIGTERM, waits, sends SIGKILL. So the
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from support.paths import SERVERS
+from support.serve import start_server
 from support.stdio import StdioPeer
 
 GRACE_LINE = "still running after"  # what the server logs when the EOF grace ran out (P115)
@@ -168,3 +169,14 @@ def test_closing_a_launchers_stdin_ends_baton_it_did_not_exec(tmp_path: Path) ->
             for pid in baton:  # still running after a failure: Baton is this test's to stop
                 if alive(pid):
                     os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 0)])
+def test_a_signal_ends_an_http_server_with_the_same_status(tmp_path: Path, signum: int, status: int) -> None:
+    """Over HTTP uvicorn catches the signal and swallows the interrupt it re-raises: the status must still
+    say Ctrl-C (it used to be 0 after SIGINT, and death by signal after SIGTERM)."""
+    with start_server(str(SERVERS / "guarded.py"), log=tmp_path / "server.log") as server:
+        server.proc.send_signal(signum)
+        assert server.proc.wait(15) == status
+        errors = server.log.read_text()
+        assert "Traceback" not in errors and "KeyboardInterrupt" not in errors, errors

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import socket
 from collections.abc import Iterator, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .protocol.asgi import Receive, Send
@@ -122,8 +123,8 @@ def run(
     worker_healthcheck_s: int = 5,
     reload_dirs: list[str] | None = None,
 ) -> int:
-    """Blocking: uvicorn serves `app` on host:port until SIGINT or SIGTERM; 0, or 2 if its lifespan refused to
-    start; `PortTaken` before anything starts when nothing can listen there.
+    """Blocking: uvicorn serves `app` on host:port until SIGINT or SIGTERM; 0 (130 after SIGINT), or 2 if its lifespan
+    refused to start; `PortTaken` before anything starts when nothing can listen there.
 
     `app` is an ASGI app, or a "module:factory" string (each worker process, or each process the reloader
     starts, calls it); `workers` > 1 runs that many processes, each given `worker_healthcheck_s` to answer
@@ -131,30 +132,70 @@ def run(
     is `listen`'s: uvicorn takes it by its descriptor and binds nothing."""
     import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
 
-    sock = listen(host, port)
-
     options: dict[str, Any] = {"log_config": log_config} if log_config is not None else {}
     if reload_dirs:
         options.update(reload=True, reload_dirs=reload_dirs)
     elif workers > 1:
         options.update(workers=workers, timeout_worker_healthcheck=worker_healthcheck_s)
+    options.update(factory=isinstance(app, str), log_level=log_level, access_log=False)
+    options.update(timeout_graceful_shutdown=graceful_s)
+    if reload_dirs or workers > 1:  # a supervisor process: it owns the signals and ends with 0
+        sock = listen(host, port)
+        try:
+            uvicorn.run(app, fd=sock.fileno(), **options)
+        except SystemExit as exc:  # uvicorn's 3: the app's startup failed (its lifespan said why): ours is 2
+            if exc.code == STARTUP_FAILED:
+                return 2
+            raise
+        finally:
+            sock.close()
+        return 0
+    server = uvicorn.Server(uvicorn.Config(app, **options))
+    stopped = _Stopped.install(server)  # before the port opens: whoever sees it open may signal at once
     try:
-        uvicorn.run(
-            app,
-            fd=sock.fileno(),
-            factory=isinstance(app, str),
-            log_level=log_level,
-            access_log=False,
-            timeout_graceful_shutdown=graceful_s,
-            **options,
-        )
-    except SystemExit as exc:  # uvicorn's 3: the app's startup failed (its lifespan said why): ours is 2
-        if exc.code == STARTUP_FAILED:
-            return 2
+        sock = listen(host, port)
+    except PortTaken:
+        stopped.uninstall()
         raise
+    try:
+        server.run(sockets=[sock])
     finally:
         sock.close()
-    return 0
+        stopped.uninstall()
+    if stopped.signum is None and not server.started:
+        return 2  # the app's lifespan refused to start (it said why)
+    return stopped.status
+
+
+@dataclass(slots=True)
+class _Stopped:
+    """The signal that ended a single-process server, for its exit status: 130 after Ctrl-C, 0 after SIGTERM,
+    as every Baton command (P98). These handlers ask uvicorn to stop as its own do; uvicorn takes the signals
+    over while it serves, and re-raises the one it caught on these handlers once it has shut down."""
+
+    server: Any  # uvicorn.Server
+    previous: dict[int, Any] = field(default_factory=dict)
+    signum: int | None = None
+
+    @classmethod
+    def install(cls, server: Any) -> _Stopped:
+        noted = cls(server)
+        with contextlib.suppress(ValueError):  # not the main thread: the caller owns the signals
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                noted.previous[signum] = signal.signal(signum, noted._note)
+        return noted
+
+    def _note(self, signum: int, frame: object) -> None:
+        self.signum = signum
+        self.server.should_exit = True
+
+    def uninstall(self) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+    @property
+    def status(self) -> int:
+        return 130 if self.signum == signal.SIGINT else 0
 
 
 @dataclass(slots=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from support.peer_venvs import CACHE, ensure_npm, peer_env, run_step
+from support.peer_venvs import CACHE, npm_install
 
 APP_EXAMPLE = "@modelcontextprotocol/server-basic-vanillajs@2.0.3"
 APP_EXAMPLE_DIR = CACHE / "app-example"
@@ -28,14 +28,7 @@ def ensure_app_example() -> list[str]:
     with (CACHE / ".app-example.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (entry.is_file() and _version(root / "package.json") == version):
-            manifest = APP_EXAMPLE_DIR / "package.json"
-            if not manifest.is_file():
-                manifest.write_text(json.dumps({"name": "baton-interop-app-example", "private": True}) + "\n")
-            step = [ensure_npm(), "install", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=error"]
-            env = {k: v for k, v in peer_env().items() if k != "NODE_OPTIONS"}
-            run_step(
-                [*step, "--save-exact", APP_EXAMPLE], f"could not install {APP_EXAMPLE}", cwd=APP_EXAMPLE_DIR, env=env
-            )
+            npm_install(APP_EXAMPLE_DIR, APP_EXAMPLE)
         node = shutil.which("node")
         if node is None or not entry.is_file():
             pytest.fail(f"npm installed {APP_EXAMPLE} but there is no node or no {entry} to run", pytrace=False)

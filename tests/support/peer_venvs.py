@@ -16,6 +16,7 @@ itself comes from apt-get when it is missing and we are root.
 | `fastmcp` | `fastmcp==4.1.6` | peers/fastmcp_*.py |
 | `mcp1` | `mcp==1.30.0` | peers/legacy_mcp1_*.py (2025-11-25, the last 1.x) |
 | `mcp-fuzzer` | `mcp-fuzzer==0.7.0` | tests/test_mcp_fuzzer.py (the public MCP fuzzer) |
+| `uv` | `uv==0.13.8` | tests/test_publish_mcpb.py (what a host runs an MCPB bundle with) |
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ REQUIREMENTS = {
     "fastmcp": "fastmcp==4.1.6",
     "mcp1": "mcp==1.30.0",
     "mcp-fuzzer": "mcp-fuzzer==0.7.0",
+    "uv": "uv==0.13.8",
 }
 STAMP = ".interop-requirement"
 INSTALL_TIMEOUT_S = 600.0
@@ -183,6 +185,16 @@ def ensure_npm() -> str:
     return npm
 
 
+def npm_install(folder: Path, *specs: str) -> None:
+    """`npm install --save-exact SPEC...` into `folder` (a private package.json made first), or fail the test."""
+    manifest = folder / "package.json"
+    if not manifest.is_file():
+        manifest.write_text(json.dumps({"name": f"baton-interop-{folder.name}", "private": True}) + "\n")
+    step = [ensure_npm(), "install", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=error"]
+    env = {k: v for k, v in peer_env().items() if k != "NODE_OPTIONS"}
+    run_step([*step, "--save-exact", *specs], f"could not install {' '.join(specs)}", cwd=folder, env=env)
+
+
 def ensure_inspector() -> Inspector:
     """The pinned MCP Inspector under `.cache/interop/inspector`, installed with npm unless already there."""
     package, version = INSPECTOR.rsplit("@", 1)
@@ -194,14 +206,8 @@ def ensure_inspector() -> Inspector:
         node = usable_node()
         if node is not None and launcher.is_file() and _installed_version(root) == version:
             return Inspector(node, launcher)
-        manifest = INSPECTOR_DIR / "package.json"
-        if not manifest.is_file():
-            manifest.write_text(json.dumps({"name": "baton-interop-inspector", "private": True}) + "\n")
         packages = [INSPECTOR] if node is not None else [INSPECTOR, f"{node_package()}@{NODE_VERSION}"]
-        npm = ensure_npm()
-        env = {k: v for k, v in peer_env().items() if k != "NODE_OPTIONS"}
-        step = [npm, "install", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=error", "--save-exact"]
-        run_step([*step, *packages], f"could not install {' '.join(packages)}", cwd=INSPECTOR_DIR, env=env)
+        npm_install(INSPECTOR_DIR, *packages)
         node = usable_node()
         if node is None or not launcher.is_file() or _installed_version(root) != version:
             pytest.fail(f"npm installed {' '.join(packages)} but no usable Inspector or node came of it", pytrace=False)

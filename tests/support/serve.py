@@ -61,6 +61,14 @@ def start_server(
     return RunningServer(process, port)
 
 
+def start_with_pages(target: str, log: Path) -> RunningServer:
+    """`start_server(target)` whose public URL is its own loopback address (development: the page rung's pages
+    and the development login), with its stores and ledger in memory."""
+    port = free_port()
+    env = {"BATON_PUBLIC_URL": f"http://127.0.0.1:{port}", "BATON_LEDGER": "memory:", "BATON_CONNECT_STORE": "memory:"}
+    return start_server(target, port=port, log=log, env=env)
+
+
 def serve_once(
     cwd: Path, target: str, *args: str, messages: Sequence[dict[str, Any]] = (), env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

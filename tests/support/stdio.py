@@ -3,7 +3,8 @@
 `StdioPeer.read()` takes the next stdout line, which must be one JSON message, or raises TimeoutError (none
 within `timeout`) or EOFError (the server closed stdout); `close()` closes stdin and returns the exit status.
 Leaving `with peer.process:` stops the server whatever the test did. `launcher` runs the server through
-another command (`["sh", "launch.sh"]`, which gets the server's command line as its arguments).
+another command (`["sh", "launch.sh"]`, which gets the server's command line as its arguments); `command`
+replaces the whole command line (a server that is not started by `baton serve`, such as a bundle's).
 """
 
 from __future__ import annotations
@@ -23,9 +24,16 @@ from support.processes import spawn
 
 
 class StdioPeer:
-    def __init__(self, target: str, env: dict[str, str] | None = None, *, launcher: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        target: str,
+        env: dict[str, str] | None = None,
+        *,
+        launcher: Sequence[str] = (),
+        command: Sequence[str] = (),
+    ) -> None:
         self.process = spawn(
-            [*launcher, BATON, "serve", target, "--stdio"],
+            list(command) or [*launcher, BATON, "serve", target, "--stdio"],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

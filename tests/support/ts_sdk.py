@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from support.peer_venvs import CACHE, ensure_npm, peer_env, run_step
+from support.peer_venvs import CACHE, npm_install
 
 TS_SDK = "@modelcontextprotocol/sdk@1.32.2"
 TS_SDK_DIR = CACHE / "ts-sdk1"
@@ -36,12 +36,7 @@ def ensure_ts_sdk() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if manifest.is_file() and json.loads(manifest.read_text()).get("version") == version:
             return TS_SDK_DIR
-        own = TS_SDK_DIR / "package.json"
-        if not own.is_file():
-            own.write_text(json.dumps({"name": "baton-interop-ts-sdk1", "private": True}) + "\n")
-        step = [ensure_npm(), "install", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=error"]
-        env = {k: v for k, v in peer_env().items() if k != "NODE_OPTIONS"}
-        run_step([*step, "--save-exact", TS_SDK], f"could not install {TS_SDK}", cwd=TS_SDK_DIR, env=env)
+        npm_install(TS_SDK_DIR, TS_SDK)
         if not manifest.is_file():
             pytest.fail(f"npm installed {TS_SDK} but {manifest} is not there", pytrace=False)
         return TS_SDK_DIR

@@ -18,15 +18,14 @@ because no well-kept Python library checks DPoP proofs for a resource server.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
 import jwt
 
+from ..dpop_rules import thumbprint, token_hash
 from ..server.exchange import Unauthenticated
 from ..state import clock
 from ..state.ledger import ClaimStatus, Ledger, LedgerError
@@ -35,7 +34,6 @@ DpopMode = Literal["accept", "require", "off"]
 DPOP_MODES: Final = ("accept", "require", "off")
 ALGORITHMS: Final = ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA")
 MAX_PROOF_CHARS: Final = 8192
-_THUMBPRINT_MEMBERS: Final = {"EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n"), "OKP": ("crv", "kty", "x")}
 
 
 def refused(message: str) -> Unauthenticated:
@@ -84,8 +82,7 @@ def check_proof(
     moment = clock.now() if now is None else now
     if not isinstance(iat, int) or abs(moment - iat) > window_s:
         raise refused(f"the DPoP proof's iat is not within {window_s:g} s of now")
-    expected_ath = _b64(hashlib.sha256(token.encode("ascii", "replace")).digest())
-    if claims.get("ath") != expected_ath:
+    if claims.get("ath") != token_hash(token):
         raise refused("the DPoP proof's ath is not this access token's hash")
     jti = claims.get("jti")
     if not isinstance(jti, str) or not jti or len(jti) > 256:
@@ -93,15 +90,6 @@ def check_proof(
     if not isinstance(jkt, str) or thumbprint(jwk) != jkt:
         raise refused("the DPoP proof's key is not the one the token is bound to (cnf.jkt)")
     return Proof(jti, iat)
-
-
-def thumbprint(jwk: dict[str, Any]) -> str | None:
-    """The RFC 7638 SHA-256 thumbprint of a public JWK; None for a key type it does not cover."""
-    members = _THUMBPRINT_MEMBERS.get(str(jwk.get("kty")))
-    if members is None or any(not isinstance(jwk.get(m), str) for m in members):
-        return None
-    canonical = json.dumps({m: jwk[m] for m in members}, separators=(",", ":"), sort_keys=True)
-    return _b64(hashlib.sha256(canonical.encode()).digest())
 
 
 def bound_key(claims: dict[str, Any]) -> str | None:
@@ -130,7 +118,3 @@ class DpopReplay:
 def _uri(value: str) -> str:
     parts = urlsplit(value)
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path.rstrip('/')}"
-
-
-def _b64(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")

@@ -12,6 +12,7 @@ user submits is logged.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..forms.fields import FormError, FormSpec, InvalidAnswer
@@ -48,10 +49,8 @@ class AskPage:
         if link is None or link.get("t") != ticket.id:
             body = "<p>This question is no longer waiting; ask your assistant to call the tool again.</p>"
             return page("Link not valid", body, status=404)
-        try:
-            spec = parse_schema(link["r"]["params"]["requestedSchema"])
-        except (FormError, KeyError, TypeError):
-            log.error("ask page: a parked question is not a form this page can show")
+        spec = question_form(link)
+        if spec is None:
             return page("Cannot show this question", "<p>The question cannot be shown here.</p>", status=500)
         if request.method == "GET":
             return self._form(session, ticket, link, spec)
@@ -61,15 +60,11 @@ class AskPage:
         action = request.form.get(ACTION_FIELD, "")
         if action not in ACTIONS:
             return self._form(session, ticket, link, spec, "Choose Send, Decline or Cancel.")
-        answer: dict[str, Any] = {"action": action}
-        if action == "accept":
-            try:
-                answer["content"] = spec.validate(form_values(spec, request.fields))
-            except InvalidAnswer as exc:
-                return self._form(session, ticket, link, spec, str(exc))
-        if not await self.kit.tickets.complete(ticket.id, session.principal):
-            return page("Link already used", _USED, status=410)
-        if not await give_answer(self.kit.records, session.principal, link, answer):
+        try:
+            recorded = await record_answer(self.kit, session.principal, ticket, link, spec, action, request.fields)
+        except InvalidAnswer as exc:
+            return self._form(session, ticket, link, spec, str(exc))
+        if not recorded:
             return page("Link already used", _USED, status=410)
         log.info("ask page: a question was answered (%s)", action)
         body = (
@@ -99,3 +94,32 @@ class AskPage:
             "<p><small>Your answer goes to the tool on this server, not through your assistant.</small></p>"
         )
         return page("Your assistant's tool asks", body, status=400 if problem else 200)
+
+
+def question_form(link: dict[str, Any]) -> FormSpec | None:
+    """The form of a parked question, or None (logged) if it is not one a page can show."""
+    try:
+        return parse_schema(link["r"]["params"]["requestedSchema"])
+    except (FormError, KeyError, TypeError):
+        log.error("ask page: a parked question is not a form this page can show")
+        return None
+
+
+async def record_answer(
+    kit: ConnectKit,
+    principal: str,
+    ticket: Ticket,
+    link: dict[str, Any],
+    spec: FormSpec,
+    action: str,
+    fields: Mapping[str, Sequence[str]],
+) -> bool:
+    """Check an answer to a parked question against its form (`InvalidAnswer`), spend its ticket and record
+    it for the next identical call: the one way in, from the page and from the ask app (P215). False when the
+    ticket or the question was answered already."""
+    answer: dict[str, Any] = {"action": action}
+    if action == "accept":
+        answer["content"] = spec.validate(form_values(spec, fields))
+    if not await kit.tickets.complete(ticket.id, principal):
+        return False
+    return await give_answer(kit.records, principal, link, answer)

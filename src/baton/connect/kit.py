@@ -35,6 +35,7 @@ from ..server.startup import PRINCIPAL_SETTING, PUBLIC_URL_SETTING, Configuratio
 from ..state.keys import KeyRing
 from ..state.ledger import Ledger
 from ..state.ledger_memory import MemoryLedger
+from .ask_app import answer_from_app
 from .cookie import DEFAULT_SESSION_TTL_S, Sessions
 from .oauth import OAuthProvider
 from .page_login import DevLogin, Login
@@ -126,15 +127,23 @@ class ConnectKit:
             self._records = PageRecords(self.ring, self._ledger)
         return self._records
 
-    def page_flow(self, principal: str, binding: bytes, shows: Callable[[dict[str, Any]], bool]) -> ParkedFlow | None:
-        """The page rung's flow for one call (`baton.server.parts.ConnectPart.page_flow`): None without a
-        public URL, or for an anonymous caller outside development (a page must know whose it is)."""
-        if not self.configured:
+    def page_flow(
+        self, principal: str, binding: bytes, deliver: Callable[[dict[str, Any]], str], apps: bool = False
+    ) -> ParkedFlow | None:
+        """The page rung's flow for one call (`baton.server.parts.ConnectPart.page_flow`): None for an anonymous
+        caller outside development (a page, or an app's answer, must know whose it is), and without a public
+        URL unless the client renders the ask app (`apps`, P216: then the flow has no page, only the app)."""
+        pages = self.configured
+        if not pages and not apps:
             return None
-        if principal == "anonymous" and not self.development:
+        if principal == "anonymous" and not (pages and self.development):
             log.warning("the page rung needs to know who is calling: set Server(principal=...); using the error rung")
             return None
-        return ParkedFlow(self, self.records, principal, binding, shows)
+        return ParkedFlow(self, self.records, principal, binding, deliver, pages=pages)
+
+    async def answer(self, principal: str, ticket: str, action: str, fields: dict[str, list[str]]) -> str:
+        """The ask app's answer to a parked question, recorded (`baton.connect.ask_app`, protocol.md P215)."""
+        return await answer_from_app(self, principal, ticket, action, fields)
 
     @property
     def attached(self) -> bool:
@@ -264,7 +273,7 @@ class ConnectKit:
         vault = self.vault
         if await vault.has(principal, name):
             return vault.handle(principal, name)
-        if ctx.page_flow is None:  # the page rung gives the connect link itself (P145)
+        if ctx.page_flow is None or not ctx.page_flow.pages:  # the page rung gives the connect link itself (P145)
             ctx.require("url")  # before a ticket is minted
         flow_id = ctx.flow_id
 

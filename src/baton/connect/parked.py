@@ -13,7 +13,9 @@ record), are:
   generation, so a finished flow is never replayed.
 
 A client that can show a waiting question itself (it declared its mode) is asked it there, from the
-same journal, rather than given the link again.
+same journal, rather than given the link again; a client that renders Baton's ask app gets the question
+in it (P213): a form question parked for the app also has a ticket of its own (`APP_PURPOSE`), which only
+the app-only answer tool takes, never the page, and which is never in the text the model reads.
 
 Record ids are SHA-256 of a label, the length-prefixed principal, the binding, the generation and the
 step: one principal's call never finds another's records (the ledger also binds each record to its
@@ -32,6 +34,10 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from ..forms.parse import parse_schema
+from ..protocol.capabilities import required_capability
+from ..protocol.errors import CapabilityMissing
+from ..render.html import form_html
 from ..server.parts import Link
 from ..server.results import ToolError
 from ..state import clock
@@ -46,6 +52,7 @@ if TYPE_CHECKING:
 
 LABEL = "baton ask page"
 PURPOSE = "ask"  # the page ticket's purpose: the connect pages show the question (ask_page.py)
+APP_PURPOSE = "ask-app"  # the ask app's ticket: only the answer tool takes it (P215), never the pages
 DEFAULT_PAGE_TTL_S = 3600
 """How long a page link stays valid by default: an hour, for a person (`ConnectKit(page_ttl_s=...)`)."""
 DEFAULT_FLOW_TTL_S = 24 * 3600
@@ -124,13 +131,16 @@ class ParkedFlow:
         records: PageRecords,
         principal: str,
         binding: bytes,
-        shows: Callable[[dict[str, Any]], bool],
+        deliver: Callable[[dict[str, Any]], str],
+        *,
+        pages: bool = True,
     ) -> None:
+        self.pages = pages  # the server has a public URL to give pages under (else only the ask app, P216)
         self._kit = kit
         self._records = records
         self._principal = principal
         self._binding = binding
-        self._shows = shows  # whether this call's client can show a question itself
+        self._deliver = deliver  # the ladder's rung for a question, for this call's client
         self._generation = 0
         self._step = 0
         self._touched = False  # this call went on from records of its generation
@@ -163,30 +173,40 @@ class ParkedFlow:
                 return journal
             self._touched = True
             journal = Journal.loads(link["j"].encode())
-            if link["t"]:
-                if self._shows(link["r"]):  # this client shows it itself: ask it there, from the same journal
+            if link["t"] or link.get("x"):  # a form
+                delivery = self._deliver(link["r"])
+                if delivery == "native":  # this client shows it itself: ask it there, from the same journal
                     return journal
-                return link["u"], link["m"]  # a form on the page, not answered yet: the same link again
+                if delivery == "app" and link.get("x"):  # P213: the ask app again, with its ticket
+                    return Link(link["u"], link["m"], ask_for_app(link["x"], link["r"], link["m"], link["u"]))
+                if not link["t"]:  # P216: parked for the app alone (no public URL), and this client shows no app
+                    raise CapabilityMissing(required_capability(link["r"]))
+                return Link(link["u"], link["m"])  # a form on the page, not answered yet: the same link again
             # URL mode: the link was the page itself (the connect page); opening it is the answer.
             journal.answers[link["k"]] = (link["d"], {"action": "accept"})
         self._step = MAX_STEPS
         return journal
 
-    async def park(self, key: str, digest: str, request: dict[str, Any], journal: Journal) -> Link:
+    async def park(self, key: str, digest: str, request: dict[str, Any], journal: Journal, app: bool = False) -> Link:
         if self._step >= MAX_STEPS:
             raise ToolError(f"This tool asked more than {MAX_STEPS} questions on the server's page in one call.")
         kit = self._kit
         params = request.get("params") or {}
         message = str(params.get("message", ""))
         rid = self._rid("link")
-        ticket_id = ""
+        ticket_id = app_ticket = url = ""
         if params.get("mode") == "url":
             url = str(params["url"])
         else:
-            ticket = mint(self._principal, rid, PURPOSE, kit.page_ttl_s)
-            await kit.tickets.put(ticket)
-            ticket_id = ticket.id
-            url = f"{kit.base_url}/connect/{ticket.id}"
+            if self.pages:
+                ticket = mint(self._principal, rid, PURPOSE, kit.page_ttl_s)
+                await kit.tickets.put(ticket)
+                ticket_id = ticket.id
+                url = f"{kit.base_url}/connect/{ticket.id}"
+            if app:  # P215: the app's own ticket, so that the page's link never answers through a tool
+                shown = mint(self._principal, rid, APP_PURPOSE, kit.page_ttl_s)
+                await kit.tickets.put(shown)
+                app_ticket = shown.id
         data = {
             "k": key,
             "d": digest,
@@ -194,6 +214,7 @@ class ParkedFlow:
             "m": message,
             "j": journal.dumps().decode(),
             "t": ticket_id,
+            "x": app_ticket,
             "u": url,
             "a": self._rid("answer").hex(),
             "ttl": kit.flow_ttl_s,
@@ -201,11 +222,23 @@ class ParkedFlow:
         held = await self._records.write(rid, self._principal, data, kit.page_ttl_s)
         if held is None:  # an identical call is parking this very question now
             raise ToolError("This tool is already waiting for the same question; call it again in a moment.")
-        return str(held["u"]), str(held["m"])
+        if app and held.get("x"):
+            return Link(
+                str(held["u"]), str(held["m"]), ask_for_app(str(held["x"]), held["r"], str(held["m"]), str(held["u"]))
+            )
+        return Link(str(held["u"]), str(held["m"]))
 
     async def finish(self) -> None:
         if self._touched:  # it went on from records of this generation: close it
             await self._records.write(self._rid("end", 0), self._principal, {}, self._kit.flow_ttl_s)
+
+
+def ask_for_app(ticket: str, request: dict[str, Any], message: str, url: str) -> dict[str, Any]:
+    """What the ask app is given for a parked form question (P213): the message, the form as the server's
+    page renders it (`baton.render.html`, the same fields and rules), the app's ticket, and the page's link
+    for a host that lets the app open links but not call tools (it asks the person to sign in, P216)."""
+    spec = parse_schema(request["params"]["requestedSchema"])
+    return {"ticket": ticket, "message": message, "form": form_html(spec, prefix="ask", label=message), "page": url}
 
 
 async def give_answer(records: PageRecords, principal: str, link: dict[str, Any], answer: dict[str, Any]) -> bool:

@@ -101,15 +101,15 @@ def announce(
 
 
 def _on_page(flow: Any) -> bool:
-    return flow is not None and flow.when_unasked == "page"
+    return flow is not None and flow.when_unasked in ("page", "app")
 
 
 def no_page_warning(tools: list[str]) -> str:
     """Tools declared `when_unasked="page"` on a server without a public URL: no page can be given (P145)."""
     named = ", ".join(tools[:3]) + (f" and {len(tools) - 3} more" if len(tools) > 3 else "")
     return (
-        f'{named} take the page rung (when_unasked="page"), but the server has no public URL, so no page can be '
-        "given: a question their client cannot show ends the call with an error. Set $BATON_PUBLIC_URL (or "
+        f'{named} take the page rung (when_unasked="page" or "app"), but the server has no public URL, so no page '
+        "can be given: a question their client cannot show ends the call with an error. Set $BATON_PUBLIC_URL (or "
         "Server(public_url=...)) to where browsers reach this server"
     )
 

@@ -16,6 +16,8 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from ..protocol.extensions import Extensions, negotiated
+
 if TYPE_CHECKING:
     from .context import Context
 
@@ -166,7 +168,17 @@ def shows_apps(ctx: Context) -> bool:
     """Whether this request's client renders app pages: it declared the extension with the app MIME type
     among its `mimeTypes` (on a server that offers it, as one with an app tool does). A tool's `content`
     matters either way; this lets it say more in text where no page will be shown."""
-    mime_types = (ctx.extension(APPS) or {}).get("mimeTypes")
+    return _app_mime(ctx.extension(APPS))
+
+
+def renders_apps(offered: Extensions, declared: Extensions) -> bool:
+    """`shows_apps` from the server's offered extensions and the client's declared ones (before a Context)."""
+    settings = negotiated(offered, declared, APPS)
+    return _app_mime(None if settings is None else dict(settings))
+
+
+def _app_mime(settings: Mapping[str, Any] | None) -> bool:
+    mime_types = (settings or {}).get("mimeTypes")
     return isinstance(mime_types, list) and APP_MIME_TYPE in mime_types
 
 

@@ -57,7 +57,7 @@ def card_document(server: Server, card: ServerCard, endpoint: str) -> dict[str, 
     if card.website_url:
         document["websiteUrl"] = card.website_url
     if card.repository_url:
-        document["repository"] = {"url": card.repository_url, "source": _source(card.repository_url)}
+        document["repository"] = {"url": card.repository_url, "source": repository_source(card.repository_url)}
     if card.icons:
         document["icons"] = list(card.icons)
     remote: dict[str, Any] = {
@@ -84,6 +84,7 @@ def catalog_document(card: ServerCard, card_url: str, endpoint: str, version: st
     return {"servers": [entry]}
 
 
-def _source(url: str) -> str:
+def repository_source(url: str) -> str:
+    """The hosting service of a repository URL, as the registry names it (`github`, `gitlab`, else the host)."""
     host = url.split("://", 1)[-1].split("/", 1)[0].lower()
     return host.removesuffix(".com").removesuffix(".org") if host in ("github.com", "gitlab.com") else host

@@ -41,6 +41,7 @@ from ..protocol.messages import Message
 from ..state.journal import Journal
 from ..state.seal import FlowState
 from ..telemetry.logs import HANDLER_LOGGER
+from .apps import shows_apps
 from .exchange import Exchange
 from .ladder import CONFIRM_ARGUMENT, rung
 from .parts import ConnectPart, Credential, Link, PageFlow
@@ -403,6 +404,11 @@ class Context:
         self._journal = journal
 
     @property
+    def connect_part(self) -> ConnectPart | None:
+        """The server's connect kit (its pages, tickets and vault), or None where none is mounted."""
+        return None if self._connect is None else self._connect()
+
+    @property
     def page_flow(self) -> PageFlow | None:
         """This call's flow on the server's own page, when the page rung can serve it."""
         return self._page
@@ -439,10 +445,11 @@ class Context:
         request: dict[str, Any] = {"method": method}
         if params is not None:
             request["params"] = params
-        delivery = rung(self.client_capabilities, request, self._when_unasked, yes_no)
-        if delivery == "page" and self._page is None:  # no page serves this call (stdio, no public URL)
-            delivery = "error"
-        if delivery not in ("native", "page"):
+        # P213: whether this client renders apps decides the app rung, for a tool declared "app"
+        delivery = rung(self.client_capabilities, request, self._when_unasked, yes_no, shows_apps(self))
+        if delivery in ("page", "app") and (self._page is None or (delivery == "page" and not self._page.pages)):
+            delivery = "error"  # no page serves this call (no public URL, P216; or stdio without apps)
+        if delivery not in ("native", "page", "app"):
             return self._unasked(delivery, request)
         if key in self._asks:
             raise UsageError(f"two asks in one round use the key {key!r}; give each a distinct key=")
@@ -450,9 +457,9 @@ class Context:
         recorded = self._journal.answers.get(key)
         if recorded is not None and recorded[0] == digest:
             return read(recorded[1])
-        if delivery == "page":  # protocol.md P145: the flow waits on the server's page; no request is held
+        if delivery != "native":  # protocol.md P145, P213: the flow waits on the server's page or the ask app
             assert self._page is not None
-            self.parked = await self._page.park(key, digest, request, self._journal)
+            self.parked = await self._page.park(key, digest, request, self._journal, app=delivery == "app")
             raise Suspended
         if key in self._responses and (not self._solicited or self._journal.pending.get(key) == digest):
             raw = self._responses[key]

@@ -22,6 +22,7 @@ from ..state.ledger import Ledger
 from ..state.seal import DEFAULT_MAX_BYTES, DEFAULT_TTL_S
 from ..state.store_url import parse_store_url
 from .apps import APP_MIME_TYPE, APPS, App, Visibility, app_tool_meta
+from .ask_app import ANSWER_SCHEMA, ANSWER_TOOL, ASK_APP, answer_question
 from .card import ServerCard
 from .context import Context
 from .exchange import PrincipalHook
@@ -90,8 +91,10 @@ class ToolOptions(TypedDict, total=False):
     """What a question the client cannot show does (default: the server's, itself "error" by default):
     "error" (-32021 / a tool error); "page": the call ends with a link to the server's own page, where the
     user answers, and the next identical call goes on (protocol.md P145; HTTP serving with a public URL);
-    or "argument": the tool gains an optional boolean `confirm` argument that answers its `ctx.confirm`
-    where the client cannot show it. A model can fill it in without asking: see
+    "app": as "page", except that in a host that renders MCP Apps a form question is shown in Baton's ask
+    app with the result, answered there, and the app calls the tool again (the ask app becomes the tool's
+    app; protocol.md P213); or "argument": the tool gains an optional boolean `confirm` argument that
+    answers its `ctx.confirm` where the client cannot show it. A model can fill it in without asking: see
     docs/asking-in-every-host.md (protocol.md P139)."""
     task: TaskSupport
     """Whether a call may run as a task of the Tasks extension (`io.modelcontextprotocol/tasks`, declared by
@@ -153,7 +156,7 @@ class Server:
     `task_ttl_ms` is how long a task of the Tasks extension is kept after it was made, `task_poll_interval_ms`
     how often clients are told to poll it, `task_lease_ms` how long a task's running round is held by its
     instance without a heartbeat before another takes it over (docs/tasks.md). `when_unasked` is every tool's
-    default for a question the client cannot show ("error", "page" or "argument": see
+    default for a question the client cannot show ("error", "page", "app" or "argument": see
     `ToolOptions.when_unasked`); `host_quirks=True` turns on the table of what known hosts really show
     (`baton.HOST_QUIRKS`), or give your own rows (protocol.md P138-P140). `card` publishes a server card
     over HTTP (`baton.ServerCard`, a draft; protocol.md P194).
@@ -372,8 +375,16 @@ class Server:
         _check_options(dict(options), "add_tool")
         single_use = options.pop("single_use", False)
         scopes = scope_list(options.pop("scopes", None), "@server.tool(scopes=...)")
+        own_rung = "when_unasked" in options
         when_unasked = check_when_unasked(options.pop("when_unasked", self.settings.when_unasked), "@server.tool")
         app, visibility = options.pop("app", None), options.pop("visibility", None)
+        if when_unasked == "app" and app is not None:  # protocol.md P213: the host shows the tool's own app
+            if own_rung:
+                raise ValueError(
+                    "when_unasked='app' shows questions in Baton's ask app, which is the tool's app: a tool with "
+                    "its own app=... takes when_unasked='page'"
+                )
+            when_unasked = "page"
         meta = options.get("meta")
         if app is not None:
             meta = self._app_meta(app, meta, visibility)
@@ -395,7 +406,10 @@ class Server:
         context_param = tool.signature.context_param
         if context_param is None:  # a tool without a Context cannot ask: nothing to declare (P139)
             when_unasked = "error"
-        schema = tool.input_schema
+        schema, meta = tool.input_schema, tool.meta
+        if when_unasked == "app":  # protocol.md P213: the ask app is its app, with the app-only answer tool
+            app = ASK_APP
+            meta = self._app_meta(app, meta, None)
         if when_unasked == "argument":  # protocol.md P139: the optional `confirm` argument, published
             schema = with_confirm_argument(tool.name, schema)
         task, task_start = self._task_options(options.get("task"), options.get("task_start"))
@@ -410,7 +424,7 @@ class Server:
             task=task,
             task_start=task_start,
         )
-        tool = dataclasses.replace(tool, input_schema=schema, flow=flow, scopes=scopes)
+        tool = dataclasses.replace(tool, input_schema=schema, meta=meta, flow=flow, scopes=scopes)
         self._add(self.tools, "tools", "tool named", tool.name, tool)
         if app is not None and app.uri not in self._apps:  # P185: one resource per App, shared by its tools
             self.add_resource(
@@ -426,6 +440,15 @@ class Server:
             self._apps[app.uri] = app
             if APPS not in self.extensions:
                 self.add_extension(APPS)
+        if when_unasked == "app" and ANSWER_TOOL not in self.tools:
+            self.add_tool(
+                answer_question,
+                name=ANSWER_TOOL,
+                app=ASK_APP,
+                visibility=["app"],
+                when_unasked="error",
+                input_schema=ANSWER_SCHEMA,
+            )
         return tool
 
     def _app_meta(self, app: App, meta: dict[str, Any] | None, visibility: Any) -> dict[str, Any]:

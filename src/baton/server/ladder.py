@@ -10,7 +10,9 @@ A tool's code is the same on every rung (`await ctx.confirm(...)`); what changes
    gives the model a link for the user, and the next identical call goes on with what was answered
    there (`baton.connect.parked`); or `"argument"` for yes/no questions (P139): the tool takes an
    optional boolean `confirm` argument, and a call without it is answered with a plain result asking
-   the model to ask the user and call again with `confirm=true`.
+   the model to ask the user and call again with `confirm=true`; or `"app"` (P213): in a host that
+   renders MCP Apps, a form question is shown as Baton's ask app with the call's result, and answered
+   there; anywhere else, and for a URL question, the page.
 
 `Context._ask` asks `rung()` for every ask; the replay engine narrows a request's declared capabilities
 with `seen()` before the handler runs.
@@ -26,9 +28,9 @@ from typing import Any, Final, Literal, get_args
 
 from ..protocol.capabilities import ClientCapabilities, allows
 
-WhenUnasked = Literal["error", "page", "argument"]
+WhenUnasked = Literal["error", "page", "argument", "app"]
 """What a tool does with a question the client cannot show (`@server.tool(when_unasked=...)`)."""
-Rung = Literal["native", "page", "argument", "error"]
+Rung = Literal["native", "app", "page", "argument", "error"]
 """How one ask is delivered this request."""
 
 WHEN_UNASKED: Final = get_args(WhenUnasked)
@@ -50,14 +52,19 @@ def check_when_unasked(value: object, where: str) -> WhenUnasked:
     return value  # type: ignore[return-value]
 
 
-def rung(caps: ClientCapabilities, request: dict[str, Any], when_unasked: str, yes_no: bool) -> Rung:
+def rung(
+    caps: ClientCapabilities, request: dict[str, Any], when_unasked: str, yes_no: bool, apps: bool = False
+) -> Rung:
     """The rung that delivers one ask: native where the (narrowed) declaration allows it, else what the
-    author declared: the page for an elicitation (form or URL), the argument only for a yes/no question
-    (any other ask falls back to the error)."""
+    author declared: for `"app"`, the ask app for a form question where the client renders apps (`apps`,
+    P213), else the page, as for `"page"`, for an elicitation (form or URL); the argument only for a yes/no
+    question (any other ask falls back to the error)."""
     if allows(caps, request):
         return "native"
-    if when_unasked == "page" and request["method"] == "elicitation/create":
-        return "page"
+    if when_unasked in ("page", "app") and request["method"] == "elicitation/create":
+        # P214: a URL question never goes into the app (its page is the connect page, for a browser).
+        form = (request.get("params") or {}).get("mode", "form") == "form"
+        return "app" if when_unasked == "app" and apps and form else "page"
     if when_unasked == "argument" and yes_no:
         return "argument"
     return "error"
@@ -100,6 +107,18 @@ def answer_on_page(tool: str, url: str, question: str, *, again: bool = False) -
         f"question. Give the user this link to answer on the server's page (it works only for them):\n{url}\n"
         f"When they say they have answered, call {tool} again with exactly the same arguments; it goes on "
         "from where it stopped."
+    )
+
+
+def answer_in_app(tool: str, question: str, *, again: bool = False) -> str:
+    """The result text of the app rung (P213): what the model reads while the person answers in the ask app
+    shown with this result. No link and no ticket: the app's form is the only way in from this result."""
+    head = "The user has not answered yet. " if again else ""
+    return (
+        f'{head}Tool {tool} is waiting for the user: it asks "{question}", and this client cannot show the '
+        "question, so the form shown with this result asks it. When the user sends it, the form runs "
+        f"{tool} again itself and its result is added here. If the user says they answered and no result came, "
+        f"call {tool} again with exactly the same arguments; it goes on from where it stopped."
     )
 
 

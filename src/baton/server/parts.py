@@ -8,7 +8,7 @@ default one when the author gave none.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..state.journal import Journal
 from ..state.keys import KeyRing
@@ -33,13 +33,23 @@ class Credential(Protocol):
         ...
 
 
-Link = tuple[str, str]
-"""A question waiting on the server's own page: (the link for the user, the question's message)."""
+class Link(NamedTuple):
+    """A question waiting on the server's own page: the link for the user, the question's message, and,
+    when it is shown in Baton's ask app instead (P213), what the app is given (the result's `_meta`)."""
+
+    url: str
+    message: str
+    ask: dict[str, Any] | None = None
 
 
 class PageFlow(Protocol):
     """One call's flow on the server's own page (protocol.md P145), bound to its principal and to its request
     (method, tool, canonical arguments); `baton.connect.parked.ParkedFlow` is Baton's."""
+
+    @property
+    def pages(self) -> bool:
+        """Whether the server gives pages under a public URL; without, only the ask app serves (P216)."""
+        ...
 
     async def resume(self) -> Journal | Link:
         """What an identical earlier call left: the journal to go on with (answers given on the page and
@@ -47,8 +57,9 @@ class PageFlow(Protocol):
         this client can show that question itself: then the journal up to it)."""
         ...
 
-    async def park(self, key: str, digest: str, request: dict[str, Any], journal: Journal) -> Link:
-        """Keep the flow (its journal so far) for the question `request` at `key` and make its page."""
+    async def park(self, key: str, digest: str, request: dict[str, Any], journal: Journal, app: bool = False) -> Link:
+        """Keep the flow (its journal so far) for the question `request` at `key` and make its page; `app`:
+        it is shown in the ask app (P213)."""
         ...
 
     async def finish(self) -> None:
@@ -69,10 +80,17 @@ class ConnectPart(Protocol):
 
     def attach(self, ring: KeyRing, public_url: str | None, ledger: Callable[[], Ledger] | None = None) -> None: ...
 
-    def page_flow(self, principal: str, binding: bytes, shows: Callable[[dict[str, Any]], bool]) -> PageFlow | None:
-        """The page rung's flow for this call, or None where the pages cannot serve it (no public URL, or an
-        anonymous caller outside development); `shows(request)`: whether this call's client can show a
-        question itself."""
+    def page_flow(
+        self, principal: str, binding: bytes, deliver: Callable[[dict[str, Any]], str], apps: bool = False
+    ) -> PageFlow | None:
+        """The page rung's flow for this call, or None where the pages cannot serve it (no public URL unless
+        the client renders the ask app, `apps`; or an anonymous caller outside development); `deliver(request)`:
+        the rung that delivers a question to this call's client (`baton.server.ladder.rung`)."""
+        ...
+
+    async def answer(self, principal: str, ticket: str, action: str, fields: dict[str, list[str]]) -> str:
+        """Record the answer the ask app sent for a parked question (P215); the sentence for the app.
+        `baton.server.results.ToolError` when it cannot be recorded, saying why."""
         ...
 
     def check(self, *, authenticated: bool, needed_by: str = "ctx.secret") -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from ..forms import FormError
-from ..protocol.capabilities import ClientCapabilities, allows, cannot_ask
+from ..protocol.capabilities import ClientCapabilities, cannot_ask
 from ..protocol.constants import HANDSHAKE_VERSION, LOG_LEVELS, META_CLIENT_INFO, META_LOG_LEVEL
 from ..protocol.errors import (
     INTERNAL_ERROR,
@@ -36,9 +36,11 @@ from ..protocol.messages import Message, log_level
 from ..protocol.tasks import TASKS, required_error
 from ..state.seal import FlowState, InvalidState, Sealer, StateTooLarge
 from ..telemetry.never import resource_uri
+from .apps import renders_apps
+from .ask_app import waiting_result
 from .context import Checkpoint, Context, Escalate, Suspended, TaskStatus
 from .exchange import Exchange
-from .ladder import HostQuirk, answer_on_page, ask_then_call_again, seen
+from .ladder import HostQuirk, ask_then_call_again, rung, seen
 from .lifespan import Lifespan
 from .parts import ConnectPart, PageFlow
 from .registry import Flow
@@ -171,13 +173,15 @@ class ReplayEngine:
     def _page_flow(self, flow: Flow, caps: ClientCapabilities, principal: str, digest: bytes) -> PageFlow | None:
         """The call's flow on the server's own page (P145): for a flow declared `when_unasked="page"` whose
         client cannot show every kind of question, when a connect kit with a public URL serves the pages."""
-        if flow.when_unasked != "page" or (caps.form and caps.url):
+        if flow.when_unasked not in ("page", "app") or (caps.form and caps.url):
             return None
         try:
             kit = self._host.connect_kit
         except ConfigurationError:  # not served over HTTP: no page to give; the error rung answers
             return None
-        return kit.page_flow(principal, digest, functools.partial(allows, caps))
+        apps = flow.when_unasked == "app" and renders_apps(self._host.extensions, caps.extensions)
+        deliver = functools.partial(rung, caps, when_unasked=flow.when_unasked, yes_no=False, apps=apps)
+        return kit.page_flow(principal, digest, deliver, apps)
 
     async def _play(
         self,
@@ -200,9 +204,9 @@ class ReplayEngine:
                 resumed = await page.resume()
             except Exception as exc:  # the ledger unreachable, or too many flows: said as the handler's would be
                 return _failure(exc, flow, target, session)
-            if isinstance(resumed, tuple):  # still unanswered: the same link again, nothing runs
+            if isinstance(resumed, tuple):  # still unanswered: the same link (or ask app) again, nothing runs
                 if not solicited:
-                    return tool_result(answer_on_page(target, *resumed, again=True))
+                    return waiting_result(target, resumed, again=True)
             elif not solicited:
                 state.journal = resumed
                 ctx.resume(resumed)
@@ -229,8 +233,8 @@ class ReplayEngine:
             raise error
         if ctx.relay is not None:  # protocol.md P139: the model asks the user, then calls with confirm=true
             return tool_result(ask_then_call_again(target, ctx.relay))
-        if ctx.parked is not None:  # protocol.md P145: the user answers on the server's page, then calls again
-            return tool_result(answer_on_page(target, *ctx.parked))
+        if ctx.parked is not None:  # protocol.md P145, P213: the user answers on the page or in the ask app
+            return waiting_result(target, ctx.parked)
         if asks:
             state.round += 1
             pending: dict[str, str] = {}

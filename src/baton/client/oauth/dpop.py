@@ -11,17 +11,17 @@ method), `htu` (the URL without query and fragment), `iat`, and, towards the res
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import secrets
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
 
+from ...dpop_rules import htu as proof_uri
+from ...dpop_rules import thumbprint, token_hash
 from ...state import clock
 
 ALG: Final = "ES256"
@@ -35,8 +35,7 @@ class DpopKey:
         self._key = key if key is not None else ec.generate_private_key(ec.SECP256R1())
         public: dict[str, Any] = json.loads(ECAlgorithm.to_jwk(self._key.public_key()))
         self._public = {k: public[k] for k in ("crv", "kty", "x", "y")}
-        canonical = json.dumps(self._public, separators=(",", ":"), sort_keys=True).encode()
-        self.thumbprint = _b64(hashlib.sha256(canonical).digest())
+        self.thumbprint = str(thumbprint(self._public))
         self.nonces: dict[str, str] = {}  # per server origin: the last nonce it gave
 
     def jwk(self) -> dict[str, str]:
@@ -59,11 +58,11 @@ class DpopKey:
 
     def proof(self, method: str, url: str, access_token: str | None = None) -> str:
         """A fresh proof for one request to `url`; with `access_token`, bound to it by `ath`."""
-        htu = without_query(url)
+        htu = proof_uri(url)
         claims: dict[str, Any] = {"jti": secrets.token_urlsafe(16), "htm": method.upper(), "htu": htu}
         claims["iat"] = int(clock.now())
         if access_token is not None:
-            claims["ath"] = _b64(hashlib.sha256(access_token.encode("ascii")).digest())
+            claims["ath"] = token_hash(access_token)
         nonce = self.nonces.get(_origin(htu))
         if nonce is not None:
             claims["nonce"] = nonce
@@ -82,15 +81,6 @@ class DpopKey:
         return f"DpopKey(thumbprint={self.thumbprint!r})"
 
 
-def without_query(url: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-
-
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}".lower()
-
-
-def _b64(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
