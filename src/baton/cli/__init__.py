@@ -1,5 +1,5 @@
 """The `baton` command: one module per command (`serve`, `install`, `bridge` with `bridge_http`, `dev`, `keys`,
-and the client commands of `client_commands`), each adding its argparse subparser; `main` parses and runs."""
+`publish`, and the client commands of `client_commands`), each adding its argparse subparser; `main` parses and runs."""
 
 from .main import main
 

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from . import bridge, client_commands, dev, install, keys, serve
+from . import bridge, client_commands, dev, install, keys, publish, serve
 
 if TYPE_CHECKING:
     Commands = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -24,6 +24,7 @@ REGISTER: tuple[Callable[[Commands], None], ...] = (
     bridge.register,
     dev.register,
     keys.register,
+    publish.register,
     client_commands.register,
 )
 """Every command, in the order `baton --help` lists them."""
