@@ -9,8 +9,9 @@ straight to the stdio server, as a 2026-07-28 client and as a 2025-11-25 one; an
 as `input_required`), as a 2025-11-25 client (each round becomes `elicitation/create` on the session's SSE
 stream), and as a 2026-07-28 client of a bridge that speaks 2025-11-25 to the stdio server (its
 `elicitation/create` become rounds held by the bridge). Each way warms up first; then the ways take turns
-flow by flow, and each one's median is printed with what the bridge adds to the direct way of the same
-client version. Then the resident memory (VmRSS) of the bridge process, its child not counted, after a
+flow by flow, and each one's median is printed with what the bridge adds to the direct way that speaks
+the same version to the stdio server (2025-11-25 for a 2025-11-25 client, and for any client of the bridge
+pinned to 2025-11-25). Then the resident memory (VmRSS) of the bridge process, its child not counted, after a
 list and a second's rest.
 """
 
@@ -78,7 +79,8 @@ def main() -> None:
         medians = asyncio.run(measure(url, pinned_url, args.flows))
         print(f"median of {args.flows} two-round flows ({TOOL}):")
         for name, ms in medians.items():
-            base = medians["direct stdio, 2025-11-25" if "2025-11-25 client" in name else "direct stdio, 2026-07-28"]
+            old = "2025-11-25 client" in name or "2025 stdio" in name  # the stdio server speaks 2025-11-25
+            base = medians["direct stdio, 2025-11-25" if old else "direct stdio, 2026-07-28"]
             added = "" if name.startswith("direct") else f"  ({ms - base:+.2f} ms, {(ms - base) / 2:+.2f} ms per round)"
             print(f"  {name:36} {ms:7.2f} ms{added}")
         asyncio.run(listed(url))

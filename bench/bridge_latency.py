@@ -75,7 +75,8 @@ async def take_turns(ways: dict[str, Client], flows: int) -> dict[str, float]:
 
 
 def rss_at_rest(url: str) -> int:
-    """The VmRSS (KiB) of a bridge that answered initialize and then sat for a second."""
+    """The VmRSS (KiB) of a bridge whose host opened its session (`initialize`, then `notifications/initialized`,
+    which opens the bridge's listen stream to the server, as with any host) and then sat for a second."""
     bridge = subprocess.Popen([BATON, "bridge", url], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert bridge.stdin is not None and bridge.stdout is not None
     try:
@@ -84,6 +85,8 @@ def rss_at_rest(url: str) -> int:
         bridge.stdin.write(b"\n")
         bridge.stdin.flush()
         bridge.stdout.readline()
+        bridge.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode() + b"\n")
+        bridge.stdin.flush()
         time.sleep(1.0)
         for line in Path(f"/proc/{bridge.pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):

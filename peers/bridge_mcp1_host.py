@@ -7,7 +7,8 @@ answered by the elicitation callback, the same answered decline, (when the bridg
 tool that changes the tool list until the host hears `tools/list_changed`, a call with progress and one with log
 messages, then a call whose question the host leaves unanswered and cancels (the report says whether the
 callback was cancelled in turn), then a plain call again; or `mute`: a host that declares no elicitation
-calls the two-round tool. Runs in `.cache/interop/mcp1`, never in Baton's venv.
+calls the two-round tool; or `subscribe`: the host subscribes to test://watched-resource and calls the tool
+that updates it until it hears `notifications/resources/updated`. Runs in `.cache/interop/mcp1`, never in Baton's venv.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mcp.shared.context import RequestContext
 from pydantic import AnyUrl
 
 TWO_ROUNDS = "test_input_required_result_multi_round"
+WATCHED = "test://watched-resource"
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -89,8 +91,19 @@ async def flows(session: ClientSession, state: dict[str, Any]) -> dict[str, Any]
     return report
 
 
+async def subscribe(session: ClientSession, state: dict[str, Any]) -> dict[str, Any]:
+    report: dict[str, Any] = {"offered": bool(state["init"].capabilities.resources.subscribe)}
+    await session.subscribe_resource(AnyUrl(WATCHED))
+    with anyio.move_on_after(15):  # the bridge's listen stream to the server may not be open yet at first
+        while not state["updated"]:
+            await session.call_tool("test_update_watched_resource", {})
+            await anyio.sleep(0.5)
+    report["updated"] = sorted(set(state["updated"]))
+    return report
+
+
 async def main(scenario: str, command: list[str]) -> None:
-    state: dict[str, Any] = {"mode": "accept", "asked": [], "logs": []}
+    state: dict[str, Any] = {"mode": "accept", "asked": [], "logs": [], "updated": []}
     state["hanging"], state["withdrawn"], state["changed"] = anyio.Event(), anyio.Event(), anyio.Event()
     answers = {"What is your name?": {"name": "Ada"}, "What is your favorite color?": {"color": "teal"}}
 
@@ -108,10 +121,11 @@ async def main(scenario: str, command: list[str]) -> None:
         state["logs"].append(params.data)
 
     async def on_message(message: Any) -> None:
-        if isinstance(message, types.ServerNotification) and isinstance(
-            message.root, types.ToolListChangedNotification
-        ):
+        root = getattr(message, "root", None)
+        if isinstance(message, types.ServerNotification) and isinstance(root, types.ToolListChangedNotification):
             state["changed"].set()
+        if isinstance(message, types.ServerNotification) and isinstance(root, types.ResourceUpdatedNotification):
+            state["updated"].append(str(root.params.uri))
 
     server = StdioServerParameters(command=command[0], args=command[1:])
     callback = elicit if scenario == "flows" else None
@@ -141,6 +155,8 @@ async def run(session: ClientSession, scenario: str, state: dict[str, Any]) -> N
     try:
         if scenario == "flows":
             report = await flows(session, state)
+        elif scenario == "subscribe":
+            report = await subscribe(session, state)
         else:
             report = {"result": text_of(await session.call_tool(TWO_ROUNDS, {}))}
     except Exception as exc:  # the SDK's task group would hide it behind BrokenResourceError

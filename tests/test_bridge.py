@@ -7,6 +7,7 @@ The host is `mcp==1.30.0` (2025-11-25 only, `peers/bridge_mcp1_host.py`), or Bat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import queue
@@ -265,7 +266,7 @@ def test_a_server_restart_keeps_the_hosts_session(tmp_path: Any, protocol: str) 
     session = protocol == "2025-11-25"
     try:
         caps = bridge.initialize()["result"]["capabilities"]
-        assert caps["resources"].get("subscribe") is (True if session else None)
+        assert caps["resources"]["subscribe"] is True  # a 2026 server's on its listen stream (P199)
         call = {"name": "test_simple_text", "arguments": {}}
         assert bridge.ask("tools/call", call)["result"]["content"][0]["text"].startswith("This is a simple")
         assert "result" in bridge.ask("logging/setLevel", {"level": "error"})
@@ -314,6 +315,75 @@ def test_a_2025_servers_updates_and_list_changes_reach_the_host(serve: Callable[
         assert bridge.heard(UPDATED, timeout=1) == []
     finally:
         bridge.stop()
+
+
+def test_a_2026_servers_resource_updates_reach_an_mcp1_host(serve: Callable[..., RunningServer]) -> None:
+    # The host's resources/subscribe becomes resourceSubscriptions on the bridge's listen stream (P199).
+    server = serve(EVERYTHING)
+    report, stderr = _host("subscribe", server.url)
+    assert report["version"] == "2025-11-25" and report["offered"] is True, report
+    assert report["updated"] == [WATCHED]
+    assert "Traceback" not in stderr
+
+
+def test_a_2026_servers_resource_updates_reach_a_2026_hosts_listen_stream(serve: Callable[..., RunningServer]) -> None:
+    server = serve(EVERYTHING)
+
+    async def flow() -> list[dict[str, Any]]:
+        heard: list[dict[str, Any]] = []
+        updated = asyncio.Event()
+
+        async def hear(message: dict[str, Any]) -> None:
+            heard.append(message)
+            if message["method"] == UPDATED:
+                updated.set()
+
+        async with Client([BATON, "bridge", server.url], protocol="2026-07-28") as host:
+            listen = {"notifications": {"toolsListChanged": True, "resourceSubscriptions": [WATCHED]}}
+            stream = asyncio.ensure_future(host.request("subscriptions/listen", listen, progress=hear))
+            while not updated.is_set():  # until the stream is open: the acknowledgement comes first
+                await host.call_tool("test_update_watched_resource")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(updated.wait(), 0.5)
+            stream.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stream
+        return heard
+
+    heard = asyncio.run(asyncio.wait_for(flow(), 60))
+    acknowledged = heard[0]["params"]
+    assert heard[0]["method"] == "notifications/subscriptions/acknowledged"
+    assert acknowledged["notifications"] == {"toolsListChanged": True, "resourceSubscriptions": [WATCHED]}
+    assert next(m["params"]["uri"] for m in heard if m["method"] == UPDATED) == WATCHED
+
+
+def test_a_listen_stream_outlives_the_bridges_timeout(serve: Callable[..., RunningServer]) -> None:
+    # --timeout bounds a request's wait for the server; a listen stream waits by design (P199).
+    server = serve(EVERYTHING)
+
+    async def flow() -> tuple[bool, list[str]]:
+        heard: list[str] = []
+        updated = asyncio.Event()
+
+        async def hear(message: dict[str, Any]) -> None:
+            heard.append(message["method"])
+            if message["method"] == UPDATED:
+                updated.set()
+
+        async with Client([BATON, "bridge", "--timeout", "1", server.url], protocol="2026-07-28") as host:
+            listen = {"notifications": {"resourceSubscriptions": [WATCHED]}}
+            stream = asyncio.ensure_future(host.request("subscriptions/listen", listen, progress=hear))
+            await asyncio.sleep(2.5)
+            await host.call_tool("test_update_watched_resource")
+            await asyncio.wait_for(updated.wait(), 10)
+            open_still = not stream.done()
+            stream.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stream
+        return open_still, heard
+
+    open_still, heard = asyncio.run(asyncio.wait_for(flow(), 60))
+    assert open_still and heard == ["notifications/subscriptions/acknowledged", UPDATED]
 
 
 def test_an_unreachable_server_is_one_line_and_an_error_for_the_host() -> None:

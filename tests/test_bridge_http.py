@@ -23,7 +23,7 @@ from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv
 
 from baton.cli import main
-from baton.client import Accepted, Client, Question
+from baton.client import Accepted, Client, Declined, Question
 from baton.protocol.constants import META_LOG_LEVEL
 from baton.protocol.errors import McpError
 
@@ -231,6 +231,68 @@ def test_the_stdio_servers_list_changes_reach_a_listen_stream(bridge: Any, serve
     assert "notifications/tools/list_changed" in asyncio.run(asyncio.wait_for(flow(), 60))
 
 
+WATCHED = "test://watched-resource"
+UPDATED = "notifications/resources/updated"
+CHANGED = "notifications/tools/list_changed"
+
+
+async def _until(heard: list[dict[str, Any]], method: str, client: Client, tool: str) -> list[dict[str, Any]]:
+    """Call `tool` until `method` is heard (the bridge's subscription at the stdio server may come a moment after
+    the client's); what was heard of it."""
+    for _ in range(40):
+        if any(m.get("method") == method for m in heard):
+            break
+        await client.call_tool(tool)
+        await asyncio.sleep(0.25)
+    return [m for m in heard if m.get("method") == method]
+
+
+@pytest.mark.parametrize("server_era", ["auto", "2025-11-25"])
+def test_resource_updates_reach_a_listen_stream_and_a_session(bridge: Any, server_era: str) -> None:
+    # A 2026 client's resourceSubscriptions and a 2025-11-25 client's resources/subscribe are made at the stdio
+    # server (its own listen stream, or its session): the updates and list changes come back to each (P199).
+    b = bridge(EVERYTHING, "--protocol", server_era)
+
+    async def modern() -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+        heard: list[dict[str, Any]] = []
+
+        async def hear(message: dict[str, Any]) -> None:
+            heard.append(message)
+
+        async with Client(b.url, protocol="2026-07-28") as client:
+            offered = (await client.discover())["capabilities"]["resources"]
+            listen = {"notifications": {"toolsListChanged": True, "resourceSubscriptions": [WATCHED]}}
+            stream = asyncio.ensure_future(client.request("subscriptions/listen", listen, progress=hear))
+            updated = await _until(heard, UPDATED, client, "test_update_watched_resource")
+            changed = await _until(heard, CHANGED, client, "test_trigger_tool_change")
+            stream.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stream
+        return offered, updated, changed
+
+    async def session() -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+        heard: list[dict[str, Any]] = []
+
+        def tap(direction: str, message: dict[str, Any]) -> None:
+            if direction == "received" and "method" in message:
+                heard.append(message)
+
+        async with Client(b.url, protocol="2025-11-25", on_message=tap) as client:
+            await client.settle_era()
+            offered = (client.initialize_result or {})["capabilities"]["resources"]
+            assert await client.request("resources/subscribe", {"uri": WATCHED}) == {}
+            updated = await _until(heard, UPDATED, client, "test_update_watched_resource")
+            changed = await _until(heard, CHANGED, client, "test_trigger_tool_change")
+        return offered, updated, changed
+
+    for flow in (modern, session):
+        offered, updated, changed = asyncio.run(asyncio.wait_for(flow(), 60))
+        assert offered["subscribe"] is True, flow
+        assert updated and updated[0]["params"]["uri"] == WATCHED, flow
+        assert changed, flow
+    assert "Traceback" not in b.stderr
+
+
 def test_a_stdio_server_that_does_not_start_is_one_line_and_exit_1() -> None:
     command = [BATON, "bridge", "--serve-http", "0", "--", "sh", "-c", "echo broken >&2; exit 3"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
@@ -307,6 +369,46 @@ def test_a_round_left_unanswered_does_not_hold_up_another_call(bridge: Any) -> N
             return type(first).__name__, second.text
 
     assert asyncio.run(asyncio.wait_for(flow(), 60)) == ("Round", "Lin likes red")
+
+
+@pytest.mark.parametrize("server_era", ["auto", "2025-11-25"])
+def test_baton_skills_through_the_bridge_lists_the_stdio_servers_skills(bridge: Any, server_era: str) -> None:
+    # The skills extension's methods are forwarded like the others, not refused with a raw -32601.
+    b = bridge(EVERYTHING, "--protocol", server_era)
+    done = subprocess.run([BATON, "skills", b.url], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("baton-tools  skill://baton-tools/SKILL.md")
+
+
+ASKERS = [BATON, "serve", str(ROOT / "tests" / "servers" / "askers.py"), "--stdio", "--quiet"]
+
+
+def test_a_2025_servers_questions_never_reach_another_client(bridge: Any) -> None:
+    # A's call waits, then asks; B's asks at once, while A's has no question open: on one process the bridge
+    # could not tell whose question it was. Each call that may ask has a process of its own (P200).
+    b = bridge(ASKERS, "--protocol", "2025-11-25")
+    crossed: list[str] = []
+
+    def answers(who: str) -> Any:
+        async def answer(question: Question) -> Any:
+            if f"for {who}?" not in question.message:
+                crossed.append(f"{who} was asked {question.message!r}")
+                return Declined()
+            return Accepted({"value": who.lower()})
+
+        return answer
+
+    async def call(who: str, era: str, wait_s: float, after_s: float) -> str:
+        await asyncio.sleep(after_s)
+        async with Client(b.url, on_form=answers(who), protocol=era) as client:  # type: ignore[arg-type]
+            return (await client.call_tool("ask", {"who": who, "wait_s": wait_s})).text
+
+    async def both() -> list[str]:
+        return list(await asyncio.gather(call("A", "2026-07-28", 2.0, 0.0), call("B", "2025-11-25", 0.0, 0.5)))
+
+    assert asyncio.run(asyncio.wait_for(both(), 60)) == ["A: a", "B: b"]
+    assert crossed == []
+    assert "Traceback" not in b.stderr
 
 
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)])

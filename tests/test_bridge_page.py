@@ -29,6 +29,7 @@ from baton.client.stdio_transport import StdioTransport
 
 EVERYTHING = str(ROOT / "examples" / "everything.py")
 FLOWS = str(ROOT / "tests" / "servers" / "dev_flows.py")
+MIXED = str(ROOT / "tests" / "servers" / "mixed_round.py")
 TWO_ROUNDS = "test_input_required_result_multi_round"
 ADDRESS = re.compile(r"answer it at (http://127\.0\.0\.1:\d+/#token=\S+)")
 
@@ -153,6 +154,28 @@ def test_a_url_question_the_host_cannot_show_goes_to_the_page(serve: Callable[..
     thread.join(60)
     assert forms == ["Sign up team blue"]
     assert outcome["text"] == "blue: a@example.com, 2 seats, pro; billing opened"
+
+
+@pytest.mark.parametrize("era", ["2026-07-28", "2025-11-25"])
+def test_a_round_split_between_the_host_and_the_page(serve: Callable[..., RunningServer], page: Page, era: str) -> None:
+    # One round, a form and a URL question; the host shows forms only: the form goes to the host, the URL to the
+    # page, and both answers go back together, with the server's sealed requestState (P201).
+    server = serve(MIXED)
+    forms: list[str] = []
+
+    async def on_form(question: Question) -> Accepted[Any]:
+        forms.append(question.message)
+        return Accepted({"value": "Ada"})
+
+    argv = [BATON, "bridge", "--no-browser", server.url]
+    thread, lines, outcome = _baton_host(argv, "both", {}, on_form=on_form, protocol=era)
+    page.goto(_address(lines))
+    asked = page.get_by_role("region", name="Question: Open the billing page")
+    expect(asked.get_by_role("link", name="https://billing.example.com/setup")).to_be_visible()
+    asked.get_by_role("button", name="Done").click()
+    thread.join(60)
+    assert outcome == {"text": "Ada; billing opened", "era": era}
+    assert forms == ["What is your name?"]
 
 
 def test_a_question_nobody_answers_is_cancelled_and_the_page_is_guarded(serve: Callable[..., RunningServer]) -> None:

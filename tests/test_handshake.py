@@ -552,9 +552,9 @@ def test_the_last_round_asks_nothing_it_cannot_use() -> None:
 
 
 def test_subscriptions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    from baton.server import handshake
+    from baton.server import subscriptions
 
-    monkeypatch.setattr(handshake, "MAX_SUBSCRIPTIONS", 2)
+    monkeypatch.setattr(subscriptions, "MAX_SUBSCRIPTIONS", 2)
     server = make_server()
 
     @server.resource("x://t/{id}")
@@ -565,7 +565,7 @@ def test_subscriptions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     for n in (1, 2, 2):  # subscribing again to one held is no new subscription
         assert run(server, session, "resources/subscribe", {"uri": f"x://t/{n}"})[0]["result"] == {}
     assert run(server, session, "resources/subscribe", {"uri": "x://t/3"})[0]["error"]["code"] == -32602
-    long = "x://t/" + "a" * handshake.MAX_SUBSCRIBED_URI
+    long = "x://t/" + "a" * subscriptions.MAX_SUBSCRIBED_URI
     assert run(server, session, "resources/unsubscribe", {"uri": "x://t/1"})[0]["result"] == {}
     assert run(server, session, "resources/subscribe", {"uri": long})[0]["error"]["code"] == -32602
     assert session.subscriptions == {"x://t/2"}

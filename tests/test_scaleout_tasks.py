@@ -2,7 +2,8 @@
 nginx configuration, sharing Redis. A task of `ctx.once` steps starts on one instance; that instance is
 SIGKILLed in the middle of a step; polling `tasks/get` through nginx reaches the other, which takes the task
 over once its lease runs out and finishes it, replaying over the journal: the steps that had ended do not run
-again. Every process is started by tests/scaleout.py on loopback and stopped at teardown."""
+again; with nobody polling, the other instance's sweep finds the orphaned round and finishes it (P206). Every
+process is started by tests/scaleout.py on loopback and stopped at teardown."""
 
 from __future__ import annotations
 
@@ -54,19 +55,25 @@ def runs(cluster: Cluster) -> list[tuple[str, str]]:
     return [(w[0], w[1]) for w in (line.split() for line in log.read_text().splitlines())] if log.exists() else []
 
 
+def start_then_kill(http: httpx.Client, cluster: Cluster) -> tuple[str, str, list[tuple[str, str]]]:
+    """Start the task, kill its instance in the middle of its third step: (task id, killed instance, the steps
+    logged before the kill)."""
+    arguments = {"n": STEPS, "pause": PAUSE_S}
+    created, first = send(http, cluster.url, "tools/call", {"name": "steps", "arguments": arguments}, "steps")
+    assert created["resultType"] == "task", created
+    deadline = time.monotonic() + 20
+    while len(runs(cluster)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(PAUSE_S / 2)  # in the middle of the third step
+    cluster.instance(first).kill()
+    return created["taskId"], first, runs(cluster)
+
+
 def test_a_task_survives_the_death_of_its_instance(cluster: Cluster) -> None:
     with httpx.Client(timeout=10) as http:
-        arguments = {"n": STEPS, "pause": PAUSE_S}
-        created, first = send(http, cluster.url, "tools/call", {"name": "steps", "arguments": arguments}, "steps")
-        assert created["resultType"] == "task", created
-        task_id = created["taskId"]
-        deadline = time.monotonic() + 20
-        while len(runs(cluster)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(PAUSE_S / 2)  # in the middle of the third step
-        cluster.instance(first).kill()
+        task_id, first, before_kill = start_then_kill(http, cluster)
         killed_at = time.monotonic()
-        before_kill = runs(cluster)
+        deadline = killed_at + 20
 
         status, seen = "working", set()
         while status not in ("completed", "failed", "cancelled") and time.monotonic() < deadline + 20:
@@ -90,3 +97,20 @@ def test_a_task_survives_the_death_of_its_instance(cluster: Cluster) -> None:
     survivor = next(i.name for i in cluster.instances if i.name != first)
     assert {instance for step, instance in done if step == f"step{STEPS - 1}"} == {survivor}
     assert taken_after < 15, f"took {taken_after:.1f} s after the kill"
+
+
+def test_an_orphaned_task_is_finished_with_nobody_polling_it(cluster: Cluster) -> None:
+    """protocol.md P206: after the kill nobody asks about the task; the surviving instance's sweep finds the
+    round whose lease ran out and finishes it."""
+    with httpx.Client(timeout=10) as http:
+        task_id, first, _ = start_then_kill(http, cluster)
+        deadline = time.monotonic() + 30
+        while len({step for step, _ in runs(cluster)}) < STEPS and time.monotonic() < deadline:
+            time.sleep(0.1)
+        done = runs(cluster)
+        assert {step for step, _ in done} == {f"step{i}" for i in range(STEPS)}, (done, cluster.logs())
+        survivor = next(i.name for i in cluster.instances if i.name != first)
+        assert {instance for step, instance in done if step == f"step{STEPS - 1}"} == {survivor}
+        time.sleep(0.5)  # the last step's result, then the task's end, are written after its log line
+        task, _ = send(http, cluster.url, "tasks/get", {"taskId": task_id}, task_id)
+    assert task["status"] == "completed", task

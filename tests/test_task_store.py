@@ -13,6 +13,8 @@ from typing import Any
 from support.redis_server import RedisServer
 from test_tasks import STEPS_RUN, caller, make_server, until
 
+from baton import Server
+
 LEASE_MS = 300
 
 
@@ -44,13 +46,8 @@ async def _taken_over(url: str) -> None:
     written); once the lease runs out, a poll on instance two takes the task over and replays it over the
     journal: every `ctx.once` step that had ended runs once in all."""
     one, two = make_server(ledger=url, task_lease_ms=LEASE_MS), make_server(ledger=url, task_lease_ms=LEASE_MS)
-    STEPS_RUN.clear()
     try:
-        task_id = (await caller(one)("tools/call", {"name": "steps", "arguments": {"n": 4, "pause": 0.2}}))["taskId"]
-        while len(STEPS_RUN) < 2:  # noqa: ASYNC110 (the steps run in a task of the server, not ours to wait on)
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0.1)  # in the middle of the third step
-        one.runtime.tasks.cancel_all()  # the instance dies: no more writes, no more heartbeats
+        task_id = await start_then_die(one)
         assert (await caller(two)("tasks/get", {"taskId": task_id}))["status"] == "working"  # lease still held
         done = await until(caller(two), task_id, "completed")
         assert done["result"]["content"][0]["text"] == "4 steps done"
@@ -58,6 +55,18 @@ async def _taken_over(url: str) -> None:
     finally:
         await one.aclose()
         await two.aclose()
+
+
+async def start_then_die(one: Server) -> str:
+    """Start a task of four `ctx.once` steps on `one`, which dies in the middle of the third (its round and
+    heartbeat stop, nothing more is written); the task's id."""
+    STEPS_RUN.clear()
+    task_id: str = (await caller(one)("tools/call", {"name": "steps", "arguments": {"n": 4, "pause": 0.2}}))["taskId"]
+    while len(STEPS_RUN) < 2:  # noqa: ASYNC110 (the steps run in a task of the server, not ours to wait on)
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)  # in the middle of the third step
+    one.runtime.tasks.cancel_all()  # the instance dies: no more writes, no more heartbeats
+    return task_id
 
 
 def test_a_task_whose_instance_died_is_taken_over_through_sqlite(tmp_path: Path) -> None:

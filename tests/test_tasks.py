@@ -39,8 +39,11 @@ def by_client_address(info: RequestInfo) -> str:
     return info.client[0]
 
 
+KEYS = KeyRing.ephemeral_key()  # shared by the instances of a test, as every instance of one server must (P207)
+
+
 def make_server(**options: Any) -> Server:
-    server = Server("tasks", state_keys=KeyRing.ephemeral_key(), principal=by_client_address, **options)
+    server = Server("tasks", state_keys=options.pop("state_keys", KEYS), principal=by_client_address, **options)
 
     @server.tool(task="optional")
     async def compute(seconds: float = 0.0) -> str:

@@ -14,6 +14,7 @@ itself comes from apt-get when it is missing and we are root.
 | --- | --- | --- |
 | `mcp` | `mcp==2.3.0` | peers/mcp_*.py (2026-07-28), peers/legacy_mcp2_client.py (its legacy mode) |
 | `fastmcp` | `fastmcp==4.1.6` | peers/fastmcp_*.py |
+| `fastmcp3` | `fastmcp[tasks]==3.4.11` | peers/fastmcp3_*.py (2025-11-25 tasks, which FastMCP 4 dropped) |
 | `mcp1` | `mcp==1.30.0` | peers/legacy_mcp1_*.py (2025-11-25, the last 1.x) |
 | `mcp-fuzzer` | `mcp-fuzzer==0.7.0` | tests/test_mcp_fuzzer.py (the public MCP fuzzer) |
 | `uv` | `uv==0.13.8` | tests/test_publish_mcpb.py (what a host runs an MCPB bundle with) |
@@ -40,6 +41,7 @@ CACHE = ROOT / ".cache" / "interop"
 REQUIREMENTS = {
     "mcp": "mcp==2.3.0",
     "fastmcp": "fastmcp==4.1.6",
+    "fastmcp3": "fastmcp[tasks]==3.4.11",
     "mcp1": "mcp==1.30.0",
     "mcp-fuzzer": "mcp-fuzzer==0.7.0",
     "uv": "uv==0.13.8",

@@ -1,12 +1,13 @@
-"""The stdio server behind `baton bridge --serve-http`: one child process, one `Client` (protocol.md P155-P157).
+"""The stdio server behind `baton bridge --serve-http`: its process and `Client` (protocol.md P155, P156, P200).
 
 `leg` forwards one request of an HTTP client as one 2026-07-28 leg: to a 2026 child as it came (its
 `input_required` rounds go back untouched, sealed `requestState` and all); to a 2025-11-25 child inside
 a `Held` call, whose questions (`elicitation/create` during the call) end the leg as `input_required`
-rounds and whose retry carries the answers back. Stdio does not say which call a question belongs to:
-it goes to the oldest held call not already waiting for an answer (P157). Progress goes back under the
-client's own token; log messages at the level the client asked for. The child's list changes go to
-`on_changed` (a 2026 child's through a `subscriptions/listen` stream, a 2025-11-25 child's as they come).
+rounds and whose retry carries the answers back. Stdio does not say which call a question belongs to, so
+such calls never share a process: each runs on a lane of its own (`lanes`, P200). Progress goes back
+under the client's own token; log messages at the level the client asked for. The child's list changes
+go to `on_changed` and its resource updates to `on_updated` (a 2026 child's through a `subscriptions/listen`
+stream, a 2025-11-25 child's as they come); `watch` subscribes to a resource for the HTTP clients (P199).
 
 The child runs until the bridge stops. When it exits, one line says so, the requests in flight fail
 with a clear error, and the next request starts it again; a child that keeps exiting soon after its
@@ -23,11 +24,10 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..client import Client, Question
+from ..client import Client
 from ..client.probe import ProtocolChoice
 from ..client.stdio_transport import StdioTransport
-from ..forms import Answer, Declined
-from ..protocol.capabilities import ClientCapabilities, granted
+from ..protocol.capabilities import ClientCapabilities
 from ..protocol.constants import (
     HANDSHAKE_VERSION,
     LOG_LEVELS,
@@ -37,9 +37,11 @@ from ..protocol.constants import (
 )
 from ..protocol.errors import INTERNAL_ERROR, McpError
 from ..server.exchange import Emit
+from ..server.subscriptions import RESOURCE_UPDATED
 from .held import Held, HeldCalls
 from .host import describe
-from .remote import Remote, host_capabilities
+from .lanes import IDLE_S, MAX_SPARES, Lane
+from .remote import MULTI_ROUND, Remote, host_capabilities
 
 log = logging.getLogger("baton.bridge")
 CLIENT_NAME = "baton-bridge"
@@ -82,17 +84,22 @@ class Child:
         self.protocol = protocol
         self.deadline_s = deadline_s
         self.on_changed = on_changed
+        self.on_updated: Callable[[str], None] = _nobody
+        """Told of each `notifications/resources/updated` of the child (P199)."""
+        self.watched: set[str] = set()
+        """The resources HTTP clients subscribed to, subscribed at the child (a set that only grows: P199)."""
+        self._remote: Remote | None = None  # a 2026 child's listen stream
         self.client: Client | None = None
         self.era = ""
         self.capabilities: dict[str, Any] = {}
-        """The child's capabilities as the bridge offers them (resource subscriptions left out)."""
+        """The child's capabilities as the bridge offers them."""
         self.server_info: dict[str, Any] = {"name": "mcp-server", "version": "unknown"}
         self.instructions: str | None = None
         self.stopping = False
         self.held = HeldCalls()
-        self._running: list[Held] = []  # held calls, oldest first
         self._routes: dict[Held, Route] = {}
-        self._waiting: set[Held] = set()  # held calls with a question open at their client
+        self._lane = Lane()  # the child's own process
+        self._spares: list[Lane] = []  # more processes of a 2025-11-25 child, for calls that overlap (P200)
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._started = 0.0
@@ -105,26 +112,31 @@ class Child:
 
     # -- the process ------------------------------------------------------------------------------------
 
-    async def start(self) -> Client:
-        """Start the child and learn what it serves; it is watched from now on (raises what starting raised)."""
+    def _client(self, lane: Lane, protocol: ProtocolChoice) -> Client:
         client = Client(
             self.command,
-            on_form=self._ask,
-            on_url=self._ask,
+            on_form=lane.ask,
+            on_url=lane.ask,
             name=CLIENT_NAME,
-            protocol=self.protocol,
+            protocol=protocol,
             deadline_s=self.deadline_s,
             cache=False,  # each HTTP client caches as the child's ttlMs says
             stdio_probe_s=PROBE_S,
             on_message=self._tap,
         )
+        lane.client = client
+        return client
+
+    async def start(self) -> Client:
+        """Start the child and learn what it serves; it is watched from now on (raises what starting raised)."""
+        lane = Lane()
+        client = self._client(lane, self.protocol)
         try:
             self.era = await client.settle_era()
             if self.era == HANDSHAKE_VERSION:
                 found = dict(client.initialize_result or {})
                 caps, info = found.get("capabilities"), found.get("serverInfo")
-                if isinstance(caps, dict) and "logging" in caps:  # every level; each client's is applied here
-                    await client.request("logging/setLevel", {"level": LOG_LEVELS[0]})
+                await _every_level(client)
             else:
                 found = await client.discover()
                 caps, info = found.get("capabilities"), (found.get("_meta") or {}).get(META_SERVER_INFO)
@@ -133,15 +145,16 @@ class Child:
                 await client.close()
             raise
         caps = caps if isinstance(caps, dict) else {}
-        self.capabilities = host_capabilities(caps, list_changes=True)
+        self.capabilities = host_capabilities(caps, list_changes=True, subscribe=True)
         if isinstance(info, dict) and isinstance(info.get("name"), str):
             self.server_info = info
         self.instructions = found.get("instructions") if isinstance(found.get("instructions"), str) else None
         self.client = client
+        self._lane = lane
         self._started = asyncio.get_running_loop().time()
         transport = client.transport
         if isinstance(transport, StdioTransport):
-            if transport.inbound is not None:  # a question left unanswered must not hold up the others (P157)
+            if transport.inbound is not None:  # each question reaches its held call at once, not after the last
                 transport.inbound.one_at_a_time = False
             if transport.proc is not None:
                 self._proc = transport.proc
@@ -149,8 +162,33 @@ class Child:
         if self.era != HANDSHAKE_VERSION:
             remote = Remote(client)
             remote.server_caps = caps
+            remote.subscribed = set(self.watched)
+            self._remote = remote
             self._listening = self._spawn(self._relay(client, remote))
+        else:
+            for uri in sorted(self.watched):  # a child started again: its subscriptions made again
+                await self._subscribe(client, uri)
         return client
+
+    async def watch(self, uri: str) -> None:
+        """An HTTP client subscribed to `uri`: the child is asked for its updates, once (P199; McpError: the
+        child's refusal, for a 2025-11-25 child)."""
+        if uri in self.watched:
+            return
+        client = await self.client_now()
+        if self.era == HANDSHAKE_VERSION:
+            await client.request("resources/subscribe", {"uri": uri})
+            self.watched.add(uri)
+        else:
+            self.watched.add(uri)
+            if self._remote is not None:
+                self._remote.subscribe(uri, True)
+
+    async def _subscribe(self, client: Client, uri: str) -> None:
+        try:
+            await client.request("resources/subscribe", {"uri": uri})
+        except Exception as exc:
+            log.warning("could not subscribe to %s at the stdio server started again: %s", uri, describe(exc))
 
     def stop_requests(self) -> None:
         """The bridge is stopping: every request in flight is answered with an error now (P158)."""
@@ -164,9 +202,11 @@ class Child:
         client, self.client = self.client, None
         for task in list(self._tasks):
             task.cancel()
-        if client is not None:
-            with contextlib.suppress(Exception):
-                await client.close()
+        spares, self._spares = self._spares, []
+        for closing in [client, *(lane.client for lane in spares)]:
+            if closing is not None:
+                with contextlib.suppress(Exception):
+                    await closing.close()
 
     async def client_now(self) -> Client:
         """The running child's client: started again if it exited, unless it is still pausing (P156)."""
@@ -229,14 +269,20 @@ class Child:
 
     async def _relay(self, client: Client, remote: Remote) -> None:
         async def changed(message: dict[str, Any]) -> None:
-            self.on_changed(str(message.get("method", "")).split("/")[1])
+            if message.get("method") == RESOURCE_UPDATED:
+                self.on_updated(str((message.get("params") or {}).get("uri")))
+            else:
+                self.on_changed(str(message.get("method", "")).split("/")[1])
 
         await remote.relay_list_changes(changed)
 
     def _tap(self, direction: str, message: dict[str, Any]) -> None:
-        """A 2025-11-25 child's list changes come on their own, outside any request."""
+        """A 2025-11-25 child's list changes and resource updates come on their own, outside any request."""
         method = message.get("method")
         if direction == "received" and self.era == HANDSHAKE_VERSION and isinstance(method, str):
+            uri = (message.get("params") or {}).get("uri")
+            if method == RESOURCE_UPDATED and isinstance(uri, str):
+                self.on_updated(uri)
             kind = method.removeprefix("notifications/").removesuffix("/list_changed")
             if method.endswith("/list_changed") and kind in ("tools", "prompts", "resources"):
                 self.on_changed(kind)
@@ -286,10 +332,13 @@ class Child:
                 return await self._step(held)
             body.pop("inputResponses", None)
             route = Route(emit, meta.get("progressToken"), wanted if isinstance(wanted, str) else None)
-            held = Held(client.request(method, body, progress=self._relay_to(route)), caps)
-            self._running.append(held)
+            lane = await self._free_lane() if method in MULTI_ROUND else None
+            on = lane.client if lane is not None and lane.client is not None else client
+            held = Held(on.request(method, body, progress=self._relay_to(route)), caps)
+            if lane is not None:
+                lane.held = held  # its questions are this call's, and no other call that may ask runs there
             self._routes[held] = route
-            held.task.add_done_callback(lambda _: self._forget(held))
+            held.task.add_done_callback(lambda _: self._forget(held, lane))
             result = await self._step(held)
             if method in CACHEABLE and result.get("resultType") == "complete":
                 # Not to be kept (the child said nothing of it), the same for every client of this one child.
@@ -311,11 +360,55 @@ class Child:
             if route is not None:
                 route.emit = None  # the leg's stream is closed: notifications wait for the next leg
 
-    def _forget(self, held: Held) -> None:
-        with contextlib.suppress(ValueError):
-            self._running.remove(held)
+    def _forget(self, held: Held, lane: Lane | None) -> None:
         self._routes.pop(held, None)
-        self._waiting.discard(held)
+        if lane is None or lane.held is not held:
+            return
+        lane.held = None
+        if lane in self._spares:  # an extra process: stopped unless another call comes soon (P200)
+            lane.retiring = asyncio.get_running_loop().call_later(IDLE_S, self._retire, lane)
+
+    async def _free_lane(self) -> Lane:
+        """A process of the 2025-11-25 child with no call that may ask in flight: the child's own, an idle extra
+        one, or one started now (P200); McpError when `MAX_SPARES` are busy or one cannot start."""
+        for lane in (self._lane, *self._spares):
+            if lane.free():
+                if lane.retiring is not None:
+                    lane.retiring.cancel()
+                    lane.retiring = None
+                return lane
+        for lane in [lane for lane in self._spares if lane.held is None]:  # extra processes that exited
+            self._retire(lane)
+        if len(self._spares) >= MAX_SPARES:
+            raise McpError(
+                INTERNAL_ERROR,
+                f"baton bridge: {MAX_SPARES + 1} calls to the stdio server are waiting on questions already;"
+                " answer one of them, or try again when one ends",
+            )
+        lane = Lane()
+        client = self._client(lane, HANDSHAKE_VERSION)
+        try:
+            await client.settle_era()
+            await _every_level(client)
+        except BaseException as exc:  # a leg cancelled meanwhile too: the process is not left behind
+            with contextlib.suppress(Exception):
+                await asyncio.shield(client.close())
+            if not isinstance(exc, Exception):
+                raise
+            raise McpError(
+                INTERNAL_ERROR, f"baton bridge: another process of the stdio server did not start: {describe(exc)}"
+            ) from None
+        if lane.free():
+            self._spares.append(lane)
+        return lane
+
+    def _retire(self, lane: Lane) -> None:
+        """Stop an extra process that nobody needs now."""
+        if lane.held is not None or lane not in self._spares:
+            return
+        self._spares.remove(lane)
+        if lane.client is not None:
+            self._spawn(lane.client.close())
 
     def _relay_to(self, route: Route) -> Callable[[dict[str, Any]], Any]:
         async def relay(message: dict[str, Any]) -> None:
@@ -337,20 +430,16 @@ class Child:
 
         return relay
 
-    async def _ask(self, question: Question) -> Answer[Any]:
-        """A 2025-11-25 child's question, put to the client of the held call it is taken to be of (P157)."""
-        running = [h for h in self._running if not h.task.done()]
-        held = next((h for h in running if h not in self._waiting), running[0] if running else None)
-        if held is None or not granted(held.host, question.mode):
-            log.warning(
-                "no HTTP client can answer the server's question %r (%s mode): declined", question.key, question.mode
-            )
-            return Declined()
-        self._waiting.add(held)
-        try:
-            return await held.ask(question)
-        finally:
-            self._waiting.discard(held)
+
+async def _every_level(client: Client) -> None:
+    """A 2025-11-25 child that logs is set to every level: each client's own level is applied here (P155)."""
+    caps = (client.initialize_result or {}).get("capabilities")
+    if isinstance(caps, dict) and "logging" in caps:
+        await client.request("logging/setLevel", {"level": LOG_LEVELS[0]})
+
+
+def _nobody(uri: str) -> None:
+    """No listeners before the HTTP side exists."""
 
 
 def _admits(wanted: str | None, level: Any) -> bool:

@@ -11,17 +11,26 @@ its list changes reach `subscriptions/listen` streams and the sessions' GET stre
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 from ..protocol.capabilities import ClientCapabilities
 from ..protocol.constants import ADVERTISED_VERSIONS, META_SERVER_INFO
+from ..protocol.errors import invalid_params
 from ..protocol.messages import Message
 from ..server.core import Server
 from ..server.exchange import Exchange
 from ..server.handshake import HandshakeEra
+from ..server.outbound import Stream
 from ..server.runtime import Runtime
+from ..server.sessions import ServerSession
+from ..server.subscriptions import ListenHub, Subscription, admit_subscription
 from ..state.keys import KeyRing
 from .child import Child
+from .host import describe
+
+log = logging.getLogger("baton.bridge")
 
 FORWARDED = (
     "tools/list",
@@ -32,6 +41,10 @@ FORWARDED = (
     "prompts/list",
     "prompts/get",
     "completion/complete",
+    # The skills extension's, which a child that declares it answers (and one that does not refuses itself).
+    "skills/list",
+    "skills/get",
+    "resources/directory/read",
 )
 """The methods passed to the child; `server/discover` is answered from what the child said at its start."""
 
@@ -43,6 +56,7 @@ class FrontRuntime(Runtime):
         # A key of this process only: a 2025-11-25 session id outlives neither the bridge nor its child.
         super().__init__(server, state_keys=KeyRing.ephemeral_key(), principal=None, ledger="memory:", connect=None)
         self.child = child
+        self.hub = FrontHub(child)
         self.methods.clear()  # the table the handshake era reads too
         self.methods.update(dict.fromkeys(FORWARDED, self._forward))
         self.methods["server/discover"] = self._discover
@@ -66,11 +80,52 @@ class FrontRuntime(Runtime):
         return result
 
 
+class FrontHub(ListenHub):
+    """The listen streams of HTTP clients: the resources one names are subscribed to at the child (P199)."""
+
+    def __init__(self, child: Child) -> None:
+        super().__init__()
+        self.child = child
+        self._watching: set[asyncio.Task[None]] = set()
+
+    def open(self, listen_id: Any, params: dict[str, Any], offered: frozenset[str]) -> Subscription:
+        sub = super().open(listen_id, params, offered)
+        if sub.uris - self.child.watched:
+            task = asyncio.ensure_future(self._watch(sorted(sub.uris)))
+            self._watching.add(task)
+            task.add_done_callback(self._watching.discard)
+        return sub
+
+    async def _watch(self, uris: list[str]) -> None:
+        for uri in uris:
+            try:
+                await self.child.watch(uri)
+            except Exception as exc:  # the stream stays open; it hears nothing of this resource
+                log.warning("could not subscribe to %s at the stdio server: %s", uri, describe(exc))
+
+
 class FrontHandshake(HandshakeEra):
-    """The 2025-11-25 side: the child's capabilities and logging, no resource subscriptions (not relayed)."""
+    """The 2025-11-25 side: the child's capabilities and logging; a session's resource subscriptions are made at
+    the child and kept in the session, whose GET stream hears the updates (P199)."""
 
     def capabilities(self) -> dict[str, Any]:
         return {**self.server.runtime.capabilities(), "logging": {}}
+
+    async def handle(self, msg: Message, ex: Exchange, session: ServerSession, stream: Stream) -> dict[str, Any]:
+        if msg.method not in ("resources/subscribe", "resources/unsubscribe"):
+            return await super().handle(msg, ex, session, stream)
+        uri = msg.params.get("uri")
+        if not isinstance(uri, str):
+            raise invalid_params(f'Invalid params: {msg.method} needs "uri" (a string)')
+        if msg.method == "resources/unsubscribe":
+            session.subscriptions.discard(uri)
+            return {}
+        admit_subscription(session.subscriptions, uri)
+        runtime = self.server.runtime
+        assert isinstance(runtime, FrontRuntime)
+        await runtime.child.watch(uri)
+        session.subscriptions.add(uri)
+        return {}
 
 
 def front_server(child: Child) -> Server:
@@ -85,4 +140,5 @@ def front_server(child: Child) -> Server:
     )
     server.runtime = FrontRuntime(server, child)
     child.on_changed = server.runtime.hub.publish
+    child.on_updated = server.runtime.hub.updated
     return server

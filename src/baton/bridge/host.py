@@ -146,7 +146,9 @@ class HostSide:
 
     async def _answer(self, msg: Message, modern: bool) -> None:
         try:
-            if modern:
+            if modern and msg.method == "subscriptions/listen":  # its notices tagged with the host's id (P199)
+                result = await self.remote.host_listen(msg.id, msg.params, self.send)
+            elif modern:
                 result = await self.remote.modern_request(msg.method, msg.params, self.send)
             else:
                 result = await self._in_session(msg)

@@ -12,11 +12,12 @@ refused is tried again with backoff, a request that may have reached it is not (
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ..client import Client, ClientError, Round
+from ..client import Client, ClientError, Question, Round
 from ..client.callbacks import Notify
 from ..client.http11 import ConnectError
 from ..client.questions import ElicitHandler
@@ -26,12 +27,15 @@ from ..protocol.constants import (
     META_CLIENT_CAPABILITIES,
     META_LOG_LEVEL,
     META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
     PROTOCOL_VERSION,
 )
-from ..protocol.errors import McpError
+from ..protocol.errors import McpError, invalid_params
 from ..protocol.messages import notification
 from ..server.handshake import handshake_result
+from ..server.subscriptions import RESOURCE_UPDATED
 from .held import Held, HeldCalls
+from .replies import ASK_TIMEOUT_S
 
 log = logging.getLogger("baton.bridge")
 T = TypeVar("T")
@@ -48,7 +52,7 @@ UNSOLICITED = frozenset(
         "notifications/tools/list_changed",
         "notifications/prompts/list_changed",
         "notifications/resources/list_changed",
-        "notifications/resources/updated",
+        RESOURCE_UPDATED,
     }
 )
 """What a 2025-11-25 server tells its session outside any request's own business, relayed by `Remote.heard`."""
@@ -67,6 +71,9 @@ class Remote:
         """Writes to the 2025-11-25 host once its session is open: a 2025-11-25 server's unsolicited notices."""
         self.log_level: str | None = None  # the host's logging/setLevel, sent again to a reopened session
         self.subscribed: set[str] = set()  # the host's resource subscriptions, made again in a reopened session
+        self._split: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        """The page's answers to the part of a round the host cannot show, by the round's `requestState` (P201)."""
+        self._renew = asyncio.Event()  # the subscriptions changed: the listen stream to a 2026 server opens again
         client.on_message = self.heard
         client.on_session_reopened = self.restore
 
@@ -82,9 +89,9 @@ class Remote:
         if not isinstance(info, dict) or not isinstance(info.get("name"), str):
             info = {"name": self.client.server_name or "mcp-server", "version": "unknown"}
         self.server_caps = caps if isinstance(caps, dict) else {}
-        # List changes: a 2026 server's through `relay_list_changes`, a 2025-11-25 server's through `heard`, as
-        # are its resource updates (P161).
-        shown = host_capabilities(self.server_caps, list_changes=True, subscribe=era == HANDSHAKE_VERSION)
+        # List changes and resource updates: a 2026 server's through `relay_list_changes` (P199), a 2025-11-25
+        # server's through `heard` (P161).
+        shown = host_capabilities(self.server_caps, list_changes=True, subscribe=True)
         result: dict[str, Any] = {
             "protocolVersion": HANDSHAKE_VERSION,
             "capabilities": {**shown, "logging": {}},
@@ -106,6 +113,11 @@ class Remote:
         if meta:
             body["_meta"] = meta
         notify = _relay(token, to_host, skip=UNSOLICITED)  # those reach the host through `heard`, once
+        if method in ("resources/subscribe", "resources/unsubscribe") and self.client.era == PROTOCOL_VERSION:
+            if not isinstance(params.get("uri"), str):
+                raise invalid_params(f'Invalid params: {method} needs "uri" (a string)')
+            self.subscribe(params["uri"], method == "resources/subscribe")  # on the listen stream (P199)
+            return {}
         if method in MULTI_ROUND:
             result = await self._retried(lambda: self.client.drive(method, body, progress=notify))
         else:
@@ -155,6 +167,10 @@ class Remote:
             host = ClientCapabilities.parse(caps if isinstance(caps, dict) else {})
             call = self._retried(lambda: self.client.request(method, body, progress=notify))
             return await self.held.leg(Held(call, host))
+        split = self._split.pop(params["requestState"], None) if isinstance(params.get("requestState"), str) else None
+        if split is not None:  # the host's answers, and the page's to the rest of the round (P201)
+            given = params.get("inputResponses")
+            params = {**params, "inputResponses": {**(given if isinstance(given, dict) else {}), **await split}}
         meta = dict(params.get("_meta") or {})
         caps = meta.get(META_CLIENT_CAPABILITIES)
         caps = caps if isinstance(caps, dict) else {}
@@ -166,12 +182,43 @@ class Remote:
         result = await self._retried(lambda: self.client.request(method, sent, progress=notify))
         for number in range(1, self.client.max_rounds + 1):  # the rounds the host cannot show, asked on the page
             step = _round_of(method, sent, result, number)
-            if step is None or self.ask is None or not _none_shown(step, host):
+            if step is None or self.ask is None:
                 break
-            answers = {question.key: await self.ask(question) for question in step.questions()}  # P160
+            unshown = [question for question in step.questions() if not granted(host, question.mode)]
+            if not unshown:
+                break
+            if len(unshown) < len(step.input_requests):  # a mixed round: split between the host and the page
+                if step.request_state is None:
+                    break  # nothing names the round when the host's retry comes: it gets the round whole
+                return self._split_round(step, unshown)
+            answers = {question.key: await self.ask(question) for question in unshown}  # P160
             advanced = await self.client.advance(step, answers, progress=notify)
             result = _result_of(advanced) if isinstance(advanced, Round) else advanced
         return result
+
+    def _split_round(self, step: Round, unshown: list[Question]) -> dict[str, Any]:
+        """A round whose questions the 2026 host can show in part: those go to the host, in a round with the
+        server's `requestState` untouched; the others are asked on the page now, their answers added to the
+        host's retry that carries that `requestState` (P201)."""
+        ask, state = self.ask, step.request_state
+        assert ask is not None and state is not None
+
+        async def answered() -> dict[str, Any]:
+            replies = await asyncio.gather(*(ask(question) for question in unshown))
+            return {question.key: question.answer(reply) for question, reply in zip(unshown, replies, strict=True)}
+
+        task = asyncio.ensure_future(answered())
+        self._split[state] = task
+        asyncio.get_running_loop().call_later(ASK_TIMEOUT_S, self._forget_split, state)
+        asked = {question.key for question in unshown}
+        shown = {key: value for key, value in step.input_requests.items() if key not in asked}
+        return {"resultType": "input_required", "inputRequests": shown, "requestState": state}
+
+    def _forget_split(self, state: str) -> None:
+        """A split round whose retry never came: its questions on the page are withdrawn."""
+        task = self._split.pop(state, None)
+        if task is not None:
+            task.cancel()
 
     def _discover_of_session(self) -> dict[str, Any]:
         """The `DiscoverResult` a 2026 host gets for a 2025-11-25 server: what its `initialize` said."""
@@ -187,35 +234,87 @@ class Remote:
             result["instructions"] = found["instructions"]
         return result
 
-    async def relay_list_changes(self, to_host: Notify) -> None:
-        """For a 2025-11-25 host of a 2026 server, until cancelled: a `subscriptions/listen` stream for the
-        lists the server announces changes of, each change passed on as the host's `list_changed`; a stream
-        that ends or fails is opened again after a pause that grows while it keeps failing (P134)."""
-        if self.client.era != PROTOCOL_VERSION:
-            return  # a 2025-11-25 server's list changes come in its session: `heard`
-        wanted = {
+    def listen_params(self) -> dict[str, Any]:
+        """What the bridge's own listen stream to a 2026 server asks for: the lists whose changes it announces,
+        and the resources the host subscribed to if it offers `subscribe` (P199); empty: nothing to ask."""
+        wanted: dict[str, Any] = {
             flag: True for kind, flag in LIST_CHANGES.items() if (self.server_caps.get(kind) or {}).get("listChanged")
         }
-        if not wanted:
-            return
+        if self.subscribed and (self.server_caps.get("resources") or {}).get("subscribe"):
+            wanted["resourceSubscriptions"] = sorted(self.subscribed)
+        return wanted
+
+    def subscribe(self, uri: str, on: bool) -> None:
+        """A 2025-11-25 host's `resources/subscribe` (or unsubscribe) to a 2026 server: the bridge's listen stream
+        is opened again for the new set of resources (P199)."""
+        before = set(self.subscribed)
+        (self.subscribed.add if on else self.subscribed.discard)(uri)
+        if self.subscribed != before:
+            self._renew.set()
+
+    async def relay_list_changes(self, to_host: Notify) -> None:
+        """For a 2025-11-25 host of a 2026 server, until cancelled: a `subscriptions/listen` stream for the
+        lists the server announces changes of and the resources subscribed to, each change passed on as the
+        host's `list_changed` or `resources/updated`; a stream that ends or fails is opened again after a pause
+        that grows while it keeps failing (P134), and at once when the subscriptions change (P199)."""
+        if self.client.era != PROTOCOL_VERSION:
+            return  # a 2025-11-25 server's list changes come in its session: `heard`
 
         async def relay(message: dict[str, Any]) -> None:
-            method = message.get("method")
+            method, params = message.get("method"), message.get("params") or {}
             if isinstance(method, str) and method.endswith("/list_changed"):
                 await to_host(notification(method, {}))
+            elif method == RESOURCE_UPDATED and isinstance(params, dict) and isinstance(params.get("uri"), str):
+                await to_host(notification(method, {"uri": params["uri"]}))
 
         loop = asyncio.get_running_loop()
         failures = 0
         while True:
+            self._renew.clear()
+            wanted = self.listen_params()
+            if not wanted:
+                await self._renew.wait()
+                continue
             started = loop.time()
+            stream = asyncio.ensure_future(
+                self.client.request("subscriptions/listen", {"notifications": wanted}, progress=relay)
+            )
+            renewed = asyncio.ensure_future(self._renew.wait())
             try:
-                await self.client.request("subscriptions/listen", {"notifications": wanted}, progress=relay)
+                await asyncio.wait({stream, renewed}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                renewed.cancel()
+                stream.cancel()
+                await asyncio.gather(stream, return_exceptions=True)  # its failure read, whatever ends the wait
+            if self._renew.is_set():
+                continue  # the subscriptions changed: the stream is opened again at once
+            try:
+                stream.result()
+            except asyncio.CancelledError:
+                pass  # not ours: the outer task's own cancellation is raised by the wait above
             except McpError as exc:
-                log.info("the server ended the list-change stream: %s", exc.message)
+                log.info("the server ended the listen stream: %s", exc.message)
             except (ClientError, OSError) as exc:
-                log.info("the list-change stream failed: %s", exc)
+                log.info("the listen stream failed: %s", exc)
             failures = 0 if loop.time() - started > 60 else failures + 1
-            await asyncio.sleep(min(30.0, 0.5 * 2 ** min(failures, 6)))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._renew.wait(), min(30.0, 0.5 * 2 ** min(failures, 6)))
+
+    async def host_listen(self, rid: Any, params: dict[str, Any], to_host: Notify) -> dict[str, Any]:
+        """A 2026 host's own `subscriptions/listen`, forwarded as the bridge's: each notice (the acknowledgement,
+        list changes, resource updates) and the final result carry the host's listen id (P199)."""
+
+        def tagged(params: Any) -> Any:
+            if not isinstance(params, dict) or not isinstance(params.get("_meta"), dict):
+                return params
+            return {**params, "_meta": {**params["_meta"], META_SUBSCRIPTION_ID: rid}}
+
+        async def relay(message: dict[str, Any]) -> None:
+            await to_host({**message, "params": tagged(message.get("params"))})
+
+        await self._retried(self.client.settle_era)
+        result = await self._retried(lambda: self.client.request("subscriptions/listen", params, progress=relay))
+        return dict(tagged(result))
 
     async def _retried(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """`attempt()`, again after a pause while the server refuses connections (restarting, P136): a refused
@@ -255,12 +354,6 @@ def _result_of(step: Round) -> dict[str, Any]:
     if step.request_state is not None:
         result["requestState"] = step.request_state
     return result
-
-
-def _none_shown(step: Round, host: ClientCapabilities) -> bool:
-    """Whether every request of a round is a question the 2026 host cannot show (P160): the bridge asks them."""
-    questions = step.questions()
-    return len(questions) == len(step.input_requests) > 0 and not any(granted(host, q.mode) for q in questions)
 
 
 def _relay(token: Any, to_host: Notify, skip: frozenset[str] = frozenset()) -> Notify:

@@ -71,6 +71,7 @@ from .skills import Skill
 from .stdio_transport import StdioTransport
 from .tap import MessageTap, tapped
 from .tasks import TaskWatcher, follow
+from .tasks_handshake import follow_handshake, offers_tool_tasks, task_support
 
 if TYPE_CHECKING:
     from .oauth import OAuth, ProgramLogin
@@ -79,6 +80,8 @@ log = logging.getLogger("baton.client")
 Progress = Callable[[dict[str, Any]], Awaitable[None]]
 Mode = Literal["form", "url"]
 MODES: tuple[Mode, ...] = ("form", "url")
+LISTEN = "subscriptions/listen"
+"""A stream open until the client closes it: no deadline bounds it (protocol.md P199)."""
 CACHED_METHODS = frozenset(
     {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
 )
@@ -154,10 +157,12 @@ class Client:
         self.protocol: ProtocolChoice = protocol
         self._modern = protocol == MODERN  # the era check of every request: settled and 2026-07-28
         self._session: ClientSession | None = None
+        self._task_support: dict[str, str] = {}  # 2025-11-25 tools' execution.taskSupport (protocol.md P210)
         self.on_session_reopened: Callable[[], Awaitable[None]] | None = None
         """Awaited when a 2025-11-25 session the server ended (HTTP 404: it restarted) was opened again, before
         the request that found it gone is sent again: the place to restore what the old session held (P162)."""
         self._era_lock = asyncio.Lock()
+        self._opening: asyncio.Future[ClientSession] | None = None  # a handshake under way
         self._probe_answer = ""  # what the probe got, for the message if the handshake fails too
         self._probe_late = False  # the stdio probe timed out (its answer may still come)
         self.transport: Transport
@@ -228,6 +233,9 @@ class Client:
         await self.close()
 
     async def close(self) -> None:
+        if self._opening is not None:
+            self._opening.cancel()
+            await asyncio.gather(self._opening, return_exceptions=True)
         if self._session is not None:
             await self._session.close()
         await self.transport.close()
@@ -254,10 +262,19 @@ class Client:
                     if self.protocol == AUTO and await self._probe() == MODERN:
                         self._modern = True
                     else:
+                        # Shielded: a caller cancelled mid-handshake leaves it running for the next caller, so
+                        # the server never gets `initialize` twice.
+                        if self._opening is None:
+                            self._opening = asyncio.ensure_future(self._open_session())
+                            self._opening.add_done_callback(_read_outcome)
+                        opening = self._opening
                         try:
-                            self._session = await self._open_session()
+                            self._session = await asyncio.shield(opening)
                         except _ServesModern:
                             self._modern = True
+                        finally:
+                            if opening.done():
+                                self._opening = None
         return MODERN if self._modern else HANDSHAKE
 
     async def _probe(self) -> str:
@@ -377,6 +394,9 @@ class Client:
                 return hit[1]
         for attempt in (1, 2):
             try:
+                if method == LISTEN:  # open until the client closes it: waiting is its point, no deadline (P199)
+                    result = await self._leg(method, params, progress)
+                    break
                 async with self.deadlines.running(method):  # each leg its own deadline (protocol.md P90)
                     result = await self._leg(method, params, progress)
                 break
@@ -482,6 +502,16 @@ class Client:
             if cursor is None:
                 return items
         raise ClientError(f"{method}: more than 1000 pages")
+
+    async def _as_handshake_task(self, name: Any) -> bool:
+        """Whether a 2025-11-25 `tools/call` of `name` goes as a task (protocol.md P210): this client declared
+        the tasks extension, the server task-augmented `tools/call`, and the tool's `taskSupport` allows it
+        (the tools are listed once for it, and again for a name not seen)."""
+        if TASKS not in self.extensions or not offers_tool_tasks(self.initialize_result):
+            return False
+        if name not in self._task_support:
+            self._task_support = {str(t.get("name")): task_support(t) for t in await self._all("tools/list", "tools")}
+        return self._task_support.get(name, "forbidden") != "forbidden"
 
     async def list_tools(self) -> list[Tool]:
         """The server's tools; on HTTP, a tool with an invalid `x-mcp-header` annotation is dropped (2026)."""
@@ -612,6 +642,14 @@ class Client:
         """
         if not self._modern and await self.settle_era() == HANDSHAKE:
             assert self._session is not None
+            if method == "tools/call" and await self._as_handshake_task(params.get("name")):  # protocol.md P210
+                session = self._session
+
+                async def leg(name: str, sent: dict[str, Any]) -> dict[str, Any]:
+                    return await session.request(name, sent, progress if name == "tasks/result" else None)
+
+                created = await leg(method, {**params, "task": {}})
+                return await follow_handshake(leg, created, self.on_task) if "task" in created else created
             return await self._session.request(method, params, progress)  # paused while the person answers
         earlier = EarlierAnswers()
         step = await self.start(method, params, progress=progress)
@@ -692,6 +730,12 @@ def _responses(round_: Round, answers: dict[str, Any]) -> dict[str, Any]:
         reply = answers[key]
         responses[key] = questions[key].answer(reply) if key in questions else reply
     return responses
+
+
+def _read_outcome(future: asyncio.Future[Any]) -> None:
+    """A handshake's failure is read here too, so that one nobody awaits any more is not logged as lost."""
+    if not future.cancelled():
+        future.exception()
 
 
 class _ServesModern(Exception):

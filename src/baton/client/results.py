@@ -382,6 +382,12 @@ class Tool(_Described):
         """Hints such as `readOnlyHint` and `destructiveHint` (empty when the tool has none)."""
         return _dict(self.raw.get("annotations")) or {}
 
+    @property
+    def task_support(self) -> str:
+        """`execution.taskSupport`: "optional" or "required" for a tool that runs as a task, else "forbidden"."""
+        support = (_dict(self.raw.get("execution")) or {}).get("taskSupport")
+        return support if support in ("optional", "required") else "forbidden"
+
 
 class PromptArgument(RawView):
     """One argument a prompt takes (prompt arguments are strings)."""

@@ -62,8 +62,15 @@ class StdioTransport:
         self._reader: asyncio.Task[None] | None = None
         self._tokens = itertools.count(1)
         self.inbound: Inbound | None = None  # set once a 2025-11-25 session is open on this process
+        self._starting = asyncio.Lock()  # two first requests at once start one process, not two
 
     async def _start(self) -> asyncio.subprocess.Process:
+        if self.proc is not None:
+            return self.proc
+        async with self._starting:
+            return await self._spawn()
+
+    async def _spawn(self) -> asyncio.subprocess.Process:
         if self.proc is None:
             self.proc = await asyncio.create_subprocess_exec(
                 *self.command,

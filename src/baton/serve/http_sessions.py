@@ -66,8 +66,9 @@ KEEPALIVE_S = 15.0
 KEEPALIVE = b": keepalive\n\n"
 RETRY_AFTER_S = 5
 """The `Retry-After` of a 503 for a session this instance has no room for."""
-SSE_METHODS = frozenset({"tools/call", "prompts/get", "resources/read", "completion/complete"})
-"""Requests whose handlers may notify or ask: answered with SSE when the client accepts it."""
+SSE_METHODS = frozenset({"tools/call", "prompts/get", "resources/read", "completion/complete", "tasks/result"})
+"""Requests whose handlers may notify or ask (`tasks/result` asks a waiting task's questions, P205): answered
+with SSE when the client accepts it."""
 SESSION_HEADER = b"mcp-session-id"
 ROUTE_BYTES = 4
 """Random bytes of an instance's route: the Redis channel its answers come on, new at each start (P113)."""

@@ -54,7 +54,7 @@ from .signature import inspect_handler
 from .skill_folder import FolderProblems, ServedSkill, SkillFile, read_skills
 from .skills import SkillSet
 from .startup import AUTH_SETTING, LEDGER_SETTING, ConfigurationError, check_startup
-from .tasks import DEFAULT_LEASE_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS
+from .tasks import DEFAULT_LEASE_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_LIMIT, DEFAULT_TASK_TTL_MS
 
 log = logging.getLogger("baton.server")
 F = TypeVar("F", bound=Handler)
@@ -153,6 +153,7 @@ class Server:
     docs/observability.md); off by default. `lifespan` is an async context manager factory
     (`@contextlib.asynccontextmanager`, called with the server, or with no argument) run once per process
     around serving: open a database pool there; handlers read what it yields as `ctx.lifespan` (protocol.md P132).
+    `task_limit` is how many tasks not yet ended one principal may hold (protocol.md P208).
     `task_ttl_ms` is how long a task of the Tasks extension is kept after it was made, `task_poll_interval_ms`
     how often clients are told to poll it, `task_lease_ms` how long a task's running round is held by its
     instance without a heartbeat before another takes it over (docs/tasks.md). `when_unasked` is every tool's
@@ -197,6 +198,7 @@ class Server:
         task_ttl_ms: int = DEFAULT_TASK_TTL_MS,
         task_poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
         task_lease_ms: int = DEFAULT_LEASE_MS,
+        task_limit: int = DEFAULT_TASK_LIMIT,
     ) -> None:
         if public_url is not None:
             _check_public_url(public_url)
@@ -237,6 +239,7 @@ class Server:
             task_ttl_ms=_positive_ms(task_ttl_ms, "task_ttl_ms"),
             task_poll_interval_ms=_positive_ms(task_poll_interval_ms, "task_poll_interval_ms"),
             task_lease_ms=_positive_ms(task_lease_ms, "task_lease_ms"),
+            task_limit=_positive_ms(task_limit, "task_limit", "a whole number"),
         )
         self.tools: dict[str, RegisteredTool] = {}
         self.resources: dict[str, RegisteredResource] = {}
@@ -701,10 +704,10 @@ class Server:
         return app
 
 
-def _positive_ms(value: Any, name: str) -> int:
-    """A duration in integer milliseconds, at least 1 (the wire carries integers)."""
+def _positive_ms(value: Any, name: str, what: str = "a whole number of milliseconds") -> int:
+    """A duration in integer milliseconds (or a count), at least 1 (the wire carries integers)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        said = f"{name} must be a whole number of milliseconds, at least 1, not {value!r}"
+        said = f"{name} must be {what}, at least 1, not {value!r}"
         raise ConfigurationError(said, setting=name)
     return value
 

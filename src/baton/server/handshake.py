@@ -36,11 +36,16 @@ from ..protocol.errors import (
     method_not_found,
 )
 from ..protocol.messages import Message
+from ..protocol.tasks import TASKS
 from ..state.entropy import random_bytes
 from .exchange import Exchange
 from .outbound import PeerError, PeerGone, Stream
 from .results import error_result
 from .sessions import MAX_INFO_CHARS, ServerSession
+from .subscriptions import admit_subscription
+from .tasks_handshake import CAPABILITY as TASKS_CAPABILITY
+from .tasks_handshake import METHODS as TASK_METHODS
+from .tasks_handshake import HandshakeTasks, handshake_task
 
 if TYPE_CHECKING:
     from .core import Server
@@ -54,9 +59,6 @@ MAX_OPEN_ASKS_PER_SESSION = 32
 MAX_OPEN_ASKS = 10_000
 """Questions waiting for a client's answer at once, per 2025-11-25 session and per server instance: each holds
 a request open for up to `ask_timeout_s`, so a client that never answers cannot pile them up (protocol.md P95)."""
-MAX_SUBSCRIPTIONS = 1000
-MAX_SUBSCRIBED_URI = 2048
-"""A session's subscriptions are soft state on the instance that serves it: bounded (protocol.md P31)."""
 _CLIENT_INFO_KEYS = ("name", "version", "title")
 _SESSION_METHODS = frozenset({"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 REMOVED_METHODS = _SESSION_METHODS | {"initialize"}
@@ -79,6 +81,7 @@ class HandshakeEra:
         self.server = server
         self._methods = methods
         self.open_asks = 0  # questions of every session of this instance waiting for an answer (P95)
+        self.tasks = HandshakeTasks(lambda: server.runtime.tasks, self._ask_task)  # protocol.md P205
 
     # -- the handshake -----------------------------------------------------------------------------
 
@@ -125,6 +128,8 @@ class HandshakeEra:
         """The 2026 capabilities, plus what only sessions have: logging and resource subscriptions."""
         caps = dict(self.server.runtime.capabilities())
         caps["logging"] = {}
+        if TASKS in self.server.extensions:  # protocol.md P205: a task tool, reached the 2025-11-25 way too
+            caps["tasks"] = TASKS_CAPABILITY
         if "resources" in caps:
             caps["resources"] = {**caps["resources"], "subscribe": True}
         return caps
@@ -138,9 +143,15 @@ class HandshakeEra:
             return self._session_method(msg, session)
         if method == "initialize":
             raise McpError(INVALID_REQUEST, "Invalid request: this session is already initialized")
+        tasked = TASKS in self.server.extensions
+        if method in TASK_METHODS and tasked:
+            result = await self.tasks.handle(msg, ex, stream)
+            return handshake_result("tools/call" if method == "tasks/result" else method, result)
         handler = self._methods.get(method)
-        if handler is None or method in MODERN_ONLY_METHODS:
+        if handler is None or method in MODERN_ONLY_METHODS or method in TASK_METHODS:
             raise method_not_found(method)
+        if method == "tools/call" and "task" in msg.params and tasked:
+            _check_task_call(self.server, msg.params)
         meta = msg.params.get("_meta")
         params = {**msg.params, "_meta": dict(meta) if isinstance(meta, dict) else {}}
         # A 2025-11-25 client has no inputResponses or requestState: the bridge alone sets them.
@@ -184,6 +195,13 @@ class HandshakeEra:
             params = {**params, "inputResponses": answers, "requestState": result["requestState"]}
         raise McpError(INTERNAL_ERROR, f"{method} asked more than {MAX_ROUNDS - 1} rounds of questions; giving up")
 
+    async def _ask_task(self, requests: dict[str, Any], stream: Stream) -> dict[str, Any]:
+        """A waiting task's questions, asked on a `tasks/result` stream (protocol.md P205)."""
+        try:
+            return await self._ask_all(requests, stream, {}, {})
+        except _Refused as refused:
+            return _refused("tasks/result", refused)
+
     def _session_method(self, msg: Message, session: ServerSession) -> dict[str, Any]:
         method, params = msg.method, msg.params
         if method == "ping":
@@ -204,13 +222,7 @@ class HandshakeEra:
         if method == "resources/unsubscribe":
             session.subscriptions.discard(uri)
             return {}
-        if len(uri) > MAX_SUBSCRIBED_URI or (
-            uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS
-        ):
-            raise invalid_params(
-                f"Invalid params: a session may hold {MAX_SUBSCRIPTIONS} subscriptions of URIs up to"
-                f" {MAX_SUBSCRIBED_URI} characters"
-            )
+        admit_subscription(session.subscriptions, uri)
         if s.runtime.find_resource(uri) is None:
             raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
         session.subscriptions.add(uri)
@@ -278,6 +290,19 @@ class HandshakeEra:
             self.open_asks -= waiting
 
 
+def _check_task_call(server: Server, params: dict[str, Any]) -> None:
+    """A session's `tools/call` with `params.task` (protocol.md P205): `task` must be an object, and the tool
+    one that runs as a task (else -32601, as the 2025-11-25 tasks say for a tool whose taskSupport is absent)."""
+    if not isinstance(params["task"], dict):
+        raise invalid_params('Invalid params: "task" must be an object (TaskMetadata)')
+    name = params.get("name")
+    tool = server.tools.get(name) if isinstance(name, str) else None
+    if tool is not None and (tool.flow is None or tool.flow.task is None):
+        raise McpError(
+            METHOD_NOT_FOUND, f"Tool {name} does not run as a task (its taskSupport is forbidden): call it without task"
+        )
+
+
 def _cannot_ask(sendable: list[tuple[str, str, dict[str, Any] | None]]) -> McpError:
     """The error for a round whose stream cannot carry server requests (an HTTP POST answered with JSON):
     -32042 when every ask is a URL (the client may open them and retry), else a plain refusal (P29)."""
@@ -329,6 +354,8 @@ def handshake_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
     """A result reshaped for the 2025-11-25 schema: no `resultType`, `ttlMs` or `cacheScope`; a tool's
     structured content only when it is an object (protocol.md P28; Baton derives output schemas only from
     object types, so tool descriptions need no change)."""
+    if result.get("resultType") == "task":  # protocol.md P205: CreateTaskResult is {task: Task} in 2025-11-25
+        return {"task": handshake_task(result)}
     result.pop("resultType", None)
     result.pop("ttlMs", None)
     result.pop("cacheScope", None)

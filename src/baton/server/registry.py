@@ -72,6 +72,8 @@ class RegisteredTool:
             out["annotations"] = self.annotations
         if self.meta:
             out["_meta"] = self.meta
+        if self.flow is not None and self.flow.task is not None:  # protocol.md P209: both eras
+            out["execution"] = {"taskSupport": self.flow.task}
         return out
 
 

@@ -112,9 +112,10 @@ class ReplayEngine:
         params = msg.params
         tasked = False
         if flow.task is not None:  # protocol.md P165: a task when both sides declared the extension
-            tasked = ex.protocol_version != HANDSHAKE_VERSION and (
-                negotiated(self._host.extensions, caps.extensions, TASKS) is not None
-            )
+            if ex.protocol_version == HANDSHAKE_VERSION:  # P205: a 2025-11-25 session asks per call (params.task)
+                tasked = isinstance(params.get("task"), dict) and TASKS in self._host.extensions
+            else:
+                tasked = negotiated(self._host.extensions, caps.extensions, TASKS) is not None
             if not tasked and flow.task == "required":
                 if ex.protocol_version == HANDSHAKE_VERSION:  # a session: a tool error the model can relay (P96)
                     return ready(error_result(f"Tool {target} runs only as a task, which this client cannot follow."))
@@ -309,7 +310,8 @@ class ReplayEngine:
                 job.state.journal.pending = {key: ask.digest for key, ask in asks.items()}
                 return "input_required", {key: ask.request for key, ask in asks.items()}
             if failure is not None:
-                return "completed", _failure(failure, flow, job.target, False)
+                session = job.exchange.protocol_version == HANDSHAKE_VERSION
+                return "completed", _failure(failure, flow, job.target, session)
             try:
                 return "completed", flow.finish(value)
             except (TypeError, ValueError) as exc:

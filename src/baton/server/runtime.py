@@ -23,10 +23,12 @@ from ..protocol.constants import META_CLIENT_INFO, META_SERVER_INFO, SUPPORTED_V
 from ..protocol.errors import INTERNAL_ERROR, McpError, method_not_found
 from ..protocol.extensions import Extensions, capabilities_with
 from ..protocol.messages import Message, check_meta, check_version, error_response, result_response
+from ..protocol.tasks import TASKS
 from ..state.keys import KeyRing, shared_by_instances
 from ..state.ledger import Ledger, LedgerError
 from ..state.ledger_url import ledger_from_url, task_store_from_url
 from ..state.seal import Sealer
+from ..state.task_seal import TaskSeal
 from ..state.task_store import TaskStore
 from .deprecations import warn_deprecated
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo
@@ -89,14 +91,17 @@ class Runtime:
         s = self.settings
         self._task_store: TaskStore | None = None
         self._task_url = ledger if isinstance(ledger, str) else ("memory:" if isinstance(ledger, Ledger) else None)
-        self.tasks = TaskBoard(
+        self.tasks: TaskBoard = TaskBoard(
             self.engine,
             lambda: server.extensions,
             lambda: self.task_store,
             server.tools.get,
+            TaskSeal(lambda: self.key_ring),
+            server.name,
             ttl_ms=s.task_ttl_ms,
             poll_interval_ms=s.task_poll_interval_ms,
             lease_ms=s.task_lease_ms,
+            limit=s.task_limit,
         )
         self.methods = Methods(server, self.engine).table()
         # The Tasks extension's methods (protocol.md P165); tasks/list and tasks/result stay unknown (-32601).
@@ -210,6 +215,8 @@ class Runtime:
         calls it once before serving, and `aclose` exits it (protocol.md P132)."""
         if self.lifespan is not None:
             await self.lifespan.enter()
+        if TASKS in self.server.extensions:  # protocol.md P206: orphaned rounds resume without a poll
+            self.tasks.sweep()
 
     async def aclose(self) -> None:
         """Release what the server holds open (the ledger, the connect kit, the auth's HTTP client);
@@ -259,7 +266,7 @@ class Runtime:
             if self.server.tools:
                 caps["tools"] = {"listChanged": True}
             if self.server.resources or self.server.templates:
-                caps["resources"] = {"listChanged": True}
+                caps["resources"] = {"listChanged": True, "subscribe": True}  # on a listen stream (P199)
             if self.server.prompts:
                 caps["prompts"] = {"listChanged": True}
             if self.completion_handler is not None:

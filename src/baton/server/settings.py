@@ -39,3 +39,4 @@ class ServerSettings:
     task_ttl_ms: int = 3_600_000  # how long a task is kept after it was made (tasks extension, P165)
     task_poll_interval_ms: int = 1_000  # how often clients are told to poll a task
     task_lease_ms: int = 15_000  # how long a task's round is held by its instance without a heartbeat (P174)
+    task_limit: int = 64  # tasks not yet ended one principal may hold (P208)

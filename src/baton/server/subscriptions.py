@@ -1,5 +1,6 @@
-"""Who listens for which change notifications: `subscriptions/listen` streams (protocol.md P20), and the
-watchers that 2025-11-25 sessions register (list changes and resource updates, protocol.md P31)."""
+"""Who listens for which change notifications: `subscriptions/listen` streams (protocol.md P20, their
+`resourceSubscriptions` P199), and the watchers that 2025-11-25 sessions register (list changes and resource
+updates, protocol.md P31)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ FILTERS = {
 }
 _CLOSED = object()
 RESOURCE_UPDATED = "notifications/resources/updated"
+MAX_SUBSCRIPTIONS = 1000
+MAX_SUBSCRIBED_URI = 2048
+"""Resource subscriptions, a session's or a listen stream's, are soft state on the instance that serves them:
+bounded (protocol.md P31, P199)."""
 Watcher = Callable[[str, dict[str, Any]], None]
 """Called with (method, params) for every change: a list changed, or a resource was updated."""
 
@@ -30,6 +35,8 @@ class Subscription:
     listen_id: Any
     kinds: frozenset[str]
     honored: dict[str, Any]
+    uris: frozenset[str] = frozenset()
+    """The resources whose `notifications/resources/updated` this stream asked for (P199)."""
     queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
 
     def _tag(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +76,11 @@ class ListenHub:
         return unwatch
 
     def updated(self, uri: str) -> None:
-        """A resource changed: the sessions watching decide whether they subscribed to it."""
+        """A resource changed: the listen streams that named it are told, and the sessions watching decide
+        whether they subscribed to it."""
+        for sub in self._subs:
+            if uri in sub.uris:
+                sub.queue.put_nowait((RESOURCE_UPDATED, {"uri": uri}))
         for watcher in list(self._watchers):
             watcher(RESOURCE_UPDATED, {"uri": uri})
 
@@ -83,7 +94,10 @@ class ListenHub:
             if wanted.get(key) is True and kind in offered:
                 honored[key] = True
                 kinds.add(kind)
-        sub = Subscription(listen_id, frozenset(kinds), honored)
+        uris = _subscribed(wanted.get("resourceSubscriptions")) if "resources" in offered else []
+        if uris:
+            honored["resourceSubscriptions"] = uris
+        sub = Subscription(listen_id, frozenset(kinds), honored, frozenset(uris))
         self._subs.add(sub)
         return sub
 
@@ -103,3 +117,27 @@ class ListenHub:
             sub.queue.put_nowait(_CLOSED)
         self._subs.clear()
         self._watchers.clear()
+
+
+def _subscribed(given: Any) -> list[str]:
+    """A listen request's `resourceSubscriptions`, checked and without repeats (P199)."""
+    if given is None:
+        return []
+    if not isinstance(given, list) or not all(isinstance(uri, str) for uri in given):
+        raise invalid_params("Invalid params: notifications.resourceSubscriptions is a list of resource URIs")
+    uris = list(dict.fromkeys(given))
+    if len(uris) > MAX_SUBSCRIPTIONS or any(len(uri) > MAX_SUBSCRIBED_URI for uri in uris):
+        raise invalid_params(
+            f"Invalid params: a listen stream may hold {MAX_SUBSCRIPTIONS} resource subscriptions of URIs up to"
+            f" {MAX_SUBSCRIBED_URI} characters"
+        )
+    return uris
+
+
+def admit_subscription(held: set[str], uri: str) -> None:
+    """A session's `resources/subscribe` of `uri` beside the URIs it `held`: -32602 beyond the bounds (P31)."""
+    if len(uri) > MAX_SUBSCRIBED_URI or (uri not in held and len(held) >= MAX_SUBSCRIPTIONS):
+        raise invalid_params(
+            f"Invalid params: a session may hold {MAX_SUBSCRIPTIONS} subscriptions of URIs up to"
+            f" {MAX_SUBSCRIBED_URI} characters"
+        )
