@@ -357,6 +357,50 @@ def test_a_2026_servers_resource_updates_reach_a_2026_hosts_listen_stream(serve:
     assert next(m["params"]["uri"] for m in heard if m["method"] == UPDATED) == WATCHED
 
 
+def test_a_2025_servers_notices_reach_a_2026_hosts_listen_stream(serve: Callable[..., RunningServer]) -> None:
+    # The bridge keeps the 2026 host's listen itself over the server's 2025-11-25 session (P202): it subscribes
+    # the resource in the session, relays what it asked for with the host's listen id, and unsubscribes at the end.
+    server = serve(EVERYTHING)
+
+    async def flow() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        heard: list[dict[str, Any]] = []
+        updated, changed = asyncio.Event(), asyncio.Event()
+
+        async def hear(message: dict[str, Any]) -> None:
+            heard.append(message)
+            (updated if message["method"] == UPDATED else changed).set()
+
+        bridge = [BATON, "bridge", "--protocol", "2025-11-25", server.url]
+        async with Client(bridge, protocol="2026-07-28") as host:
+            discovered = await host.request("server/discover", {})
+            wanted = {"toolsListChanged": True, "promptsListChanged": True, "resourceSubscriptions": [WATCHED]}
+            listen = host.request("subscriptions/listen", {"notifications": wanted}, progress=hear)
+            stream = asyncio.ensure_future(listen)
+            while not updated.is_set():  # until the stream is open: the acknowledgement comes first
+                await host.call_tool("test_update_watched_resource")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(updated.wait(), 0.5)
+            changed.clear()
+            await host.call_tool("test_trigger_tool_change")
+            await asyncio.wait_for(changed.wait(), 10)
+            stream.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stream
+        return heard, discovered
+
+    heard, discovered = asyncio.run(asyncio.wait_for(flow(), 60))
+    assert discovered["capabilities"]["resources"]["subscribe"] is True
+    assert discovered["capabilities"]["tools"]["listChanged"] is True
+    assert heard[0]["method"] == "notifications/subscriptions/acknowledged"
+    granted = heard[0]["params"]["notifications"]
+    assert granted["toolsListChanged"] is True and granted["resourceSubscriptions"] == [WATCHED], granted
+    ids = {m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] for m in heard}
+    assert len(ids) == 1, heard  # every notice names the one listen
+    methods = [m["method"] for m in heard[1:]]
+    assert UPDATED in methods and "notifications/tools/list_changed" in methods, methods
+    assert next(m["params"]["uri"] for m in heard if m["method"] == UPDATED) == WATCHED
+
+
 def test_a_listen_stream_outlives_the_bridges_timeout(serve: Callable[..., RunningServer]) -> None:
     # --timeout bounds a request's wait for the server; a listen stream waits by design (P199).
     server = serve(EVERYTHING)

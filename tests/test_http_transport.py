@@ -41,6 +41,13 @@ def test_discover_and_every_result_identifies_the_server(everything: RunningServ
         assert SERVER_INFO in listed["_meta"]
 
 
+def test_no_server_header(everything: RunningServer) -> None:
+    """protocol.md P227: no response names the server software; the Date header stays."""
+    for resp in (post(everything.url, request("server/discover")), httpx.get(everything.url, timeout=5)):
+        assert "server" not in resp.headers
+        assert "date" in resp.headers and "baton-instance" in resp.headers
+
+
 @pytest.mark.parametrize("verb", ["GET", "DELETE", "PUT"])
 def test_only_post(everything: RunningServer, verb: str) -> None:
     resp = httpx.request(verb, everything.url, timeout=5)

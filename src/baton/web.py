@@ -36,6 +36,9 @@ from typing import Any
 from .protocol.asgi import Receive, Send
 
 STARTUP_FAILED = 3  # uvicorn's exit status when the app's lifespan startup failed
+SERVER_HEADER = False
+"""No `server: uvicorn` header: it names the server software to whoever asks (protocol.md P227), and it is one
+header more to build and write on every response."""
 
 
 def security_headers(csp: str, *, referrer: str = "no-referrer", framed: bool = False) -> list[tuple[bytes, bytes]]:
@@ -137,7 +140,7 @@ def run(
         options.update(reload=True, reload_dirs=reload_dirs)
     elif workers > 1:
         options.update(workers=workers, timeout_worker_healthcheck=worker_healthcheck_s)
-    options.update(factory=isinstance(app, str), log_level=log_level, access_log=False)
+    options.update(factory=isinstance(app, str), log_level=log_level, access_log=False, server_header=SERVER_HEADER)
     options.update(timeout_graceful_shutdown=graceful_s)
     if reload_dirs or workers > 1:  # a supervisor process: it owns the signals and ends with 0
         sock = listen(host, port)
@@ -223,7 +226,9 @@ async def started(app: Any, sock: socket.socket, *, graceful_s: int = 1, log_lev
         def capture_signals(self) -> Iterator[None]:
             yield
 
-    config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=graceful_s)
+    config = uvicorn.Config(
+        app, log_level=log_level, lifespan="on", server_header=SERVER_HEADER, timeout_graceful_shutdown=graceful_s
+    )
     server = Quiet(config)
     serving = asyncio.ensure_future(server.serve(sockets=[sock]))
     while not server.started and not serving.done():  # noqa: ASYNC110 - uvicorn has no event for this

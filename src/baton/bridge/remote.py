@@ -56,6 +56,9 @@ UNSOLICITED = frozenset(
     }
 )
 """What a 2025-11-25 server tells its session outside any request's own business, relayed by `Remote.heard`."""
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+LISTEN_BACKLOG = 256
+"""The notices held for a 2026 host's listen stream that is not being read; more are dropped."""
 
 
 class Remote:
@@ -74,6 +77,7 @@ class Remote:
         self._split: dict[str, asyncio.Future[dict[str, Any]]] = {}
         """The page's answers to the part of a round the host cannot show, by the round's `requestState` (P201)."""
         self._renew = asyncio.Event()  # the subscriptions changed: the listen stream to a 2026 server opens again
+        self._listeners: list[SessionListen] = []  # a 2026 host's listen streams to a 2025-11-25 server (P202)
         client.on_message = self.heard
         client.on_session_reopened = self.restore
 
@@ -131,14 +135,16 @@ class Remote:
 
     def heard(self, direction: str, message: dict[str, Any]) -> None:
         """The client's tap: a 2025-11-25 server's list changes and resource updates, wherever they came (its
-        GET stream, a request's stream), go to the 2025-11-25 host (P161)."""
-        if (
-            direction == "received"
-            and message.get("method") in UNSOLICITED
-            and self.session_host is not None
-            and self.client.era == HANDSHAKE_VERSION
-        ):
+        GET stream, a request's stream), go to the 2025-11-25 host (P161), or to the 2026 host's listen
+        streams that asked for them (P202)."""
+        if direction != "received" or message.get("method") not in UNSOLICITED:
+            return
+        if self.client.era != HANDSHAKE_VERSION:
+            return
+        if self.session_host is not None:
             self.session_host(notification(str(message["method"]), message.get("params") or {}))
+        for listener in self._listeners:
+            listener.offer(message)
 
     async def restore(self) -> None:
         """The host's session state in the 2025-11-25 session the client opened again after the server ended
@@ -226,7 +232,7 @@ class Remote:
         result: dict[str, Any] = {
             "resultType": "complete",
             "supportedVersions": [PROTOCOL_VERSION],
-            "capabilities": host_capabilities(found.get("capabilities") or {}, list_changes=False),
+            "capabilities": host_capabilities(found.get("capabilities") or {}, list_changes=True, subscribe=True),
         }
         if isinstance(found.get("serverInfo"), dict):
             result["_meta"] = {META_SERVER_INFO: found["serverInfo"]}
@@ -312,9 +318,46 @@ class Remote:
         async def relay(message: dict[str, Any]) -> None:
             await to_host({**message, "params": tagged(message.get("params"))})
 
-        await self._retried(self.client.settle_era)
+        if await self._retried(self.client.settle_era) == HANDSHAKE_VERSION:
+            return await self._listen_in_session(rid, params, relay)
         result = await self._retried(lambda: self.client.request("subscriptions/listen", params, progress=relay))
         return dict(tagged(result))
+
+    async def _listen_in_session(self, rid: Any, params: dict[str, Any], relay: Notify) -> dict[str, Any]:
+        """A 2026 host's listen to a 2025-11-25 server (P202), until the host ends it: acknowledged with what
+        the server's `initialize` offers of what the host asked, the resources subscribed in the session (and
+        again in a session the server reopens), and the session's notices relayed as the host asked them."""
+        wanted = params.get("notifications")
+        if not isinstance(wanted, dict):
+            raise invalid_params('Invalid params: subscriptions/listen needs "notifications" (an object)')
+        caps = (self.client.initialize_result or {}).get("capabilities") or {}
+        honored: dict[str, Any] = {
+            flag: True
+            for kind, flag in LIST_CHANGES.items()
+            if wanted.get(flag) is True and (caps.get(kind) or {}).get("listChanged")
+        }
+        uris = wanted.get("resourceSubscriptions")
+        if isinstance(uris, list) and uris and (caps.get("resources") or {}).get("subscribe"):
+            honored["resourceSubscriptions"] = sorted({uri for uri in uris if isinstance(uri, str)})
+        listener = SessionListen(honored)
+        mine = [uri for uri in honored.get("resourceSubscriptions", ()) if uri not in self.subscribed]
+        for uri in mine:
+            await self.client.request("resources/subscribe", {"uri": uri})
+            self.subscribed.add(uri)  # made again if the server reopens the session (P162)
+        self._listeners.append(listener)
+        try:
+            await relay(notification(ACKNOWLEDGED, {"_meta": {}, "notifications": honored}))
+            while True:
+                message = await listener.queue.get()
+                await relay(notification(str(message["method"]), {**(message.get("params") or {}), "_meta": {}}))
+        finally:
+            self._listeners.remove(listener)
+            held = {uri for other in self._listeners for uri in other.honored.get("resourceSubscriptions", ())}
+            for uri in mine:
+                if uri not in held:
+                    self.subscribed.discard(uri)
+                    with contextlib.suppress(McpError, ClientError, OSError):
+                        await self.client.request("resources/unsubscribe", {"uri": uri})
 
     async def _retried(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """`attempt()`, again after a pause while the server refuses connections (restarting, P136): a refused
@@ -328,6 +371,26 @@ class Remote:
                 log.info("the server refused the connection; trying again in %g s", pause)
                 await asyncio.sleep(pause)
         return await attempt()
+
+
+class SessionListen:
+    """One 2026 host listen stream to a 2025-11-25 server: what it was granted, and the notices for it."""
+
+    def __init__(self, honored: dict[str, Any]) -> None:
+        self.honored = honored
+        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=LISTEN_BACKLOG)
+
+    def offer(self, message: dict[str, Any]) -> None:
+        """Queue a session notice if this stream asked for it (a full queue drops it: the host is not reading)."""
+        method = message.get("method")
+        if method == RESOURCE_UPDATED:
+            uri = (message.get("params") or {}).get("uri")
+            if uri not in self.honored.get("resourceSubscriptions", ()):
+                return
+        elif not self.honored.get(LIST_CHANGES[str(method).split("/")[1]]):
+            return
+        with contextlib.suppress(asyncio.QueueFull):
+            self.queue.put_nowait(message)
 
 
 def host_capabilities(caps: dict[str, Any], *, list_changes: bool, subscribe: bool = False) -> dict[str, Any]:

@@ -147,6 +147,9 @@ def cannot_ask(required: dict[str, Any]) -> str:
 def allows(caps: ClientCapabilities, input_request: dict[str, Any]) -> bool:
     """Whether the request's declared capabilities let the server send this input request (never an
     unknown method)."""
+    if input_request["method"] == "elicitation/create":  # the usual ask, without the call to ask_kinds
+        params = input_request.get("params") or {}
+        return caps.url if params.get("mode") == "url" else caps.form
     try:
         kinds = ask_kinds(input_request)
     except ValueError:

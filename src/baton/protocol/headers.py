@@ -8,7 +8,7 @@ import functools
 import re
 from typing import Any
 
-from .constants import NAME_PARAM
+from .constants import NAME_PARAM, REQUEST_METHODS, SUPPORTED_VERSIONS
 from .errors import HEADER_MISMATCH, McpError
 
 _B64_PREFIX = "=?base64?"
@@ -101,9 +101,11 @@ def _must_match(raw: dict[bytes, bytes], key: bytes, name: str, body_value: str)
 def check_standard(headers: Headers, method: str, params: dict[str, Any], version: str) -> None:
     """Raise -32020 when MCP-Protocol-Version, Mcp-Method or Mcp-Name are missing or disagree."""
     raw = headers.raw
-    # protocol.md P3: a modern-only server answers a missing version header with -32020.
-    _must_match(raw, b"mcp-protocol-version", "MCP-Protocol-Version", version)
-    _must_match(raw, b"mcp-method", "Mcp-Method", method)
+    # The usual request, decided by three dict lookups: both headers exactly as the body says.
+    if _EXACT.get(raw.get(b"mcp-protocol-version")) != version or _EXACT.get(raw.get(b"mcp-method")) != method:
+        # protocol.md P3: a modern-only server answers a missing version header with -32020.
+        _must_match(raw, b"mcp-protocol-version", "MCP-Protocol-Version", version)
+        _must_match(raw, b"mcp-method", "Mcp-Method", method)
     member = NAME_PARAM.get(method)
     if member is None:
         return
@@ -117,6 +119,10 @@ def check_standard(headers: Headers, method: str, params: dict[str, Any], versio
         raise _mismatch(f"Mcp-Name: {exc}") from None
     if name != body_name:
         raise _mismatch(f"Mcp-Name header value {name!r} does not match body value {body_name!r}")
+
+
+# The header values that decode to themselves (no spaces to trim): the versions and methods a client sends.
+_EXACT: dict[bytes | None, str] = {v.encode(): v for v in (*SUPPORTED_VERSIONS, *REQUEST_METHODS)}
 
 
 @functools.lru_cache(maxsize=1024)  # by raw value: the same few names come again and again

@@ -47,23 +47,30 @@ def parse(body: bytes | str) -> Message:
 
 def from_object(data: Any) -> Message:
     """Check a decoded JSON-RPC object; raises -32600 when it is not a single request or notification."""
-    if isinstance(data, list):
-        raise McpError(INVALID_REQUEST, "Invalid request: JSON-RPC batches are not supported")
-    if not isinstance(data, dict):
-        raise McpError(INVALID_REQUEST, "Invalid request: expected a JSON-RPC object")
+    # `type(x) is T` first: what orjson decodes is never a subclass, and it spares an isinstance call.
+    if type(data) is not dict:
+        if isinstance(data, list):
+            raise McpError(INVALID_REQUEST, "Invalid request: JSON-RPC batches are not supported")
+        if not isinstance(data, dict):
+            raise McpError(INVALID_REQUEST, "Invalid request: expected a JSON-RPC object")
     if data.get("jsonrpc") != "2.0":
         raise McpError(INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"', None)
     method = data.get("method")
     is_request = "id" in data
     rid = data.get("id")
-    if is_request and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
+    if (
+        is_request
+        and type(rid) is not int
+        and type(rid) is not str
+        and (type(rid) is bool or not isinstance(rid, (str, int)))
+    ):
         raise McpError(INVALID_REQUEST, "Invalid request: id must be a string or an integer")
-    if not isinstance(method, str):
+    if type(method) is not str and not isinstance(method, str):
         raise McpError(INVALID_REQUEST, 'Invalid request: "method" must be a string (responses are not accepted)')
     params = data.get("params")
     if params is None:
         params = {}
-    elif not isinstance(params, dict):
+    elif type(params) is not dict and not isinstance(params, dict):
         raise McpError(INVALID_REQUEST, 'Invalid request: "params" must be an object')
     return Message(method, params, rid if is_request else None, is_request)
 

@@ -31,7 +31,7 @@ async def send_reply(send: Send, head: HeaderPairs, reply: Reply) -> None:
     """A JSON-RPC reply: 200 for a result, the error's status for an error, or the guard's refusal (401, 403,
     or 503 when the credentials cannot be checked) with its `WWW-Authenticate` and `Retry-After`."""
     body = orjson.dumps(reply.body)
-    head = [*head, (b"content-length", str(len(body)).encode())]
+    head = [*head, (b"content-length", b"%d" % len(body))]
     if reply.status is None and reply.www_authenticate is None:
         status = 200 if reply.code is None else http_status(reply.code)
     else:

@@ -128,7 +128,7 @@ class Methods:
             said = f"Invalid arguments for tool {name}: {CONFIRM_ARGUMENT} must be true or false"
             return ready(error_result(said))
         try:
-            kwargs = tool.signature.bind(handler_arguments(rung, arguments))
+            kwargs = tool.signature.bind(arguments if rung != "argument" else handler_arguments(rung, arguments))
         except ArgumentError as exc:
             # protocol.md P17: arguments that fail the input schema are a tool error the model can fix.
             return ready(error_result(f"Invalid arguments for tool {name}: {exc}"))

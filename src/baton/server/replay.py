@@ -120,7 +120,8 @@ class ReplayEngine:
                 if ex.protocol_version == HANDSHAKE_VERSION:  # a session: a tool error the model can relay (P96)
                     return ready(error_result(f"Tool {target} runs only as a task, which this client cannot follow."))
                 raise required_error(f"tool {target}")
-        if not isinstance(params.get("inputResponses", _EMPTY), dict):
+        responses = params.get("inputResponses", _EMPTY)
+        if type(responses) is not dict and not isinstance(responses, dict):
             raise invalid_params('Invalid params: "inputResponses" must be an object mapping keys to answers')
         level = log_level(params) if META_LOG_LEVEL in params["_meta"] else ex.log_level
         if level is not None and level not in LOG_LEVELS:
@@ -148,19 +149,20 @@ class ReplayEngine:
             job = TaskJob(flow, target, kwargs, params, detached(ex), caps, state)
             if flow.task_start == "call":  # protocol.md P167: the task exists before the handler runs
                 return self._host.tasks.create(job)
-        page = self._page_flow(flow, caps, ex.principal, digest)
+        page = None if flow.when_unasked != "page" else self._page_flow(flow, caps, ex.principal, digest)
+        # Positional: a class called with keywords builds a dict of them on every request (bench/README.md).
         ctx = Context(
-            request=msg,
-            exchange=ex,
-            capabilities=caps,
-            state=state,
-            log_level=level,
-            connect=self._connect_kit,
-            lifespan=None if lifespan is None else lifespan.value,
-            when_unasked=flow.when_unasked,
-            offered=self._host.extensions,
-            page=page,
-            task_mode="none" if job is None else "ready",
+            msg,  # request
+            ex,  # exchange
+            caps,  # capabilities
+            state,
+            level,  # log_level
+            self._connect_kit,  # connect
+            None if lifespan is None else lifespan.value,  # lifespan
+            flow.when_unasked,
+            self._host.extensions,  # offered
+            page,
+            "none" if job is None else "ready",  # task_mode
         )
         session = ex.protocol_version == HANDSHAKE_VERSION
         play = self._play(flow, target, kwargs, ctx, state, digest, session, solicited, job)
@@ -199,7 +201,7 @@ class ReplayEngine:
         """Run the handler once for this round, with the journal opened from the state (or, on the page
         rung, from what an identical earlier call left, P145). With a `job`, the handler may call
         `ctx.start_task()`: the call then becomes that task (protocol.md P167)."""
-        page = ctx.page_flow
+        page = ctx.page_flow if flow.when_unasked == "page" else None  # only the page rung has one (P145)
         if page is not None:
             try:
                 resumed = await page.resume()

@@ -98,6 +98,7 @@ class KeyRing:
             raise KeyRingError("key ids in a ring must be unique")
         self._keys = list(keys)
         self._ciphers = {k.kid: AESGCM(k.secret) for k in keys}
+        self._sealing = (keys[0].kid, self._ciphers[keys[0].kid])
         self.version += 1
 
     @property
@@ -113,9 +114,9 @@ class KeyRing:
 
     def sealing(self) -> tuple[str, AESGCM]:
         """The sealing key's id and cipher, in one call (the hot path of every `input_required`)."""
-        self._follow()
-        kid = self._keys[0].kid
-        return kid, self._ciphers[kid]
+        if self.path is not None and time.monotonic() - self._looked >= RECHECK_S:  # `_follow`, written out
+            self._reload()
+        return self._sealing
 
     def cipher(self, kid: str) -> AESGCM | None:
         cipher = self._ciphers.get(kid)

@@ -17,7 +17,7 @@ from functools import partial
 
 from cryptography.exceptions import InvalidTag
 
-from . import clock
+from .clock import now as _now
 from .entropy import random_bytes
 from .journal import Journal
 from .keys import KID_PATTERN, KeyRing
@@ -114,7 +114,7 @@ class Sealer:
     def seal(self, state: FlowState, principal: str, request: bytes) -> str:
         """A token for `state`, bound to the principal and the request's canonical bytes (see `request_binding`)."""
         kid, cipher = self.ring.sealing()
-        expires = int(clock.now()) + self.ttl_s
+        expires = int(_now()) + self.ttl_s
         plaintext = _HEADER.pack(state.flow_id, min(state.round, 0xFFFF), expires) + state.journal.dumps()
         nonce = random_bytes(_NONCE)
         sealed = nonce + cipher.encrypt(nonce, plaintext, self._aad_head(kid, principal) + request)
@@ -150,6 +150,6 @@ class Sealer:
                 "requestState failed authentication: tampered, or bound to another request, principal or audience"
             ) from None
         flow_id, round_, expires = _HEADER.unpack_from(plaintext)
-        if clock.now() > expires:
-            raise InvalidState(f"requestState expired {int(clock.now()) - expires} s ago")
+        if _now() > expires:
+            raise InvalidState(f"requestState expired {int(_now()) - expires} s ago")
         return FlowState(flow_id, round_, Journal.loads(plaintext[_HEADER.size :]), expires)
