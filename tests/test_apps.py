@@ -296,9 +296,9 @@ def test_an_app_frame_policy_allows_only_what_the_page_declared() -> None:
 def test_baton_dev_serves_a_rendered_page_by_its_id_alone_with_its_policy() -> None:
     from baton.devui.app import DevApp
     from baton.devui.apps import AppPageError
-    from baton.devui.guard import DevGuard
-    from baton.devui.session import DevSession
-    from baton.devui.target import DevTarget
+    from baton.devui.dev_target import DevTarget
+    from baton.devui.live import DevSession
+    from baton.devui.page_access import DevGuard
 
     async def main() -> None:
         session = DevSession(DevTarget("nothing", url="http://127.0.0.1:9/mcp"))

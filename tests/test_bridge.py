@@ -27,8 +27,9 @@ from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv, peer_env
 from support.processes import free_port
 from support.serve import RunningServer, start_server
 
-from baton.bridge.command import headers_of, main
-from baton.cli_client.args import OneLineError
+from baton.cli import main
+from baton.cli.bridge import headers_of
+from baton.cli.client_commands.args import OneLineError
 from baton.client import Accepted, CallToolResult, Client, Question, Round
 from baton.protocol.errors import McpError
 
@@ -480,13 +481,13 @@ def test_headers_read_their_values_from_the_environment() -> None:
 
 
 def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["ftp://example.com/mcp"]) == 2
+    assert main(["bridge", "ftp://example.com/mcp"]) == 2
     assert (
         capsys.readouterr().err
         == "baton bridge: URL is the server's http(s) MCP endpoint, not 'ftp://example.com/mcp'\n"
     )
-    assert main(["--protocol", "2024", "http://127.0.0.1:9/mcp"]) == 2
+    assert main(["bridge", "--protocol", "2024", "http://127.0.0.1:9/mcp"]) == 2
     assert "--protocol takes" in capsys.readouterr().err
     os.environ.pop("BATON_TEST_UNSET", None)
-    assert main(["--header", "K=$BATON_TEST_UNSET", "http://127.0.0.1:9/mcp"]) == 2
+    assert main(["bridge", "--header", "K=$BATON_TEST_UNSET", "http://127.0.0.1:9/mcp"]) == 2
     assert capsys.readouterr().err == "baton bridge: --header K: $BATON_TEST_UNSET is not set in the environment\n"

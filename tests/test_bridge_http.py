@@ -22,7 +22,7 @@ import pytest
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv
 
-from baton.bridge.command import main
+from baton.cli import main
 from baton.client import Accepted, Client, Declined, Question
 from baton.protocol.constants import META_LOG_LEVEL
 from baton.protocol.errors import McpError
@@ -198,7 +198,7 @@ def test_signals_end_the_bridge_and_its_child_at_once(bridge: Any, signum: int, 
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], said: str) -> None:
-    assert main(argv) == 2
+    assert main(["bridge", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith(said) and err.count("\n") == 1, err
 

@@ -1,4 +1,4 @@
-"""`--answer` values as `baton call` hands them to the questions (`baton.cli_client.answers`), in process."""
+"""`--answer` values as `baton call` hands them to the questions (`cli.client_commands.given_answers`), in process."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from baton.cli_client.answers import GivenAnswers
-from baton.cli_client.args import CommandLineError
+from baton.cli.client_commands.args import CommandLineError
+from baton.cli.client_commands.given_answers import GivenAnswers
 from baton.client import Accepted, Question
 
 ONE_CHOICE = {

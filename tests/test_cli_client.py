@@ -9,7 +9,7 @@ import pytest
 from support.paths import BATON, ROOT, SERVERS
 from support.terminal import ENTER, Terminal
 
-from baton.cli_client import show
+from baton.cli.client_commands import show
 from baton.client import Tool
 
 

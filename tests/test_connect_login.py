@@ -24,7 +24,7 @@ from wire import call
 
 from baton import KeyRing
 from baton.connect import Sessions
-from baton.connect.session import COOKIE_NAME
+from baton.connect.cookie import COOKIE_NAME
 
 URL_CAPS = {"elicitation": {"url": {}}}
 KEY = "sk-demo-5b8e1c0f9a7d"

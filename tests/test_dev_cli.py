@@ -1,6 +1,6 @@
 """`baton dev` without a browser: who the page admits (Host, Origin, token), its command line, and Ctrl-C.
 
-The page drives a server with the user's credentials, so every refusal of `baton.devui.guard` is tried
+The page drives a server with the user's credentials, so every refusal of `baton.devui.page_access` is tried
 against a real `baton dev` over a real socket; then the command's own errors and its clean stop.
 """
 
@@ -23,9 +23,9 @@ from support.dev import BATON, baton_dev
 from support.paths import ROOT
 
 from baton.devui.app import DevApp
-from baton.devui.guard import DevGuard
-from baton.devui.session import DevSession
-from baton.devui.target import DevTarget
+from baton.devui.dev_target import DevTarget
+from baton.devui.live import DevSession
+from baton.devui.page_access import DevGuard
 
 EVERYTHING = "examples/everything.py"
 

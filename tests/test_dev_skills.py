@@ -52,10 +52,13 @@ def test_a_tampered_skill_md_is_refused_in_the_page(page: Page, tmp_path: Path) 
     (tmp_path / "skills/notes").mkdir(parents=True)
     (tmp_path / "skills/notes/SKILL.md").write_text("---\nname: notes\ndescription: Take notes.\n---\nBody.\n")
     (tmp_path / "app.py").write_text(
+        "import dataclasses\n"
         "from baton import Server\n"
         "server = Server('tampered')\n"
         "server.add_skills('skills')\n"
-        "server.resources['skill://notes/SKILL.md'].fn = lambda: 'x' * 51  # the size listed, not the bytes\n"
+        "uri = 'skill://notes/SKILL.md'\n"
+        "# the size listed, not the bytes served\n"
+        "server.resources[uri] = dataclasses.replace(server.resources[uri], fn=lambda: 'x' * 51)\n"
     )
     with baton_dev("app.py", cwd=tmp_path) as dev:
         page.goto(dev.address)

@@ -1,8 +1,8 @@
-"""`baton.forms.guard`: no secrets in form mode, no URLs in form fields, and what a URL-mode URL may carry.
+"""`baton.forms.ask_guards`: no secrets in form mode, no URLs in form fields, and what a URL-mode URL may carry.
 
 Rules: digest §5.4 (form mode MUST NOT ask for passwords, API keys, tokens or payment data; URL mode MUST
 NOT carry user data or credentials, MUST NOT be pre-authenticated, SHOULD use https) and the heuristics in
-the module docstring of `baton.forms.guard`.
+the module docstring of `baton.forms.ask_guards`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from baton.forms import (
     NumberField,
     StringField,
 )
-from baton.forms.guard import (
+from baton.forms.ask_guards import (
     OPAQUE_MIN,
     check_elicit_url,
     check_no_url_in_form,

@@ -16,8 +16,8 @@ import pytest
 from support.paths import BATON
 from wire import accept, call
 
+from baton.connect.cookie import Sessions
 from baton.connect.derived import DerivedKeys
-from baton.connect.session import Sessions
 from baton.connect.vault import MemoryVaultStore, Vault
 from baton.state import keys as keys_module
 from baton.state.keys import Key, KeyRing, write_key_file

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from support.paths import BATON, ROOT
 
-from baton.publish.command import main
+from baton.cli import main
 from baton.publish.server_json import SCHEMA
 
 SCHEMA_FILE = ROOT / "tests" / "schemas" / "registry-2025-12-11" / "server.schema.json"
@@ -55,7 +55,7 @@ def validator() -> jsonschema.Draft7Validator:
 def publish(tmp_path: Path, source: str, *args: str) -> tuple[int, dict[str, object] | None]:
     (tmp_path / "app.py").write_text(source)
     out = tmp_path / "server.json"
-    status = main(["server-json", str(tmp_path / "app.py"), "-o", str(out), *args])
+    status = main(["publish", "server-json", str(tmp_path / "app.py"), "-o", str(out), *args])
     return status, json.loads(out.read_text()) if out.exists() else None
 
 
@@ -122,7 +122,20 @@ def test_remotes_only_and_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixtur
     (tmp_path / "app.py").write_text(CARDED)
     urls = ["https://a.example.com/mcp", "https://b.example.com/mcp"]
     assert (
-        main(["server-json", f"{tmp_path / 'app.py'}:server", "-o", "-", "--remote", urls[0], "--remote", urls[1]]) == 0
+        main(
+            [
+                "publish",
+                "server-json",
+                f"{tmp_path / 'app.py'}:server",
+                "-o",
+                "-",
+                "--remote",
+                urls[0],
+                "--remote",
+                urls[1],
+            ]
+        )
+        == 0
     )
     out = capsys.readouterr()
     doc = json.loads(out.out)
@@ -185,21 +198,24 @@ def test_bad_input_is_one_clear_error_and_exit_2(
 
 
 def test_a_missing_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["server-json", str(tmp_path / "nope.py"), "--pypi", "p"]) == 2
+    assert main(["publish", "server-json", str(tmp_path / "nope.py"), "--pypi", "p"]) == 2
     assert "nope.py" in capsys.readouterr().err
 
 
 def test_an_unreadable_bundle_is_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "app.py").write_text(CARDED)
     gone = tmp_path / "gone.mcpb"
-    assert main(["server-json", str(tmp_path / "app.py"), "--mcpb", "https://example.com/x.mcpb", str(gone)]) == 1
+    assert (
+        main(["publish", "server-json", str(tmp_path / "app.py"), "--mcpb", "https://example.com/x.mcpb", str(gone)])
+        == 1
+    )
     assert capsys.readouterr().err == f"baton publish server-json: cannot read {gone}: No such file or directory\n"
 
 
 def test_an_unwritable_output_is_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "app.py").write_text(CARDED)
     out = tmp_path / "missing-folder" / "server.json"
-    assert main(["server-json", str(tmp_path / "app.py"), "--pypi", "p", "-o", str(out)]) == 1
+    assert main(["publish", "server-json", str(tmp_path / "app.py"), "--pypi", "p", "-o", str(out)]) == 1
     assert capsys.readouterr().err == f"baton publish server-json: cannot write {out}: No such file or directory\n"
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from baton.devui.arguments import expand_template, read_arguments, template_variables, tool_form
+from baton.devui.live import structured_check
 from baton.devui.masking import MASK, masked
-from baton.devui.session import structured_check
 from baton.forms import parse_schema
 from baton.render.html import field_id, form_html, form_values
 

@@ -16,7 +16,7 @@ from urllib.parse import quote
 import pytest
 
 from baton.forms import Cancelled, FormError, FormSpec, StringField
-from baton.forms.guard import check_elicit_url, check_not_secret
+from baton.forms.ask_guards import check_elicit_url, check_not_secret
 from baton.forms.secret_names import looks_secret, secret_term
 from baton.forms.url_safety import check_url
 from baton.render import TerminalRenderer

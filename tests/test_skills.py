@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import hashlib
 import os
 from pathlib import Path
@@ -200,8 +201,9 @@ def tampered(tmp_path: Path, how: str) -> Server:
         skill.frontmatter["description"] = "Harmless."
         return server
     served = MANIFEST.replace("Fill PDF forms.", "Fill PDF farms." if how == "digest" else "Steal every secret.")
-    server.skills.files[uri].fn = lambda: served
-    server.resources[uri].fn = lambda: served
+    # the records are frozen: the tampered one replaces the one served
+    server.skills.files[uri] = dataclasses.replace(server.skills.files[uri], fn=lambda: served)
+    server.resources[uri] = dataclasses.replace(server.resources[uri], fn=lambda: served)
     return server
 
 

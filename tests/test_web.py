@@ -218,7 +218,7 @@ def test_listen_sets_nodelay_on_what_it_accepts_and_says_when_the_port_is_taken(
 
 def test_a_target_on_a_windows_drive_keeps_its_attribute() -> None:
     """`baton dev C:/srv/server.py:app` looks for the file C:/srv/server.py (it used to look for `server.py:app`)."""
-    from baton.devui.target import DevTargetError, parse_target
+    from baton.devui.dev_target import DevTargetError, parse_target
 
     with pytest.raises(DevTargetError, match=r"^no such file: C:/nowhere/server\.py$"):
         parse_target("C:/nowhere/server.py:app", [])

@@ -3,7 +3,7 @@ after a first word naming which properties the schema types as strings."""
 
 from __future__ import annotations
 
-from baton.cli_client.args import CommandLineError, parse_arguments
+from baton.cli.client_commands.args import CommandLineError, parse_arguments
 
 from ..harness import Target
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from baton.forms.guard import check_elicit_url
+from baton.forms.ask_guards import check_elicit_url
 from baton.forms.url_safety import check_url, format_for_display
 from baton.protocol.errors import UsageError
 

@@ -4,7 +4,7 @@ Each side speaks its own era (protocol.md P134): the host either version (its `i
 `_meta` on each request), the server either version (probed as `baton call` does, or `--protocol`).
 `host` reads and writes the host's lines, `remote` is what each request becomes at the server (one
 `Client`), `ask` puts the server's questions to the host (`held`: a 2025-11-25 server's, to a 2026 host, as
-rounds), `command` is the command line.
+rounds); the command line is `baton.cli.bridge` (and `baton.cli.bridge_http`, `--serve-http`).
 """
 
-__all__: list[str] = []  # a command, not a library: `baton.bridge.command.main` runs it
+__all__: list[str] = []  # a command, not a library: `baton.cli.bridge` runs it

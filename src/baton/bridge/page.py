@@ -37,7 +37,7 @@ from ..devui.app import (
     static_file,
     text_field,
 )
-from ..devui.guard import DevGuard
+from ..devui.page_access import DevGuard
 from ..devui.run import bind
 from ..forms import Accepted, Answer, Cancelled, Declined
 from ..forms.url_safety import check_url

@@ -3,9 +3,12 @@ and `result_of`, which tells the two apart in a JSON-RPC response."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
-from ..protocol.errors import McpError
+from ..protocol.errors import METHOD_NOT_FOUND, McpError
+
+Item = TypeVar("Item")
 
 
 class ClientError(Exception):
@@ -35,3 +38,13 @@ def result_of(reply: dict[str, Any], method: str) -> dict[str, Any]:
     if not isinstance(result, dict):
         raise ClientError(f"the server answered {method} without a result object")
     return result
+
+
+async def listed(fetch: Callable[[], Awaitable[list[Item]]]) -> list[Item] | None:
+    """Every item of a list, or None if the server does not offer that list (-32601)."""
+    try:
+        return await fetch()
+    except McpError as exc:
+        if exc.code == METHOD_NOT_FOUND:
+            return None
+        raise

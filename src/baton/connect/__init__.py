@@ -1,9 +1,9 @@
 """The connect kit (protocol.md P22): URL mode for secrets, on the server's own pages, never via the client."""
 
+from .cookie import Session, Sessions
 from .kit import ConnectKit, NotConnected, mount_default_kit
-from .login import DevLogin, Login
 from .oauth import OAuthProvider
-from .session import Session, Sessions
+from .page_login import DevLogin, Login
 from .stores import StoreUnavailable
 from .tickets import MemoryTickets, SqliteTickets, Ticket, TicketStore
 from .vault import CredentialHandle, MemoryVaultStore, SqliteVaultStore, Vault, VaultError, VaultStore

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from ..forms.fields import FormError, FormSpec, InvalidAnswer
 from ..forms.parse import parse_schema
 from ..render.html import form_html, form_values
+from .cookie import Session
+from .page_http import PageResponse, Request, esc, page
 from .parked import give_answer
-from .session import Session
 from .tickets import Ticket
-from .web import PageResponse, Request, esc, page
 
 if TYPE_CHECKING:
     from .kit import ConnectKit

@@ -36,11 +36,11 @@ from ..state.keys import KeyRing
 from ..state.ledger import Ledger
 from ..state.ledger_memory import MemoryLedger
 from .ask_app import answer_from_app
-from .login import DevLogin, Login
+from .cookie import DEFAULT_SESSION_TTL_S, Sessions
 from .oauth import OAuthProvider
+from .page_login import DevLogin, Login
 from .pages import ConnectApp
 from .parked import DEFAULT_FLOW_TTL_S, DEFAULT_PAGE_TTL_S, MAX_TTL_S, PageRecords, ParkedFlow
-from .session import DEFAULT_SESSION_TTL_S, Sessions
 from .stores import DEFAULT_STORE, ENV_STORE, parse_store_url, tickets_from_url, vault_store_from_url
 from .tickets import DEFAULT_TICKET_TTL_S, TicketStore, mint
 from .vault import CredentialHandle, Vault, VaultStore

@@ -27,13 +27,13 @@ import orjson
 
 from ..protocol.asgi import Receive, Scope, Send
 from .ask_page import AskPage
-from .login import DevLogin, principal_note, safe_next
+from .cookie import COOKIE_NAME, Session
 from .oauth import STATE_PREFIX, authorization_url, exchange, new_verifier
+from .page_http import PageResponse, Request, esc, page, read_request, redirect, send_response
+from .page_login import DevLogin, principal_note, safe_next
 from .parked import PURPOSE
-from .session import COOKIE_NAME, Session
 from .tickets import Ticket, mint, well_formed
 from .vault import MAX_SECRET_BYTES
-from .web import PageResponse, Request, esc, page, read_request, redirect, send_response
 
 if TYPE_CHECKING:
     from .kit import ConnectKit

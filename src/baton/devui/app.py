@@ -34,8 +34,8 @@ import orjson
 
 from ..protocol.asgi import Receive, Scope, Send
 from ..web import BodyTooLarge, ClientGone, lifespan, read_body, security_headers
-from .guard import DevGuard
-from .session import DevError, DevSession
+from .live import DevError, DevSession
+from .page_access import DevGuard
 
 MAX_BODY = 1024 * 1024
 KEEPALIVE_S = 15.0
@@ -199,7 +199,7 @@ class DevApp:
 
 
 async def admitted(guard: DevGuard, scope: Scope, send: Send, *, static: bool) -> dict[str, str] | None:
-    """The request's (lower-cased) headers if `guard` admits it; else None, once its refusal was sent."""
+    """The request's (lower-cased) headers if `page_access` admits it; else None, once its refusal was sent."""
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
     refusal = guard.check(headers, static=static)
     if refusal is not None:

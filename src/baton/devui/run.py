@@ -25,9 +25,9 @@ from ..client.core import MODES
 from ..client.probe import AUTO, ProtocolChoice
 from ..web import PortTaken, listen, started
 from .app import DevApp
-from .guard import LOOPBACK, DevGuard
-from .session import DevSession
-from .target import DevTarget
+from .dev_target import DevTarget
+from .live import DevSession
+from .page_access import LOOPBACK, DevGuard
 
 __all__ = ["PortTaken", "bind", "run"]
 

@@ -29,6 +29,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from .ask_guards import check_no_url_in_form, check_not_secret
 from .constraints import Constraints, add_constraint, is_field_info, read_constraints, read_field_info
 from .fields import (
     FORMATS,
@@ -43,13 +44,12 @@ from .fields import (
     NumberField,
     StringField,
 )
-from .guard import check_no_url_in_form, check_not_secret
 from .string_types import string_type
 
 T = TypeVar("T")
 
 
-# Forms marked `@form(allow_secrets=True)`: their fields only look like secrets (see `forms.guard`).
+# Forms marked `@form(allow_secrets=True)`: their fields only look like secrets (see `forms.ask_guards`).
 _SECRETS_ALLOWED: weakref.WeakSet[type] = weakref.WeakSet()
 
 
@@ -78,7 +78,7 @@ def compile_form(source: Any, *, allow_secrets: bool = False) -> FormSpec:
     """The compiled form for a dataclass, TypedDict, pydantic model, FormSpec or list of fields.
 
     Refuses (`FormError`) fields that look like secrets, unless `allow_secrets` (or `@form(allow_secrets=True)`),
-    and fields that carry a URL to open (see `forms.guard`).
+    and fields that carry a URL to open (see `forms.ask_guards`).
     """
     if isinstance(source, (type, FormSpec)) or get_origin(source) is Literal:
         return _checked(source, allow_secrets)  # the usual case, asked again in every round: checked once

@@ -2,8 +2,8 @@
 
 `looks_secret(name)` is true when a field name, a title, a description or a query parameter name speaks of a
 secret; `secret_term(name)` says which kind, in words for messages ("password", "API key", "token", ...).
-The form guard refuses such a field (`baton.forms.guard.check_not_secret`), the URL checks flag or refuse
-such a parameter (`baton.forms.url_safety.check_url`, `baton.forms.guard.check_elicit_url`) and the
+The form guard refuses such a field (`baton.forms.ask_guards.check_not_secret`), the URL checks flag or refuse
+such a parameter (`baton.forms.url_safety.check_url`, `baton.forms.ask_guards.check_elicit_url`) and the
 terminal renderer warns the user next to such a field; all of them ask here, so they cannot disagree.
 
 How a name is read. It is split into words at every character that is not an ASCII letter or digit (`_`,

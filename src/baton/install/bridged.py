@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from .hosts import Entry, InstallError
+from .host_apps import Entry, InstallError
 
 _REFERENCE = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
 

@@ -1,7 +1,7 @@
 """`baton install`'s start-up check, run where the host will run the entry (protocol.md P118).
 
 The server is loaded and `baton serve --stdio`'s start-up checks are run in a child process
-(`baton.install.probe`) started as the host starts the entry: this environment's Python, from the
+(`baton.install.check_child`) started as the host starts the entry: this environment's Python, from the
 filesystem's root, with only the host's usual minimum of variables (`HOME` and `PATH`; on Windows also
 the few Python needs to start) and the entry's `--env` values. Nothing else of the installer's shell
 reaches it, so a check never passes because of a variable the host will not set. When it fails and the
@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .hosts import InstallError
+from .host_apps import InstallError
 
 HOST_VARIABLES = ("HOME", "PATH")
 if sys.platform == "win32":
@@ -55,7 +55,7 @@ def checked(target: str, env: dict[str, str]) -> str:
 
 
 def _probe(target: str, env: dict[str, str]) -> dict[str, str]:
-    command = [sys.executable, "-m", "baton.install.probe", target]
+    command = [sys.executable, "-m", "baton.install.check_child", target]
     try:
         done = subprocess.run(
             command,

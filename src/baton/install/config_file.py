@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import jsonc
-from .hosts import InstallError
+from .host_apps import InstallError
 
 
 def parse(path: Path, data: bytes | None, *, comments: bool) -> tuple[dict[str, Any], bool]:

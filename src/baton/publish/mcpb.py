@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from ..targets import split_target
 from ..version import __version__
-from .common import Described, PublishError, read_file
+from .described import Described, PublishError, read_file
 
 MANIFEST_VERSION: Final = "0.4"  # the first with server type "uv"
 BATON_DISTRIBUTION: Final = "mcp-baton"

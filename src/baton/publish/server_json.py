@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..server.card import NAME_PATTERN, repository_source
-from .common import Described, PublishError, check_version, fits
+from .described import Described, PublishError, check_version, fits
 
 SCHEMA: Final = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 _HTTP_URL: Final = re.compile(r"https?://\S+\Z")

@@ -57,6 +57,7 @@ from ..forms.fields import (
 )
 from ..forms.secret_names import field_looks_secret
 from ..forms.url_safety import check_url, format_for_display
+from .tty_io import flush_typeahead, isatty, line_mode, read_line, tty_fd
 
 __all__ = ["QuestionLike", "TerminalRenderer"]
 
@@ -136,11 +137,11 @@ class TerminalRenderer:
         self._out = stdout if stdout is not None else sys.stdout
         self._opener = opener if opener is not None else webbrowser.open
         if color is None:
-            color = _isatty(self._out) and "NO_COLOR" not in os.environ
+            color = isatty(self._out) and "NO_COLOR" not in os.environ
         self._color = color
         self._allow_http_loopback = allow_http_loopback
         self._lock = threading.Lock()  # one dialog at a time on one terminal
-        self._fd = _tty_fd(self._in)
+        self._fd = tty_fd(self._in)
         self._held: list[tuple[TextIO, str]] | None = None  # log lines held while a dialog is open
         self._held_lock = threading.Lock()
 
@@ -501,64 +502,16 @@ class TerminalRenderer:
     def _read_fd(self) -> str:
         """Read a terminal line straight from its descriptor (Ctrl-C ends a line there, see `_dialog`)."""
         assert self._fd is not None
-        data = b""
-        while True:
-            chunk = os.read(self._fd, 4096)
-            if not chunk:
-                return ""
-            data += chunk
-            if data.endswith((b"\n", b"\x03")):
-                return data.decode(getattr(self._in, "encoding", None) or "utf-8", errors="replace")
+        return read_line(self._fd, getattr(self._in, "encoding", None) or "utf-8")
 
     def _flush_typeahead(self) -> None:
         """Drop keys typed before the consent prompt, so an earlier Enter cannot consent."""
-        if self._fd is None or sys.platform == "win32":
-            return
-        import termios  # noqa: PLC0415 (POSIX only)
+        if self._fd is not None:
+            flush_typeahead(self._fd)
 
-        with contextlib.suppress(termios.error):
-            termios.tcflush(self._fd, termios.TCIFLUSH)
-
-    @contextlib.contextmanager
-    def _dialog(self) -> Iterator[None]:
+    def _dialog(self) -> contextlib.AbstractContextManager[None]:
         """Line mode with echo for the dialog; Ctrl-C becomes an end-of-line character instead of a signal."""
-        if self._fd is None or sys.platform == "win32":
-            yield
-            return
-        import termios  # noqa: PLC0415 (POSIX only)
-
-        try:
-            saved = termios.tcgetattr(self._fd)
-        except termios.error:
-            yield
-            return
-        mode = list(saved)
-        mode[0] |= termios.ICRNL
-        mode[3] = (mode[3] | termios.ICANON | termios.ECHO) & ~termios.ISIG
-        cc = list(saved[6])
-        cc[termios.VEOL] = b"\x03"
-        mode[6] = cc
-        termios.tcsetattr(self._fd, termios.TCSANOW, mode)
-        try:
-            yield
-        finally:
-            termios.tcsetattr(self._fd, termios.TCSADRAIN, saved)
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _tty_fd(stream: TextIO) -> int | None:
-    """The descriptor of a terminal input stream, read directly; None for pipes, files and StringIO."""
-    try:
-        fd = stream.fileno()
-    except (AttributeError, ValueError, OSError):
-        return None
-    return fd if os.isatty(fd) else None
+        return line_mode(self._fd) if self._fd is not None else contextlib.nullcontext()
 
 
 def _is_confirmation(form: FormSpec) -> bool:

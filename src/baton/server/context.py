@@ -12,7 +12,6 @@ of ask needs is the table in `baton.protocol.capabilities`).
 from __future__ import annotations
 
 import binascii
-import functools
 import hashlib
 import inspect
 import logging
@@ -24,8 +23,16 @@ from typing import Any, TypeVar, cast, overload
 import orjson
 
 from ..forms import Accepted, Cancelled, Declined, FormError, FormSpec, compile_form
+from ..forms.answer_checks import (
+    action_reader,
+    form_request,
+    roots_checker,
+    same,
+    sampling_checker,
+    url_checker,
+)
+from ..forms.ask_guards import check_elicit_url
 from ..forms.fields import BooleanField, InvalidAnswer
-from ..forms.guard import check_elicit_url
 from ..protocol.capabilities import ASK_KINDS, ClientCapabilities, capability_for, granted, required_capability
 from ..protocol.constants import LOG_LEVELS
 from ..protocol.errors import INVALID_PARAMS, CapabilityMissing, McpError, UsageError
@@ -253,12 +260,12 @@ class Context:
         if isinstance(form, str) or response_type is not _UNSET or schema is not _UNSET or message is _UNSET:
             raise FormError(fastmcp_order(form, message, response_type if schema is _UNSET else schema))
         spec = compile_form(form, allow_secrets=allow_secrets)
-        params, check, read, canonical = _form_request(spec, message)
+        params, check, read, canonical = form_request(spec, message)
         return await self._ask(key, "elicitation/create", params, check, read, canonical, timeout_s)
 
     async def confirm(self, message: str, *, key: str | None = None, timeout_s: float | None = None) -> bool:
         """Ask a yes/no question; True only if the user accepted and said yes (`timeout_s` as for `elicit`)."""
-        params, check, read, canonical = _form_request(_CONFIRM, message)
+        params, check, read, canonical = form_request(_CONFIRM, message)
         answer = await self._ask(key, "elicitation/create", params, check, read, canonical, timeout_s, yes_no=True)
         if answer is _PENDING:  # inside ctx.gather: unanswered yet, not a "no" (gather suspends the handler)
             return cast(bool, answer)
@@ -276,11 +283,11 @@ class Context:
         """Ask the user to open a URL (URL mode). `Accepted` means only that they agreed to open it.
 
         The URL must be https (http to a loopback host with `development=True`) and carry no personal data
-        or credentials: see `baton.forms.guard.check_elicit_url`. `timeout_s` as for `elicit`.
+        or credentials: see `baton.forms.ask_guards.check_elicit_url`. `timeout_s` as for `elicit`.
         """
         check_elicit_url(url, development=development)
         params = {"mode": "url", "message": message, "url": url}
-        return await self._ask(key, "elicitation/create", params, _url_checker, _action_reader(None), None, timeout_s)
+        return await self._ask(key, "elicitation/create", params, url_checker, action_reader(None), None, timeout_s)
 
     async def secret(
         self, name: str, message: str, *, key: str | None = None, timeout_s: float | None = None
@@ -331,13 +338,13 @@ class Context:
         body = {"messages": messages, "maxTokens": max_tokens}
         for name, value in params.items():
             body[_camel(name)] = value
-        answer = await self._ask(key, "sampling/createMessage", body, _sampling_checker, _same, None, timeout_s)
+        answer = await self._ask(key, "sampling/createMessage", body, sampling_checker, same, None, timeout_s)
         return cast(dict[str, Any], answer)
 
     async def list_roots(self, *, key: str | None = None, timeout_s: float | None = None) -> list[dict[str, Any]]:
         """Deprecated (SEP-2577): ask the client for its roots; prefer a path argument checked on the server."""
         _deprecated("ctx.list_roots() uses MCP roots, deprecated in 2026-07-28; take paths as tool arguments")
-        answer = await self._ask(key, "roots/list", None, _roots_checker, _same, None, timeout_s)
+        answer = await self._ask(key, "roots/list", None, roots_checker, same, None, timeout_s)
         return cast(list[dict[str, Any]], answer["roots"])
 
     async def gather(self, *asks: Awaitable[Any]) -> tuple[Any, ...]:
@@ -603,75 +610,3 @@ def _camel(name: str) -> str:
 def _deprecated(message: str) -> None:
     # stacklevel 3: the author's line that called ctx.sample()/ctx.list_roots(); shown once per line.
     warnings.warn(message, BatonDeprecationWarning, stacklevel=3)
-
-
-def _same(answer: dict[str, Any]) -> Any:
-    return answer
-
-
-def _check_action(raw: dict[str, Any]) -> str:
-    action = raw.get("action")
-    if action not in ("accept", "decline", "cancel"):
-        raise InvalidAnswer('the answer needs "action": "accept", "decline" or "cancel"')
-    return cast(str, action)
-
-
-def _form_request(
-    spec: FormSpec, message: str
-) -> tuple[dict[str, Any], Callable[[Any], dict[str, Any]], Callable[[dict[str, Any]], Any], bytes]:
-    """The params, answer checker, answer reader and canonical bytes of a form elicitation."""
-    params = {"mode": "form", "message": message, "requestedSchema": spec.schema}
-    # The form's canonical schema is computed once, so pinning costs one hash per ask.
-    canonical = b"form\0" + message.encode() + b"\0" + spec.schema_json
-    check, read = _form_answers(spec)
-    return params, check, read, canonical
-
-
-@functools.lru_cache(maxsize=1024)
-def _form_answers(spec: FormSpec) -> tuple[Callable[[Any], dict[str, Any]], Callable[[dict[str, Any]], Any]]:
-    """How a form's answers are checked (raw wire answer -> validated) and read (validated -> author's value)."""
-
-    def check(raw: dict[str, Any]) -> dict[str, Any]:
-        action = _check_action(raw)
-        if action != "accept":
-            return {"action": action}
-        return {"action": "accept", "content": spec.validate(raw.get("content"))}
-
-    def read(answer: dict[str, Any]) -> Any:
-        action = answer["action"]
-        if action == "accept":
-            return Accepted(spec.to_python(answer["content"]))
-        return Declined() if action == "decline" else Cancelled()
-
-    return check, read
-
-
-def _url_checker(raw: dict[str, Any]) -> dict[str, Any]:
-    return {"action": _check_action(raw)}
-
-
-def _action_reader(data: Any) -> Callable[[dict[str, Any]], Any]:
-    def read(answer: dict[str, Any]) -> Any:
-        action = answer["action"]
-        if action == "accept":
-            return Accepted(data)
-        return Declined() if action == "decline" else Cancelled()
-
-    return read
-
-
-def _sampling_checker(raw: dict[str, Any]) -> dict[str, Any]:
-    if raw.get("role") not in ("user", "assistant"):
-        raise InvalidAnswer('a sampling answer needs "role": "user" or "assistant"')
-    if not isinstance(raw.get("content"), (dict, list)):
-        raise InvalidAnswer("a sampling answer needs content")
-    if not isinstance(raw.get("model"), str):
-        raise InvalidAnswer('a sampling answer needs "model"')
-    return {k: v for k, v in raw.items() if k in ("role", "content", "model", "stopReason")}
-
-
-def _roots_checker(raw: dict[str, Any]) -> dict[str, Any]:
-    roots = raw.get("roots")
-    if not isinstance(roots, list) or not all(isinstance(r, dict) and isinstance(r.get("uri"), str) for r in roots):
-        raise InvalidAnswer('a roots answer needs "roots": a list of {"uri": ...}')
-    return {"roots": [{k: v for k, v in r.items() if k in ("uri", "name")} for r in roots]}

@@ -5,6 +5,7 @@ is the server's `Runtime` (`server.runtime`, runtime.py); serving it is `asgi()`
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import inspect
 import logging
@@ -340,7 +341,12 @@ class Server:
         name = skill.name if manifest else f"{skill.name}/{file.path}"
         description = skill.frontmatter.get("description") if manifest else None
         return RegisteredResource(
-            file.uri, name, fn, inspect_handler(fn, Context), description=description, mime_type=file.mime_type
+            uri=file.uri,
+            name=name,
+            fn=fn,
+            signature=inspect_handler(fn, Context),
+            description=description,
+            mime_type=file.mime_type,
         )
 
     @overload
@@ -403,24 +409,25 @@ class Server:
         context_param = tool.signature.context_param
         if context_param is None:  # a tool without a Context cannot ask: nothing to declare (P139)
             when_unasked = "error"
+        schema, meta = tool.input_schema, tool.meta
         if when_unasked == "app":  # protocol.md P213: the ask app is its app, with the app-only answer tool
             app = ASK_APP
-            tool.meta = self._app_meta(app, tool.meta, None)
+            meta = self._app_meta(app, meta, None)
         if when_unasked == "argument":  # protocol.md P139: the optional `confirm` argument, published
-            tool.input_schema = with_confirm_argument(tool.name, tool.input_schema)
+            schema = with_confirm_argument(tool.name, schema)
         task, task_start = self._task_options(options.get("task"), options.get("task_start"))
-        tool.flow = Flow(
-            "tools/call",
-            fn,
-            context_param,
-            finish,
+        flow = Flow(
+            method="tools/call",
+            handler=fn,
+            context_param=context_param,
+            finish=finish,
             tool_errors=True,
             single_use=single_use,
             when_unasked=when_unasked,
             task=task,
             task_start=task_start,
         )
-        tool.scopes = scopes
+        tool = dataclasses.replace(tool, input_schema=schema, meta=meta, flow=flow, scopes=scopes)
         self._add(self.tools, "tools", "tool named", tool.name, tool)
         if app is not None and app.uri not in self._apps:  # P185: one resource per App, shared by its tools
             self.add_resource(
@@ -431,7 +438,8 @@ class Server:
                 description=app.description,
                 mime_type=APP_MIME_TYPE,
             )
-            self.resources[app.uri].meta = app.resource_meta() or None
+            page = self.resources[app.uri]
+            self.resources[app.uri] = dataclasses.replace(page, meta=app.resource_meta() or None)
             self._apps[app.uri] = app
             if APPS not in self.extensions:
                 self.add_extension(APPS)
@@ -518,10 +526,29 @@ class Server:
         mime_type, ttl_ms = options.get("mime_type"), options.get("ttl_ms")
         if is_template(uri):
             template = RegisteredTemplate(
-                uri, name, fn, sig, template_pattern(uri), title, desc, mime_type, ttl_ms, needed
+                uri_template=uri,
+                name=name,
+                fn=fn,
+                signature=sig,
+                pattern=template_pattern(uri),
+                title=title,
+                description=desc,
+                mime_type=mime_type,
+                ttl_ms=ttl_ms,
+                scopes=needed,
             )
             return self._add(self.templates, "resources", "resource template", uri, template)
-        resource = RegisteredResource(uri, name, fn, sig, title, desc, mime_type, ttl_ms, needed)
+        resource = RegisteredResource(
+            uri=uri,
+            name=name,
+            fn=fn,
+            signature=sig,
+            title=title,
+            description=desc,
+            mime_type=mime_type,
+            ttl_ms=ttl_ms,
+            scopes=needed,
+        )
         return self._add(self.resources, "resources", "resource", uri, resource)
 
     def remove_resource(self, uri: str) -> None:
@@ -586,9 +613,21 @@ class Server:
         needed = scope_list(scopes, "@server.prompt(scopes=...)")
         sig = inspect_handler(fn, Context)
         desc = description if description is not None else (inspect.getdoc(fn) or None)
-        prompt = RegisteredPrompt(name or fn.__name__, fn, sig, prompt_arguments(sig), title, desc)
-        prompt.flow = Flow("prompts/get", fn, sig.context_param, lambda value: prompt_result(value, desc))
-        prompt.scopes = needed
+        prompt = RegisteredPrompt(
+            name=name or fn.__name__,
+            fn=fn,
+            signature=sig,
+            arguments=prompt_arguments(sig),
+            title=title,
+            description=desc,
+            flow=Flow(
+                method="prompts/get",
+                handler=fn,
+                context_param=sig.context_param,
+                finish=lambda value: prompt_result(value, desc),
+            ),
+            scopes=needed,
+        )
         return self._add(self.prompts, "prompts", "prompt named", prompt.name, prompt)
 
     def remove_prompt(self, name: str) -> None:

@@ -155,7 +155,9 @@ class Methods:
             contents = resource_contents(uri, value, found.mime_type)
             return self.cacheable({"resultType": "complete", "contents": contents}, found.ttl_ms or 0)
 
-        flow = Flow(msg.method, resource.fn, resource.signature.context_param, finish)
+        flow = Flow(
+            method=msg.method, handler=resource.fn, context_param=resource.signature.context_param, finish=finish
+        )
         return await self.engine.run(flow, uri, {}, kwargs, msg, ex, caps)
 
     async def prompts_get(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:

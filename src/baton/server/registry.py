@@ -18,7 +18,7 @@ from .signature import Signature, compile_type, inspect_handler, schema_checker
 Handler = Callable[..., Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Flow:
     """How one registered handler runs under the replay engine: fixed when it is registered (for a
     resource, when its URI is resolved), so a request only adds its target, arguments and kwargs."""
@@ -41,7 +41,7 @@ def _describe(fn: Handler, description: str | None) -> str | None:
     return description if description is not None else (inspect.getdoc(fn) or None)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RegisteredTool:
     name: str
     fn: Handler
@@ -53,7 +53,7 @@ class RegisteredTool:
     input_schema: dict[str, Any] = field(default_factory=dict)
     header_params: dict[str, tuple[str, ...]] = field(default_factory=dict)
     meta: dict[str, Any] | None = None
-    flow: Flow | None = None  # set when the server registers it
+    flow: Flow | None = None  # given when the server registers it
     scopes: tuple[str, ...] = ()  # OAuth scopes a call needs besides the server-wide ones (guard.py)
 
     @property
@@ -106,7 +106,14 @@ def make_tool(
             check = schema_checker(schema)
         except ValueError as exc:
             raise ValueError(f"tool {tool_name!r}: {exc}") from None
-        signature = Signature(schema, signature.context_param, {}, (), True, check)
+        signature = Signature(
+            input_schema=schema,
+            context_param=signature.context_param,
+            checks={},
+            required=(),
+            accepts_extra=True,
+            schema_check=check,
+        )
     try:
         headers = header_param_specs(schema)
     except ValueError as exc:
@@ -117,16 +124,16 @@ def make_tool(
         output_schema, _ = compile_type(returns)
         structured = True
     return RegisteredTool(
-        tool_name,
-        fn,
-        signature,
-        _describe(fn, description),
-        title,
-        annotations,
-        output_schema,
-        schema,
-        headers,
-        meta,
+        name=tool_name,
+        fn=fn,
+        signature=signature,
+        description=_describe(fn, description),
+        title=title,
+        annotations=annotations,
+        output_schema=output_schema,
+        input_schema=schema,
+        header_params=headers,
+        meta=meta,
     )
 
 
@@ -140,7 +147,7 @@ def _is_structured(tp: Any) -> bool:
     )
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RegisteredResource:
     uri: str
     name: str
@@ -162,7 +169,7 @@ class RegisteredResource:
 _VAR = re.compile(r"\{([A-Za-z0-9_]+)\}")
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RegisteredTemplate:
     uri_template: str
     name: str
@@ -200,7 +207,7 @@ def is_template(uri: str) -> bool:
     return bool(_VAR.search(uri))
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RegisteredPrompt:
     name: str
     fn: Handler
@@ -208,7 +215,7 @@ class RegisteredPrompt:
     arguments: list[dict[str, Any]]
     title: str | None = None
     description: str | None = None
-    flow: Flow | None = None  # set when the server registers it
+    flow: Flow | None = None  # given when the server registers it
     scopes: tuple[str, ...] = ()  # OAuth scopes a get needs besides the server-wide ones (guard.py)
 
     def describe(self) -> dict[str, Any]:

@@ -250,7 +250,7 @@ def _compile_pydantic(cls: Any) -> tuple[dict[str, Any], Check]:
     return schema, check_model
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Signature:
     """How to call a handler: which parameter takes the Context, and the checked arguments."""
 
@@ -353,7 +353,13 @@ def inspect_handler(fn: Callable[..., Any], context_type: type, *, skip: Sequenc
         input_schema["required"] = required
     if not accepts_extra:
         input_schema["additionalProperties"] = False
-    return Signature(input_schema, context_param, checks, tuple(required), accepts_extra)
+    return Signature(
+        input_schema=input_schema,
+        context_param=context_param,
+        checks=checks,
+        required=tuple(required),
+        accepts_extra=accepts_extra,
+    )
 
 
 def foreign_context(hint: Any) -> str | None:

@@ -37,7 +37,7 @@ from .registration import ClientInfo
 from .rules import error_text
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TokenGrant:
     """What a login gave for one server: the tokens, and what they are bound to (never logged)."""
 
@@ -136,7 +136,17 @@ def _grant(
     refresh = data.get("refresh_token") if isinstance(data.get("refresh_token"), str) else old_refresh
     key = dpop.to_json() if bound and dpop is not None else None
     kind = "DPoP" if key is not None else "Bearer"
-    return TokenGrant(access, meta.issuer, resource, client.to_json(), scopes, refresh, expires_at, kind, key)
+    return TokenGrant(
+        access_token=access,
+        issuer=meta.issuer,
+        resource=resource,
+        client=client.to_json(),
+        scopes=scopes,
+        refresh_token=refresh,
+        expires_at=expires_at,
+        token_type=kind,
+        dpop_key=key,
+    )
 
 
 def _failure(what: str, meta: ServerMetadata, exc: Exception) -> AuthError:

@@ -16,7 +16,7 @@ import sys
 import webbrowser
 from typing import TextIO
 
-from ..client.oauth import (
+from ...client.oauth import (
     AuthError,
     ClientCredentials,
     EnterpriseLogin,
@@ -27,7 +27,7 @@ from ..client.oauth import (
     ProgramLogin,
     WorkloadIdentity,
 )
-from ..forms.url_safety import check_url, format_for_display
+from ...forms.url_safety import check_url, format_for_display
 from .args import OneLineError
 
 CLIENT_NAME = "Baton command line"

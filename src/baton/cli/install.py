@@ -23,13 +23,17 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from ..install import check, config_file, safe_file
+from ..install.bridged import bridge_entry
+from ..install.host_apps import HOSTS, Entry, HostName, InstallError, entry_json, servers_key
+from ..install.host_apps import config_file as host_file
 from ..targets import split_target
-from . import check, config_file, safe_file
-from .bridged import bridge_entry
-from .hosts import HOSTS, Entry, HostName, InstallError, entry_json, servers_key
-from .hosts import config_file as host_file
+
+if TYPE_CHECKING:
+    from .main import Commands
 
 USAGE = (
     "baton install {claude-desktop,claude-code,cursor,vscode,mcp-json} TARGET [--name NAME] "
@@ -37,9 +41,11 @@ USAGE = (
 )
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="baton install",
+def register(commands: Commands) -> None:
+    """`baton install` and its options."""
+    p = commands.add_parser(
+        "install",
+        help="put a server into a host: baton install claude-desktop|claude-code|cursor|vscode|mcp-json FILE",
         usage=USAGE,
         description="Put a Baton server into an MCP host's configuration, so that the host starts it (or, for a "
         "URL, connects to it). The server's start-up checks run first: nothing is written for a server that "
@@ -66,11 +72,11 @@ def parser() -> argparse.ArgumentParser:
         metavar="NAME=$VAR",
         help="with a bridge: a header it sends, its value read from the variable VAR when it starts (repeatable)",
     )
-    return p
+    p.set_defaults(run=run, command_parser=p)
 
 
-def main(words: list[str]) -> int:
-    args = parser().parse_args(words)
+def run(args: argparse.Namespace) -> int:
+    """`baton install`: the exit status."""
     try:
         return install(args)
     except InstallError as exc:

@@ -21,49 +21,15 @@ import sys
 from collections.abc import Sequence
 
 from .. import web
-from ..cli_client.args import OneLineError, protocol_choice, seconds
-from ..client.probe import AUTO
+from ..bridge.child import Child
+from ..bridge.front import front_server
+from ..bridge.host import describe
 from ..protocol.hosts import is_loopback
-from .child import Child
-from .front import front_server
-from .host import describe
+from .client_commands.args import OneLineError, protocol_choice
 
 SHUTDOWN_S = 1
 """How long stopping waits for open HTTP streams (a session's GET stream would otherwise hold it up)."""
 log = logging.getLogger("baton.bridge")
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="baton bridge --serve-http",
-        usage="baton bridge --serve-http PORT [options] -- COMMAND [ARG ...]",
-        description="Serve the stdio MCP server COMMAND as a Streamable HTTP endpoint on loopback, for clients "
-        "of MCP 2025-11-25 and 2026-07-28, translating questions both ways. See docs/bridge.md.",
-    )
-    p.add_argument("--serve-http", dest="port", required=True, metavar="PORT", help="the port (0: pick a free one)")
-    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
-    p.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="admit this Host header besides loopback names (repeatable; * admits any); needed to listen "
-        "on an address other than loopback",
-    )
-    p.add_argument(
-        "--protocol",
-        default=AUTO,
-        metavar="VERSION",
-        help="the MCP version to speak to the stdio server: 2026-07-28, 2025-11-25, or auto (the default: ask it)",
-    )
-    p.add_argument(
-        "--timeout",
-        type=seconds,
-        default=300.0,
-        metavar="SECONDS",
-        help="how long one request may wait for the stdio server (default 300); answering questions does not count",
-    )
-    return p
 
 
 def address(host: str, port_text: str, allowed: Sequence[str]) -> tuple[str, int]:
@@ -146,14 +112,10 @@ def _ignore(kind: str) -> None:
     """No listeners before the HTTP side exists."""
 
 
-def main(argv: Sequence[str]) -> int:
-    """`baton bridge --serve-http PORT ... -- COMMAND ...`: the exit status."""
-    words = list(argv)
-    head, command = (words[: words.index("--")], words[words.index("--") + 1 :]) if "--" in words else (words, [])
-    try:
-        args = parser().parse_args(head)
-    except SystemExit as exc:  # --help (0) or a malformed option (2), printed by argparse
-        return exc.code if isinstance(exc.code, int) else 2
+def run(args: argparse.Namespace) -> int:
+    """`baton bridge --serve-http PORT ... -- COMMAND ...` (its options are added by `baton.cli.bridge`): the exit
+    status."""
+    command: list[str] = args.server_command or []
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="baton bridge: %(message)s")
     try:
         if not command:
@@ -161,7 +123,7 @@ def main(argv: Sequence[str]) -> int:
                 "--serve-http needs the stdio server's command after --: baton bridge --serve-http PORT -- COMMAND ..."
             )
         protocol_choice(args.protocol)
-        host, port = address(args.host, args.port, args.allow_host)
+        host, port = address(args.host, args.serve_http, args.allow_host)
         if shutil.which(command[0]) is None:
             raise OneLineError(f"cannot run {command[0]!r}: no such executable (give a path, or a command on PATH)")
         sock = listener(host, port)

@@ -14,33 +14,55 @@ them, `show` prints the results.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import logging
 import os
 import sys
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ..client import ClientError
-from ..client.http11 import HttpError
-from ..client.restart import state_refused
-from ..protocol.errors import McpError
-from .args import COMMANDS, CommandLineError, OneLineError, parse, parser
+from ...client import ClientError
+from ...client.http11 import HttpError
+from ...client.restart import state_refused
+from ...protocol.errors import McpError
+from .args import COMMANDS, CommandLineError, OneLineError, add_parser, parse
 from .commands import RUN, NotOffered
 
+if TYPE_CHECKING:
+    from ..main import Commands
 
-def run(command: str, argv: Sequence[str]) -> int:
-    """Run one client subcommand with the words after its name; the exit status."""
-    spec = COMMANDS[command]
+SUMMARIES = {
+    "tools": "list a server's tools: baton tools URL | baton tools -- COMMAND...",
+    "call": "call a tool: baton call URL TOOL [key=value ...] | baton call TOOL ... -- COMMAND...",
+    "resources": "list a server's resources: baton resources URL | baton resources -- COMMAND...",
+    "read": "read a resource: baton read URL URI | baton read URI -- COMMAND...",
+    "prompts": "list a server's prompts: baton prompts URL | baton prompts -- COMMAND...",
+    "prompt": "get a prompt: baton prompt URL NAME [key=value ...] | baton prompt NAME ... -- COMMAND...",
+    "skills": "list a server's skills, or show one: baton skills URL [NAME] | baton skills [NAME] -- COMMAND...",
+}
+"""Each client command's line in `baton --help`."""
+
+
+def register(commands: Commands) -> None:
+    """The client commands, one subparser each; their words may come among their options (`intermixed`)."""
+    for name, spec in COMMANDS.items():
+        p = add_parser(commands, spec, SUMMARIES[name])
+        p.set_defaults(run=run, command_parser=p, takes_command=True, intermixed=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one client command; the exit status."""
+    command: str = args.command
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        invocation = parse(spec, argv)
+        invocation = parse(COMMANDS[command], args)
         return asyncio.run(RUN[command](invocation))
-    except SystemExit as exc:  # --help (0) or a malformed option (2), printed by argparse
-        return exc.code if isinstance(exc.code, int) else 2
     except OneLineError as exc:  # a bad --protocol, a question with no answer and no terminal
         print(f"baton {command}: {exc}", file=sys.stderr)
         return 2
     except CommandLineError as exc:
-        parser(spec).print_usage(sys.stderr)
+        args.command_parser.print_usage(sys.stderr)
         print(f"baton {command}: {exc}", file=sys.stderr)
         return 2
     except NotOffered as exc:
@@ -79,4 +101,4 @@ def _meaning(exc: McpError) -> str:
     return ""
 
 
-__all__ = ["COMMANDS", "run"]
+__all__ = ["COMMANDS", "register", "run"]

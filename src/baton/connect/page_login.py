@@ -16,8 +16,8 @@ import abc
 import logging
 from urllib.parse import quote
 
-from .session import Sessions
-from .web import PageResponse, Request, esc, page, redirect
+from .cookie import Sessions
+from .page_http import PageResponse, Request, esc, page, redirect
 
 log = logging.getLogger("baton.connect")
 MAX_PRINCIPAL = 200

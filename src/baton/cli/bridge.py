@@ -19,66 +19,44 @@ import re
 import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ..cli_client import login
-from ..cli_client.args import OneLineError, protocol_choice, seconds
-from ..client import Client
+from ..bridge.replies import ASK_TIMEOUT_S
 from ..client.oauth.rules import may_carry_tokens
 from ..client.probe import AUTO, ProtocolChoice
-from ..serve.stdio import open_stdio
-from ..server.outbound import Outbound
-from .ask import HostAsker
-from .host import HostSide, Lines
-from .page import LoopbackAskPage
-from .remote import Remote
-from .replies import ASK_TIMEOUT_S
+from .client_commands import oauth_setup
+from .client_commands.args import OneLineError, protocol_choice, seconds
+
+if TYPE_CHECKING:
+    from .main import Commands
 
 CLIENT_NAME = "baton-bridge"
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="baton bridge",
+USAGE = "baton bridge URL [options]\n       baton bridge --serve-http PORT [options] -- COMMAND [ARG ...]"
+SERVE_HTTP_ONLY = ("host", "allow_host")
+URL_ONLY = ("header", "no_ask", "no_browser", "ask_timeout", "no_token_store")
+
+
+def register(commands: Commands) -> None:
+    """`baton bridge` and its options: those of each direction in a group of its own."""
+    p = commands.add_parser(
+        "bridge",
+        help="serve a host over stdio, forwarding to an HTTP server, both MCP versions: baton bridge URL; "
+        "or a stdio server over HTTP: baton bridge --serve-http PORT -- COMMAND",
+        usage=USAGE,
         description="Serve a host over stdio and forward to the MCP server at URL (Streamable HTTP), translating "
         "between MCP 2025-11-25 and 2026-07-28 both ways, questions included. The reverse, a stdio server served "
-        "over HTTP: baton bridge --serve-http PORT -- COMMAND ... (--serve-http --help). See docs/bridge.md.",
+        "over HTTP: baton bridge --serve-http PORT -- COMMAND ... See docs/bridge.md.",
     )
-    p.add_argument("url", metavar="URL", help="the server's MCP endpoint, http(s)://...")
+    p.set_defaults(run=run, command_parser=p, takes_command=True)
+    p.add_argument("url", metavar="URL", nargs="?", help="the server's MCP endpoint, http(s)://...")
     p.add_argument(
         "--protocol",
         default=AUTO,
         metavar="VERSION",
         help="the MCP version to speak to the server: 2026-07-28, 2025-11-25, or auto (the default: ask it)",
-    )
-    p.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="K=V",
-        help="a header sent with every request (repeatable); $NAME or ${NAME} in V is read from the environment",
-    )
-    p.add_argument(
-        "--no-ask",
-        action="store_true",
-        help="decline the server's questions a host cannot show, instead of asking on a loopback page",
-    )
-    p.add_argument(
-        "--no-browser",
-        action="store_true",
-        help="do not open a browser for such a question: only print the page's address on stderr",
-    )
-    p.add_argument(
-        "--ask-timeout",
-        type=seconds,
-        default=ASK_TIMEOUT_S,
-        metavar="SECONDS",
-        help=f"how long a question waits on the page before it is cancelled (default {ASK_TIMEOUT_S:g})",
-    )
-    p.add_argument(
-        "--no-token-store",
-        action="store_true",
-        help="keep login tokens in memory only (by default in Baton's data directory, as baton tools does)",
     )
     p.add_argument(
         "--timeout",
@@ -87,7 +65,57 @@ def parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long one request may wait for the server (default 300); answering questions does not count",
     )
-    return p
+    to_url = p.add_argument_group("baton bridge URL")
+    to_url.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="a header sent with every request (repeatable); $NAME or ${NAME} in V is read from the environment",
+    )
+    to_url.add_argument(
+        "--no-ask",
+        action="store_true",
+        help="decline the server's questions a host cannot show, instead of asking on a loopback page",
+    )
+    to_url.add_argument(
+        "--no-browser",
+        action="store_true",
+        help="do not open a browser for such a question: only print the page's address on stderr",
+    )
+    to_url.add_argument(
+        "--ask-timeout",
+        type=seconds,
+        default=ASK_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"how long a question waits on the page before it is cancelled (default {ASK_TIMEOUT_S:g})",
+    )
+    to_url.add_argument(
+        "--no-token-store",
+        action="store_true",
+        help="keep login tokens in memory only (by default in Baton's data directory, as baton tools does)",
+    )
+    serve_http = p.add_argument_group(
+        "baton bridge --serve-http PORT -- COMMAND",
+        "serve the stdio MCP server COMMAND as a Streamable HTTP endpoint on loopback, for clients of MCP "
+        "2025-11-25 and 2026-07-28, translating questions both ways",
+    )
+    serve_http.add_argument("--serve-http", metavar="PORT", help="the port (0: pick a free one)")
+    serve_http.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    serve_http.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="admit this Host header besides loopback names (repeatable; * admits any); needed to listen "
+        "on an address other than loopback",
+    )
+
+
+def _foreign(args: argparse.Namespace, dests: tuple[str, ...]) -> list[str]:
+    """The options among `dests` given a value other than their default (they belong to the other direction)."""
+    given = [d for d in dests if getattr(args, d) != args.command_parser.get_default(d)]
+    return ["--" + d.replace("_", "-") for d in given]
 
 
 def headers_of(pairs: Sequence[str], env: dict[str, str]) -> dict[str, str]:
@@ -111,10 +139,18 @@ def headers_of(pairs: Sequence[str], env: dict[str, str]) -> dict[str, str]:
 
 async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], args: argparse.Namespace) -> int:
     """Serve the host on stdio until EOF or a signal; the exit status (0, or 130 after SIGINT)."""
+    from ..bridge.ask import HostAsker  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from ..bridge.host import HostSide, Lines  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from ..bridge.page import LoopbackAskPage  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from ..bridge.remote import Remote  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from ..client import Client  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from ..serve.stdio import open_stdio  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from ..server.outbound import Outbound  # noqa: PLC0415 (the engine loads when the bridge runs)
+
     reader, out = await open_stdio()
     given_auth = any(k.lower() == "authorization" for k in headers)
     auth, browser = (
-        (None, None) if given_auth or not may_carry_tokens(url) else login.oauth(store=not args.no_token_store)
+        (None, None) if given_auth or not may_carry_tokens(url) else oauth_setup.oauth(store=not args.no_token_store)
     )
     lines = Lines(out)
     page = None if args.no_ask else LoopbackAskPage(open_browser=not args.no_browser, timeout_s=args.ask_timeout)
@@ -150,17 +186,20 @@ async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], ar
     return 128 + signal.SIGINT if host.signal == signal.SIGINT else 0
 
 
-def main(argv: Sequence[str]) -> int:
+def run(args: argparse.Namespace) -> int:
     """`baton bridge ...`: the exit status."""
-    head = list(argv)[: list(argv).index("--")] if "--" in argv else list(argv)
-    if any(word == "--serve-http" or word.startswith("--serve-http=") for word in head):
-        from .serve_http import main as serve_http  # noqa: PLC0415 (uvicorn loads only for this direction)
+    if args.serve_http is not None:
+        foreign = _foreign(args, URL_ONLY) + ([args.url] if args.url else [])
+        if foreign:
+            args.command_parser.error(f"unrecognized arguments with --serve-http: {' '.join(foreign)}")
+        from .bridge_http import run as serve_http  # noqa: PLC0415 (uvicorn loads only for this direction)
 
-        return serve_http(argv)
-    try:
-        args = parser().parse_args(list(argv))
-    except SystemExit as exc:  # --help (0) or a malformed option (2), printed by argparse
-        return exc.code if isinstance(exc.code, int) else 2
+        return serve_http(args)
+    if args.url is None:
+        args.command_parser.error("the following arguments are required: URL")
+    foreign = _foreign(args, SERVE_HTTP_ONLY) + (["--", *args.server_command] if args.server_command else [])
+    if foreign:
+        args.command_parser.error(f"unrecognized arguments without --serve-http: {' '.join(foreign)}")
     try:
         if not args.url.startswith(("http://", "https://")):
             raise OneLineError(f"URL is the server's http(s) MCP endpoint, not {args.url!r}")

@@ -43,9 +43,9 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..cli_client.commands import listed
 from ..client import Accepted, Cancelled, Client, ClientError, Declined, InvalidReply, Question, Skill
 from ..client.core import MODES
+from ..client.errors import listed
 from ..client.probe import AUTO, STDIO_PROBE_S, ProtocolChoice
 from ..client.stdio_transport import StdioTransport
 from ..client.tap import Direction
@@ -66,8 +66,8 @@ from .arguments import (
     template_variables,
     tool_form,
 )
+from .dev_target import DevTarget
 from .masking import masked, shown_answer
-from .target import DevTarget
 
 log = logging.getLogger("baton.dev")
 CallKind = Literal["tool", "resource", "prompt"]

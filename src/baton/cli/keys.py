@@ -15,11 +15,16 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .state.keys import ENV_KEYS, Key, KeyRing, KeyRingError, default_key_file, write_key_file
+from ..state.keys import ENV_KEYS, Key, KeyRing, KeyRingError, default_key_file, write_key_file
+
+if TYPE_CHECKING:
+    from .main import Commands
 
 
-def _parser() -> argparse.ArgumentParser:
+def register(commands: Commands) -> None:
+    """`baton keys` and its actions, each an argparse subparser of its own."""
     # --key-file is accepted before or after the action: `baton keys --key-file F rotate` or `... rotate --key-file F`.
     key_file = argparse.ArgumentParser(add_help=False)
     key_file.add_argument(
@@ -28,9 +33,13 @@ def _parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="the key file (default $BATON_KEY_FILE or the data directory's)",
     )
-    parser = argparse.ArgumentParser(
-        prog="baton keys", description=__doc__.partition("\n\n")[0] if __doc__ else "", parents=[key_file]
+    parser = commands.add_parser(
+        "keys",
+        help="create, list or rotate the state key ring: baton keys init|list|rotate|add|promote|retire|generate",
+        description=__doc__.partition("\n\n")[0] if __doc__ else "",
+        parents=[key_file],
     )
+    parser.set_defaults(run=run, command_parser=parser)
     actions = parser.add_subparsers(dest="action", required=True)
     actions.add_parser("init", parents=[key_file], help="create the key file with one new key, and say where")
     actions.add_parser("list", parents=[key_file], help="key ids, the sealing one first (never the secrets)")
@@ -41,11 +50,10 @@ def _parser() -> argparse.ArgumentParser:
     retire = actions.add_parser("retire", parents=[key_file], help="remove a key that no longer seals")
     retire.add_argument("kid")
     actions.add_parser("generate", help=f"print a new kid:base64key entry (for ${ENV_KEYS}); writes nothing")
-    return parser
 
 
-def run(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+    """`baton keys ACTION`: the exit status."""
     if args.action == "generate":
         print(Key.generate().encode())
         return 0

@@ -11,9 +11,12 @@ import argparse
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from ..client.probe import AUTO, CHOICES, ProtocolChoice
+from ...client.probe import AUTO, CHOICES, ProtocolChoice
+
+if TYPE_CHECKING:
+    from ..main import Commands
 
 
 class CommandLineError(Exception):
@@ -67,7 +70,7 @@ PAIRS_HELP = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Invocation:
     """A parsed command line: the server, the words after it (`needs`, then key=value pairs), `--json`."""
 
@@ -83,9 +86,11 @@ class Invocation:
     login: str = "browser"  # --login: the browser, or a login with no person from the environment (P195, P196)
 
 
-def parser(command: Command) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=f"baton {command.name}",
+def add_parser(commands: Commands, command: Command, summary: str) -> argparse.ArgumentParser:
+    """The subparser of one client command (`summary`: its line in `baton --help`)."""
+    p = commands.add_parser(
+        command.name,
+        help=summary,
         usage=command.usage(),
         description=f"baton {command.name}: {command.summary}. {PAIRS_HELP.get(command.name, '')}".strip(),
         epilog=TARGET_HELP,
@@ -166,17 +171,15 @@ def seconds(text: str) -> float:
     return value
 
 
-def parse(command: Command, argv: Sequence[str]) -> Invocation:
-    """The invocation, or CommandLineError; `--help` prints the help and raises SystemExit(0) (argparse)."""
-    words = list(argv)
-    server_command: list[str] | None = None
-    if "--" in words:
-        cut = words.index("--")
-        words, server_command = words[:cut], words[cut + 1 :]
-        if not server_command:
-            raise CommandLineError("nothing after --: give the command that starts the stdio server")
-    args, unknown = parser(command).parse_known_intermixed_args(words)
-    rest: list[str] = list(args.words)
+def parse(command: Command, args: argparse.Namespace) -> Invocation:
+    """The invocation, or CommandLineError: the words argparse left (`args.extras`, options among them being
+    `args.unknown`) join the words it read, in their order, and `args.server_command` is the stdio server's."""
+    words: list[str] = args.given
+    server_command: list[str] | None = args.server_command
+    if server_command is not None and not server_command:
+        raise CommandLineError("nothing after --: give the command that starts the stdio server")
+    unknown: list[str] = args.unknown
+    rest: list[str] = [*args.words, *args.extras]
     target: str | list[str]
     if server_command is None and rest and not rest[0].startswith(("http://", "https://")):
         raise CommandLineError(_missing_dashes(command, words, rest[0]))
@@ -195,16 +198,16 @@ def parse(command: Command, argv: Sequence[str]) -> Invocation:
     if not command.pairs and len(rest) > most:
         raise CommandLineError(f"unexpected words: {' '.join(rest[most:])}")
     return Invocation(
-        target,
-        rest,
-        args.json,
-        not args.no_token_store,
-        args.timeout,
-        tuple(getattr(args, "answer", ())),
-        getattr(args, "answers", None),
-        protocol_choice(args.protocol),
-        ELICITATION[getattr(args, "elicitation", "all")],
-        args.login,
+        target=target,
+        words=rest,
+        json=args.json,
+        token_store=not args.no_token_store,
+        timeout=args.timeout,
+        answers=tuple(getattr(args, "answer", ())),
+        answers_file=getattr(args, "answers", None),
+        protocol=protocol_choice(args.protocol),
+        elicitation=ELICITATION[getattr(args, "elicitation", "all")],
+        login=args.login,
     )
 
 

@@ -1,7 +1,5 @@
-"""The `baton` command: `baton serve TARGET [--http HOST:PORT | --stdio] [--workers N] [--reload] [--auth-issuer
-URL --auth-audience URL]`, `baton keys`, `baton dev` (`baton.devui`), `baton install` (`baton.install`),
-`baton bridge` (`baton.bridge`), `baton publish` (`baton.publish`), and the client subcommands
-`baton tools|call|resources|read|prompts|prompt` (`baton.cli_client`)."""
+"""`baton serve TARGET [--http HOST:PORT | --stdio] [--workers N] [--reload] [--auth-issuer URL --auth-audience URL]`:
+serve a `Server` over Streamable HTTP or stdio (`baton.serve`), here its command line and worker processes."""
 
 from __future__ import annotations
 
@@ -11,12 +9,11 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import web
-from .cli_client.args import seconds
-from .protocol.hosts import is_loopback
-from .serve.run import (
+from .. import web
+from ..protocol.hosts import is_loopback
+from ..serve.run import (
     GRACEFUL_SHUTDOWN_S,
     WORKER_HEALTHCHECK_S,
     announce,
@@ -26,16 +23,20 @@ from .serve.run import (
     telemetry,
     where,
 )
-from .serve.run import refuse as _refuse
-from .serve.stdio import serve_stdio
-from .serve.target import TargetError, load_server
-from .serve.unloaded import unloaded_app
-from .server.core import Server
-from .server.startup import ConfigurationError
-from .targets import split_target
-from .telemetry.logs import DEFAULT_LEVEL, FORMATS, LOG_FORMAT_ENV, log_format, uvicorn_config
-from .telemetry.logs import configure as configure_logs
-from .telemetry.logs import line as stderr_line
+from ..serve.run import refuse as _refuse
+from ..serve.stdio import serve_stdio
+from ..serve.target import TargetError, load_server
+from ..serve.unloaded import unloaded_app
+from ..server.core import Server
+from ..server.startup import ConfigurationError
+from ..targets import split_target
+from ..telemetry.logs import DEFAULT_LEVEL, FORMATS, LOG_FORMAT_ENV, log_format, uvicorn_config
+from ..telemetry.logs import configure as configure_logs
+from ..telemetry.logs import line as stderr_line
+from .client_commands.args import seconds
+
+if TYPE_CHECKING:
+    from .main import Commands
 
 ENV_TARGET = "BATON_SERVE_TARGET"
 ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
@@ -47,16 +48,6 @@ ENV_RELOAD = "BATON_SERVE_RELOAD"  # set for the process `--reload` restarts: it
 TEXT_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 ENV_AUTH_CLIENT_ID = "BATON_AUTH_CLIENT_ID"
 ENV_AUTH_CLIENT_SECRET = "BATON_AUTH_CLIENT_SECRET"  # never a flag: argv is visible to every local user
-CLIENT_COMMANDS = {
-    "tools": "list a server's tools: baton tools URL | baton tools -- COMMAND...",
-    "call": "call a tool: baton call URL TOOL [key=value ...] | baton call TOOL ... -- COMMAND...",
-    "resources": "list a server's resources: baton resources URL | baton resources -- COMMAND...",
-    "read": "read a resource: baton read URL URI | baton read URI -- COMMAND...",
-    "prompts": "list a server's prompts: baton prompts URL | baton prompts -- COMMAND...",
-    "prompt": "get a prompt: baton prompt URL NAME [key=value ...] | baton prompt NAME ... -- COMMAND...",
-    "skills": "list a server's skills, or show one: baton skills URL [NAME] | baton skills [NAME] -- COMMAND...",
-}
-"""The client subcommands (`baton.cli_client`); each answers `--help` and takes `--json`."""
 
 
 def _worker_app() -> Any:
@@ -108,7 +99,7 @@ def _auth_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def _protect(server: Server, options: dict[str, Any]) -> str | None:
     """Protect `server` with OAuth as --auth-issuer/--auth-audience say (discovering the issuer): why not, or None."""
-    from .auth import DiscoveryError, OAuthResource  # noqa: PLC0415 (JWT and JWKS code loads only with --auth-issuer)
+    from ..auth import DiscoveryError, OAuthResource  # noqa: PLC0415 (JWT and JWKS code loads only with --auth-issuer)
 
     if not options.get("audience"):
         return "--auth-issuer needs --auth-audience URL: this server's MCP endpoint, the audience of its tokens"
@@ -213,7 +204,7 @@ def serve(args: argparse.Namespace) -> int:
             os.environ[ENV_RELOAD] = "1"
         try:
             return web.run(
-                "baton.cli:_worker_app",
+                "baton.cli.serve:_worker_app",
                 host,
                 int(port_text),
                 workers=args.workers,
@@ -234,12 +225,10 @@ def _watched(target: str) -> str:
     return str(Path(spec).resolve().parent) if spec.endswith(".py") or os.sep in spec else os.getcwd()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="baton", description="MCP servers and clients: stateless 2026-07-28, and 2025-11-25 sessions."
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+def register(commands: Commands) -> None:
+    """`baton serve` and its options."""
     p = commands.add_parser("serve", help="serve a Server over Streamable HTTP or stdio")
+    p.set_defaults(run=run, command_parser=p)
     p.add_argument("target", help="path/to/file.py[:attr] or module:attr")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
@@ -308,65 +297,16 @@ def main(argv: list[str] | None = None) -> int:
         help=f"check opaque tokens at the issuer's introspection endpoint as ${ENV_AUTH_CLIENT_ID} / "
         f"${ENV_AUTH_CLIENT_SECRET}",
     )
-    commands.add_parser(
-        "install", help="put a server into a host: baton install claude-desktop|claude-code|cursor|vscode|mcp-json FILE"
-    )
-    commands.add_parser(
-        "bridge",
-        help="serve a host over stdio, forwarding to an HTTP server, both MCP versions: baton bridge URL; "
-        "or a stdio server over HTTP: baton bridge --serve-http PORT -- COMMAND",
-    )
-    commands.add_parser(
-        "dev", help="see and drive a server's flows in the browser: baton dev FILE.py | URL | -- COMMAND"
-    )
-    commands.add_parser(
-        "keys",
-        help="create, list or rotate the state key ring: baton keys init|list|rotate|add|promote|retire|generate",
-    )
-    commands.add_parser(
-        "publish", help="describe a server for the MCP Registry or desktop hosts: baton publish server-json|mcpb FILE"
-    )
-    for name, summary in CLIENT_COMMANDS.items():  # parsed by baton.cli_client, each with --help and --json
-        commands.add_parser(name, help=summary)
-    words = list(sys.argv[1:] if argv is None else argv)
-    if words and words[0] == "install":
-        from .install.command import main as install  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
-        return install(words[1:])
-    if words and words[0] == "bridge":
-        from .bridge.command import main as bridge  # noqa: PLC0415 (a subcommand loads its own modules when run)
 
-        return bridge(words[1:])
-    if words and words[0] == "dev":
-        from .devui.command import main as dev  # noqa: PLC0415 (a subcommand loads its own modules when run)
-
-        return dev(words[1:])
-    if words and words[0] == "keys":
-        from .cli_keys import run as keys  # noqa: PLC0415 (a subcommand loads its own modules when run)
-
-        return keys(words[1:])
-    if words and words[0] == "publish":
-        from .publish.command import main as publish  # noqa: PLC0415 (a subcommand loads its own modules when run)
-
-        return publish(words[1:])
-    if words and words[0] in CLIENT_COMMANDS:
-        from .cli_client import run  # noqa: PLC0415 (a subcommand loads its own modules when run)
-
-        logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-        return run(words[0], words[1:])
-    args = parser.parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+    """`baton serve`: the exit status."""
     try:
         fmt = log_format(getattr(args, "log_format", None))
     except ValueError as exc:
-        parser.error(str(exc))
+        args.command_parser.error(str(exc))
     configure_logs(args.log_level, fmt, TEXT_LOG_FORMAT)
-    if args.command == "serve":
-        try:
-            return serve(args)
-        except KeyboardInterrupt:  # Ctrl-C before serving began (loading the target, the checks): no traceback
-            return 130
-    return 2  # pragma: no cover - argparse rejects unknown commands
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        return serve(args)
+    except KeyboardInterrupt:  # Ctrl-C before serving began (loading the target, the checks): no traceback
+        return 130

@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..client import Accepted, Cancelled, Declined, InvalidReply, Question
-from ..forms.answers import Answer
+from ...client import Accepted, Cancelled, Declined, InvalidReply, Question
+from ...forms.answers import Answer
 from .args import CommandLineError, OneLineError
 
 ANY = "*"

@@ -8,22 +8,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..cli_client import login
-from ..cli_client.args import ELICITATION, ELICITATION_HELP, PROTOCOL_HELP, OneLineError, protocol_choice
 from ..client.oauth.rules import may_carry_tokens
-from .run import PortTaken, bind, run
-from .target import DevTargetError, parse_target
+from .client_commands import oauth_setup
+from .client_commands.args import ELICITATION, ELICITATION_HELP, PROTOCOL_HELP, OneLineError, protocol_choice
+
+if TYPE_CHECKING:
+    from .main import Commands
 
 DEFAULT_PORT = 6280
 OPTIONS = "[--port PORT] [--no-browser] [--protocol VERSION] [--elicitation MODES]"
 USAGE = f"baton dev TARGET {OPTIONS} | baton dev {OPTIONS} -- COMMAND ..."
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="baton dev",
+def register(commands: Commands) -> None:
+    """`baton dev` and its options; the words after `--` are the stdio server's command."""
+    p = commands.add_parser(
+        "dev",
+        help="see and drive a server's flows in the browser: baton dev FILE.py | URL | -- COMMAND",
         usage=USAGE,
         description="See and drive an MCP server's tools, resources and prompts in your browser: every round of "
         "every call, its questions answered in real forms, the raw JSON-RPC exchange. TARGET is a server file "
@@ -41,14 +44,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-browser", action="store_true", help="print the address only; do not open a browser")
     p.add_argument("--protocol", default="auto", metavar="VERSION", help=PROTOCOL_HELP)
     p.add_argument("--elicitation", default="all", choices=tuple(ELICITATION), help=ELICITATION_HELP)
-    return p
+    p.set_defaults(run=run, command_parser=p, takes_command=True)
 
 
-def main(words: list[str]) -> int:
-    head, command = (words[: words.index("--")], words[words.index("--") + 1 :]) if "--" in words else (words, [])
-    args = parser().parse_args(head)
+def run(args: argparse.Namespace) -> int:
+    """`baton dev`: the exit status."""
+    from ..devui.dev_target import DevTargetError, parse_target  # noqa: PLC0415 (a command loads its modules when run)
+    from ..devui.run import PortTaken, bind  # noqa: PLC0415 (a command loads its modules when run)
+    from ..devui.run import run as serve_page  # noqa: PLC0415
+
     try:
-        target = parse_target(args.target, command)
+        target = parse_target(args.target, args.server_command or [])
         protocol = protocol_choice(args.protocol)
     except (DevTargetError, OneLineError) as exc:
         print(f"baton dev: {exc}", file=sys.stderr)
@@ -64,10 +70,12 @@ def main(words: list[str]) -> int:
     auth: Any = None
     browser: Any = None
     if target.url is not None and may_carry_tokens(target.url):  # the login of `baton tools`: browser, stored tokens
-        auth, browser = login.oauth(store=True)
+        auth, browser = oauth_setup.oauth(store=True)
     try:
         modes = ELICITATION[args.elicitation]
-        return run(target, sock, open_browser=not args.no_browser, auth=auth, protocol=protocol, elicitation=modes)
+        return serve_page(
+            target, sock, open_browser=not args.no_browser, auth=auth, protocol=protocol, elicitation=modes
+        )
     finally:
         if browser is not None:
             asyncio.run(browser.aclose())

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from ..client import (
+from ...client import (
     AudioContent,
     CallToolResult,
     ContentBlock,
@@ -34,8 +34,8 @@ from ..client import (
     TextContent,
     Tool,
 )
-from ..client.results import base64_size
-from ..render import TerminalRenderer
+from ...client.results import base64_size
+from ...render import TerminalRenderer
 
 
 def safe(text: str) -> str:

@@ -12,21 +12,21 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any
 
-from ..client import Client, Prompt, Resource, ResourceTemplate, Skill, Tool
-from ..client.oauth import OAuth, ProgramLogin
-from ..client.oauth.rules import may_carry_tokens
-from ..client.tasks import TaskWatcher
-from ..protocol import skills as skills_wire
-from ..protocol.errors import METHOD_NOT_FOUND, McpError
-from ..protocol.tasks import TASKS
-from ..render import TerminalRenderer
-from . import login, show
-from .answers import GivenAnswers, read_answers
+from ...client import Client, Prompt, Resource, ResourceTemplate, Skill, Tool
+from ...client.errors import listed
+from ...client.oauth import OAuth, ProgramLogin
+from ...client.oauth.rules import may_carry_tokens
+from ...client.tasks import TaskWatcher
+from ...protocol import skills as skills_wire
+from ...protocol.errors import METHOD_NOT_FOUND, McpError
+from ...protocol.tasks import TASKS
+from ...render import TerminalRenderer
+from . import oauth_setup, show
 from .args import CommandLineError, Invocation, OneLineError, parse_arguments, split_pairs
+from .given_answers import GivenAnswers, read_answers
 
-Item = TypeVar("Item")
 CLIENT_NAME = "baton-cli"
 
 
@@ -45,7 +45,7 @@ async def client(
     """The client for one subcommand; with a `renderer`, questions are answered at the terminal (or by
     `--answer`, and an answer no question used is a warning line of `baton COMMAND` at the end, P125).
     With `tasks`, it declares the Tasks extension and `tasks` sees each status of a task it follows (P173).
-    An HTTP server that answers 401 gets a login through the browser (`login`)."""
+    An HTTP server that answers 401 gets a login through the browser (`oauth_setup`)."""
     handlers: dict[str, Any] = dict(options)
     given: GivenAnswers | None = None
     if renderer is not None:
@@ -61,9 +61,9 @@ async def client(
     if run.login != "browser":
         if not _may_log_in(run.target):
             raise OneLineError(f"--login {run.login} sends a token: give an https URL (or http to this computer)")
-        auth = login.program(run.login, store=run.token_store)
+        auth = oauth_setup.program(run.login, store=run.token_store)
     elif _may_log_in(run.target):
-        auth, browser = login.oauth(store=run.token_store)
+        auth, browser = oauth_setup.oauth(store=run.token_store)
     try:
         async with Client(run.target, name=CLIENT_NAME, protocol=run.protocol, auth=auth, **handlers) as c:
             yield c
@@ -82,16 +82,6 @@ def asker(run: Invocation) -> TerminalRenderer:
 
 def _may_log_in(target: str | Sequence[str]) -> bool:
     return isinstance(target, str) and may_carry_tokens(target)
-
-
-async def listed(fetch: Callable[[], Awaitable[list[Item]]]) -> list[Item] | None:
-    """Every item of a list, or None if the server does not offer that list (-32601)."""
-    try:
-        return await fetch()
-    except McpError as exc:
-        if exc.code == METHOD_NOT_FOUND:
-            return None
-        raise
 
 
 def offers_none(c: Client, what: str) -> str:

@@ -1,5 +1,5 @@
 """The child side of `baton install`'s start-up check (`baton.install.check`): `python -m
-baton.install.probe FILE[:ATTR]`, run in the environment the host will give the entry, loads the server,
+baton.install.check_child FILE[:ATTR]`, run in the environment the host will give the entry, loads the server,
 runs `baton serve --stdio`'s start-up checks and prints one JSON object on stdout: `{"name": NAME}`,
 `{"refused": WHY}` (a check failed) or `{"unloadable": WHY}` (the file cannot be loaded). Whatever the
 server's module prints goes to stderr, as under `baton serve --stdio`.

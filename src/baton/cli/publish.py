@@ -9,18 +9,25 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .common import PublishError, load, read_file
-from .mcpb import Bundle, build, default_output
-from .server_json import Where, document, marker
+from ..publish.described import PublishError, load, read_file
+from ..publish.mcpb import Bundle, build, default_output
+from ..publish.server_json import Where, document, marker
+
+if TYPE_CHECKING:
+    from .main import Commands
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="baton publish",
+def register(commands: Commands) -> None:
+    """`baton publish` and its formats, each an argparse subparser of its own."""
+    p = commands.add_parser(
+        "publish",
+        help="describe a server for the MCP Registry or desktop hosts: baton publish server-json|mcpb FILE",
         description="Write what registries and hosts read about a server, from the server itself. "
         'See docs/deploy.md, "Being published".',
     )
+    p.set_defaults(run=run, command_parser=p)
     formats = p.add_subparsers(dest="format", required=True, metavar="{server-json,mcpb}")
     sj = formats.add_parser(
         "server-json",
@@ -67,11 +74,10 @@ def parser() -> argparse.ArgumentParser:
     bundle.add_argument("-o", "--output", type=Path, metavar="FILE", help="default: NAME-VERSION.mcpb")
     for each in (sj, bundle):
         each.add_argument("--description", help="what the server does (default: its card's, else its instructions)")
-    return p
 
 
-def main(words: list[str]) -> int:
-    args = parser().parse_args(words)
+def run(args: argparse.Namespace) -> int:
+    """`baton publish FORMAT`: the exit status."""
     try:
         return _server_json(args) if args.format == "server-json" else _mcpb(args)
     except PublishError as exc:
