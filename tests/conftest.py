@@ -18,6 +18,7 @@ would every process it starts: the tests that press Ctrl-C on a `baton` command 
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,12 @@ from support.kinds import SERVICES, kinds
 from support.processes import free_port
 from support.redis_server import RedisServer
 from support.serve import RunningServer, start_server
+
+# The test modules stay one flat namespace, as when they sat side by side in tests/: pytest imports each by its
+# basename (its "prepend" import mode: no __init__.py, so basenames are unique, tests/project/test_structure.py),
+# and a few take helpers from another folder's module (`from test_http_handshake import rpc`).
+TESTS = Path(__file__).parent
+sys.path[1:1] = [str(folder) for folder in sorted(TESTS.iterdir()) if any(folder.glob("test_*.py"))]
 
 # The suite runs on 8 workers sharing two cores, often beside other load: hypothesis's timing checks (an input
 # drawn slowly, an example over a deadline) would then fail a property that holds. The properties still run in

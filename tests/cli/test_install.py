@@ -20,7 +20,7 @@ from support.peer_venvs import ensure_venv, peer_env
 
 from baton.client import Client
 
-GOLDEN = Path(__file__).parent / "golden" / "install"
+GOLDEN = Path(__file__).parents[1] / "golden" / "install"
 PROJECTS = ROOT / "examples" / "projects.py"
 NEEDS_URL = """
 from baton import Context, Server

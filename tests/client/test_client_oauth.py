@@ -398,7 +398,7 @@ def test_ctrl_c_while_waiting_for_the_login_exits_130_without_a_traceback(
 def test_the_login_snippet_of_client_md_runs_as_printed(
     auth_server: AuthServer, server: RunningServer, tmp_path: Path
 ) -> None:
-    section = (Path(__file__).parent.parent / "docs" / "client.md").read_text().split("## Logging in (OAuth)", 1)[1]
+    section = (Path(__file__).parents[2] / "docs" / "client.md").read_text().split("## Logging in (OAuth)", 1)[1]
     snippet = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.S)[0]  # the browser login's
     program = tmp_path / "snippet.py"
     program.write_text(snippet.replace("https://mcp.example.com/mcp", server.url))

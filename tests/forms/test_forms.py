@@ -42,7 +42,7 @@ from baton.forms import (
 )
 from baton.forms.fields import InvalidAnswer
 
-SCHEMA_PATH = Path(__file__).parent / "schemas" / "2026-07-28" / "schema.json"
+SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "2026-07-28" / "schema.json"
 SCHEMA_SHA256 = "ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203"
 OFFICIAL: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
 

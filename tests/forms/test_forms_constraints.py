@@ -29,7 +29,7 @@ from baton.forms import Field, FormError, FormSpec, NumberField, compile_form, f
 from baton.forms.fields import InvalidAnswer
 
 OFFICIAL: dict[str, Any] = json.loads(
-    (Path(__file__).parent / "schemas" / "2026-07-28" / "schema.json").read_text(encoding="utf-8")
+    (Path(__file__).parents[1] / "schemas" / "2026-07-28" / "schema.json").read_text(encoding="utf-8")
 )
 VARIANTS = (
     "StringSchema",

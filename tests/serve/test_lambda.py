@@ -20,7 +20,7 @@ from baton import Context, Server, extras
 from baton.serve import lambda_handler
 from baton.server.startup import ConfigurationError
 
-EVENTS = Path(__file__).parent / "lambda_events"
+EVENTS = Path(__file__).parents[1] / "lambda_events"
 KEY = "k1:" + base64.b64encode(bytes(range(32))).decode()
 
 

@@ -231,7 +231,7 @@ def test_outside_baton_serve_registration_raises_every_problem_of_the_handler() 
         "parameter 'a': bytes cannot be described as JSON Schema",
         "parameter 'b': complex cannot be described as JSON Schema",
     ]
-    assert all(where.startswith("tests/test_serve_startup_errors.py:") for where, _ in caught.value.problems)
+    assert all(where.startswith("tests/serve/test_serve_startup_errors.py:") for where, _ in caught.value.problems)
 
 
 def test_a_form_only_the_call_can_see_is_a_tool_error_that_says_what_is_wrong() -> None:
