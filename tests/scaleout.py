@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import pytest
 import uvloop
+from support.markers import needs
 from support.paths import BATON, ROOT, SERVERS
 from support.processes import PortOpen, Process, free_port, spawn, start
 from support.redis_server import RedisServer
@@ -317,6 +318,7 @@ def fixtures(tag: str) -> tuple[Any, Any]:
     module to take as `cluster, report = fixtures(TAG)`."""
 
     @pytest.fixture
+    @needs("nginx", "redis")
     def cluster(tmp_path: Path) -> Iterator[Cluster]:
         yield from running_cluster(tmp_path)
 

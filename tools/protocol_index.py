@@ -2,7 +2,7 @@
 """Write the index of docs/protocol.md from its entries: one row per `## Pn. Title`, in number order.
 
 Usage: `.venv/bin/python tools/protocol_index.py` rewrites the table at the top of the page;
-`--check` writes nothing and exits 1 if the table is not what the entries say (tests/test_protocol_index.py
+`--check` writes nothing and exits 1 if the table is not what the entries say (tests/project/test_protocol_index.py
 runs it). The table sits between the line `| | Entry |` and the first line `---` after it.
 """
 

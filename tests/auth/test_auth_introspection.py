@@ -21,6 +21,8 @@ from baton.auth.introspection import Introspection, Introspector
 from baton.protocol.headers import Headers
 from baton.server.exchange import AuthUnavailable, RequestInfo, Unauthenticated
 
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
+
 CACHE_S = 2.0
 
 

@@ -19,6 +19,7 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from support.markers import needs
 from support.oauth import AuthServer, log_in, start_as, start_protected
 from support.paths import BATON, ROOT, SERVERS
 from support.processes import free_port
@@ -55,18 +56,21 @@ def signing_key(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def auth_server(tmp_path_factory: pytest.TempPathFactory, signing_key: str) -> Iterator[AuthServer]:
     with start_as(tmp_path_factory.mktemp("as") / "as.log", "--key-file", signing_key) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def other_issuer(tmp_path_factory: pytest.TempPathFactory, signing_key: str) -> Iterator[AuthServer]:
     with start_as(tmp_path_factory.mktemp("as2") / "as.log", "--key-file", signing_key) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     with start_protected(auth_server, tmp_path_factory.mktemp("baton") / "baton.log") as running:
         yield running
@@ -370,6 +374,7 @@ def test_a_sessions_get_delete_notifications_and_answers_need_the_token(
 # -- baton serve --auth-issuer -------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_baton_serve_auth_issuer_discovers_the_issuer_and_protects_the_server(tmp_path: Path) -> None:
     # An issuer with a path whose metadata is only at the OpenID path-inserted URL: discovery falls back.
     with start_as(tmp_path / "as.log", "--discovery", "openid", issuer_path="/tenant1") as tenant:
@@ -388,6 +393,7 @@ def test_baton_serve_auth_issuer_discovers_the_issuer_and_protects_the_server(tm
             forbidden(call(running.url, "write_file", {"name": "a"}, **bearer(token)), "mcp:read files:write")
 
 
+@pytest.mark.process
 def test_baton_serve_refuses_an_issuer_it_cannot_discover() -> None:
     dead = f"http://127.0.0.1:{free_port()}"
     done = subprocess.run(
@@ -405,6 +411,7 @@ def test_baton_serve_refuses_an_issuer_it_cannot_discover() -> None:
     assert missing.returncode == 2 and "--auth-audience" in missing.stderr
 
 
+@pytest.mark.process
 def test_baton_serve_stdio_notes_that_auth_options_are_for_http() -> None:
     done = subprocess.run(
         [BATON, "serve", str(SERVERS / "oauth_plain.py"), "--stdio",
@@ -415,6 +422,7 @@ def test_baton_serve_stdio_notes_that_auth_options_are_for_http() -> None:
     assert "--auth-* options apply to HTTP only; on stdio the caller is the OS user" in done.stderr
 
 
+@pytest.mark.process
 def test_a_scoped_tool_without_auth_is_refused_at_start_up(tmp_path: Path) -> None:
     done = subprocess.run(
         [BATON, "serve", str(SERVERS / "oauth_plain.py"), "--http", f"127.0.0.1:{free_port()}"],

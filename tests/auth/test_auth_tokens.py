@@ -21,6 +21,7 @@ import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from support.markers import needs
 from support.processes import free_port
 from wire import headers_for, request
 
@@ -266,6 +267,7 @@ def public_jwk(key: Any, kid: str) -> dict[str, Any]:
 
 
 @pytest.fixture
+@needs("process")
 def jwks_server() -> Iterator[JwksServer]:
     server = JwksServer()
     server.keys = {"k1": PRIVATE}
@@ -347,6 +349,7 @@ def test_an_unreachable_jwks_is_503_not_401_in_both_eras(jwks_server: JwksServer
     assert jwks_server.hits == 1
 
 
+@pytest.mark.process
 def test_an_unreachable_introspection_endpoint_is_503_not_401() -> None:
     dead = Introspection(f"http://127.0.0.1:{free_port()}/introspect", "rs", "secret", timeout_s=2)
     resp = send(protected(key=None, introspection=dead).asgi(), whoami(), token="at-opaque")

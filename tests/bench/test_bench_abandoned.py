@@ -7,9 +7,11 @@ import subprocess
 import sys
 
 import orjson
+import pytest
 from support.paths import ROOT
 
 
+@pytest.mark.process
 def test_the_abandoned_calls_bench_prints_its_figures() -> None:
     done = subprocess.run(
         [sys.executable, "bench/abandoned_asks.py", "--calls", "70", "--waves", "1", "--json"],

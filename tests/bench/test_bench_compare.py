@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from support.bench import FIGURES, RESULTS, bench
+
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
 
 SMALL = ["-c", "1", "-n", "60", "--repeat", "1", "--warmup", "10", "--time-limit", "60"]
 

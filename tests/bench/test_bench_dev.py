@@ -6,9 +6,11 @@ import subprocess
 import sys
 
 import orjson
+import pytest
 from support.paths import ROOT
 
 
+@pytest.mark.process
 def test_the_dev_page_bench_prints_its_figures() -> None:
     done = subprocess.run(
         [sys.executable, "bench/dev_page.py", "--runs", "1", "--json"],

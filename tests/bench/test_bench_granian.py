@@ -7,9 +7,11 @@ import subprocess
 import sys
 
 import orjson
+import pytest
 from support.paths import ROOT
 
 
+@pytest.mark.process
 def test_the_granian_bench_prints_its_figures() -> None:
     done = subprocess.run(
         [sys.executable, "bench/granian_compare.py", "--pairs", "1", "--pair-n", "200", "--levels", "1", "--json"],

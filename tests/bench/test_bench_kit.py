@@ -16,6 +16,7 @@ from support.peer_venvs import ensure_venv
 
 sys.path.insert(0, str(ROOT / "bench"))
 import kit_compare
+import pytest
 
 
 def run(name: str, pair: int, cpu_ms: float, flows: int = 100, **extra: Any) -> dict[str, Any]:
@@ -45,6 +46,7 @@ def test_pooled_over_whole_pairs() -> None:
     assert kit_compare.check(kit_compare.summarize([run("baton", 1, 1.0)]))["status"] == "n/a"
 
 
+@pytest.mark.process
 def test_kit_compare_runs_both_sides_end_to_end(tmp_path: Path) -> None:
     mcp = ensure_venv("mcp")
     done = bench(

@@ -17,6 +17,7 @@ from support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
 import legacy_compare
+import pytest
 
 
 def run(server: str, rnd: int, cpu_ms_per_flow: float, flows: int = 100, **extra: Any) -> dict[str, Any]:
@@ -80,6 +81,7 @@ def test_the_target_fails_above_a_quarter_or_with_failed_flows_and_is_na_without
     assert "ratio" not in alone and legacy_compare.check(alone)["status"] == "n/a"
 
 
+@pytest.mark.process
 def test_legacy_compare_runs_baton_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / RESULTS
     document = tmp_path / FIGURES

@@ -13,7 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support.paths import ROOT
+
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
 
 SCRIPT = str(ROOT / "bench" / "otel_compare.py")
 FIGURES = [

@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from support.paths import ROOT
+
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
 
 
 def profile(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from support.paths import ROOT
 
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
+
 TREE_AB = str(ROOT / "bench" / "tree_ab.py")
 
 

@@ -80,7 +80,7 @@ def test_mcp1_host_reaches_the_server_through_the_bridge(serve: Callable[..., Ru
 
 
 def test_no_ask_declines_what_a_host_cannot_show(serve: Callable[..., RunningServer]) -> None:
-    # Without --no-ask the bridge's page asks (tests/test_bridge_page.py); with it, a silent decline.
+    # Without --no-ask the bridge's page asks (tests/bridge/test_bridge_page.py); with it, a silent decline.
     server = serve(EVERYTHING)
     report, stderr = _host("mute", server.url, "--no-ask")
     assert report["result"] == "stranger likes no colour"
@@ -144,6 +144,7 @@ httpx.get(resp.headers["location"], timeout=10)
 """
 
 
+@pytest.mark.process
 def test_the_bridge_logs_in_as_baton_tools_does_or_takes_a_key_from_the_environment(tmp_path: Path) -> None:
     script, opened = tmp_path / "browser.py", tmp_path / "opened.txt"
     script.write_text(BROWSER_SCRIPT)
@@ -254,6 +255,7 @@ WATCHED = "test://watched-resource"
 UPDATED = "notifications/resources/updated"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
 def test_a_server_restart_keeps_the_hosts_session(tmp_path: Any, protocol: str) -> None:
     # A 2025-11-25 server's session ends with it: the bridge opens a new one and makes the host's log level and
@@ -315,6 +317,7 @@ def test_a_2025_servers_updates_and_list_changes_reach_the_host(serve: Callable[
         bridge.stop()
 
 
+@pytest.mark.process
 def test_an_unreachable_server_is_one_line_and_an_error_for_the_host() -> None:
     bridge = _Bridge(f"http://127.0.0.1:{free_port()}/mcp")
     try:

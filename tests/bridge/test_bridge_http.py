@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.markers import needs
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv
 
@@ -66,6 +67,7 @@ class Bridge:
 
 
 @pytest.fixture
+@needs("process")
 def bridge(tmp_path: Path) -> Iterator[Any]:
     started: list[Bridge] = []
 
@@ -231,6 +233,7 @@ def test_the_stdio_servers_list_changes_reach_a_listen_stream(bridge: Any, serve
     assert "notifications/tools/list_changed" in asyncio.run(asyncio.wait_for(flow(), 60))
 
 
+@pytest.mark.process
 def test_a_stdio_server_that_does_not_start_is_one_line_and_exit_1() -> None:
     command = [BATON, "bridge", "--serve-http", "0", "--", "sh", "-c", "echo broken >&2; exit 3"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)

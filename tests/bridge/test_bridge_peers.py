@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.markers import needs
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv, peer_env
 from support.processes import PortOpen, Process, free_port, start
@@ -55,6 +56,7 @@ def test_the_typescript_sdk_v1_host_reaches_a_2026_server_through_the_bridge(
 
 
 @pytest.fixture
+@needs("process")
 def fastmcp_elicit(tmp_path: Path) -> Iterator[str]:
     """`peers/fastmcp_elicit_server.py` (fastmcp 4.1.6, sessions) on loopback; its MCP URL."""
     port = free_port()

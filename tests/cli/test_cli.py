@@ -9,6 +9,8 @@ import pytest
 from support.paths import BATON, ROOT, SERVERS
 from wire import accept, call, post, request
 
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
+
 INSTANCE_HEADER = "baton-instance"  # src/baton/serve/http.py: $BATON_INSTANCE, else host:pid of the worker
 
 

@@ -53,6 +53,7 @@ def test_call_decline_and_typed_arguments(serve) -> None:  # type: ignore[no-unt
     assert done.stdout.rstrip().endswith("not confirmed: 123")  # a string parameter stays a string
 
 
+@pytest.mark.process
 def test_call_over_stdio_and_tool_errors() -> None:
     done = run_cli("call", "test_error_handling", "--", BATON, "serve", "examples/everything.py", "--stdio")
     assert done.returncode == 1
@@ -69,6 +70,7 @@ def test_usage_errors_are_clear(serve) -> None:  # type: ignore[no-untyped-def]
     assert done.returncode == 2 and "http(s) URL" in done.stderr
 
 
+@pytest.mark.process
 def test_protocol_is_chosen_on_every_client_command_and_a_bad_one_is_one_line() -> None:
     for command in ("tools", "call", "resources", "read", "prompts", "prompt", "dev"):
         words = [
@@ -88,6 +90,7 @@ def test_protocol_is_chosen_on_every_client_command_and_a_bad_one_is_one_line() 
     assert (done.returncode, done.stdout.strip()) == (0, "done: x"), done.stderr
 
 
+@pytest.mark.process
 def test_call_after_the_flow_expired_starts_again_with_the_answers_as_defaults() -> None:
     """A person who answers after the flow's lifetime is told so in one line, and asked again with the answers
     typed before as defaults: Enter keeps each, and the call completes (protocol.md P122)."""
@@ -115,6 +118,7 @@ def test_call_after_the_flow_expired_starts_again_with_the_answers_as_defaults()
         term.close()
 
 
+@pytest.mark.process
 def test_call_refused_again_after_starting_over_says_what_to_do() -> None:
     """The restart is once per call: a second refusal ends the command, exit 1, with what it means."""
     ttl = 2
@@ -134,6 +138,7 @@ def test_call_refused_again_after_starting_over_says_what_to_do() -> None:
         term.close()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
 def test_call_acts_as_a_host_without_elicitation(protocol: str) -> None:
     """`--elicitation none` declares no elicitation, as claude.ai or Gemini CLI do (protocol.md P138): the

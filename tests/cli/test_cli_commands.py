@@ -20,6 +20,8 @@ from support.peer_venvs import ensure_venv, peer_env
 from support.serve import RunningServer
 from support.terminal import Terminal
 
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
+
 Serve = Callable[..., RunningServer]
 CLIENT_COMMANDS = ("tools", "call", "resources", "read", "prompts", "prompt")
 ASKING = "tests/servers/first_hour.py:asking"

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 from support.paths import BATON, ROOT
+
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
 
 STDIO = ("--", BATON, "serve", "examples/everything.py", "--stdio")
 

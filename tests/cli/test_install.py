@@ -20,6 +20,8 @@ from support.peer_venvs import ensure_venv, peer_env
 
 from baton.client import Client
 
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
+
 GOLDEN = Path(__file__).parents[1] / "golden" / "install"
 PROJECTS = ROOT / "examples" / "projects.py"
 NEEDS_URL = """

@@ -9,11 +9,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from support.install import baton, configs
 from support.paths import ROOT
 from support.serve import RunningServer
 
 from baton.client import Client
+
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
 
 URL = "https://mcp.example.com/mcp"
 HEADER = "X-Api-Key=$EXAMPLE_KEY"

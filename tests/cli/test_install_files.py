@@ -27,6 +27,7 @@ def one_line_exit_1(done: subprocess.CompletedProcess[str], path: Path) -> None:
     assert str(path) in done.stderr, done.stderr
 
 
+@pytest.mark.process
 def test_a_link_planted_at_the_backup_is_replaced_not_followed(tmp_path: Path) -> None:
     workspace = tmp_path / "checkout"
     settings = workspace / ".vscode" / "mcp.json"
@@ -42,6 +43,7 @@ def test_a_link_planted_at_the_backup_is_replaced_not_followed(tmp_path: Path) -
     assert not backup.is_symlink() and backup.read_text() == '{"servers": {}}'
 
 
+@pytest.mark.process
 def test_a_link_planted_at_the_lock_file_is_refused(tmp_path: Path) -> None:
     config = tmp_path / ".cursor" / "mcp.json"
     config.parent.mkdir()
@@ -52,6 +54,7 @@ def test_a_link_planted_at_the_lock_file_is_refused(tmp_path: Path) -> None:
     assert not victim.exists() and not config.exists()
 
 
+@pytest.mark.process
 def test_a_symlinked_config_is_written_through_and_stays_a_link(tmp_path: Path) -> None:
     dotfiles = tmp_path / "dotfiles" / "mcp.json"
     dotfiles.parent.mkdir()
@@ -66,6 +69,7 @@ def test_a_symlinked_config_is_written_through_and_stays_a_link(tmp_path: Path) 
     assert json.loads((dotfiles.parent / "mcp.json.bak").read_text())["mcpServers"].keys() == {"other"}
 
 
+@pytest.mark.process
 def test_a_link_to_nothing_or_out_of_the_workspace_is_refused(tmp_path: Path) -> None:
     config = tmp_path / ".cursor" / "mcp.json"
     config.parent.mkdir()
@@ -85,6 +89,7 @@ def test_a_link_to_nothing_or_out_of_the_workspace_is_refused(tmp_path: Path) ->
     assert "out of the workspace" in done.stderr and outside.read_text() == "{}"
 
 
+@pytest.mark.process
 def test_thirty_pairs_of_concurrent_installs_keep_every_entry(tmp_path: Path) -> None:
     """Two installs into one file at once, 30 times (five pairs at a time, each pair into its own file)."""
     lost = []
@@ -124,6 +129,7 @@ VSCODE_ACCEPTS = [
 ]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("content", VSCODE_ACCEPTS)
 def test_json_with_comments_as_vscode_reads_it(tmp_path: Path, content: str) -> None:
     settings = tmp_path / ".vscode" / "mcp.json"
@@ -136,6 +142,7 @@ def test_json_with_comments_as_vscode_reads_it(tmp_path: Path, content: str) -> 
     assert ("comments" in done.stderr) == ("/*" in content or "// " in content)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("content", "said"), [("{,}", "line 1, column 2"), ('{"servers": [1,,2]}', "column 16")])
 def test_a_comma_without_a_value_is_refused_as_vscode_refuses_it(tmp_path: Path, content: str, said: str) -> None:
     settings = tmp_path / ".vscode" / "mcp.json"
@@ -146,6 +153,7 @@ def test_a_comma_without_a_value_is_refused_as_vscode_refuses_it(tmp_path: Path,
     assert said in done.stderr and settings.read_text() == content
 
 
+@pytest.mark.process
 def test_a_secret_leaves_the_config_and_its_backup_0600(tmp_path: Path) -> None:
     config = tmp_path / ".cursor" / "mcp.json"
     config.parent.mkdir()
@@ -159,6 +167,7 @@ def test_a_secret_leaves_the_config_and_its_backup_0600(tmp_path: Path) -> None:
     assert stat.S_IMODE((config.parent / "mcp.json.bak").stat().st_mode) == 0o600
 
 
+@pytest.mark.process
 def test_a_server_file_in_an_unreadable_folder_is_one_line(tmp_path: Path) -> None:
     locked = tmp_path / "locked"
     locked.mkdir()
@@ -178,6 +187,7 @@ def test_a_server_file_in_an_unreadable_folder_is_one_line(tmp_path: Path) -> No
     assert serve.returncode == 2 and serve.stderr.strip() == f"baton serve: cannot read {server}: Permission denied"
 
 
+@pytest.mark.process
 def test_file_system_errors_are_one_line_naming_the_path(tmp_path: Path) -> None:
     folder = tmp_path / ".cursor"
     folder.mkdir()

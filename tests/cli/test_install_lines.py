@@ -35,6 +35,7 @@ def test_the_pydantic_extra_brings_email_validator() -> None:
     assert any(req.startswith("pydantic[email]") for req in extras["pydantic"])
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("doc", "line"), install_lines())
 def test_an_install_line_works_from_a_checkout(doc: str, line: str) -> None:
     words = shlex.split(line)

@@ -7,7 +7,10 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from support.paths import BATON, ROOT
+
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
 
 EVERYTHING = [BATON, "serve", "examples/everything.py", "--stdio"]
 

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import pytest
 from servers.mock_mcp import Delay, Err, MockMcp, Seen, Sse
+from support.markers import needs
 from support.paths import BATON, ROOT, SERVERS
 from support.processes import free_port
 from support.serve import RunningServer
@@ -71,6 +72,7 @@ def b64(text: str) -> str:
 
 
 @pytest.fixture
+@needs("process")
 def mock() -> Iterator[MockMcp]:
     server = MockMcp().start(free_port())
     yield server
@@ -278,6 +280,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.process
 def test_deprecated_capabilities_warn_once_per_process(tmp_path: Path) -> None:
     script = tmp_path / "deprecations.py"
     script.write_text(DEPRECATION_SCRIPT)
@@ -879,6 +882,7 @@ def test_invalid_header_annotations_dropped_over_http(mock: MockMcp, caplog: pyt
         assert repr(name) in message
 
 
+@pytest.mark.process
 def test_invalid_header_annotations_kept_over_stdio(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"tools/list": tools(*HEADER_TOOLS), "tools/call": done("stdio")}))
@@ -980,6 +984,7 @@ def test_step_mode_resumed_in_another_process(serve: Callable[..., RunningServer
 # -- 9. stdio -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_stdio_client_against_baton_serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     data_dir = tmp_path / "stdio-data"

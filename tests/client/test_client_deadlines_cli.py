@@ -107,6 +107,7 @@ def test_timeout_and_a_wrong_path(serve: Any) -> None:
     assert refused.stderr.startswith("baton tools: cannot reach the server: cannot connect to http://127.0.0.1:1")
 
 
+@pytest.mark.process
 def test_ctrl_c_while_waiting_on_a_silent_stdio_server_exits_130_without_a_traceback(tmp_path: Path) -> None:
     started = tmp_path / "started"
     silent = f"import pathlib, time; pathlib.Path({str(started)!r}).touch(); time.sleep(120)"

@@ -29,6 +29,8 @@ from support.serve import RunningServer, start_server
 from baton.client import Accepted, Answer, Client, ClientError, Question, Round
 from baton.protocol.errors import McpError
 
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
+
 Serve = Callable[..., RunningServer]
 T = TypeVar("T")
 DOCS = ROOT / "docs" / "client.md"

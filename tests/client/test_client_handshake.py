@@ -35,7 +35,7 @@ from support.serve import RunningServer
 from baton import McpError
 from baton.client import Accepted, Answer, Client, ClientError, Declined, Question
 
-pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)
+pytestmark = [pytest.mark.timeout(2 * INSTALL_TIMEOUT_S), pytest.mark.process]
 
 T = TypeVar("T")
 HANDSHAKE = "2025-11-25"

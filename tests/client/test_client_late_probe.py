@@ -11,6 +11,8 @@ import asyncio
 import sys
 from pathlib import Path
 
+import pytest
+
 from baton.client import Client
 
 LATE_SERVER = r"""
@@ -45,6 +47,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.process
 def test_a_probe_answered_late_leads_to_2026_not_to_a_refused_handshake(tmp_path: Path) -> None:
     script = tmp_path / "late.py"
     script.write_text(LATE_SERVER)

@@ -3,7 +3,7 @@ authorization server (`tests/servers/oauth_as.py`) and a real `baton serve` prot
 (`tests/servers/oauth_protected.py`), in both eras.
 
 The "person at the browser" is the AS's `login_hint` shortcut, reached with a real GET; the browser
-itself is driven in tests/test_auth_e2e.py. Covered: the 401 → discovery → registration → PKCE login
+itself is driven in tests/auth/test_auth_e2e.py. Covered: the 401 → discovery → registration → PKCE login
 → retry path, every later request reusing the token (2026 POSTs; a session's POSTs, GET and DELETE),
 step-up with the union of scopes, refresh before a new login, the user-only file store, pre-registered
 clients bound to their issuer, a tampered redirect refused before any code exchange, the server moving
@@ -31,6 +31,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 from support.dev import baton_dev
+from support.markers import needs
 from support.oauth import AuthServer, start_as, start_protected
 from support.paths import BATON
 from support.processes import free_port
@@ -68,12 +69,14 @@ class Consent:
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
     with start_as(tmp_path_factory.mktemp("as") / "as.log") as running:
         yield running
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     with start_protected(auth_server, tmp_path_factory.mktemp("baton") / "baton.log") as running:
         yield running
@@ -132,6 +135,7 @@ def test_insufficient_scope_steps_up_with_the_union_of_scopes(
     assert consent.scopes(1) == {"mcp:read", "offline_access", "files:write"}  # previous plus challenged
 
 
+@pytest.mark.process
 def test_a_token_that_expired_is_refreshed_without_a_new_login(tmp_path: Path) -> None:
     with (
         start_as(tmp_path / "as.log", "--token-ttl", "2") as short,
@@ -235,6 +239,7 @@ def test_a_tampered_redirect_is_refused_before_the_code_is_exchanged(
     assert len(consent.urls) == 1
 
 
+@pytest.mark.process
 def test_a_server_that_moves_to_another_authorization_server_gets_a_new_registration_and_login(
     tmp_path: Path,
 ) -> None:
@@ -257,6 +262,7 @@ def test_a_server_that_moves_to_another_authorization_server_gets_a_new_registra
     assert asyncio.run(store.get(f"client {second.issuer}"))["client_id"] == new_client  # type: ignore[index]
 
 
+@pytest.mark.process
 def test_auth_is_refused_where_it_cannot_apply() -> None:
     consent = Consent()
     with pytest.raises(ValueError, match="stdio"):
@@ -269,6 +275,7 @@ def test_auth_is_refused_where_it_cannot_apply() -> None:
         OAuth(redirect_uri=REDIRECT, open_browser=consent, client_metadata_url="http://example.com/c.json")
 
 
+@pytest.mark.process
 def test_a_server_without_auth_never_calls_the_browser(tmp_path: Path) -> None:
     consent = Consent()
 

@@ -58,6 +58,7 @@ async def _drip() -> AsyncIterator[bytes]:
         yield b" "
 
 
+@pytest.mark.process
 def test_a_metadata_host_that_drips_its_answer_is_cut_off_by_the_overall_bound() -> None:
     async def main() -> float:
         async with Stub({"GET /prm": lambda seen: Reply(chunks=_drip())}) as stub:
@@ -69,6 +70,7 @@ def test_a_metadata_host_that_drips_its_answer_is_cut_off_by_the_overall_bound()
     assert run(main()) < 5
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("with_length", [True, False])
 def test_a_metadata_body_over_the_cap_is_refused_without_reading_it_all(with_length: bool) -> None:
     def huge(seen: Seen) -> Reply:
@@ -82,6 +84,7 @@ def test_a_metadata_body_over_the_cap_is_refused_without_reading_it_all(with_len
     run(main(), 20)
 
 
+@pytest.mark.process
 def test_a_token_response_over_the_cap_is_refused() -> None:
     async def main() -> None:
         async with Stub() as stub:
@@ -94,6 +97,7 @@ def test_a_token_response_over_the_cap_is_refused() -> None:
     run(main(), 20)
 
 
+@pytest.mark.process
 def test_at_most_three_authorization_servers_are_tried() -> None:
     async def main() -> list[str]:
         async with Stub() as stub:
@@ -108,6 +112,7 @@ def test_at_most_three_authorization_servers_are_tried() -> None:
     assert not any(p.endswith(("/as3", "/as4", "/as5")) for p in fetched)
 
 
+@pytest.mark.process
 def test_the_person_at_the_browser_is_not_counted_against_the_exchange_bound() -> None:
     async def slow_person(url: str) -> str:
         await asyncio.sleep(2.5)
@@ -140,6 +145,7 @@ def test_auth_is_accepted_for_https_and_for_this_computer(url: str) -> None:
     Client(url, auth=config())
 
 
+@pytest.mark.process
 def test_a_remote_server_cannot_point_the_login_at_this_computer() -> None:
     browser = Browser()
 
@@ -192,6 +198,7 @@ def test_a_pre_registered_secret_needs_its_issuer() -> None:
         config(client_id="app", client_secret="s3cret")
 
 
+@pytest.mark.process
 def test_a_public_pre_registered_client_stays_with_the_first_authorization_server_across_servers_and_objects() -> None:
     store = MemoryStore()
     browser = Browser()
@@ -246,6 +253,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.process
 def test_two_processes_writing_one_file_store_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "client" / "oauth.json"
     script = tmp_path / "writer.py"
@@ -274,6 +282,7 @@ def test_a_store_that_cannot_be_read_or_written_is_an_auth_error(tmp_path: Path)
         run(FileStore(tmp_path / "folder.json").set("k", {"v": 1}))
 
 
+@pytest.mark.process
 def test_a_pre_registered_secret_is_never_stored_and_still_refreshes(tmp_path: Path) -> None:
     path = tmp_path / "oauth.json"
 
@@ -330,6 +339,7 @@ def test_resource_matches(resource: str, well_known: bool, ok: bool) -> None:
     assert resource_matches(resource, "https://x.example/mcp", from_well_known=well_known) is ok
 
 
+@pytest.mark.process
 def test_a_prm_from_the_challenge_url_cannot_widen_the_token_to_the_origin() -> None:
     async def main() -> None:
         async with Stub() as stub:
@@ -344,6 +354,7 @@ def test_a_prm_from_the_challenge_url_cannot_widen_the_token_to_the_origin() -> 
     run(main())
 
 
+@pytest.mark.process
 def test_metadata_whose_issuer_is_not_the_same_string_is_not_used() -> None:
     async def main() -> list[str]:
         async with Stub() as stub:
@@ -358,6 +369,7 @@ def test_metadata_whose_issuer_is_not_the_same_string_is_not_used() -> None:
     assert run(main()) == []  # neither registration nor token endpoint was used
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("methods", [["plain"], [], None])
 def test_an_authorization_server_without_s256_is_refused(methods: list[str] | None) -> None:
     async def main() -> list[str]:
@@ -376,6 +388,7 @@ def test_an_authorization_server_without_s256_is_refused(methods: list[str] | No
 # -- tokens and grants (protocol.md P55, P57) ------------------------------------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("kind", ["DPoP", "mac", None, 7])
 def test_a_token_that_is_not_bearer_is_refused(kind: Any) -> None:
     async def main() -> None:
@@ -389,6 +402,7 @@ def test_a_token_that_is_not_bearer_is_refused(kind: Any) -> None:
     run(main())
 
 
+@pytest.mark.process
 def test_a_grant_from_the_old_authorization_server_never_reaches_the_new_one() -> None:
     store = MemoryStore()
 
@@ -416,6 +430,7 @@ def test_a_grant_from_the_old_authorization_server_never_reaches_the_new_one() -
     assert [s.form()["grant_type"] for s in old.seen if s.path == "/token"] == ["authorization_code"]  # no refresh
 
 
+@pytest.mark.process
 def test_an_expired_dynamic_registration_is_made_again() -> None:
     from baton.state import clock
 
@@ -441,6 +456,7 @@ def test_an_expired_dynamic_registration_is_made_again() -> None:
     assert run(main()) == ["cid-1"]  # registered again; the expired client was not used
 
 
+@pytest.mark.process
 def test_a_registration_stored_for_another_issuer_is_not_used() -> None:
     store = MemoryStore()
 
@@ -466,6 +482,7 @@ def test_a_registration_stored_for_another_issuer_is_not_used() -> None:
 # -- how often a request may log in (protocol.md P49, P54) ---------------------------------------------------
 
 
+@pytest.mark.process
 def test_step_up_is_bounded_per_request() -> None:
     browser = Browser()
 
@@ -488,6 +505,7 @@ def test_step_up_is_bounded_per_request() -> None:
     assert len(browser.opened) == 2
 
 
+@pytest.mark.process
 def test_a_401_after_a_fresh_login_is_not_met_with_another_login() -> None:
     browser = Browser()
 
@@ -506,6 +524,7 @@ def test_a_401_after_a_fresh_login_is_not_met_with_another_login() -> None:
     assert len(browser.opened) == 1
 
 
+@pytest.mark.process
 def test_a_delete_never_opens_the_browser() -> None:
     from baton.client.http11 import Url
     from baton.client.oauth.pool import AuthPool

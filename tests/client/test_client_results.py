@@ -243,6 +243,7 @@ def test_odd_blocks_and_fields_never_raise() -> None:
     assert "TextContent(text='hi')" in repr(CallToolResult({"content": [{"type": "text", "text": "hi"}]}))
 
 
+@pytest.mark.process
 def test_list_items_that_are_not_objects_are_left_out() -> None:
     mock = MockMcp()
     mock.on(

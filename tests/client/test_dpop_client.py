@@ -1,6 +1,6 @@
 """DPoP on Baton's client (RFC 9449, protocol.md P197), against stub servers on loopback: when a login binds its
 token to a key, what its proofs say, the nonce an authorization server asks for, and a key kept with its token.
-The suite's `auth/dpop` and `auth/dpop-nonce` scenarios run in tests/test_conformance_client.py."""
+The suite's `auth/dpop` and `auth/dpop-nonce` scenarios run in tests/conformance/test_conformance_client.py."""
 
 from __future__ import annotations
 
@@ -63,6 +63,7 @@ def token_endpoint(seen: list[Seen], nonce: str) -> Any:
     return answer
 
 
+@pytest.mark.process
 def test_a_dpop_challenge_binds_the_token_and_the_nonce_is_used_on_the_second_try() -> None:
     seen: list[Seen] = []
     store = MemoryStore()
@@ -91,6 +92,7 @@ def test_a_dpop_challenge_binds_the_token_and_the_nonce_is_used_on_the_second_tr
     assert '"token_type": "DPoP"' in stored and '"d":' in stored  # the key is kept with the token it binds
 
 
+@pytest.mark.process
 def test_a_bearer_challenge_keeps_bearer_and_dpop_true_is_refused_where_not_offered() -> None:
     async def main() -> None:
         async with Stub() as stub:

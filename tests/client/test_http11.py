@@ -170,6 +170,7 @@ async def post_twice(replies: list[Respond]) -> tuple[Script, dict[str, Any], di
 # -- requests on the wire ----------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_request_is_one_write_and_connections_are_kept_alive(monkeypatch: pytest.MonkeyPatch) -> None:
     writes: list[bytes] = []
     made = http11.Connection.connection_made
@@ -216,6 +217,7 @@ def test_request_is_one_write_and_connections_are_kept_alive(monkeypatch: pytest
     assert orjson.loads(first.body) == message(1)
 
 
+@pytest.mark.process
 def test_extra_headers_replace_standard_ones_and_reserved_ones_are_refused() -> None:
     async def flow() -> Seen:
         async with Script([say(answer({}))]) as srv:
@@ -242,6 +244,7 @@ def test_header_injection_is_refused(headers: dict[str, str]) -> None:
         HttpTransport("http://127.0.0.1:1/mcp", headers=headers)
 
 
+@pytest.mark.process
 def test_injection_through_the_message_is_refused_or_encoded() -> None:
     async def flow() -> Script:
         async with Script([say(answer({}))]) as srv:
@@ -277,6 +280,7 @@ def test_url_parsing() -> None:
 # -- response framing --------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_chunked_with_extensions_and_trailers_byte_by_byte() -> None:
     body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "result": {"text": "chunked"}})
     half = len(body) // 2
@@ -292,6 +296,7 @@ def test_chunked_with_extensions_and_trailers_byte_by_byte() -> None:
     assert srv.connections == 1  # the connection survived the chunked body and its trailers
 
 
+@pytest.mark.process
 def test_close_delimited_body() -> None:
     body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "result": {"text": "until close"}})
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n"
@@ -301,6 +306,7 @@ def test_close_delimited_body() -> None:
     assert srv.connections == 2
 
 
+@pytest.mark.process
 def test_informational_responses_are_skipped() -> None:
     early = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
 
@@ -315,6 +321,7 @@ def test_informational_responses_are_skipped() -> None:
     assert run(flow())["result"] == {"ok": True}
 
 
+@pytest.mark.process
 def test_connection_close_from_the_server() -> None:
     async def flow() -> tuple[Script, dict[str, Any]]:
         async with Script([say(answer({}, 1, extra=b"Connection: close\r\n")), say(answer({"n": 2}, 2))]) as srv:
@@ -334,6 +341,7 @@ def test_connection_close_from_the_server() -> None:
     assert srv.eofs >= 1  # the client closed the first connection itself
 
 
+@pytest.mark.process
 def test_http10_response_without_keep_alive_is_not_reused() -> None:
     body = b'{"jsonrpc":"2.0","id":1,"result":{}}'
     old = b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
@@ -349,6 +357,7 @@ def test_http10_response_without_keep_alive_is_not_reused() -> None:
     assert run(flow()).connections == 2
 
 
+@pytest.mark.process
 def test_head_response_has_no_body_and_the_connection_is_reused() -> None:
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1234\r\n\r\n"
 
@@ -367,6 +376,7 @@ def test_head_response_has_no_body_and_the_connection_is_reused() -> None:
     assert after == b"{}" and srv.connections == 1
 
 
+@pytest.mark.process
 def test_bytes_after_a_response_spoil_the_connection() -> None:
     stray = answer({"n": 1}, 1) + answer({"stray": True}, 1)
     srv, first, second = run(post_twice([say(stray), say(answer({"n": 2}, 2))]))
@@ -374,6 +384,7 @@ def test_bytes_after_a_response_spoil_the_connection() -> None:
     assert srv.connections == 2  # the first connection was not pooled: it had a response nobody asked for
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("reply", "match"),
     [
@@ -402,6 +413,7 @@ def test_malformed_responses_raise_protocol_error(reply: bytes, match: str) -> N
         run(flow())
 
 
+@pytest.mark.process
 def test_large_body_with_backpressure() -> None:
     payload = b"x" * (3 * 1024 * 1024)
     chunks = b"".join(
@@ -429,6 +441,7 @@ def test_large_body_with_backpressure() -> None:
 # -- JSON-RPC over HTTP: errors ------------------------------------------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("reply", "status", "match"),
     [
@@ -456,6 +469,7 @@ def test_unusable_bodies_raise_http_error(reply: bytes, status: int, match: str)
     assert isinstance(info.value, ConnectionError)
 
 
+@pytest.mark.process
 def test_json_rpc_error_body_is_returned() -> None:
     error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "bad params"}}
 
@@ -482,6 +496,7 @@ def chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
 
 
+@pytest.mark.process
 def test_sse_notifications_arrive_before_the_response() -> None:
     notified = asyncio.Event()
     note = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p7", "progress": 1}}
@@ -528,6 +543,7 @@ def test_sse_notifications_arrive_before_the_response() -> None:
     assert again["result"]["n"] == 2 and srv.connections == 1  # the stream's end was drained, then reused
 
 
+@pytest.mark.process
 def test_sse_without_a_response_raises() -> None:
     note = b'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n\n'
 
@@ -543,6 +559,7 @@ def test_sse_without_a_response_raises() -> None:
         run(flow())
 
 
+@pytest.mark.process
 def test_sse_event_that_is_not_json_raises() -> None:
     async def flow() -> None:
         async with Script([say(sse_head(chunked=False), b"data: {oops\n\n", close=True)]) as srv:
@@ -576,6 +593,7 @@ def test_sse_decoder(split: int) -> None:
 # -- keep-alive connections the server closes -----------------------------------------------------------
 
 
+@pytest.mark.process
 def test_idle_connection_closed_by_the_server() -> None:
     async def flow() -> tuple[Script, dict[str, Any]]:
         async with Script([say(answer({}, 1), 0.01, close=True), say(answer({"n": 2}, 2))]) as srv:
@@ -591,6 +609,7 @@ def test_idle_connection_closed_by_the_server() -> None:
     assert srv.connections == 2 and len(srv.seen) == 2
 
 
+@pytest.mark.process
 def test_reused_connection_closed_before_answering_is_retried_once() -> None:
     async def flow() -> tuple[Script, dict[str, Any]]:
         async with Script([say(answer({}, 1)), say(close=True), say(answer({"n": 2}, 2))]) as srv:
@@ -605,6 +624,7 @@ def test_reused_connection_closed_before_answering_is_retried_once() -> None:
     assert [s.conn for s in srv.seen] == [1, 1, 2]  # the same request again, on a new connection
 
 
+@pytest.mark.process
 def test_retry_happens_only_once() -> None:
     async def flow() -> None:
         async with Script([say(answer({}, 1)), say(close=True)]) as srv:
@@ -620,6 +640,7 @@ def test_retry_happens_only_once() -> None:
     run(flow())
 
 
+@pytest.mark.process
 def test_new_connection_closed_before_answering_is_not_retried() -> None:
     async def flow() -> None:
         async with Script([say(close=True)]) as srv:
@@ -634,6 +655,7 @@ def test_new_connection_closed_before_answering_is_not_retried() -> None:
     run(flow())
 
 
+@pytest.mark.process
 def test_connection_closed_in_the_middle_of_a_response_is_not_retried() -> None:
     async def flow() -> None:
         async with Script([say(answer({}, 1)), say(b"HTTP/1.1 200 OK\r\nContent-Le", close=True)]) as srv:
@@ -649,6 +671,7 @@ def test_connection_closed_in_the_middle_of_a_response_is_not_retried() -> None:
     run(flow())
 
 
+@pytest.mark.process
 def test_idle_connections_are_bounded() -> None:
     async def flow() -> tuple[Script, int]:
         async with Script([say(0.1, answer({}))]) as srv:
@@ -673,6 +696,7 @@ def test_idle_connections_are_bounded() -> None:
     assert srv.eofs >= 3
 
 
+@pytest.mark.process
 def test_close_closes_connections_and_refuses_more() -> None:
     async def flow() -> Script:
         async with Script([say(answer({}))]) as srv:
@@ -693,6 +717,7 @@ def test_close_closes_connections_and_refuses_more() -> None:
 # -- time and failures to connect -----------------------------------------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     "reply",
     [say(5.0, answer({})), say(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{", 5.0)],
@@ -715,6 +740,7 @@ def test_slow_response_times_out(reply: Respond) -> None:
     assert second["result"]["n"] == 2 and [s.conn for s in srv.seen] == [1, 2]
 
 
+@pytest.mark.process
 def test_connection_refused_is_a_clear_connection_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -769,6 +795,7 @@ def self_signed(tmp: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
+@pytest.mark.process
 def test_tls_with_sni_and_verification(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cert, key = self_signed(tmp_path)
     server_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

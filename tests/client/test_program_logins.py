@@ -2,7 +2,7 @@
 secret or a signed JWT), `WorkloadIdentity` (a platform token as a JWT-bearer assertion) and `EnterpriseLogin`
 (SEP-990: token exchange for an ID-JAG, then the JWT-bearer grant); what each sends, refuses and never shows.
 The suite's own scenarios (`auth/client-credentials-*`, `auth/wif-jwt-bearer`,
-`auth/enterprise-managed-authorization`) run in tests/test_conformance_client.py."""
+`auth/enterprise-managed-authorization`) run in tests/conformance/test_conformance_client.py."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ async def login_at(
     return header
 
 
+@pytest.mark.process
 def test_a_secret_goes_as_basic_auth_with_the_resource_and_no_browser() -> None:
     async def main() -> tuple[bytes, Seen]:
         async with Stub() as stub:
@@ -59,6 +60,7 @@ def test_a_secret_goes_as_basic_auth_with_the_resource_and_no_browser() -> None:
     assert sent.headers["authorization"] == "Basic " + base64.b64encode(b"robot:s3cret").decode()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("make", "alg"),
     [
@@ -87,6 +89,7 @@ def test_a_private_key_signs_a_fresh_assertion_for_the_issuer(make: object, alg:
     assert jwt.get_unverified_header(form["client_assertion"])["alg"] == alg
 
 
+@pytest.mark.process
 def test_credentials_are_never_shown_to_another_authorization_server() -> None:
     async def main() -> None:
         async with Stub() as stub:
@@ -100,6 +103,7 @@ def test_credentials_are_never_shown_to_another_authorization_server() -> None:
     run(main())
 
 
+@pytest.mark.process
 def test_a_refused_grant_names_the_error_and_never_the_secret() -> None:
     async def main() -> None:
         async with Stub() as stub:
@@ -113,6 +117,7 @@ def test_a_refused_grant_names_the_error_and_never_the_secret() -> None:
     run(main())
 
 
+@pytest.mark.process
 def test_a_step_up_asks_for_the_union_of_scopes() -> None:
     async def main() -> list[str]:
         async with Stub() as stub:
@@ -157,6 +162,7 @@ def test_from_the_environment(tmp_path: Path) -> None:
         ClientCredentials.from_environment({"BATON_CLIENT_ID": "r", "BATON_CLIENT_KEY_FILE": str(tmp_path / "none")})
 
 
+@pytest.mark.process
 def test_the_command_line_takes_them_from_the_environment_only() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BATON_CLIENT_", "BATON_ID", "BATON_WORKLOAD"))}
 
@@ -201,6 +207,7 @@ def test_workload_and_enterprise_logins_read_their_files_at_each_login(tmp_path:
         run(workload.platform_token())
 
 
+@pytest.mark.process
 def test_a_workload_presents_its_platform_token_once_and_a_refusal_is_not_retried() -> None:
     reads: list[int] = []
 
@@ -226,6 +233,7 @@ def test_a_workload_presents_its_platform_token_once_and_a_refusal_is_not_retrie
     assert "invalid_grant" in refusal and "platform-jwt" not in refusal
 
 
+@pytest.mark.process
 def test_an_enterprise_login_exchanges_the_id_token_then_presents_the_grant() -> None:
     id_jag = "eyJ.id-jag.sig"
 
@@ -267,6 +275,7 @@ def test_an_enterprise_login_exchanges_the_id_token_then_presents_the_grant() ->
     assert grant.headers["authorization"] == "Basic " + base64.b64encode(b"mcp-client:s3cret").decode()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("answer", "said"),
     [

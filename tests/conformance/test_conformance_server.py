@@ -21,6 +21,7 @@ from support.serve import RunningServer, start_server
 
 sys.path.insert(0, str(ROOT / "bench"))
 from otlp_sink import OtlpSink
+from support.markers import needs
 
 RUNNER = ROOT / "tools" / "conformance.py"
 EXPECTED_SCENARIOS = {"2026-07-28": 40, "2025-11-25": 33, "extension": 13}
@@ -74,6 +75,7 @@ def receiver(request: pytest.FixtureRequest) -> Iterator[OtlpSink | None]:
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def everything(tmp_path_factory: pytest.TempPathFactory, receiver: OtlpSink | None) -> Iterator[RunningServer]:
     """One server for both versions: a single process serves both eras side by side."""
     assert Path(BATON).exists(), f"{BATON} is missing: run `./dev setup` first"

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.markers import needs
 from support.paths import ROOT, SERVERS
 from support.processes import PortOpen, free_port, start
 from support.serve import RunningServer, start_server
@@ -84,6 +85,7 @@ class Mcp:
 
 
 @pytest.fixture
+@needs("process")
 def server(tmp_path: Path) -> Iterator[RunningServer]:
     port = free_port()
     env = {"BATON_TEST_PUBLIC_URL": f"http://127.0.0.1:{port}", "BATON_TEST_HOLD_S": "0.5"}
@@ -373,6 +375,7 @@ class OAuthRig:
 
 
 @pytest.fixture
+@needs("process")
 def oauth(tmp_path: Path) -> Iterator[OAuthRig]:
     for module in ("authlib", "flask"):
         if importlib.util.find_spec(module) is None:

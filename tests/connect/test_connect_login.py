@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.markers import needs
 from support.processes import free_port
 from support.serve import RunningServer, start_server
 from wire import call
@@ -56,6 +57,7 @@ SERVER = textwrap.dedent(
 
 
 @pytest.fixture
+@needs("process")
 def serve_hints(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
     """Start the server: `hook` (principal from `Bearer <name>`, else none), `public` URL or loopback http."""
     (tmp_path / "hints_server.py").write_text(SERVER)

@@ -326,6 +326,7 @@ def test_default_prefixes_stay_apart_from_the_ledger() -> None:
     asyncio.run(store.close())
 
 
+@pytest.mark.process
 def test_redis_unreachable_fails_fast_without_the_password() -> None:
     url = f"redis://:hunter2@127.0.0.1:{free_port()}/0"
 
@@ -347,6 +348,7 @@ def test_redis_unreachable_fails_fast_without_the_password() -> None:
     asyncio.run(main())
 
 
+@pytest.mark.process
 def test_redis_that_never_answers_times_out() -> None:
     with socket.socket() as silent:  # accepts connections (the backlog) and never replies
         silent.bind(("127.0.0.1", 0))
@@ -364,6 +366,7 @@ def test_redis_that_never_answers_times_out() -> None:
         asyncio.run(main())
 
 
+@pytest.mark.redis
 def test_redis_outage_then_recovery(tmp_path: Path) -> None:
     server = RedisServer(tmp_path)
     server.start()

@@ -45,6 +45,7 @@ def ask(port: int, method: str, path: str, headers: dict[str, str], body: bytes 
         conn.close()
 
 
+@pytest.mark.process
 def test_every_refusal_of_the_guard_against_a_running_page() -> None:
     with baton_dev(EVERYTHING) as dev:
         host = f"127.0.0.1:{dev.port}"
@@ -85,6 +86,7 @@ def test_every_refusal_of_the_guard_against_a_running_page() -> None:
         assert ask(dev.port, "GET", "/", {"Host": host})[0] == 200
 
 
+@pytest.mark.process
 def test_the_page_is_served_with_a_strict_content_security_policy() -> None:
     with baton_dev(EVERYTHING) as dev:
         conn = http.client.HTTPConnection("127.0.0.1", dev.port, timeout=10)
@@ -122,6 +124,7 @@ def _gone(pid: int) -> bool:
     return "State:\tZ" in status
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 0)])
 def test_ctrl_c_stops_the_page_and_its_server_without_a_traceback(signum: int, code: int) -> None:
     with baton_dev(EVERYTHING) as dev:
@@ -141,6 +144,7 @@ def test_ctrl_c_stops_the_page_and_its_server_without_a_traceback(signum: int, c
             socket.create_connection(("127.0.0.1", dev.port), timeout=1).close()
 
 
+@pytest.mark.process
 def test_ctrl_c_in_a_terminal_stops_dev_and_its_server_and_nothing_prints_a_traceback() -> None:
     """A terminal sends Ctrl-C to the whole foreground group. The stdio server is in a group of its own (P133), so
     only `baton dev` gets it and closes the server the MCP way; a server still importing its code prints no
@@ -156,6 +160,7 @@ def test_ctrl_c_in_a_terminal_stops_dev_and_its_server_and_nothing_prints_a_trac
         assert "Traceback" not in err.decode() and "KeyboardInterrupt" not in err.decode(), err.decode()
 
 
+@pytest.mark.process
 def test_ctrl_c_while_the_server_is_still_starting_python_prints_no_traceback(tmp_path: Path) -> None:
     """The case a slow machine hit now and then, made certain: every Python started here spends seconds in its
     start-up (a `sitecustomize` that sleeps), before the server has any code of its own to catch Ctrl-C (P133)."""
@@ -174,6 +179,7 @@ def test_ctrl_c_while_the_server_is_still_starting_python_prints_no_traceback(tm
         assert not any(Path(f"/proc/{pid}").exists() for pid in children), "the server outlived baton dev"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("args", "said"),
     [
@@ -193,6 +199,7 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], said: str) -> None:
     assert "Traceback" not in err
 
 
+@pytest.mark.process
 def test_a_taken_port_is_one_line_and_exit_2() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -291,6 +298,7 @@ def events_until(dev: Any, wanted: Any, timeout: float = 30.0) -> list[dict[str,
     raise AssertionError(f"not seen in {timeout} s; events: {seen}")
 
 
+@pytest.mark.process
 def test_data_files_written_beside_the_server_restart_nothing(tmp_path: Path) -> None:
     """A server writing JSON, SQLite, a log and a subfolder beside itself at import is started once; an edit
     to its Python file still restarts it (once)."""

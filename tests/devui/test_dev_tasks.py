@@ -3,10 +3,12 @@ extension, follows the task the server makes, and each status of the task is an 
 
 from __future__ import annotations
 
+import pytest
 from support.dev import baton_dev
 from test_dev_cli import EVERYTHING, ask, events_until
 
 
+@pytest.mark.process
 def test_a_call_that_becomes_a_task_shows_its_statuses_on_the_timeline() -> None:
     with baton_dev(EVERYTHING) as dev:
         events_until(dev, lambda e: e.get("type") == "lists")

@@ -27,6 +27,7 @@ from baton.forms import BooleanField
 
 sys.path.insert(0, str(ROOT / "bench"))
 from otlp_sink import OtlpSink
+from support.markers import needs
 
 PEERS = ROOT / "peers"
 CLIENT_TIMEOUT_S = 60.0
@@ -39,11 +40,13 @@ pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)
 
 
 @pytest.fixture(scope="session")
+@needs("process")
 def mcp_python() -> Path:
     return ensure_venv("mcp")
 
 
 @pytest.fixture(scope="session")
+@needs("process")
 def fastmcp_python() -> Path:
     return ensure_venv("fastmcp")
 
@@ -82,16 +85,19 @@ def peer_server(python: Path, script: str, logs: Path) -> Iterator[Peer]:
 
 
 @pytest.fixture(scope="session")
+@needs("process")
 def mcp_server(mcp_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
     yield from peer_server(mcp_python, "mcp_server.py", tmp_path_factory.mktemp("interop-mcp"))
 
 
 @pytest.fixture(scope="session")
+@needs("process")
 def fastmcp_server(fastmcp_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
     yield from peer_server(fastmcp_python, "fastmcp_server.py", tmp_path_factory.mktemp("interop-fastmcp"))
 
 
 @pytest.fixture(scope="session", params=["off", "traced"])
+@needs("process")
 def baton_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
     """`baton serve examples/everything.py` with a data directory of its own; once with telemetry off, once traced
     (every request sampled, exported to a real OTLP/HTTP receiver): the peers' clients must not tell."""

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.markers import needs
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, as_text, ensure_venv, peer_env
 from support.processes import PortOpen, free_port, start
@@ -19,11 +20,13 @@ pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def mcp_python() -> Path:
     return ensure_venv("mcp")
 
 
 @pytest.fixture(scope="module", params=[("everything.py", "app_greeting"), ("dice_app.py", "roll_dice")])
+@needs("process")
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
     """`baton serve examples/<example>` on a loopback port: its URL, the app tool's name, and its log."""
     example, tool = request.param

@@ -9,6 +9,7 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
+from support.markers import needs
 from support.oauth import AuthServer, start_as, start_protected
 from support.paths import ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, as_text, ensure_venv, peer_env
@@ -19,12 +20,14 @@ pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)  # the peer venv may be 
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
     with start_as(tmp_path_factory.mktemp("as") / "as.log") as running:
         yield running
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     with start_protected(auth_server, tmp_path_factory.mktemp("baton") / "baton.log") as running:
         yield running

@@ -40,6 +40,7 @@ from baton.forms import BooleanField, NumberField
 
 sys.path.insert(0, str(ROOT / "bench"))
 from otlp_sink import OtlpSink
+from support.markers import needs
 
 PEERS = ROOT / "peers"
 BATON_SERVER = f"{SERVERS / 'handshake.py'}:interop"
@@ -63,16 +64,19 @@ pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)
 
 
 @pytest.fixture(scope="session")
+@needs("process")
 def mcp1_python() -> Path:
     return ensure_venv("mcp1")
 
 
 @pytest.fixture(scope="session")
+@needs("process")
 def mcp2_python() -> Path:
     return ensure_venv("mcp")
 
 
 @pytest.fixture(scope="session")
+@needs("process")
 def inspector() -> Inspector:
     return ensure_inspector()
 
@@ -101,6 +105,7 @@ def baton_env(data_dir: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
+@needs("process")
 def baton_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     """`baton serve tests/servers/handshake.py:interop --http 127.0.0.1:PORT`."""
     logs = tmp_path_factory.mktemp("legacy-baton")
@@ -110,6 +115,7 @@ def baton_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]
 
 
 @pytest.fixture(scope="session")
+@needs("process")
 def mcp1_http(mcp1_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     """The mcp 1.30.0 FastMCP peer, stateful Streamable HTTP."""
     logs = tmp_path_factory.mktemp("legacy-mcp1")
@@ -223,6 +229,7 @@ def test_peer_client_over_http_against_baton(peer_client: tuple[Path, str], bato
 
 
 @pytest.fixture
+@needs("process")
 def traced_http(tmp_path: Path) -> Iterator[tuple[HttpServer, OtlpSink]]:
     """Baton's interop server with telemetry on, exporting to an OTLP receiver in this process."""
     with OtlpSink() as sink:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.markers import needs
 from support.paths import BATON, ROOT, SERVERS
 from support.peer_venvs import INSTALL_TIMEOUT_S, as_text, ensure_venv, peer_env
 from support.serve import RunningServer, start_server
@@ -32,11 +33,13 @@ pytestmark = pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)  # the peer's venv is ma
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def mcp1_python() -> Path:
     return ensure_venv("mcp1")
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     """The server over HTTP, with `--ask-timeout 2`."""
     server = start_server(TARGET, "--ask-timeout", "2", log=tmp_path_factory.mktemp("unanswered") / "serve.log")

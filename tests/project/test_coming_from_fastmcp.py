@@ -261,6 +261,7 @@ def write_server(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.process
 def test_the_lifespan_runs_around_a_stdio_server(tmp_path: Path) -> None:
     write_server(tmp_path)
     request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "which", "_meta": meta()}}
@@ -272,6 +273,7 @@ def test_the_lifespan_runs_around_a_stdio_server(tmp_path: Path) -> None:
     assert lines.index("pool opened") < lines.index("pool closed")
 
 
+@pytest.mark.process
 def test_a_failing_lifespan_is_one_line_and_exit_2_on_stdio(tmp_path: Path) -> None:
     write_server(tmp_path)
     done = serve_once(tmp_path, "life.py", "--stdio", env={"FAIL_LIFESPAN": "1"})
@@ -282,6 +284,7 @@ def test_a_failing_lifespan_is_one_line_and_exit_2_on_stdio(tmp_path: Path) -> N
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.process
 def test_the_lifespan_runs_around_an_http_server(tmp_path: Path) -> None:
     path = write_server(tmp_path)
     with start_server(str(path), log=tmp_path / "serve.log") as running:
@@ -293,6 +296,7 @@ def test_the_lifespan_runs_around_an_http_server(tmp_path: Path) -> None:
     assert log.count("pool opened") == 1 and log.count("pool closed") == 1, log
 
 
+@pytest.mark.process
 def test_a_failing_lifespan_is_exit_2_over_http(tmp_path: Path) -> None:
     write_server(tmp_path)
     done = serve_once(tmp_path, "life.py", "--http", "127.0.0.1:0", env={"FAIL_LIFESPAN": "1"})

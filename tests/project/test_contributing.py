@@ -8,6 +8,7 @@ import re
 import shlex
 import subprocess
 
+import pytest
 import yaml
 from support.paths import ROOT
 
@@ -48,6 +49,7 @@ def test_pre_commit_runs_what_dev_check_runs() -> None:
     assert hook_commands() == dev_check_commands()
 
 
+@pytest.mark.process
 def test_pre_commit_accepts_the_config() -> None:
     done = subprocess.run(
         [str(ROOT / ".venv/bin/pre-commit"), "validate-config", ".pre-commit-config.yaml"],

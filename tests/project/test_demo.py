@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.markers import needs
 from support.paths import ROOT
 from support.terminal import Terminal
 
@@ -31,6 +32,7 @@ pytestmark = [
 ]
 
 
+@pytest.mark.process
 def test_auto_demo_completes_every_step_including_url_mode() -> None:
     started = time.monotonic()
     done = subprocess.run(
@@ -62,6 +64,7 @@ def test_auto_demo_completes_every_step_including_url_mode() -> None:
 
 
 @pytest.fixture
+@needs("process")
 def demo_terminal(tmp_path: Path) -> Iterator[tuple[Terminal, Path]]:
     """The demo at a terminal; its `webbrowser.open` runs a `BROWSER` that writes the address to a file."""
     opened = tmp_path / "opened.txt"

@@ -68,6 +68,7 @@ def test_the_input_of_a_finding_is_written_before_libfuzzer_handles_it(tmp_path:
     assert (tmp_path / f"crash-{hashlib.sha1(b'bug').hexdigest()}").read_bytes() == b"bug"
 
 
+@pytest.mark.process
 def test_the_fuzz_command_lists_every_target() -> None:
     done = subprocess.run(
         [str(ROOT / "dev"), "fuzz", "--list"], capture_output=True, text=True, timeout=300, check=False, cwd=ROOT
@@ -76,6 +77,7 @@ def test_the_fuzz_command_lists_every_target() -> None:
     assert [line.split()[0] for line in done.stdout.splitlines()] == names()
 
 
+@pytest.mark.process
 def test_the_fuzz_command_runs_a_target_for_the_seconds_given() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "fuzz", "www_authenticate", "--seconds", "2"],

@@ -1,7 +1,7 @@
-"""The test markers: what support.kinds reads from a test's code, and the `unit` marker's guard (support.guard).
+"""The test markers: what a test declares it needs (support.markers) and the guards that hold it to that
+(support.guard).
 
-These run in process (marked `unit` by hand: their code names what they classify and refuse, and only names
-it), inside the guard that conftest.py puts around every `unit` test.
+These run in process (marked `unit` by hand), inside the guard that conftest.py puts around every `unit` test.
 """
 
 from __future__ import annotations
@@ -10,77 +10,53 @@ import asyncio
 import socket
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-import support.terminal
-from scaleout import Cluster
-from support.browser import launched_chromium
 from support.guard import WrongMarker, in_process_only, service_of, services_only
-from support.kinds import KINDS, kinds_of
+from support.markers import KINDS, TESTS, folder_marks, needs, resolve
 from support.paths import BATON
-from support.redis_server import RedisServer
-from support.serve import start_server
-from support.stdio import StdioPeer
-from support.stub_http import Stub
 
 pytestmark = pytest.mark.unit
 
 
-# -- what a test's code needs ------------------------------------------------------------------------------
-
-
-def pure() -> int:
-    return sum(range(3))
-
-
-def serves(tmp: Any) -> None:
-    start_server("examples/everything.py", port=1, log=tmp)
-
-
-def twice_removed() -> None:  # reaches the process through a helper of this module
-    serves(None)
-
-
-def stubbed() -> Stub:  # a server in this process, on a real loopback socket
-    return Stub({})
-
-
-def on_a_terminal() -> None:  # a helper module imported whole
-    support.terminal.Terminal([BATON])
-
-
-class Peer(StdioPeer):  # a subclass of a helper does what the helper does
-    pass
-
-
-def with_redis() -> RedisServer:
-    return RedisServer(None)  # type: ignore[arg-type]
-
-
-def through_the_stdio_client() -> list[str]:  # a command line, for a client that starts it
-    return [sys.executable, "-c", "pass"]
+# -- what a test declares ------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("objects", "expected"),
+    ("declared", "expected"),
     [
-        ([pure], {"unit"}),
-        ([serves], {"process"}),
-        ([twice_removed], {"process"}),
-        ([stubbed], {"process"}),
-        ([on_a_terminal], {"process"}),
-        ([Peer], {"process"}),
-        ([through_the_stdio_client], {"process"}),
-        ([with_redis], {"redis"}),
-        ([launched_chromium], {"browser"}),
-        ([Cluster], {"nginx", "redis"}),  # scale-out: three instances behind nginx, sharing a redis-server
-        ([pure, with_redis, serves], {"redis"}),  # a service test starts processes too: its service says it
+        (set(), {"unit"}),
+        ({"process"}, {"process"}),
+        ({"redis"}, {"redis"}),
+        ({"process", "redis"}, {"redis"}),  # a service test starts processes too: its service says it
+        ({"process", "nginx", "redis"}, {"nginx", "redis"}),  # scale-out: nginx in front, sharing a redis-server
+        ({"browser", "process"}, {"browser"}),
+        ({"unit", "process"}, {"unit", "process"}),  # a contradiction is kept, and refused below
     ],
-    ids=lambda value: "+".join(getattr(o, "__name__", str(o)) for o in value) if isinstance(value, list) else None,
 )
-def test_kinds_read_from_the_code(objects: list[Any], expected: set[str]) -> None:
-    assert kinds_of(objects) == expected
+def test_what_is_declared_gives_the_markers(declared: set[str], expected: set[str]) -> None:
+    assert resolve(declared) == expected
+
+
+def test_a_fixture_declares_what_it_needs_and_nothing_else() -> None:
+    @needs("nginx", "redis")
+    def cluster() -> None: ...
+
+    assert cluster.__name__ == "cluster"
+    with pytest.raises(ValueError, match="needs"):
+        needs("unit")
+    with pytest.raises(ValueError, match="needs"):
+        needs()
+
+
+def test_a_folders_marks_are_its_own_and_not_its_neighbours() -> None:
+    assert folder_marks(TESTS / "interop" / "test_interop.py") == ("process",)
+    assert folder_marks(TESTS / "bench" / "test_bench_kit.py") == ("bench",)
+    assert folder_marks(TESTS / "forms" / "test_forms.py") == ()
+    assert folder_marks(TESTS / "test_paths.py") == ()
+    assert folder_marks(Path("/elsewhere/interop/test_x.py")) == ()
 
 
 def test_every_test_of_the_run_has_one_kind_or_its_services(request: pytest.FixtureRequest) -> None:
@@ -90,6 +66,14 @@ def test_every_test_of_the_run_has_one_kind_or_its_services(request: pytest.Fixt
             item.nodeid,
             marked,
         )
+
+
+def test_the_fixtures_that_start_services_declare_them(request: pytest.FixtureRequest) -> None:
+    needs_of = {"redis_server": {"redis"}, "chromium": {"browser"}, "serve": {"process"}}
+    for item in request.session.items:
+        for name in set(needs_of) & set(getattr(item, "fixturenames", ())):
+            marked = {kind for kind in KINDS if item.get_closest_marker(kind) is not None}
+            assert marked == needs_of[name] or (marked - {"process"} and "unit" not in marked), (item.nodeid, name)
 
 
 # -- the guard -------------------------------------------------------------------------------------------

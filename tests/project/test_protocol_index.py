@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from support.paths import ROOT
 
 PAGE = ROOT / "docs" / "protocol.md"
@@ -15,6 +16,7 @@ TEXT = PAGE.read_text(encoding="utf-8")
 ENTRIES = {int(n) for n in re.findall(r"^## P(\d+)\. ", TEXT, flags=re.M)}
 
 
+@pytest.mark.process
 def test_the_index_lists_every_entry_as_the_tool_makes_it() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "protocol_index.py"), "--check"],

@@ -69,6 +69,7 @@ with open(OPENED, "a") as log:
 """
 
 pytestmark = [
+    pytest.mark.process,
     pytest.mark.skipif(sys.platform == "win32", reason="the tutorial's commands are POSIX shell"),
     pytest.mark.timeout(90),
 ]

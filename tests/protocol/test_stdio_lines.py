@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.markers import needs
 from support.paths import SERVERS
 from support.stdio import StdioPeer
 from wire import meta
@@ -64,6 +65,7 @@ def test_read_line_drops_an_oversized_line_to_its_newline(chunks: list[bytes], e
 
 
 @pytest.fixture
+@needs("process")
 def peer(tmp_path: Path) -> Iterator[StdioPeer]:
     p = StdioPeer(str(SERVERS / "guarded.py"), {"BATON_TEST_RUNLOG": str(tmp_path / "runs.log")})
     with p.process:
@@ -119,6 +121,7 @@ async def with_fake(check: Any) -> None:
         await transport.close()
 
 
+@pytest.mark.process
 def test_the_client_fails_the_one_pending_request_an_oversized_line_answers() -> None:
     async def check(transport: StdioTransport) -> None:
         with pytest.raises(ClientError, match="longer than"):
@@ -127,6 +130,7 @@ def test_the_client_fails_the_one_pending_request_an_oversized_line_answers() ->
     asyncio.run(with_fake(check))
 
 
+@pytest.mark.process
 def test_the_client_never_reads_the_rest_of_an_oversized_line() -> None:
     """Two requests pending: the long line cannot say whose it is, so neither fails; its tail, a response
     to one of them, is not taken for one, and the line after it is read as usual."""

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import support.terminal
+from support.markers import needs
 from support.terminal import CTRL_C, CTRL_D, ENTER
 
 pytestmark = [
@@ -107,6 +108,7 @@ class Terminal(support.terminal.Terminal):
 
 
 @pytest.fixture
+@needs("process")
 def terminal() -> Iterator[Any]:
     started: list[Terminal] = []
 
@@ -500,6 +502,7 @@ time.sleep(0.3)
 """
 
 
+@pytest.mark.process
 def test_log_lines_from_another_thread_never_land_inside_an_open_prompt_on_a_real_terminal() -> None:
     """A program that logs twenty lines a second while a person answers on a pty (protocol.md P92): nothing
     between the question's first line and the answer, every held line written after it."""

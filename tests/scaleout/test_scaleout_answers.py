@@ -2,7 +2,7 @@
 
 The instances share Redis (the ledger), and it carries the answers between them: an answer POSTed to an
 instance that does not hold the waiting request is passed on to the one that does, so sessions work
-behind nginx without affinity. Real processes, as in tests/test_scaleout_handshake.py (whose raw-HTTP
+behind nginx without affinity. Real processes, as in tests/scaleout/test_scaleout_handshake.py (whose raw-HTTP
 session and checks these tests reuse):
 
 - nginx round-robin (examples/deploy/nginx.conf without its `hash` line) in front of three instances:
@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 import pytest
 from scaleout import TARGET, Cluster, fixtures, run, running_cluster
+from support.markers import needs
 from support.redis_server import RedisServer
 from support.serve import start_server
 from test_http_handshake import Client, message_of, rpc, until
@@ -43,11 +44,13 @@ _, report = fixtures("scaleout-answers")  # `report` prints a figure after the t
 
 
 @pytest.fixture
+@needs("nginx", "redis")
 def round_robin(tmp_path: Path) -> Iterator[Cluster]:
     yield from running_cluster(tmp_path, args=ASK_TIMEOUT, round_robin=True)
 
 
 @pytest.fixture
+@needs("nginx", "redis")
 def hashed(tmp_path: Path) -> Iterator[Cluster]:
     yield from running_cluster(tmp_path, args=ASK_TIMEOUT)
 
@@ -146,6 +149,7 @@ def elsewhere_client(session: Client, url: str) -> Client:
     return other
 
 
+@pytest.mark.process
 def test_without_a_shared_redis_a_misdirected_answer_is_refused(tmp_path: Path) -> None:
     with two_instances(tmp_path, "sqlite:") as (a, b), asked_on(a, "lone") as (session, question, _):
         resp = elsewhere_client(session, b).answer(question["id"], CONFIRM)
@@ -155,6 +159,7 @@ def test_without_a_shared_redis_a_misdirected_answer_is_refused(tmp_path: Path) 
         assert session.answer(question["id"], CONFIRM).status_code == 202  # the right instance takes it
 
 
+@pytest.mark.redis
 def test_a_redis_outage_refuses_with_503_and_the_bus_comes_back(tmp_path: Path) -> None:
     redis = RedisServer(tmp_path)
     redis.start()

@@ -4,7 +4,7 @@ nginx runs examples/deploy/nginx.conf, which routes every request that carries `
 consistent hash of it, so a session's requests and the answers it POSTs to the server's
 `elicitation/create` reach the instance holding its open request; requests without one (initialize,
 every 2026-07-28 request) stay spread. The instances share only the key file and Redis, as in
-tests/test_scaleout.py (the harness and the `transfer` tool are the same: two questions, then one
+tests/scaleout/test_scaleout.py (the harness and the `transfer` tool are the same: two questions, then one
 recorded execution).
 
 - 64 concurrent sessions, each running `transfer` twice: initialize, notifications/initialized, then

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from loaddriver import LEDGER_DOWN
 from scaleout import Cluster
+from support.markers import needs
 from wire import accept, call
 
 pytestmark = pytest.mark.scaleout
@@ -111,16 +112,19 @@ def stall_during_claim(workdir: Path) -> Iterator[Interrupted]:
 
 
 @pytest.fixture(scope="module")
+@needs("nginx", "redis")
 def with_aof(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Interrupted]:
     yield from interrupt_final_round(tmp_path_factory.mktemp("aof"), persistent=True)
 
 
 @pytest.fixture(scope="module")
+@needs("nginx", "redis")
 def without_persistence(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Interrupted]:
     yield from interrupt_final_round(tmp_path_factory.mktemp("no-persistence"), persistent=False)
 
 
 @pytest.fixture(scope="module")
+@needs("nginx", "redis")
 def stalled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Interrupted]:
     yield from stall_during_claim(tmp_path_factory.mktemp("stall"))
 

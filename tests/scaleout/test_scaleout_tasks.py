@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from scaleout import Cluster, running_cluster
+from support.markers import needs
 from support.paths import SERVERS
 
 pytestmark = pytest.mark.scaleout
@@ -29,6 +30,7 @@ META = {
 
 
 @pytest.fixture
+@needs("nginx", "redis")
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
     target = str(SERVERS / "tasks_server.py")
     yield from running_cluster(tmp_path, count=2, target=target, env={"BATON_TEST_TASK_LEASE_MS": "1000"})

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from support.inprocess import InProcessServer, load_server
+from support.markers import needs
 from support.paths import ROOT
 from support.serve import RunningServer, start_server
 from test_http_handshake import Client, message_of, rpc, until
@@ -26,6 +27,7 @@ ANSWER = 40_000
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     log = tmp_path_factory.mktemp("hostile") / "server.log"
     with start_server("examples/everything.py", log=log, env={"BATON_DATA_DIR": str(log.parent)}) as server:
@@ -249,6 +251,7 @@ def test_an_answer_or_cancel_with_an_unsupported_version_is_refused_and_not_acte
 # -- megabyte trace headers in _meta, tracing on (P100) ---------------------------------------------------
 
 
+@pytest.mark.process
 def test_megabyte_trace_headers_are_answered_as_fast_as_none_over_http(tmp_path: Path) -> None:
     env = {"BATON_DATA_DIR": str(tmp_path), "OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none"}
     parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.markers import needs
 from support.paths import SERVERS
 from support.processes import free_port
 from support.serve import RunningServer, start_server
@@ -165,6 +166,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def server(workdir: Path) -> Iterator[RunningServer]:
     port = free_port()
     env = {"BATON_TEST_DIR": str(workdir), "BATON_DATA_DIR": str(workdir / "data")}
@@ -791,6 +793,7 @@ http = module.http
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningServer, Path]]:
     work = tmp_path_factory.mktemp("http-legacy-small")
     target = work / "small.py"

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import httpx
 import orjson
 import pytest
+from support.markers import needs
 from support.serve import RunningServer, start_server
 from wire import VERSION, call, headers_for, meta, post, request
 
@@ -16,6 +17,7 @@ SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     log = tmp_path_factory.mktemp("everything") / "server.log"
     with start_server("examples/everything.py", log=log, env={"BATON_DATA_DIR": str(log.parent)}) as server:

@@ -10,10 +10,13 @@ import time
 from pathlib import Path
 
 import orjson
+import pytest
 from support.paths import BATON
 from support.processes import PortOpen, free_port, start
 
 from baton.client import Client
+
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
 
 SOURCE = """
 from baton import Server

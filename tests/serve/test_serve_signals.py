@@ -18,6 +18,8 @@ import pytest
 from support.paths import SERVERS
 from support.stdio import StdioPeer
 
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
+
 GRACE_LINE = "still running after"  # what the server logs when the EOF grace ran out (P115)
 
 

@@ -132,6 +132,7 @@ def assert_no_baton_traceback(stderr: str) -> None:
     assert "importlib" not in stderr, stderr
 
 
+@pytest.mark.process
 def test_every_unsupported_parameter_of_every_handler_at_once(tmp_path: Path) -> None:
     done = serve(tmp_path, BAD_PARAMETERS)
     assert done.returncode == 2, done.stderr
@@ -151,6 +152,7 @@ def test_every_unsupported_parameter_of_every_handler_at_once(tmp_path: Path) ->
     assert "fine" not in done.stderr
 
 
+@pytest.mark.process
 def test_a_form_the_wire_cannot_carry_is_refused_where_the_tool_asks_it(tmp_path: Path) -> None:
     done = serve(tmp_path, BAD_FORMS)
     assert done.returncode == 2, done.stderr
@@ -164,6 +166,7 @@ def test_a_form_the_wire_cannot_carry_is_refused_where_the_tool_asks_it(tmp_path
     assert "2 problems" in done.stderr
 
 
+@pytest.mark.process
 def test_an_error_in_the_users_module_is_their_traceback_only(tmp_path: Path) -> None:
     done = serve(tmp_path, RAISES)
     assert done.returncode == 2, done.stderr
@@ -174,6 +177,7 @@ def test_an_error_in_the_users_module_is_their_traceback_only(tmp_path: Path) ->
     assert_no_baton_traceback(done.stderr)
 
 
+@pytest.mark.process
 def test_a_mistake_in_a_decorator_shows_the_users_line(tmp_path: Path) -> None:
     source = (
         'from baton import Server\nserver = Server("s")\n\n\n@server.tool(nmae="x")\ndef a() -> str:\n    return "a"\n'
@@ -185,6 +189,7 @@ def test_a_mistake_in_a_decorator_shows_the_users_line(tmp_path: Path) -> None:
     assert_no_baton_traceback(done.stderr)
 
 
+@pytest.mark.process
 def test_a_syntax_error_is_shown_as_python_shows_it(tmp_path: Path) -> None:
     done = serve(tmp_path, "from baton import Server\ndef broken(:\n    pass\n")
     assert done.returncode == 2
@@ -192,6 +197,7 @@ def test_a_syntax_error_is_shown_as_python_shows_it(tmp_path: Path) -> None:
     assert_no_baton_traceback(done.stderr)
 
 
+@pytest.mark.process
 def test_typos_in_the_target_get_did_you_mean(tmp_path: Path) -> None:
     source = 'from baton import Server\nshop = Server("shop")\n'
     done = serve(tmp_path, source, "app.py:shp")
@@ -202,6 +208,7 @@ def test_typos_in_the_target_get_did_you_mean(tmp_path: Path) -> None:
     assert done.stderr.strip() == "baton serve: no such file: ap.py; did you mean 'app.py'?"
 
 
+@pytest.mark.process
 def test_a_stdio_command_without_dashes_gets_a_hint(tmp_path: Path) -> None:
     done = subprocess.run(
         [BATON, "tools", "baton", "serve", "app.py", "--stdio"],

@@ -136,6 +136,7 @@ def _no_public_url(monkeypatch: pytest.MonkeyPatch) -> None:
 # -- the connect kit -------------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("transport", ["--http", "--stdio"])
 def test_secret_without_a_public_url_is_refused_at_start(tmp_path: Path, transport: str) -> None:
     target = write(tmp_path, SECRET_TOOL)
@@ -144,6 +145,7 @@ def test_secret_without_a_public_url_is_refused_at_start(tmp_path: Path, transpo
     assert "Server(public_url='https://...') or $BATON_PUBLIC_URL" in err
 
 
+@pytest.mark.process
 def test_https_public_url_without_a_principal_hook_is_refused_over_http(tmp_path: Path) -> None:
     target = write(tmp_path, SECRET_TOOL, ', public_url="https://mcp.example.com"')
     err = refused(target, *http())
@@ -154,6 +156,7 @@ def test_https_public_url_without_a_principal_hook_is_refused_over_http(tmp_path
     assert "connect pages: https://mcp.example.com/connect/" in done.stderr
 
 
+@pytest.mark.process
 def test_a_kit_given_to_the_server_is_checked_even_if_no_handler_is_seen_using_it(tmp_path: Path) -> None:
     err = refused(write(tmp_path, DECLARED_KIT), *http())
     assert "the connect kit given to Server(connect=...) needs the server's public URL" in err
@@ -220,6 +223,7 @@ def test_which_handlers_are_seen_using_the_connect_kit() -> None:
 # -- the ledger, the keys, the address -------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_an_unreachable_ledger_is_refused_when_single_use_is_on(tmp_path: Path) -> None:
     nobody = f"redis://127.0.0.1:{free_port()}/0"
     err = refused(write(tmp_path, SINGLE_USE, "single_use=True"), *http(), env={"BATON_LEDGER": nobody})
@@ -238,6 +242,7 @@ def test_an_unreachable_ledger_is_not_looked_at_without_single_use(serve, tmp_pa
     assert call(server.url, "transfer", {"amount": 1}).json()["result"]["resultType"] == "input_required"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("env", "setting"),
     [
@@ -253,6 +258,7 @@ def test_keys_that_cannot_be_loaded_are_refused(tmp_path: Path, env: dict[str, s
     assert setting.format(tmp=tmp_path) in err
 
 
+@pytest.mark.process
 def test_a_taken_port_is_refused(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -302,6 +308,7 @@ def test_named_instances_with_a_local_ledger_are_warned(serve, tmp_path: Path) -
     assert "ledger is local" not in text
 
 
+@pytest.mark.process
 def test_stdio_says_it_on_stderr_and_keeps_stdout_for_protocol_messages(tmp_path: Path) -> None:
     line = b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{'
     line += (
@@ -320,6 +327,7 @@ def test_stdio_says_it_on_stderr_and_keeps_stdout_for_protocol_messages(tmp_path
 # -- baton keys -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_keys_init_creates_the_file_and_says_where(tmp_path: Path) -> None:
     key_file = tmp_path / "ring" / "state-keys"
     done = baton("keys", "init", env={"BATON_KEY_FILE": str(key_file)})
@@ -333,6 +341,7 @@ def test_keys_init_creates_the_file_and_says_where(tmp_path: Path) -> None:
     assert key_file.read_text().startswith(f"{kid}:")  # untouched
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("action", [["list"], ["rotate"], ["add"], ["promote", "k1"], ["retire", "k1"]])
 def test_every_action_on_a_missing_key_file_says_so_and_creates_nothing(tmp_path: Path, action: list[str]) -> None:
     key_file = tmp_path / "absent"
@@ -342,6 +351,7 @@ def test_every_action_on_a_missing_key_file_says_so_and_creates_nothing(tmp_path
     assert not key_file.exists()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     "args",
     [
@@ -373,6 +383,7 @@ async def forecast(ctx: Context, city: str) -> str:
 """
 
 
+@pytest.mark.process
 def test_a_stdio_server_uses_the_pages_of_an_http_server_beside_it(tmp_path: Path) -> None:
     """The recipe of docs/server.md: the same file served over HTTP (same data directory, so the same key
     file, tickets and vault) serves the pages; the browser user signs in as the stdio caller, os:<user>."""

@@ -12,6 +12,8 @@ import pytest
 from support.paths import BATON, ROOT, SERVERS
 from support.stdio import StdioPeer
 
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
+
 
 @pytest.fixture
 def peer(tmp_path: Path) -> Iterator[StdioPeer]:

@@ -12,6 +12,8 @@ from support.paths import SERVERS
 from support.stdio import StdioPeer
 from wire import meta
 
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
+
 HANDSHAKE = "2025-11-25"
 CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
 

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import pytest
 from scaleout import Cluster, running_cluster
+from support.markers import needs
 from support.paths import BATON, ROOT, SERVERS
 from support.peer_venvs import ensure_venv, peer_env
 from support.processes import free_port
@@ -86,6 +87,7 @@ def press(page: Any, button: str) -> str:
 
 
 @pytest.fixture
+@needs("process")
 def demo(tmp_path: Path) -> Iterator[RunningServer]:
     port = free_port()
     env = {"BATON_PUBLIC_URL": f"http://127.0.0.1:{port}", "BATON_LEDGER": "memory:", "BATON_CONNECT_STORE": "memory:"}
@@ -100,6 +102,7 @@ def asks_server(tmp_path: Path, **env: str) -> Any:
 
 
 @pytest.fixture
+@needs("process")
 def asks(tmp_path: Path) -> Iterator[RunningServer]:
     with asks_server(tmp_path, BATON_LEDGER="memory:") as running:
         yield running
@@ -277,6 +280,7 @@ def test_an_expired_link_says_so(tmp_path: Path, hosts: Callable[..., Host], peo
         assert link_in(alice.call("choose", topic="attic")) != late
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
 def test_on_stdio_there_is_no_page_and_the_error_rung_answers(protocol: str) -> None:
     """Over stdio no HTTP serves a page: a page tool's question ends the call as "error" does: -32021 in
@@ -324,6 +328,7 @@ def test_mcp1_host_without_elicitation(demo: RunningServer, people: Callable[[],
 
 
 @pytest.fixture
+@needs("nginx", "redis")
 def pair(tmp_path: Path) -> Iterator[Cluster]:
     yield from running_cluster(tmp_path, count=2, round_robin=True, target=PAGE_ASKS, public_url=True)
 

@@ -38,6 +38,7 @@ def call_over_stdio(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[
     return serve_once(tmp_path, "chatty.py", "--stdio", *flags, messages=[request])
 
 
+@pytest.mark.process
 def test_ctx_log_shows_at_info_without_a_flag_and_a_flag_applies_to_it(tmp_path: Path) -> None:
     done = call_over_stdio(tmp_path)
     assert done.returncode == 0, done.stderr
@@ -52,6 +53,7 @@ def test_ctx_log_shows_at_info_without_a_flag_and_a_flag_applies_to_it(tmp_path:
     assert "a debug line" in loud.stderr, loud.stderr
 
 
+@pytest.mark.process
 def test_log_level_is_explained_by_help() -> None:
     done = subprocess.run([BATON, "serve", "--help"], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0

@@ -280,6 +280,7 @@ def test_resource_errors_over_http(serve, reports: str) -> None:  # type: ignore
     assert answers["q1"]["result"]["contents"][0]["text"] == "report q1"
 
 
+@pytest.mark.process
 def test_resource_errors_in_a_2025_11_25_session_over_stdio(reports: str) -> None:
     lines = [
         {

@@ -45,6 +45,7 @@ def kids(path: Path) -> list[str]:
     return [line.split(":", 1)[0] for line in path.read_text().split()]
 
 
+@pytest.mark.process
 def test_ring_follows_its_file(key_file: Path) -> None:
     ring = KeyRing.from_file(key_file)
     assert ring.current.kid == "old" and ring.version == 0
@@ -64,6 +65,7 @@ def test_an_unknown_kid_makes_the_ring_look_at_once(key_file: Path, monkeypatch:
     assert ring.current.kid == "new"
 
 
+@pytest.mark.process
 def test_a_key_added_just_after_the_ring_looked_opens_at_once(key_file: Path) -> None:
     # The race the scale-out rotation test met: instance A looks at the file, the key is rotated, and
     # instance B (which looked after the rotation) seals a token that reaches A a moment later.
@@ -114,6 +116,7 @@ def test_write_key_file_is_private_and_validates(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["k"]  # no temporary file left behind
 
 
+@pytest.mark.process
 def test_derived_keys_follow_a_rotation(key_file: Path) -> None:
     ring = KeyRing.from_file(key_file)
     derived = DerivedKeys(ring, "test label")
@@ -126,6 +129,7 @@ def test_derived_keys_follow_a_rotation(key_file: Path) -> None:
     assert derived.all() == [new_key, old_key]
 
 
+@pytest.mark.process
 def test_vault_records_and_sessions_open_across_a_rotation(key_file: Path) -> None:
     asyncio.run(_vault_and_sessions_across_a_rotation(key_file))
 
@@ -153,6 +157,7 @@ async def _vault_and_sessions_across_a_rotation(key_file: Path) -> None:
     assert sessions_b.check_csrf(session, "t1", sessions_a.csrf(session, "t1"))
 
 
+@pytest.mark.process
 def test_cli_rotate_add_promote_retire(key_file: Path) -> None:
     assert keys("list", key_file=key_file).stdout == "old\tseals and opens\n"
     r = keys("rotate", key_file=key_file)
@@ -175,6 +180,7 @@ def test_cli_rotate_add_promote_retire(key_file: Path) -> None:
     assert key_file.read_text().split(":")[1][:8] not in listed  # never prints secrets
 
 
+@pytest.mark.process
 def test_cli_errors(tmp_path: Path) -> None:
     r = keys("list", key_file=tmp_path / "absent")
     assert r.returncode == 1 and "no key file at" in r.stderr

@@ -259,7 +259,9 @@ async def worker(url: str, prefix: str) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("kind", ["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+@pytest.mark.parametrize(
+    "kind", [pytest.param("sqlite", marks=pytest.mark.process), pytest.param("redis", marks=pytest.mark.redis)]
+)
 def test_two_processes_claim_each_token_once(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     if kind == "sqlite":
         url, prefix = f"sqlite://{tmp_path}/shared.sqlite3", ""
@@ -326,6 +328,7 @@ def test_sqlite_unreachable_fails_closed(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+@pytest.mark.process
 def test_redis_unreachable_fails_closed() -> None:
     async def main() -> None:
         async with ledger_from_url(f"redis://:hunter2@127.0.0.1:{free_port()}/0") as ledger:
@@ -338,6 +341,7 @@ def test_redis_unreachable_fails_closed() -> None:
     asyncio.run(main())
 
 
+@pytest.mark.redis
 def test_redis_outage_fails_closed_then_recovers(tmp_path: Path) -> None:
     server = RedisServer(tmp_path)
     server.start()

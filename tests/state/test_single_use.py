@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support.markers import needs
 from support.paths import SERVERS
 from support.redis_server import RedisServer
 from support.serve import RunningServer
@@ -66,6 +67,7 @@ def settle(urls: list[str], message: dict, responses: list[httpx.Response]) -> l
 
 
 @pytest.fixture(params=["sqlite", "redis"])
+@needs("redis")
 def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite://{tmp_path}/ledger.sqlite3"
@@ -102,6 +104,7 @@ def test_duplicate_from_another_principal_is_refused(serve, ledger_url: str, tmp
     assert len(runs(log)) == 1
 
 
+@pytest.mark.redis
 def test_redis_outage_fails_closed_then_recovers(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     redis_server = RedisServer(tmp_path)
     redis_server.start()

@@ -311,6 +311,7 @@ def _race_worker(path: str, barrier: Any, out: Any) -> None:
     out.put(KeyRing.from_file(Path(path)).current.encode())
 
 
+@pytest.mark.process
 @pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="needs fork")
 def test_processes_racing_to_create_the_key_file_agree(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("fork")

@@ -1,4 +1,4 @@
-"""Running `baton install` as a user would, into a throw-away home: the tests of tests/test_install*.py."""
+"""Running `baton install` as a user would, into a throw-away home: the tests of tests/cli/test_install*.py."""
 
 from __future__ import annotations
 

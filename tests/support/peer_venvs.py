@@ -15,7 +15,7 @@ itself comes from apt-get when it is missing and we are root.
 | `mcp` | `mcp==2.3.0` | peers/mcp_*.py (2026-07-28), peers/legacy_mcp2_client.py (its legacy mode) |
 | `fastmcp` | `fastmcp==4.1.6` | peers/fastmcp_*.py |
 | `mcp1` | `mcp==1.30.0` | peers/legacy_mcp1_*.py (2025-11-25, the last 1.x) |
-| `mcp-fuzzer` | `mcp-fuzzer==0.7.0` | tests/test_mcp_fuzzer.py (the public MCP fuzzer) |
+| `mcp-fuzzer` | `mcp-fuzzer==0.7.0` | tests/conformance/test_mcp_fuzzer.py (the public MCP fuzzer) |
 """
 
 from __future__ import annotations

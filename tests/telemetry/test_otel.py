@@ -30,6 +30,8 @@ from baton.telemetry.never import resource_uri, screen
 sys.path.insert(0, str(ROOT / "bench"))
 from otlp_sink import OtlpSink, tree
 
+pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
+
 SERVER = "tests/servers/otel_server.py"
 CARD = "CARD-SECRET-4111"
 ANSWER = "ANSWER-SECRET-7f3a"

@@ -2,7 +2,7 @@
 protocol.md P109): the same buckets, count, sum, min and max as the SDK's histogram given the same points, in
 one batch with the SDK's own metrics, with either temporality, bounded in series, and gone with their reader.
 
-The end-to-end path (`baton serve` exporting to a real OTLP/HTTP receiver) is in tests/test_otel.py.
+The end-to-end path (`baton serve` exporting to a real OTLP/HTTP receiver) is in tests/telemetry/test_otel.py.
 """
 
 from __future__ import annotations
@@ -193,6 +193,7 @@ def test_values_the_sdk_drops_are_dropped_and_types_keep_series_apart() -> None:
     assert sorted(type(p.attributes["x"]).__name__ for p in histogram.collect(0)) == ["bool", "float", "int"]
 
 
+@pytest.mark.process
 def test_a_meter_provider_the_application_set_first_gets_batons_points() -> None:
     """The application set its own meter provider before `baton serve`'s set-up ran: the SDK refuses Baton's,
     so Baton's is shut down, no table is left, and the histogram reaches the application's reader."""
@@ -213,6 +214,7 @@ def test_a_meter_provider_the_application_set_first_gets_batons_points() -> None
     assert [p["gen_ai.tool.name"] for p in found["points"]] == ["ok"]
 
 
+@pytest.mark.process
 def test_an_exporter_that_wants_exponential_histograms_gets_the_sdks() -> None:
     """`OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=base2_exponential_bucket_histogram`: Baton keeps
     no table of its own, and the SDK's histogram records the points the way the exporter asks."""

@@ -332,6 +332,7 @@ def _pytest(tmp_path: Path, *extra_path: Path, autoload: bool = True) -> subproc
     )
 
 
+@pytest.mark.process
 def test_pytest_loads_the_plugin_by_its_entry_point(tmp_path: Path) -> None:
     """An installed distribution that declares the entry point (here a bare dist-info) makes pytest load the
     fixtures with no -p and no conftest; with entry points off, the fixtures are unknown (so nothing else
