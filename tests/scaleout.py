@@ -17,13 +17,13 @@ import collections
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 import uvloop
+from support import processes
 from support.markers import needs
 from support.paths import BATON, ROOT, SERVERS
 from support.processes import PortOpen, Process, free_port, spawn, start
@@ -284,7 +284,7 @@ class Cluster:
         """`BATON_KEY_FILE=F baton keys rotate`; returns the new sealing key id."""
         env = {**os.environ, "BATON_KEY_FILE": str(self.key_file)}
         command = [BATON, "keys", "rotate"]
-        done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=30, env=env)
+        done = processes.run(command, check=False, capture_output=True, text=True, timeout=30, env=env)
         assert done.returncode == 0, done.stderr
         return self.key_file.read_text().split(":", 1)[0]
 

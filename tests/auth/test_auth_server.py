@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from support import processes
 from support.markers import needs
 from support.oauth import AuthServer, log_in, start_as, start_protected
 from support.paths import BATON, ROOT, SERVERS
@@ -396,7 +396,7 @@ def test_baton_serve_auth_issuer_discovers_the_issuer_and_protects_the_server(tm
 @pytest.mark.process
 def test_baton_serve_refuses_an_issuer_it_cannot_discover() -> None:
     dead = f"http://127.0.0.1:{free_port()}"
-    done = subprocess.run(
+    done = processes.run(
         [BATON, "serve", str(SERVERS / "oauth_plain.py"), "--http", f"127.0.0.1:{free_port()}",
          "--auth-issuer", dead, "--auth-audience", "http://127.0.0.1:1/mcp"],
         capture_output=True, text=True, timeout=60, cwd=ROOT, check=False,
@@ -404,7 +404,7 @@ def test_baton_serve_refuses_an_issuer_it_cannot_discover() -> None:
     assert done.returncode == 2
     assert "cannot discover the authorization server" in done.stderr
     assert "/.well-known/oauth-authorization-server" in done.stderr
-    missing = subprocess.run(
+    missing = processes.run(
         [BATON, "serve", str(SERVERS / "oauth_plain.py"), "--auth-issuer", dead],
         capture_output=True, text=True, timeout=60, cwd=ROOT, check=False,
     )  # fmt: skip
@@ -413,7 +413,7 @@ def test_baton_serve_refuses_an_issuer_it_cannot_discover() -> None:
 
 @pytest.mark.process
 def test_baton_serve_stdio_notes_that_auth_options_are_for_http() -> None:
-    done = subprocess.run(
+    done = processes.run(
         [BATON, "serve", str(SERVERS / "oauth_plain.py"), "--stdio",
          "--auth-issuer", f"http://127.0.0.1:{free_port()}", "--auth-audience", "http://127.0.0.1:1/mcp"],
         capture_output=True, text=True, timeout=60, cwd=ROOT, check=False, input="",
@@ -424,7 +424,7 @@ def test_baton_serve_stdio_notes_that_auth_options_are_for_http() -> None:
 
 @pytest.mark.process
 def test_a_scoped_tool_without_auth_is_refused_at_start_up(tmp_path: Path) -> None:
-    done = subprocess.run(
+    done = processes.run(
         [BATON, "serve", str(SERVERS / "oauth_plain.py"), "--http", f"127.0.0.1:{free_port()}"],
         capture_output=True, text=True, timeout=60, cwd=ROOT, check=False,
     )  # fmt: skip

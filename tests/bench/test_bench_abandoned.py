@@ -3,17 +3,17 @@ wait, a full session refuses one more with the per-session sentence, and closed 
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import orjson
 import pytest
+from support import processes
 from support.paths import ROOT
 
 
 @pytest.mark.process
 def test_the_abandoned_calls_bench_prints_its_figures() -> None:
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "bench/abandoned_asks.py", "--calls", "70", "--waves", "1", "--json"],
         cwd=ROOT,
         capture_output=True,

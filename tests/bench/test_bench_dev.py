@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import orjson
 import pytest
+from support import processes
 from support.paths import ROOT
 
 
 @pytest.mark.process
 def test_the_dev_page_bench_prints_its_figures() -> None:
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "bench/dev_page.py", "--runs", "1", "--json"],
         cwd=ROOT,
         capture_output=True,

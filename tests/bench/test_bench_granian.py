@@ -3,17 +3,17 @@ reports (a tiny run: the figures' sizes are not judged here, only that both serv
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import orjson
 import pytest
+from support import processes
 from support.paths import ROOT
 
 
 @pytest.mark.process
 def test_the_granian_bench_prints_its_figures() -> None:
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "bench/granian_compare.py", "--pairs", "1", "--pair-n", "200", "--levels", "1", "--json"],
         cwd=ROOT,
         capture_output=True,

@@ -9,11 +9,11 @@ figures are (a run this short cannot measure them). The mcp-otel venv is made un
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support import processes
 from support.paths import ROOT
 
 pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
@@ -37,7 +37,7 @@ def test_otel_compare_prints_one_json_object(tmp_path: Path) -> None:
     small = ["--pairs", "2", "--pair-n", "200", "--warmup", "10", "--time-limit", "60"]
     extras = ["--floor-n", "2000", "--floor-runs", "1", "--ab-n", "50", "--ab-runs", "1", "--baseline", "HEAD"]
     argv = [sys.executable, SCRIPT, "--python", sys.executable, "--json", *small, *extras, "--out", str(tmp_path)]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=240, check=False)
+    done = processes.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=240, check=False)
     assert done.returncode in (0, 1), done.stderr  # 1: a target missed, as a run this short may
     figures = json.loads(done.stdout)  # one object and nothing else on stdout
     for key in [*FIGURES, *RATIOS]:
@@ -76,7 +76,7 @@ def test_otel_compare_prints_one_json_object(tmp_path: Path) -> None:
 
 
 def test_otel_compare_refuses_bad_arguments_in_one_line() -> None:
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, SCRIPT, "--pairs", "0"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 2

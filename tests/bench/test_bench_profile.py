@@ -6,13 +6,14 @@ import subprocess
 import sys
 
 import pytest
+from support import processes
 from support.paths import ROOT
 
 pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
 
 
 def profile(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return processes.run(
         [sys.executable, str(ROOT / "bench" / "profile.py"), *args],
         check=False,
         capture_output=True,

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import processes
 from support.paths import ROOT
 
 pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
@@ -23,7 +24,7 @@ TREE_AB = str(ROOT / "bench" / "tree_ab.py")
 def test_this_tree_against_its_own_head_measures_both_over_http(tmp_path: Path, traced: list[str]) -> None:
     out = tmp_path / "ab.json"
     small = ["-c", "2", "--pairs", "2", "--pair-n", "200", "--json", str(out)]
-    run = subprocess.run(
+    run = processes.run(
         [sys.executable, TREE_AB, "--ref", "HEAD", *small, *traced],
         cwd=ROOT,
         check=False,
@@ -50,7 +51,7 @@ def test_an_unknown_ref_or_a_bad_level_is_one_line_and_exit_2() -> None:
         (["--ref", "no-such-ref-anywhere"], "git cannot archive 'no-such-ref-anywhere'"),
         (["--ref", "HEAD", "-c", "x"], "--concurrency"),
     ):
-        run = subprocess.run(
+        run = processes.run(
             [sys.executable, TREE_AB, *args], cwd=ROOT, check=False, capture_output=True, text=True, timeout=60
         )
         assert run.returncode == 2, run.stderr
@@ -59,7 +60,7 @@ def test_an_unknown_ref_or_a_bad_level_is_one_line_and_exit_2() -> None:
 
 def test_ctrl_c_stops_both_servers_and_exits_130_without_a_traceback() -> None:
     """SIGINT while the pairs run: both servers (started in sessions of their own) are stopped, exit 130."""
-    proc = subprocess.Popen(
+    proc = processes.popen(
         [sys.executable, TREE_AB, "--ref", "HEAD", "-c", "2", "--pairs", "50", "--pair-n", "300"],
         cwd=ROOT,
         stdout=subprocess.PIPE,

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.oauth import log_in, start_as, start_protected
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv, peer_env
@@ -42,7 +43,7 @@ def _host(scenario: str, url: str, *options: str) -> tuple[dict[str, Any], str]:
     """Run the mcp 1.30 host on `baton bridge URL`; its report, and what the bridge wrote on stderr."""
     python = ensure_venv("mcp1")
     command = [str(python), str(ROOT / "peers" / "bridge_mcp1_host.py"), scenario, "--", BATON, "bridge", *options, url]
-    done = subprocess.run(
+    done = processes.run(
         command, capture_output=True, text=True, timeout=HOST_TIMEOUT_S, cwd=ROOT, env=peer_env(), check=False
     )
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -184,7 +185,7 @@ class _Bridge:
     """`baton bridge URL` driven line by line, as a host drives it."""
 
     def __init__(self, url: str, *options: str) -> None:
-        self.proc = subprocess.Popen(
+        self.proc = processes.popen(
             [BATON, "bridge", *options, url],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

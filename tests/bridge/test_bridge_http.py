@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.markers import needs
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv
@@ -38,7 +39,7 @@ class Bridge:
 
     def __init__(self, command: list[str], *options: str, log: Path) -> None:
         self.log = log
-        self.proc = subprocess.Popen(
+        self.proc = processes.popen(
             [BATON, "bridge", "--serve-http", "0", *options, "--", *command],
             stdout=subprocess.PIPE,
             stderr=log.open("wb"),
@@ -236,7 +237,7 @@ def test_the_stdio_servers_list_changes_reach_a_listen_stream(bridge: Any, serve
 @pytest.mark.process
 def test_a_stdio_server_that_does_not_start_is_one_line_and_exit_1() -> None:
     command = [BATON, "bridge", "--serve-http", "0", "--", "sh", "-c", "echo broken >&2; exit 3"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    done = processes.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.splitlines() == [
         "broken",  # the server's own stderr

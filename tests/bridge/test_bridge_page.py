@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import pytest
 from playwright.sync_api import Page, expect
+from support import processes
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv, peer_env
 from support.serve import RunningServer
@@ -76,7 +77,7 @@ def test_an_mcp1_host_without_elicitation_gets_its_question_asked_on_the_page(
     server = serve(EVERYTHING)
     python = ensure_venv("mcp1")
     command = [str(python), str(ROOT / "peers" / "bridge_mcp1_host.py"), "mute", "--", BATON, "bridge"]
-    host = subprocess.Popen(
+    host = processes.popen(
         [*command, "--no-browser", server.url],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.markers import needs
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, ensure_venv, peer_env
@@ -35,7 +35,7 @@ def test_the_typescript_sdk_v1_host_reaches_a_2026_server_through_the_bridge(
 ) -> None:
     server = serve(str(ROOT / "examples" / "everything.py"))
     command = [node(), str(ROOT / "peers" / "bridge_ts_host.mjs"), str(ensure_ts_sdk()), "--", BATON, "bridge"]
-    done = subprocess.run(
+    done = processes.run(
         [*command, server.url], capture_output=True, text=True, timeout=90, cwd=ROOT, env=peer_env(), check=False
     )
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]

@@ -6,6 +6,7 @@ import subprocess
 import time
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT, SERVERS
 from wire import accept, call, post, request
 
@@ -15,7 +16,7 @@ INSTANCE_HEADER = "baton-instance"  # src/baton/serve/http.py: $BATON_INSTANCE, 
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([BATON, *args], cwd=ROOT, capture_output=True, text=True, timeout=30, check=False)
+    return processes.run([BATON, *args], cwd=ROOT, capture_output=True, text=True, timeout=30, check=False)
 
 
 def test_missing_target_is_a_clear_error() -> None:

@@ -6,6 +6,7 @@ import subprocess
 import time
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT, SERVERS
 from support.terminal import ENTER, Terminal
 
@@ -14,9 +15,7 @@ from baton.client import Tool
 
 
 def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [BATON, *args], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60, check=False
-    )
+    return processes.run([BATON, *args], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60, check=False)
 
 
 def test_tools_lists_names_and_parameters(serve) -> None:  # type: ignore[no-untyped-def]

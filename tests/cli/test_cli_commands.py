@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT
 from support.peer_venvs import ensure_venv, peer_env
 from support.serve import RunningServer
@@ -29,7 +30,7 @@ STDIO_ASKING = ["--", BATON, "serve", ASKING, "--stdio"]
 
 
 def run_cli(*args: str, stdin: str = "", env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return processes.run(
         [BATON, *args], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60, check=False, env=env
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT
 
 pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
@@ -14,7 +15,7 @@ STDIO = ("--", BATON, "serve", "examples/everything.py", "--stdio")
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([BATON, *args], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    return processes.run([BATON, *args], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
 
 
 def test_call_shows_a_tasks_status_and_answers_its_question() -> None:

@@ -8,12 +8,12 @@ import asyncio
 import json
 import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.install import baton, configs
 from support.paths import ROOT
 from support.peer_venvs import ensure_venv, peer_env
@@ -69,7 +69,7 @@ def test_each_host_file_matches_its_golden_file_and_starts_from_anywhere(
     entry = json.loads(written.read_text())[key]["projects"]
     assert entry["env"] == {"PROJECTS_NOTE": "kept secret"}
     # as a host starts it: only its command, arguments and variables, from /
-    listed = subprocess.run(
+    listed = processes.run(
         [str(ensure_venv("mcp1")), str(ROOT / "peers" / "legacy_mcp1_host.py"), json.dumps(entry)],
         capture_output=True, text=True, timeout=120, check=False, env=peer_env(),
     )  # fmt: skip

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support import processes
 from support.install import UNPRIVILEGED, baton
 from support.paths import BATON, ROOT
 
@@ -101,7 +102,7 @@ def test_thirty_pairs_of_concurrent_installs_keep_every_entry(tmp_path: Path) ->
             env = {**os.environ, "HOME": str(home)}
             for name in ("first", "second"):
                 command = [BATON, "install", "cursor", URL, "--name", name]
-                started.append((pair, subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)))
+                started.append((pair, processes.popen(command, env=env, stdout=subprocess.PIPE, text=True)))
         for _, process in started:
             out = process.communicate(timeout=120)[0]
             assert process.returncode == 0 and "added" in out, out
@@ -176,7 +177,7 @@ def test_a_server_file_in_an_unreadable_folder_is_one_line(tmp_path: Path) -> No
     locked.chmod(0)
     try:
         done = baton(tmp_path, "cursor", str(server), modes_apply=True)
-        serve = subprocess.run(
+        serve = processes.run(
             [*(UNPRIVILEGED if os.geteuid() == 0 else []), BATON, "serve", str(server), "--stdio"],
             capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
         )  # fmt: skip

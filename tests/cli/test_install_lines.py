@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import sys
 import tomllib
 
 import pytest
+from support import processes
 from support.paths import ROOT
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -43,7 +43,7 @@ def test_an_install_line_works_from_a_checkout(doc: str, line: str) -> None:
     assert targets and all(t == "." or t.startswith(".[") for t in targets), (
         f"{doc}: {line!r} installs something other than this checkout"
     )
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "-m", "pip", *words[1:], "--dry-run", "--quiet"],
         cwd=ROOT,
         capture_output=True,

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT
 
 pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
@@ -16,7 +17,7 @@ EVERYTHING = [BATON, "serve", "examples/everything.py", "--stdio"]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([BATON, *args], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    return processes.run([BATON, *args], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
 
 
 def test_skills_lists_and_shows_a_skill_verified() -> None:
@@ -75,7 +76,7 @@ def test_serve_refuses_a_bad_skills_folder_each_problem_at_its_file(tmp_path: Pa
     write(tmp_path / "outside.txt", "secret")
     os.symlink(tmp_path / "outside.txt", folder / "good" / "leak.txt")
     app = write(tmp_path / "app.py", SERVER.format(folder=str(folder), extra=""))
-    done = subprocess.run(
+    done = processes.run(
         [BATON, "serve", str(app), "--stdio"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 2, (done.returncode, done.stderr)

@@ -12,7 +12,6 @@ import base64
 import json
 import logging
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -22,6 +21,7 @@ from typing import Any, TypeVar
 
 import pytest
 from servers.mock_mcp import Delay, Err, MockMcp, Seen, Sse
+from support import processes
 from support.markers import needs
 from support.paths import BATON, ROOT, SERVERS
 from support.processes import free_port
@@ -284,7 +284,7 @@ print(json.dumps({
 def test_deprecated_capabilities_warn_once_per_process(tmp_path: Path) -> None:
     script = tmp_path / "deprecations.py"
     script.write_text(DEPRECATION_SCRIPT)
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=30, check=True)
+    out = processes.run([sys.executable, str(script)], capture_output=True, text=True, timeout=30, check=True)
     data = json.loads(out.stdout)
     got = data["warnings"]
     assert [w[0] for w in got] == ["DeprecationWarning", "DeprecationWarning"], got
@@ -950,7 +950,7 @@ asyncio.run(main())
 def resume_elsewhere(tmp_path: Path, url: str, saved: str) -> dict[str, Any]:
     script = tmp_path / "resume.py"
     script.write_text(RESUME_SCRIPT)
-    out = subprocess.run(
+    out = processes.run(
         [sys.executable, str(script), url], input=saved.encode(), capture_output=True, timeout=60, check=False
     )
     assert out.returncode == 0, out.stderr.decode()

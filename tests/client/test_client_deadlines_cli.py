@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT
 
 from baton.client import Accepted, Client, Question
@@ -38,7 +39,7 @@ def test_a_person_slower_than_the_deadline_in_either_version(serve: Any, protoco
 
 
 def baton(*args: str, stdin: int | None = subprocess.DEVNULL, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return processes.run(
         [BATON, *args], cwd=ROOT, stdin=stdin, capture_output=True, text=True, timeout=timeout, check=False
     )
 
@@ -111,7 +112,7 @@ def test_timeout_and_a_wrong_path(serve: Any) -> None:
 def test_ctrl_c_while_waiting_on_a_silent_stdio_server_exits_130_without_a_traceback(tmp_path: Path) -> None:
     started = tmp_path / "started"
     silent = f"import pathlib, time; pathlib.Path({str(started)!r}).touch(); time.sleep(120)"
-    proc = subprocess.Popen(
+    proc = processes.popen(
         [BATON, "tools", "--", sys.executable, "-c", silent],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
@@ -165,7 +166,7 @@ def test_ctrl_c_during_a_call_cancels_it_on_the_wire(serve: Any, tmp_path: Path,
         words = [serve(str(tmp_path / "slow.py"), env=env).url, "slow"]
     else:
         words = ["slow", "--", BATON, "serve", str(tmp_path / "slow.py"), "--stdio"]
-    proc = subprocess.Popen(
+    proc = processes.popen(
         [BATON, "call", *words],
         cwd=ROOT,
         env=env,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import html
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Coroutine, Iterator
@@ -22,6 +21,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 from servers.mock_mcp import Err, MockMcp, Raw
+from support import processes
 from support.paths import ROOT
 from support.processes import free_port
 from support.serve import RunningServer, start_server
@@ -56,7 +56,7 @@ def test_the_step_mode_snippet_runs_as_printed(serve: Serve) -> None:
     snippet = step_mode_snippet()
     assert "from baton.client import" in snippet and "Client(" in snippet and DOCS_URL in snippet
     server = serve("examples/projects.py")
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "-c", snippet.replace(DOCS_URL, server.url)],
         cwd=ROOT,
         capture_output=True,

@@ -30,6 +30,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 import pytest
 from playwright.sync_api import expect
+from support import processes
 from support.dev import baton_dev
 from support.markers import needs
 from support.oauth import AuthServer, start_as, start_protected
@@ -355,7 +356,7 @@ def test_baton_call_logs_in_through_the_browser_and_keeps_the_token_for_the_next
     env = {**os.environ, "BATON_DATA_DIR": str(tmp_path / "data"), "BROWSER": f"{sys.executable} {script} %s {opened}"}
 
     def baton(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([BATON, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+        return processes.run([BATON, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
 
     done = baton("call", server.url, "whoami")
     assert done.returncode == 0, done.stderr
@@ -380,7 +381,7 @@ def test_ctrl_c_while_waiting_for_the_login_exits_130_without_a_traceback(
 ) -> None:
     """A browser that never comes back: Ctrl-C ends the wait at once, no KeyboardInterrupt traceback (issue 24)."""
     env = {**os.environ, "BATON_DATA_DIR": str(tmp_path / "data"), "BROWSER": "true %s"}
-    proc = subprocess.Popen(
+    proc = processes.popen(
         [BATON, "call", "--timeout", "2", server.url, "whoami"],
         env=env,
         stdin=subprocess.DEVNULL,
@@ -412,7 +413,7 @@ def test_the_login_snippet_of_client_md_runs_as_printed(
     script, opened = tmp_path / "browser.py", tmp_path / "opened.txt"
     script.write_text(BROWSER_SCRIPT)
     env = {**os.environ, "BATON_DATA_DIR": str(tmp_path / "data"), "BROWSER": f"{sys.executable} {script} %s {opened}"}
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
@@ -436,7 +437,7 @@ def test_a_broken_token_store_breaks_only_the_logins_of_the_command_line(
     env = {**os.environ, "BATON_DATA_DIR": str(tmp_path / "data"), "BROWSER": f"{sys.executable} {script} %s {opened}"}
 
     def baton(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([BATON, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+        return processes.run([BATON, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
 
     with start_server("examples/projects.py", log=tmp_path / "plain.log") as plain:
         unprotected = baton("tools", plain.url)

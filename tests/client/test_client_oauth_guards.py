@@ -10,7 +10,6 @@ import asyncio
 import base64
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.stub_http import Reply, Seen, Stub, consent, endless, json_reply, oauth_as, oversized, prm, run
 
 from baton.client.oauth import AuthError, FileStore, MemoryStore, OAuth
@@ -259,7 +259,7 @@ def test_two_processes_writing_one_file_store_lose_nothing(tmp_path: Path) -> No
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    procs = [subprocess.Popen([sys.executable, str(script), str(path), name], env=env) for name in ("P", "Q")]
+    procs = [processes.popen([sys.executable, str(script), str(path), name], env=env) for name in ("P", "Q")]
     assert [p.wait(timeout=60) for p in procs] == [0, 0]
     assert len(json.loads(path.read_text())) == 80
 

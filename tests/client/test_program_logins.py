@@ -17,6 +17,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from support import processes
 from support.stub_http import Seen, Stub, json_reply, oauth_as, prm, run
 
 from baton.client.oauth import AuthError, ClientCredentials, EnterpriseLogin, WorkloadIdentity
@@ -168,7 +169,7 @@ def test_the_command_line_takes_them_from_the_environment_only() -> None:
 
     def tools(url: str, kind: str, **extra: str) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "baton", "tools", url, "--login", kind]
-        return subprocess.run(command, env={**env, **extra}, capture_output=True, text=True, timeout=60, check=False)
+        return processes.run(command, env={**env, **extra}, capture_output=True, text=True, timeout=60, check=False)
 
     local = "http://127.0.0.1:9/mcp"
     said = {kind: tools(local, kind) for kind in ("client-credentials", "workload-identity", "enterprise")}

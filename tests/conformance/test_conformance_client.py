@@ -6,11 +6,11 @@ and the 5 of 2025-11-25, where the mock servers speak the `initialize` era (prot
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support import processes
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = {
@@ -90,7 +90,7 @@ def test_client_scenarios_pass_without_warnings(spec_version: str) -> None:
 @pytest.mark.parametrize("spec_version", list(AUTH_SCENARIOS))
 def test_auth_scenarios_pass_without_warnings(spec_version: str) -> None:
     """Every `auth/` scenario the suite has for the version (a new one fails the count check below)."""
-    listed = subprocess.run(
+    listed = processes.run(
         [sys.executable, str(ROOT / "tools" / "conformance.py"), "list", "client", "--spec-version", spec_version],
         cwd=ROOT,
         capture_output=True,
@@ -109,7 +109,7 @@ def test_extension_auth_scenarios_pass_without_warnings() -> None:
 def run_scenarios(spec_version: str, scenarios: list[str]) -> None:
     command = [sys.executable, str(ROOT / "tools" / "conformance.py"), "client", *scenarios]
     command += ["--spec-version", spec_version, "--json", "--", sys.executable, "examples/conformance_client.py"]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=540, check=False)
+    done = processes.run(command, cwd=ROOT, capture_output=True, text=True, timeout=540, check=False)
     assert done.stdout.strip(), f"the runner printed no JSON at {spec_version}; stderr:\n{done.stderr[-4000:]}"
     report = json.loads(done.stdout)
     problems = {
@@ -138,7 +138,7 @@ def test_skills_scenarios_pass_and_each_runs_its_check() -> None:
     "not testable" FAILURE here; a client that reads on after it gets a FAILURE."""
     command = [sys.executable, str(ROOT / "tools" / "conformance.py"), "client", *SKILLS_CHECKS]
     command += ["--spec-version", "extension", "--json", "--", sys.executable, "examples/conformance_client.py"]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=540, check=False)
+    done = processes.run(command, cwd=ROOT, capture_output=True, text=True, timeout=540, check=False)
     report = json.loads(done.stdout)
     assert sorted(report["scenarios"]) == sorted(SKILLS_CHECKS), done.stderr[-3000:]
     for name, scenario in report["scenarios"].items():

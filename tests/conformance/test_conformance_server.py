@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT
 from support.serve import RunningServer, start_server
 
@@ -57,7 +58,7 @@ def test_the_runner_selects_the_extension_scenarios() -> None:
     """`--spec-version extension` lists the scenarios the harness marks [extension] and no core one
     (protocol.md P143)."""
     argv = [sys.executable, str(RUNNER), "list", "server", "--spec-version", "extension"]
-    run = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=RUNNER_TIMEOUT, check=False)
+    run = processes.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=RUNNER_TIMEOUT, check=False)
     assert run.returncode == 0, run.stderr
     names = run.stdout.split()
     assert {"tasks-lifecycle", "tasks-capability-negotiation", "sep-2640-skills-manifest"} <= set(names)
@@ -93,7 +94,7 @@ def test_everything_server_passes_the_conformance_suite(
     log = everything.log
     argv = [sys.executable, str(RUNNER), "server", everything.url, "--spec-version", spec_version, "--json"]
     try:
-        run = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=RUNNER_TIMEOUT, check=False)
+        run = processes.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=RUNNER_TIMEOUT, check=False)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"tools/conformance.py timed out after {exc.timeout:.0f}s; server log:\n{tail(log)}")
     try:
@@ -136,7 +137,7 @@ def test_everything_server_passes_the_skills_scenarios(everything: RunningServer
     """Every skills scenario of the suite, strict and not vacuous: each of its checks succeeds, none is
     skipped or only warns, and each scenario runs its full set against the skill everything.py serves."""
     argv = [sys.executable, str(RUNNER), "server", everything.url, "--spec-version", "extension", "sep-2640-*"]
-    run = subprocess.run(
+    run = processes.run(
         [*argv, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=RUNNER_TIMEOUT, check=False
     )
     summary: dict[str, Any] = json.loads(run.stdout)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT
 from support.peer_venvs import ensure_venv, peer_env
 from support.serve import start_server
@@ -59,7 +60,7 @@ def fuzz(fuzzer: Path, name: str, mode: list[str], transport: list[str], out: Pa
         str(out / name),
     ]
     try:
-        done = subprocess.run(
+        done = processes.run(
             argv, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=peer_env(), cwd=out, check=False
         )
     except subprocess.TimeoutExpired as exc:

@@ -11,7 +11,6 @@ import http.client
 import os
 import signal
 import socket
-import subprocess
 import time
 from collections.abc import MutableMapping
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 import orjson
 import pytest
+from support import processes
 from support.dev import BATON, baton_dev
 from support.paths import ROOT
 
@@ -191,7 +191,7 @@ def test_ctrl_c_while_the_server_is_still_starting_python_prints_no_traceback(tm
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], said: str) -> None:
-    done = subprocess.run([BATON, "dev", "--no-browser", *args], cwd=ROOT, capture_output=True, timeout=30, check=False)
+    done = processes.run([BATON, "dev", "--no-browser", *args], cwd=ROOT, capture_output=True, timeout=30, check=False)
     err = done.stderr.decode()
     assert done.returncode == 2
     assert said in err
@@ -205,7 +205,7 @@ def test_a_taken_port_is_one_line_and_exit_2() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run(
+        done = processes.run(
             [BATON, "dev", "--no-browser", "--port", str(port), EVERYTHING],
             cwd=ROOT,
             capture_output=True,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, as_text, ensure_venv, peer_env
 from support.processes import PortOpen, Process, free_port, start
@@ -164,7 +165,7 @@ def test_baton_client_against_fastmcp_server(fastmcp_server: Peer) -> None:
 def check_peer_client(python: Path, script: str, server: Peer) -> None:
     command = [str(python), str(PEERS / script), server.url]
     try:
-        done = subprocess.run(
+        done = processes.run(
             command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, env=peer_env(), check=False
         )
     except subprocess.TimeoutExpired as exc:

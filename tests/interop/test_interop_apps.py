@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import processes
 from support.markers import needs
 from support.paths import BATON, ROOT
 from support.peer_venvs import INSTALL_TIMEOUT_S, as_text, ensure_venv, peer_env
@@ -52,7 +53,7 @@ def test_the_mcp_client_sees_the_app_as_its_apps_extension_expects(
     if era == "2025-11-25":
         command.append("legacy")
     try:
-        done = subprocess.run(
+        done = processes.run(
             command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, env=peer_env(), check=False
         )
     except subprocess.TimeoutExpired as exc:

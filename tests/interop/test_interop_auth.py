@@ -9,6 +9,7 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
+from support import processes
 from support.markers import needs
 from support.oauth import AuthServer, start_as, start_protected
 from support.paths import ROOT
@@ -37,7 +38,7 @@ def test_mcp_client_logs_in_steps_up_and_calls_tools(auth_server: AuthServer, se
     python = ensure_venv("mcp")
     command = [str(python), str(ROOT / "peers" / "mcp_oauth_client.py"), server.url, "interop-user"]
     try:
-        done = subprocess.run(
+        done = processes.run(
             command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, env=peer_env(), check=False
         )
     except subprocess.TimeoutExpired as exc:

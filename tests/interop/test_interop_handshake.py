@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT, SERVERS
 from support.peer_venvs import INSTALL_TIMEOUT_S, Inspector, as_text, ensure_inspector, ensure_venv, peer_env
 from support.processes import PortOpen, Process, free_port, start
@@ -142,7 +143,7 @@ def run_peer_client(python: Path, script: str, target: str | list[str], server_l
     where = [target] if isinstance(target, str) else ["--", *target]
     command = [str(python), str(PEERS / script), *where]
     try:
-        done = subprocess.run(
+        done = processes.run(
             command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, env=peer_env(), cwd=ROOT, check=False
         )
     except subprocess.TimeoutExpired as exc:
@@ -362,7 +363,7 @@ def test_baton_cli_against_mcp1_server(transport: str, request: pytest.FixtureRe
             command = [BATON, args[0], server.url, *args[1:]]
         else:  # baton tools -- COMMAND | baton call TOOL ARGS -- COMMAND
             command = [BATON, *args, "--", *mcp1_stdio(mcp1_python)]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, cwd=ROOT, check=False)
+        done = processes.run(command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, cwd=ROOT, check=False)
         shown = server.output() if server is not None else "(the server's stderr is the CLI's)"
         context = f"{command}: exit {done.returncode}\n{done.stdout}\n{done.stderr[-3000:]}\n{shown}"
         assert done.returncode == 0, context
@@ -377,7 +378,7 @@ def test_baton_call_pinned_to_2025_reaches_an_mcp2_ctx_elicit_tool(mcp2_python: 
 
     def call(*options: str) -> subprocess.CompletedProcess[str]:
         command = [BATON, "call", *options, "book", "city=Paris", *answer, *server]
-        return subprocess.run(command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, cwd=ROOT, check=False)
+        return processes.run(command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, cwd=ROOT, check=False)
 
     pinned = call("--protocol", HANDSHAKE)
     assert (pinned.returncode, pinned.stdout.strip()) == (0, "booked: Paris for 2 nights"), pinned.stderr
@@ -394,7 +395,7 @@ def run_inspector(inspector: Inspector, target: list[str], *args: str, tmp_path:
     env["MCP_CATALOG_PATH"] = str(tmp_path / "inspector-catalog.json")
     command = inspector.argv("--cli", *target, *args)
     try:
-        done = subprocess.run(
+        done = processes.run(
             command, capture_output=True, text=True, timeout=CLIENT_TIMEOUT_S, env=env, cwd=tmp_path, check=False
         )
     except subprocess.TimeoutExpired as exc:

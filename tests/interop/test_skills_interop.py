@@ -4,9 +4,9 @@ its conformance rules, digests and frontmatter, in JavaScript) passes what Baton
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
+from support import processes
 from support.paths import BATON, ROOT
 from support.peer_venvs import ensure_inspector, peer_env
 
@@ -17,7 +17,7 @@ def test_the_inspector_verifies_batons_skills(tmp_path: Path) -> None:
     env["MCP_CATALOG_PATH"] = str(tmp_path / "inspector-catalog.json")
     server = ["-e", f"BATON_DATA_DIR={tmp_path / 'data'}", BATON, "serve", str(ROOT / "examples/everything.py")]
     command = inspector.argv("--cli", *server, "--stdio", "--method", "skills/list", "--verify")
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path, check=False)
+    done = processes.run(command, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path, check=False)
     context = f"exit {done.returncode}\n--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}"
     assert done.returncode == 0, context
     (report,) = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]

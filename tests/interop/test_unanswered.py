@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.markers import needs
 from support.paths import BATON, ROOT, SERVERS
 from support.peer_venvs import INSTALL_TIMEOUT_S, as_text, ensure_venv, peer_env
@@ -52,7 +53,7 @@ def peer(python: Path, mode: str, tool: str, city: str, where: str | list[str]) 
     target = [where] if isinstance(where, str) else ["--", *where]
     command = [str(python), str(PEER), mode, tool, city, *target]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=90, env=peer_env(), check=False)
+        done = processes.run(command, capture_output=True, text=True, timeout=90, env=peer_env(), check=False)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"the peer did not finish:\n{as_text(exc.stdout)}\n{as_text(exc.stderr)}", pytrace=False)
     try:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 
 import pytest
 import yaml
+from support import processes
 from support.paths import ROOT
 
 CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
@@ -51,7 +51,7 @@ def test_pre_commit_runs_what_dev_check_runs() -> None:
 
 @pytest.mark.process
 def test_pre_commit_accepts_the_config() -> None:
-    done = subprocess.run(
+    done = processes.run(
         [str(ROOT / ".venv/bin/pre-commit"), "validate-config", ".pre-commit-config.yaml"],
         cwd=ROOT,
         check=False,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.markers import needs
 from support.paths import ROOT
 from support.terminal import Terminal
@@ -35,7 +35,7 @@ pytestmark = [
 @pytest.mark.process
 def test_auto_demo_completes_every_step_including_url_mode() -> None:
     started = time.monotonic()
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, DEMO, "--auto"],
         cwd=ROOT,
         capture_output=True,

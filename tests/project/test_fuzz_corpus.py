@@ -5,11 +5,11 @@ fixed finding stays fixed (docs/security.md lists them)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support import processes
 from support.paths import ROOT
 
 sys.path.append(str(ROOT))  # the fuzz/ package at the project root, as `./dev fuzz` runs it
@@ -70,7 +70,7 @@ def test_the_input_of_a_finding_is_written_before_libfuzzer_handles_it(tmp_path:
 
 @pytest.mark.process
 def test_the_fuzz_command_lists_every_target() -> None:
-    done = subprocess.run(
+    done = processes.run(
         [str(ROOT / "dev"), "fuzz", "--list"], capture_output=True, text=True, timeout=300, check=False, cwd=ROOT
     )
     assert done.returncode == 0, done.stderr
@@ -79,7 +79,7 @@ def test_the_fuzz_command_lists_every_target() -> None:
 
 @pytest.mark.process
 def test_the_fuzz_command_runs_a_target_for_the_seconds_given() -> None:
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "-m", "fuzz", "www_authenticate", "--seconds", "2"],
         capture_output=True,
         text=True,

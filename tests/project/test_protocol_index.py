@@ -5,10 +5,10 @@ names an entry that exists."""
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 
 import pytest
+from support import processes
 from support.paths import ROOT
 
 PAGE = ROOT / "docs" / "protocol.md"
@@ -18,7 +18,7 @@ ENTRIES = {int(n) for n in re.findall(r"^## P(\d+)\. ", TEXT, flags=re.M)}
 
 @pytest.mark.process
 def test_the_index_lists_every_entry_as_the_tool_makes_it() -> None:
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, str(ROOT / "tools" / "protocol_index.py"), "--check"],
         capture_output=True,
         text=True,

@@ -6,6 +6,7 @@ PROJECT_FOLDERS hold what no one package owns. A new test file that fits none of
 
 from __future__ import annotations
 
+import ast
 from collections import defaultdict
 
 from support.paths import ROOT
@@ -51,3 +52,38 @@ def test_no_two_test_modules_share_a_name() -> None:
                 where[path.name].add(str(path.relative_to(TESTS)))
     twice = {name: sorted(places) for name, places in where.items() if len(places) > 1}
     assert not twice, f"pytest imports test modules by their name alone (no __init__.py): rename one of {twice}"
+
+
+# What starts a process, by module: `subprocess.run(...)`, `os.fork()`, `asyncio.create_subprocess_exec(...)`.
+STARTERS = {
+    "subprocess": {"Popen", "run", "call", "check_call", "check_output", "getoutput", "getstatusoutput"},
+    "asyncio": {"create_subprocess_exec", "create_subprocess_shell"},
+    "os": {"fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "popen", "spawnv", "spawnve", "execv", "execve"},
+    "pty": {"fork", "spawn"},
+    "multiprocessing": {"Process", "Pool"},
+}
+# The files that may start a process themselves, and why.
+STARTERS_ALLOWED = {
+    "support/processes.py": "the one module that starts the tests' processes",
+    "project/test_markers.py": "starts what the `unit` guard must refuse, inside the guard",
+}
+
+
+def test_every_process_starts_through_support_processes() -> None:
+    found: list[str] = []
+    for path in sorted(TESTS.rglob("*.py")):
+        name = str(path.relative_to(TESTS))
+        if name in STARTERS_ALLOWED:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module in STARTERS:
+                taken = {alias.name for alias in node.names} & STARTERS[node.module]
+                found += [f"{name}:{node.lineno}: from {node.module} import {t}" for t in sorted(taken)]
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.attr in STARTERS.get(node.func.value.id, ())
+            ):
+                found.append(f"{name}:{node.lineno}: {node.func.value.id}.{node.func.attr}(...)")
+    assert not found, "start processes through support.processes (start, spawn, run, popen):\n" + "\n".join(found)

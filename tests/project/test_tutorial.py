@@ -27,12 +27,12 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT
 from support.processes import PortOpen, free_port, start
 
@@ -123,7 +123,7 @@ def exported() -> dict[str, str]:
 
 
 def run(argv: list[str], *, cwd: Path, env: dict[str, str], stdin: str = "") -> str:
-    done = subprocess.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=30, check=False)
+    done = processes.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=30, check=False)
     shown = " ".join(argv[1:])
     assert done.returncode == 0, f"`{shown}` exited with {done.returncode}:\n{done.stdout}\n{done.stderr}"
     return done.stdout
@@ -156,7 +156,7 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
     assert f"127.0.0.1:{port}" in command, f"the tutorial serves on 127.0.0.1:{DOC_PORT}: {command}"
 
     # Without the exported public URL it refuses to start, saying what the tutorial says it says.
-    refused = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=30, check=False)
+    refused = processes.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=30, check=False)
     (documented,) = blocks("serve error")
     assert (refused.returncode, refused.stderr.strip()) == (2, documented.strip()), refused.stdout + refused.stderr
 
@@ -207,7 +207,7 @@ def test_the_installed_entry_starts_from_anywhere_with_nothing_of_the_shell(
     (error,) = blocks("install error")
     first, _, said = error.partition("\n")
     assert first.startswith("$ baton install "), error
-    refused = subprocess.run(
+    refused = processes.run(
         [BATON, *shlex.split(first[2:])[1:]],
         cwd=work,
         env=env,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import http.client
-import subprocess
 import time
 from pathlib import Path
 
 import orjson
 import pytest
+from support import processes
 from support.paths import BATON
 from support.processes import PortOpen, free_port, start
 
@@ -83,11 +83,11 @@ def test_reload_is_for_one_http_process(tmp_path: Path) -> None:
         (["--stdio"], "--reload is for HTTP: over stdio the host starts and owns the server process"),
         (["--http", f"127.0.0.1:{free_port()}", "--workers", "2"], "cannot be used with --workers"),
     ):
-        done = subprocess.run(
+        done = processes.run(
             [BATON, "serve", str(source), "--reload", *extra], capture_output=True, text=True, timeout=30, check=False
         )
         assert done.returncode == 2 and said in done.stderr, done.stderr
-    helped = subprocess.run([BATON, "serve", "--help"], capture_output=True, text=True, timeout=30, check=False)
+    helped = processes.run([BATON, "serve", "--help"], capture_output=True, text=True, timeout=30, check=False)
     assert "--reload" in helped.stdout and "host owns the process" in helped.stdout.replace("\n", " ")
 
 

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT
 from wire import meta
 
@@ -112,7 +113,7 @@ def serve(
     tmp_path: Path, source: str, target: str | None = None, name: str = "app.py"
 ) -> subprocess.CompletedProcess[str]:
     (tmp_path / name).write_text(textwrap.dedent(source))
-    return subprocess.run(
+    return processes.run(
         [BATON, "serve", target or name, "--stdio"],
         cwd=tmp_path,
         stdin=subprocess.DEVNULL,
@@ -210,7 +211,7 @@ def test_typos_in_the_target_get_did_you_mean(tmp_path: Path) -> None:
 
 @pytest.mark.process
 def test_a_stdio_command_without_dashes_gets_a_hint(tmp_path: Path) -> None:
-    done = subprocess.run(
+    done = processes.run(
         [BATON, "tools", "baton", "serve", "app.py", "--stdio"],
         cwd=ROOT,
         capture_output=True,

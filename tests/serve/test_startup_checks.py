@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from support import processes
 from support.paths import BATON, ROOT
 from support.processes import free_port
 from support.serve import start_server
@@ -103,7 +104,7 @@ def write(tmp_path: Path, template: str, options: str = "") -> str:
 
 def baton(*args: str, env: dict[str, str] | None = None, stdin: bytes = b"") -> subprocess.CompletedProcess[str]:
     """Run `baton ARGS` to its end (stdin closed at once, so a stdio server stops at EOF)."""
-    done = subprocess.run(
+    done = processes.run(
         [BATON, *args],
         cwd=ROOT,
         input=stdin,
@@ -391,7 +392,7 @@ def test_a_stdio_server_uses_the_pages_of_an_http_server_beside_it(tmp_path: Pat
     env = {"BATON_PUBLIC_URL": f"http://127.0.0.1:{port}"}
     target = write(tmp_path, STDIO_SECRET)
     pages = start_server(target, port=port, log=tmp_path / "pages.log", env=env)  # on the public URL's port
-    stdio = subprocess.Popen(
+    stdio = processes.popen(
         [BATON, "serve", target, "--stdio"],
         cwd=ROOT,
         stdin=subprocess.PIPE,

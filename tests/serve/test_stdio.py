@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import processes
 from support.paths import BATON, ROOT, SERVERS
 from support.stdio import StdioPeer
 
@@ -94,7 +94,7 @@ def test_stdin_that_is_not_a_pipe_is_served_to_its_end(source: str, tmp_path: Pa
     path = tmp_path / "requests.jsonl"
     path.write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}) + "\n")
     with open(path if source == "file" else os.devnull, "rb") as stdin:
-        done = subprocess.run(
+        done = processes.run(
             [BATON, "serve", "examples/projects.py", "--stdio"],
             check=False,
             cwd=ROOT,

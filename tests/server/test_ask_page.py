@@ -13,7 +13,6 @@ import asyncio
 import json
 import re
 import statistics
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
@@ -22,6 +21,7 @@ from typing import Any, TypeVar
 
 import pytest
 from scaleout import Cluster, running_cluster
+from support import processes
 from support.markers import needs
 from support.paths import BATON, ROOT, SERVERS
 from support.peer_venvs import ensure_venv, peer_env
@@ -286,7 +286,7 @@ def test_on_stdio_there_is_no_page_and_the_error_rung_answers(protocol: str) -> 
     """Over stdio no HTTP serves a page: a page tool's question ends the call as "error" does: -32021 in
     2026-07-28, a tool error in a 2025-11-25 session. The version is pinned: on a loaded machine the probe
     may give up before a slow server answers, and the era is not what this test is about."""
-    done = subprocess.run(
+    done = processes.run(
         [BATON, "call", "--protocol", protocol, "--elicitation", "none", "delete_project", "project_id=apollo",
          "--", BATON, "serve", str(ROOT / "examples" / "projects.py"), "--stdio"],
         capture_output=True, text=True, timeout=60, check=False,
@@ -302,7 +302,7 @@ def test_on_stdio_there_is_no_page_and_the_error_rung_answers(protocol: str) -> 
 
 def mcp1_call(url: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     python = ensure_venv("mcp1")
-    done = subprocess.run(
+    done = processes.run(
         [str(python), str(PEERS / "page_mcp1_host.py"), url, tool, json.dumps(arguments)],
         capture_output=True,
         text=True,

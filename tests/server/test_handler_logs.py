@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.paths import BATON
 from support.serve import serve_once
 from wire import meta
@@ -55,7 +56,7 @@ def test_ctx_log_shows_at_info_without_a_flag_and_a_flag_applies_to_it(tmp_path:
 
 @pytest.mark.process
 def test_log_level_is_explained_by_help() -> None:
-    done = subprocess.run([BATON, "serve", "--help"], capture_output=True, text=True, timeout=60, check=False)
+    done = processes.run([BATON, "serve", "--help"], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0
     text = " ".join(done.stdout.split())
     assert "--log-level {debug,info,warning,error} what the server writes to stderr" in text, text

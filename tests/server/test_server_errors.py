@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from support import processes
 from support.paths import BATON, ROOT
 from wire import accept, meta, post, request
 
@@ -298,7 +298,7 @@ def test_resource_errors_in_a_2025_11_25_session_over_stdio(reports: str) -> Non
         {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "reports://q9"}},
     ]
     stdin = b"".join(orjson.dumps(line) + b"\n" for line in lines)
-    done = subprocess.run(
+    done = processes.run(
         [BATON, "serve", reports, "--stdio"], input=stdin, capture_output=True, cwd=ROOT, timeout=30, check=False
     )
     assert done.returncode == 0, done.stderr.decode()

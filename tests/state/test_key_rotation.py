@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import processes
 from support.paths import BATON
 from wire import accept, call
 
@@ -36,7 +37,7 @@ def _fast_recheck(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def keys(*args: str, key_file: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return processes.run(
         [BATON, "keys", "--key-file", str(key_file), *args], check=False, capture_output=True, text=True, timeout=30
     )
 
@@ -188,7 +189,7 @@ def test_cli_errors(tmp_path: Path) -> None:
     bad.write_text("x:y\n")
     r = keys("rotate", key_file=bad)
     assert r.returncode == 1 and "key 'x'" in r.stderr
-    generated = subprocess.run([BATON, "keys", "generate"], check=True, capture_output=True, text=True, timeout=30)
+    generated = processes.run([BATON, "keys", "generate"], check=True, capture_output=True, text=True, timeout=30)
     entry = generated.stdout.strip()
     assert Key.decode(entry).kid == entry.split(":")[0]
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+from support import processes
 from support.paths import ROOT
 
 CACHE = ROOT / ".cache" / "interop"
@@ -61,7 +62,7 @@ def peer_env() -> dict[str, str]:
 def run_step(step: Sequence[str], what: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
     """Run one install step; its output, or fail the test with it (`what` says what was being made)."""
     try:
-        done = subprocess.run(
+        done = processes.run(
             step,
             capture_output=True,
             text=True,
@@ -137,7 +138,7 @@ def node_version(node: str | Path) -> tuple[int, int] | None:
     """(major, minor) of a node binary, or None if it does not run."""
     env = {k: v for k, v in os.environ.items() if k != "NODE_OPTIONS"}
     try:
-        done = subprocess.run(
+        done = processes.run(
             [str(node), "-p", "process.versions.node"], capture_output=True, text=True, timeout=30, env=env, check=False
         )
     except (OSError, subprocess.TimeoutExpired):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.otel_memory import run
 from support.paths import BATON, ROOT
 from support.serve import RunningServer, start_server
@@ -218,7 +218,7 @@ def test_the_client_traces_each_round_and_its_context_reaches_the_servers(
         "OTEL_SERVICE_NAME": "otel-tests",
         "OTEL_METRICS_EXPORTER": "none",
     }
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, str(ROOT / "tests/support/otel_client.py")],
         cwd=ROOT,
         env=env,
@@ -310,7 +310,7 @@ def test_without_configuration_nothing_is_imported_or_exported(
         "assert 'result' in r.body, r.body\n"
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
     )
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
@@ -445,7 +445,7 @@ def test_console_exporters_write_to_stderr_never_into_the_stdio_stream(tmp_path:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env.update(OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="console")
     line = json.dumps(request("tools/list")) + "\n"
-    done = subprocess.run(
+    done = processes.run(
         [BATON, "serve", SERVER, "--stdio"],
         cwd=ROOT,
         env=env,
@@ -659,7 +659,7 @@ def test_traces_exporter_none_sets_no_tracer_provider_and_metrics_still_flow(sin
         OTEL_TRACES_EXPORTER="none",
         PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")]),
     )
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr

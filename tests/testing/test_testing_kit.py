@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import processes
 from support.paths import ROOT
 
 from baton import ConfigurationError, Context, McpError, Server
@@ -321,7 +322,7 @@ def _pytest(tmp_path: Path, *extra_path: Path, autoload: bool = True) -> subproc
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env["PYTHONPATH"] = os.pathsep.join([*map(str, extra_path), str(ROOT / "src")])
-    return subprocess.run(
+    return processes.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_probe.py")],
         cwd=tmp_path,
         env=env,
