@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import importlib.abc
 import json
+import os
 import sqlite3
 import stat
 import subprocess
@@ -270,6 +271,7 @@ def test_two_processes_claim_each_token_once(kind: str, tmp_path: Path, request:
     workers = [
         spawn(
             [sys.executable, __file__, url, prefix or "-"],
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},  # tests/: its `support` imports
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
