@@ -245,7 +245,7 @@ def run(opts: argparse.Namespace) -> int:
         "runs": runs,
         "client": client_compare.client_document(client) if client else None,
     }
-    document["guard"] = guard.keys(document)  # what tests/test_bench_guard.py holds against bench/baseline.json
+    document["guard"] = guard.keys(document)  # what tests/bench/test_bench_guard.py holds against bench/baseline.json
     client_runs = client["runs"] if client else []
     failed = any(c["status"] == "FAIL" for c in [*checks, *client_checks]) or any(
         r.get("flows_failed") or "fatal" in r for r in [*client_runs, *pair_runs]

@@ -1,5 +1,5 @@
 """Server CPU per two-round MRTR flow with tracing on, against tracing off and against mcp 2.3.0 traced, from paired
-short runs at c=1 and c=16 in one run, beside the OpenTelemetry SDK's own floor (issue 27, protocol.md P68).
+short runs at c=1 and c=16 in one run, beside the OpenTelemetry SDK's own floor (issue 27, measurements.md P68).
 
 The flow is bench/load.py's (what bench/compare drives): a ``tools/call`` of ``perform`` that asks one confirmation,
 answered on the retry. Eight servers, each on loopback:

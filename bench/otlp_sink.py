@@ -1,4 +1,5 @@
-"""A real OTLP/HTTP receiver on loopback: what bench/otel_compare exports to, and what tests/test_otel.py reads.
+"""A real OTLP/HTTP receiver on loopback: what bench/otel_compare exports to, and what tests/telemetry/test_otel.py
+reads.
 
 It answers `POST /v1/traces` and `POST /v1/metrics` (protobuf, optionally gzip) with an empty
 `Export*ServiceResponse`, keeps every raw body as received (so a test can assert on the exact bytes that

@@ -1,9 +1,14 @@
 """Shared pytest configuration: markers, an isolated data directory, and real servers on loopback.
 
 Every test gets one of the markers `unit`, `process`, `redis`, `nginx`, `browser` (registered in
-pyproject.toml) from what its code uses (support.kinds); a `unit` test that starts a process or uses a
-network socket fails, and so does a test that starts a system service it is not marked with (support.guard).
-The tests of bench/'s scripts (tests/test_bench_*.py) are marked `bench` besides, and share one xdist group.
+pyproject.toml) from what it declares: the fixtures it uses (`@needs`), its own markers and its folder's
+(support.markers); a `unit` test that starts a process or uses a network socket fails, and so does a test that
+starts a system service it is not marked with (support.guard). The tests of bench/'s scripts (tests/bench/) are
+marked `bench` besides, and share one xdist group.
+
+The tests mirror the package: tests/PKG/test_*.py test src/baton/PKG/, tests/test_X.py the top-level module
+src/baton/X.py; tests/bench/, conformance/, interop/, scaleout/ and project/ hold what no one package owns
+(tests/project/test_tests_layout.py holds the layout).
 
 `./dev test` runs the suite on several pytest-xdist workers (README, "Tests"): everything a test starts is on a
 port of its worker's own (support.processes.free_port) and in its own temporary directory.
@@ -18,6 +23,7 @@ would every process it starts: the tests that press Ctrl-C on a `baton` command 
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,18 +32,22 @@ import pytest
 from hypothesis import HealthCheck, settings
 from support.browser import launched_chromium
 from support.guard import in_process_only, services_only
-from support.kinds import SERVICES, kinds
+from support.markers import SERVICES, folder_marks, kinds, needs
 from support.processes import free_port
 from support.redis_server import RedisServer
 from support.serve import RunningServer, start_server
+
+# The test modules stay one flat namespace, as when they sat side by side in tests/: pytest imports each by its
+# basename (its "prepend" import mode: no __init__.py, so basenames are unique, tests/project/test_tests_layout.py),
+# and a few take helpers from another folder's module (`from test_http_handshake import rpc`).
+TESTS = Path(__file__).parent
+sys.path[1:1] = [str(folder) for folder in sorted(TESTS.iterdir()) if any(folder.glob("test_*.py"))]
 
 # The suite runs on 8 workers sharing two cores, often beside other load: hypothesis's timing checks (an input
 # drawn slowly, an example over a deadline) would then fail a property that holds. The properties still run in
 # full; only the clock is not held against them.
 settings.register_profile("baton", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("baton")
-
-BENCH_FILES = "test_bench_"  # the tests of bench/'s scripts: marked `bench` by their file name
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -47,10 +57,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        for kind in sorted(kinds(item)):
-            item.add_marker(kind)
-        if item.path.name.startswith(BENCH_FILES):
-            item.add_marker("bench")
+        for kind in sorted(kinds(item) | set(folder_marks(item.path))):
+            if item.get_closest_marker(kind) is None:
+                item.add_marker(kind)
+        if item.get_closest_marker("bench") is not None:
             # One xdist worker runs every bench test, one after the other: each drives servers flat out for
             # seconds, so several at once would starve the other workers' timing-sensitive tests, and they
             # share .cache/bench (its venvs and logs).
@@ -75,6 +85,7 @@ def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
 
 
 @pytest.fixture(scope="module")
+@needs("redis")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """A real redis-server on a loopback port, one per test module (the ledger and store tests)."""
     server = RedisServer(tmp_path_factory.mktemp("redis"))
@@ -84,6 +95,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 
 @pytest.fixture(scope="module")
+@needs("browser")
 def chromium() -> Iterator[Any]:
     """Debian's headless Chromium, one per test module (each test opens its own contexts)."""
     with launched_chromium() as browser:
@@ -91,6 +103,7 @@ def chromium() -> Iterator[Any]:
 
 
 @pytest.fixture
+@needs("process")
 def serve(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
     """Start `baton serve TARGET --http 127.0.0.1:PORT` (stopped after the test)."""
     started: list[RunningServer] = []

@@ -17,13 +17,14 @@ import collections
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 import uvloop
+from support import processes
+from support.markers import needs
 from support.paths import BATON, ROOT, SERVERS
 from support.processes import PortOpen, Process, free_port, spawn, start
 from support.redis_server import RedisServer
@@ -283,7 +284,7 @@ class Cluster:
         """`BATON_KEY_FILE=F baton keys rotate`; returns the new sealing key id."""
         env = {**os.environ, "BATON_KEY_FILE": str(self.key_file)}
         command = [BATON, "keys", "rotate"]
-        done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=30, env=env)
+        done = processes.run(command, check=False, capture_output=True, text=True, timeout=30, env=env)
         assert done.returncode == 0, done.stderr
         return self.key_file.read_text().split(":", 1)[0]
 
@@ -317,6 +318,7 @@ def fixtures(tag: str) -> tuple[Any, Any]:
     module to take as `cluster, report = fixtures(TAG)`."""
 
     @pytest.fixture
+    @needs("nginx", "redis")
     def cluster(tmp_path: Path) -> Iterator[Cluster]:
         yield from running_cluster(tmp_path)
 

@@ -15,11 +15,13 @@ from baton.state.store_url import NEEDS_REDIS
 from baton.telemetry.switch import EXTRA_HINT
 
 
+@pytest.mark.process
 def test_an_editable_install_names_its_checkout_and_this_python() -> None:
     assert extras.checkout() == ROOT  # ./dev setup installs this checkout editable
     assert extras.install_extra("otel") == f"{sys.executable} -m pip install -e '{ROOT}[otel]'"
 
 
+@pytest.mark.process
 def test_an_install_elsewhere_says_to_run_it_in_the_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(extras, "checkout", lambda: None)
     said = extras.install_extra("redis")

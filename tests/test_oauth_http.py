@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support.markers import needs
 from support.stub_http import Reply, Seen, Stub, endless, json_reply, oversized, run
 
 from baton.auth import DiscoveryError, discover_issuer
@@ -80,6 +81,7 @@ def test_the_scan_sees_each_way_of_building_one(tmp_path: Path) -> None:
 
 
 @pytest.fixture
+@needs("process")
 def dead_proxy(monkeypatch: pytest.MonkeyPatch) -> str:
     """Every proxy variable names a port on 127.0.0.1 where nothing listens; a client that reads them fails."""
     with socket.socket() as sock:
@@ -112,6 +114,7 @@ def test_the_connect_kits_exchange_ignores_the_proxy_of_the_environment(dead_pro
     assert token["access_token"] == "at-1" and code == "code-1"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("with_length", [True, False])
 def test_the_connect_kits_exchange_refuses_a_body_over_the_cap(with_length: bool) -> None:
     def huge(seen: Seen) -> Reply:

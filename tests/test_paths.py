@@ -206,6 +206,7 @@ def test_messages_do_not_reveal_what_is_outside(roots: Roots, tree: Path) -> Non
     )
 
 
+@pytest.mark.process
 def test_fifo_socket_and_device_are_refused(roots: Roots, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tree / "root"
     os.mkfifo(root / "pipe")

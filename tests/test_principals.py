@@ -12,6 +12,7 @@ from typing import Any
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
+from support.markers import needs
 from support.paths import SERVERS
 from support.serve import RunningServer
 from wire import accept, call
@@ -22,6 +23,7 @@ OTHER_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
 @pytest.fixture(scope="module")
+@needs("process")
 def jwks_url() -> Iterator[str]:
     jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(KEY.public_key()))
     body = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig", "alg": "RS256"}]}).encode()

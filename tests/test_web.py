@@ -204,6 +204,7 @@ def test_lifespan_answers_startup_and_shutdown() -> None:
     assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
 
 
+@pytest.mark.process
 def test_listen_sets_nodelay_on_what_it_accepts_and_says_when_the_port_is_taken() -> None:
     with listen("127.0.0.1", 0) as sock, socket.create_connection(sock.getsockname()[:2]) as client:
         sock.setblocking(True)

@@ -18,7 +18,7 @@ The public API is this module's names and the names in the `__all__` of these mo
 - `baton.content`: content blocks for tool results.
 
 Every other module (`baton.server`, `baton.protocol`, `baton.state`, `baton.telemetry`, ...) is internal
-and may change; what of it is public is imported here. tests/test_docs_imports.py holds the docs to this.
+and may change; what of it is public is imported here. tests/project/test_docs_imports.py holds the docs to this.
 """
 
 from . import content

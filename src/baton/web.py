@@ -162,6 +162,10 @@ def run(
         raise
     try:
         server.run(sockets=[sock])
+    except SystemExit as exc:  # uvicorn's 3: the app's startup failed (its lifespan said why): ours is 2
+        if exc.code == STARTUP_FAILED:
+            return 2
+        raise
     finally:
         sock.close()
         stopped.uninstall()

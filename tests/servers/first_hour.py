@@ -1,4 +1,4 @@
-"""Servers for the client subcommands' tests (tests/test_cli_commands.py), public API only.
+"""Servers for the client subcommands' tests (tests/cli/test_cli_commands.py), public API only.
 
 - `asking`: no tools at all; a resource and a prompt that ask before they answer, so `baton read` and
   `baton prompt` must answer an MRTR round at the terminal. `diary://today` asks `Open today's page?`
@@ -6,7 +6,7 @@
   `Nothing written on <day>.`. The prompt `letter(to)` asks `Sign the letter?` and gives one user
   message, `Dear <to>, ... Signed.` or `... Unsigned.`, and one assistant message.
 - `empty`: nothing at all, so every list is -32601.
-- `shapes`, for the typed results (tests/test_client_results.py): `square(side)`, read-only, titled, with
+- `shapes`, for the typed results (tests/client/test_client_results.py): `square(side)`, read-only, titled, with
   an output schema, answers two text blocks, a resource link and `structuredContent` {area, perimeter};
   `flip(side)` asks `Flip it?` first and fails as a tool error (`isError`) when told no.
 

@@ -5,14 +5,14 @@ says what came of it: `booked: <city> for <n> nights`, `not confirmed: <city>`, 
 `cancelled: <city>`. It is written once for MRTR: in a 2025-11-25 session the same handler's question
 reaches the client as an `elicitation/create` server request, and 2026-07-28 requests are served alike.
 
-- `interop`, for the interop tests (tests/test_interop_handshake.py): `book` and `echo(text)`, which asks
+- `interop`, for the interop tests (tests/interop/test_interop_handshake.py): `book` and `echo(text)`, which asks
   nothing and returns `echo: <text>`.
-- `stdio`, for the stdio tests (tests/test_stdio_handshake.py): `book` (`late_book` after a pause);
+- `stdio`, for the stdio tests (tests/serve/test_stdio_handshake.py): `book` (`late_book` after a pause);
   `ask_model(question)` samples the client's model; `show_roots()` asks the client's roots;
   `add_greeter(name)` registers a tool (tools/list_changed); `touch(uri)` marks a resource updated;
   `chatty()` logs at three levels. BATON_TEST_PRINCIPAL=refuse|broken makes the principal hook refuse or
   fail.
-- `http`, for the HTTP session tests (tests/test_http_handshake.py): `book`; `wait_for(name)` logs, then
+- `http`, for the HTTP session tests (tests/serve/test_http_handshake.py): `book`; `wait_for(name)` logs, then
   waits until the file `name` appears in `$BATON_TEST_DIR` and records `start:<name>` / `end:<name>` in
   `$BATON_TEST_DIR/runs.log`, so a test controls when it answers and sees whether it ran to the end;
   `change_tools()` changes the tool list; `touch(uri)` reports a resource updated. The bearer token names

@@ -1,5 +1,5 @@
 """A server protected by the test authorization server that also asks its users things: a form, and an
-API key through the connect kit (`ctx.secret`), for the client's end-to-end test (tests/test_auth_e2e.py).
+API key through the connect kit (`ctx.secret`), for the client's end-to-end test (tests/auth/test_auth_e2e.py).
 
 Environment: `BATON_TEST_ISSUER` (the AS's issuer), `BATON_TEST_RESOURCE` (this server's MCP endpoint
 URL), `BATON_TEST_PUBLIC_URL` (the connect pages' origin). Every request needs `mcp:read`; `order`

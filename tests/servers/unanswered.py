@@ -1,4 +1,4 @@
-"""A server whose tools ask, for the tests of hosts that drop or cannot show questions (tests/test_unanswered.py).
+"""A server whose tools ask, for the tests of hosts that drop or cannot show questions (tests/interop/).
 
 - `book(city)` asks one form and falls back when the question goes unanswered (`Cancelled`): the pattern
   docs/server.md shows; with no form capability at all it lets Baton answer the tool error.

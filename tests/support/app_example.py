@@ -2,7 +2,7 @@
 version under `.cache/interop/app-example`, installed with npm on first use (a failed install fails the test
 with npm's output). `ensure_app_example()` returns the command that runs it over stdio: its `get-time` tool
 comes with a page written with the official ext-apps `App` class, which `baton dev` must host
-(tests/test_dev_apps.py)."""
+(tests/devui/test_dev_apps.py)."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support import processes
 from support.paths import ROOT
 
 RESULTS = "results"
@@ -21,4 +22,4 @@ def bench(
     if out:
         files += ["--out", str(tmp_path / RESULTS)]
     argv = [sys.executable, str(ROOT / "bench" / script), "--python", sys.executable, *args, *files]
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+    return processes.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from support import processes
 from support.paths import ROOT
 
 BATON = str(Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "baton")
@@ -46,7 +47,7 @@ def baton_dev(
     *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None, timeout: float = 30.0
 ) -> Iterator[DevRun]:
     """`baton dev ARGS --no-browser --port 0`, stopped (SIGINT, then SIGKILL) when the block ends."""
-    proc = subprocess.Popen(
+    proc = processes.popen(
         [BATON, "dev", "--no-browser", "--port", "0", *args],
         cwd=cwd,
         stdout=subprocess.PIPE,

@@ -42,7 +42,7 @@ def in_process_only(nodeid: str) -> Iterator[None]:
         def refused(*args: Any, **kwargs: Any) -> Any:
             raise WrongMarker(
                 f"{nodeid} is marked `unit` but {what}: mark it `process` (or redis, nginx, browser), "
-                "or keep it in this process (tests/support/kinds.py explains how tests are marked)"
+                "or keep it in this process (tests/support/markers.py says how tests declare it)"
             )
 
         return refused
@@ -68,7 +68,7 @@ def services_only(nodeid: str, marked: set[str]) -> Iterator[None]:
         if service is not None and service not in marked:
             raise WrongMarker(
                 f"{nodeid} starts {service} but is not marked `{service}`: mark it "
-                "(tests/support/kinds.py explains how tests are marked)"
+                "(tests/support/markers.py says how tests declare it)"
             )
         return start(self, args, *rest, **kwargs)
 

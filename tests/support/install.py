@@ -1,4 +1,4 @@
-"""Running `baton install` as a user would, into a throw-away home: the tests of tests/test_install*.py."""
+"""Running `baton install` as a user would, into a throw-away home: the tests of tests/cli/test_install*.py."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from support import processes
 from support.paths import BATON
 
 UNPRIVILEGED = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]  # util-linux
@@ -25,7 +26,7 @@ def baton(
         "PATH": "/usr/bin:/bin",  # no `claude` here: the command is printed
     }
     env.pop("BATON_PUBLIC_URL", None)
-    return subprocess.run(
+    return processes.run(
         [*(UNPRIVILEGED if modes_apply and os.geteuid() == 0 else []), BATON, "install", *args],
         env=env | (shell or {}),
         cwd=cwd or home,

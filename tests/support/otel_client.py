@@ -1,4 +1,4 @@
-"""Run by tests/test_otel.py: Baton's client, traced through the standard variables, drives one flow whose
+"""Run by tests/telemetry/test_otel.py: Baton's client, traced through the standard variables, drives one flow whose
 first round goes to `$OTEL_TEST_A` and second to `$OTEL_TEST_B` (step mode, one client each), inside a
 span of the caller's own; then lists the tools of a stdio server. Prints the caller's trace id."""
 

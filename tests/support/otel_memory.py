@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from typing import Any
 
+from support import processes
 from support.paths import ROOT
 
 _installed: dict[str, Any] = {}
@@ -101,7 +101,7 @@ def run(code: str, env: dict[str, str] | None = None, *, traces: bool = True, pr
         prelude += f"install({traces})\n"
     path = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])
     variables = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "-c", prelude + textwrap.dedent(code)],
         cwd=ROOT,
         env={**variables, "PYTHONPATH": path, **(env or {})},

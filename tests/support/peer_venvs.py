@@ -17,8 +17,8 @@ itself comes from apt-get when it is missing and we are root.
 | `fastmcp3` | `fastmcp[tasks]==3.4.11` | peers/fastmcp3_*.py (2025-11-25 tasks, which FastMCP 4 dropped) |
 | `fastmcp4tasks` | `fastmcp[tasks]==4.1.4` | peers/fastmcp4_tasks_server.py (2026-07-28 tasks) |
 | `mcp1` | `mcp==1.30.0` | peers/legacy_mcp1_*.py (2025-11-25, the last 1.x) |
-| `mcp-fuzzer` | `mcp-fuzzer==0.7.0` | tests/test_mcp_fuzzer.py (the public MCP fuzzer) |
-| `uv` | `uv==0.13.8` | tests/test_publish_mcpb.py (what a host runs an MCPB bundle with) |
+| `mcp-fuzzer` | `mcp-fuzzer==0.7.0` | tests/conformance/test_mcp_fuzzer.py (the public MCP fuzzer) |
+| `uv` | `uv==0.13.8` | tests/publish/test_publish_mcpb.py (what a host runs an MCPB bundle with) |
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pytest
 
+from support import processes
 from support.paths import ROOT
 
 CACHE = ROOT / ".cache" / "interop"
@@ -67,7 +68,7 @@ def peer_env() -> dict[str, str]:
 def run_step(step: Sequence[str], what: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
     """Run one install step; its output, or fail the test with it (`what` says what was being made)."""
     try:
-        done = subprocess.run(
+        done = processes.run(
             step,
             capture_output=True,
             text=True,
@@ -143,7 +144,7 @@ def node_version(node: str | Path) -> tuple[int, int] | None:
     """(major, minor) of a node binary, or None if it does not run."""
     env = {k: v for k, v in os.environ.items() if k != "NODE_OPTIONS"}
     try:
-        done = subprocess.run(
+        done = processes.run(
             [str(node), "-p", "process.versions.node"], capture_output=True, text=True, timeout=30, env=env, check=False
         )
     except (OSError, subprocess.TimeoutExpired):

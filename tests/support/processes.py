@@ -5,6 +5,10 @@ exits first, or is not ready within `timeout`, it is stopped and `StartupError` 
 `Process.stop()` always ends it: SIGTERM, a bounded wait, SIGKILL, reap, close its pipes. It is
 idempotent, and it is what leaving `with start(...) as process:` calls, so a fixture that yields inside
 that block stops the process whatever the test did.
+
+Every process the tests start starts here: `run` (a command to its end, as `subprocess.run`) and `popen` (a
+`subprocess.Popen` the test drives itself) are the two doors for what `start` does not fit, so that one module
+says how the suite starts processes (tests/project/test_tests_layout.py counts the others: none).
 """
 
 from __future__ import annotations
@@ -271,3 +275,13 @@ def start(
     if ready is not None:
         process.wait_ready(ready, timeout)
     return process
+
+
+def run(argv: Any, **options: Any) -> subprocess.CompletedProcess[Any]:
+    """Run `argv` to its end: `subprocess.run(argv, **options)`, the one place the tests call it."""
+    return subprocess.run(argv, **options)  # noqa: PLW1510 (check= is the caller's, as with subprocess.run)
+
+
+def popen(argv: Any, **options: Any) -> subprocess.Popen[Any]:
+    """`subprocess.Popen(argv, **options)`, for a test that drives the process itself (stdin, signals, a pty)."""
+    return subprocess.Popen(argv, **options)

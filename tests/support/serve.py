@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from support import processes
 from support.paths import BATON, ROOT
 from support.processes import STARTUP_TIMEOUT_S, PortOpen, Process, free_port, start
 
@@ -74,7 +75,7 @@ def serve_once(
 ) -> subprocess.CompletedProcess[str]:
     """Run `baton serve TARGET *ARGS` in `cwd` with `messages` as its stdin lines (then EOF), `env` over this
     process's environment, until it exits; its output as text."""
-    return subprocess.run(
+    return processes.run(
         [BATON, "serve", target, *args],
         cwd=cwd,
         input="".join(json.dumps(m) + "\n" for m in messages),
