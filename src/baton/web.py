@@ -29,7 +29,7 @@ import asyncio
 import contextlib
 import signal
 import socket
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,7 +132,7 @@ def run(
     `app` is an ASGI app, or a "module:factory" string (each worker process, or each process the reloader
     starts, calls it); `workers` > 1 runs that many processes, each given `worker_healthcheck_s` to answer
     uvicorn's health check, `reload_dirs` restarts the process when a file under them changes. The socket
-    is `listen`'s: uvicorn takes it by its descriptor and binds nothing."""
+    is `listen`'s (uvicorn binds nothing): a supervisor takes it by its descriptor, a single process as is."""
     import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
 
     options: dict[str, Any] = {"log_config": log_config} if log_config is not None else {}
@@ -145,14 +145,10 @@ def run(
     if reload_dirs or workers > 1:  # a supervisor process: it owns the signals and ends with 0
         sock = listen(host, port)
         try:
-            uvicorn.run(app, fd=sock.fileno(), **options)
-        except SystemExit as exc:  # uvicorn's 3: the app's startup failed (its lifespan said why): ours is 2
-            if exc.code == STARTUP_FAILED:
-                return 2
-            raise
+            failed = _startup_failed(lambda: uvicorn.run(app, fd=sock.fileno(), **options))
         finally:
             sock.close()
-        return 0
+        return 2 if failed else 0
     server = uvicorn.Server(uvicorn.Config(app, **options))
     stopped = _Stopped.install(server)  # before the port opens: whoever sees it open may signal at once
     try:
@@ -161,17 +157,24 @@ def run(
         stopped.uninstall()
         raise
     try:
-        server.run(sockets=[sock])
-    except SystemExit as exc:  # uvicorn's 3: the app's startup failed (its lifespan said why): ours is 2
-        if exc.code == STARTUP_FAILED:
-            return 2
-        raise
+        failed = _startup_failed(lambda: server.run(sockets=[sock]))
     finally:
         sock.close()
         stopped.uninstall()
-    if stopped.signum is None and not server.started:
+    if failed or (stopped.signum is None and not server.started):
         return 2  # the app's lifespan refused to start (it said why)
     return stopped.status
+
+
+def _startup_failed(serve: Callable[[], None]) -> bool:
+    """Run `serve`; whether uvicorn ended it because the app's startup failed (its exit status 3)."""
+    try:
+        serve()
+    except SystemExit as exc:
+        if exc.code == STARTUP_FAILED:
+            return True
+        raise
+    return False
 
 
 @dataclass(slots=True)

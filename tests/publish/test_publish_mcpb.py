@@ -61,6 +61,7 @@ def bundle(tmp_path: Path, baton_wheel: Path) -> Iterator[Path]:
     done = baton(tmp_path, "notes.py:server", "--author", "Example", "--wheel", str(baton_wheel))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("wrote notes-1.4.0.mcpb (")
+    assert "from PyPI" not in done.stderr  # Baton's wheel is in the bundle: nothing to warn about
     yield tmp_path / "notes-1.4.0.mcpb"
 
 
@@ -129,6 +130,7 @@ def test_without_wheels_the_bundle_is_small_and_names_baton_from_pypi(tmp_path: 
         ]
         project = archive.read("pyproject.toml").decode()
     assert '"mcp-baton==0.1.0",' in project and '"httpx>=0.27",' in project
+    assert "from PyPI" in done.stderr and "--wheel" in done.stderr  # where Baton comes from, and the way out
     print(f"bundle size: {(tmp_path / 'small.mcpb').stat().st_size} bytes (without wheels)")
     again = baton(tmp_path, "notes.py", "--author", "Example", "--requirement", "httpx>=0.27", "-o", "again.mcpb")
     assert again.returncode == 0

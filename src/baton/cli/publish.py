@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..publish.described import PublishError, load, read_file
-from ..publish.mcpb import Bundle, build, default_output
+from ..publish.mcpb import BATON_DISTRIBUTION, Bundle, build, carries_baton, default_output
 from ..publish.server_json import Where, document, marker
+from ..version import __version__
 
 if TYPE_CHECKING:
     from .main import Commands
@@ -121,6 +122,13 @@ def _mcpb(args: argparse.Namespace) -> int:
     names = build(args.target, described, bundle, output)
     size = output.stat().st_size
     print(f"wrote {output} ({size / 1024:.1f} KiB): {', '.join(names)}")
+    if not carries_baton(bundle):
+        note = (
+            f"note: the host's uv installs {BATON_DISTRIBUTION}=={__version__} from PyPI when it starts the bundle; "
+            f"if that release is not on PyPI, add Baton's wheel: --wheel mcp_baton-{__version__}-py3-none-any.whl "
+            "(`pip wheel --no-deps PATH-TO-BATON` builds it)"
+        )
+        print(note, file=sys.stderr)
     return 0
 
 

@@ -83,6 +83,14 @@ def build(target: str, described: Described, bundle: Bundle, output: Path) -> li
     return list(files)
 
 
+def carries_baton(bundle: Bundle) -> bool:
+    """Whether one of the bundle's wheels is Baton itself (else uv fetches it from PyPI at the host)."""
+    return any(
+        (found := _WHEEL.match(wheel.name)) is not None and _normalized(found.group("name")) == BATON_DISTRIBUTION
+        for wheel in bundle.wheels
+    )
+
+
 def default_output(name: str, version: str) -> Path:
     """`NAME-VERSION.mcpb` in the working directory, with anything but letters, digits, `.`, `_`, `-` as `-`."""
     return Path(re.sub(r"[^A-Za-z0-9._-]+", "-", f"{name}-{version}") + ".mcpb")
