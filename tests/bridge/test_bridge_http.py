@@ -39,12 +39,13 @@ class Bridge:
 
     def __init__(self, command: list[str], *options: str, log: Path) -> None:
         self.log = log
-        self.proc = processes.popen(
-            [BATON, "bridge", "--serve-http", "0", *options, "--", *command],
-            stdout=subprocess.PIPE,
-            stderr=log.open("wb"),
-            cwd=ROOT,
-        )
+        with log.open("wb") as err:  # the child keeps its own descriptor; this one is closed, not leaked
+            self.proc = processes.popen(
+                [BATON, "bridge", "--serve-http", "0", *options, "--", *command],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                cwd=ROOT,
+            )
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], START_S)
         line = self.proc.stdout.readline().decode().strip() if ready else ""
@@ -65,6 +66,8 @@ class Bridge:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 @pytest.fixture
