@@ -79,7 +79,8 @@ def test_a_fastmcp_servers_ctx_elicit_reaches_a_2026_host_as_a_round(
         return reply
 
     async def flow() -> tuple[str, str | None]:
-        async with Client([BATON, "bridge", "--protocol", "2025-11-25", fastmcp_elicit], on_form=answer) as host:
+        bridge = [BATON, "bridge", "--protocol", "2025-11-25", fastmcp_elicit]
+        async with Client(bridge, on_form=answer, protocol="2026-07-28") as host:  # pinned: a late probe falls back
             result = await host.call_tool("reserve", {"restaurant": "Chez Lin"})
             return result.text, host.era
 
