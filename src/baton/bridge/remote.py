@@ -340,12 +340,14 @@ class Remote:
         if isinstance(uris, list) and uris and (caps.get("resources") or {}).get("subscribe"):
             honored["resourceSubscriptions"] = sorted({uri for uri in uris if isinstance(uri, str)})
         listener = SessionListen(honored)
-        mine = [uri for uri in honored.get("resourceSubscriptions", ()) if uri not in self.subscribed]
-        for uri in mine:
-            await self.client.request("resources/subscribe", {"uri": uri})
-            self.subscribed.add(uri)  # made again if the server reopens the session (P162)
-        self._listeners.append(listener)
+        mine: list[str] = []  # the subscriptions this stream made in the session, undone when it ends
+        self._listeners.append(listener)  # first: no notice between a subscribe and the stream is missed
         try:
+            for uri in honored.get("resourceSubscriptions", ()):
+                if uri not in self.subscribed:
+                    await self.client.request("resources/subscribe", {"uri": uri})
+                    self.subscribed.add(uri)  # made again if the server reopens the session (P162)
+                    mine.append(uri)
             await relay(notification(ACKNOWLEDGED, {"_meta": {}, "notifications": honored}))
             while True:
                 message = await listener.queue.get()
