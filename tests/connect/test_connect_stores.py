@@ -133,7 +133,14 @@ def test_ticket_round_trips_and_completes_once(backend: Backend) -> None:
         assert await store.complete(ticket.id, "alice")
         assert not await store.complete(ticket.id, "alice")
         done = await store.get(ticket.id)
-        assert done == Ticket(ticket.id, "alice", ticket.flow_id, ticket.purpose, ticket.expires_at, done=True)
+        assert done == Ticket(
+            id=ticket.id,
+            principal="alice",
+            flow_id=ticket.flow_id,
+            purpose=ticket.purpose,
+            expires_at=ticket.expires_at,
+            done=True,
+        )
         unknown = mint("alice", flow(), "secret:x").id
         assert await store.get(unknown) is None
         assert not await store.complete(unknown, "alice")
@@ -163,7 +170,14 @@ def test_tricky_principals_complete_only_their_own(backend: Backend) -> None:
 def test_ticket_stored_done_cannot_complete(backend: Backend) -> None:
     async def body() -> None:
         store = backend.tickets()
-        ticket = Ticket(mint("alice", b"", "secret:x").id, "alice", b"", "secret:x", time.time() + 60, done=True)
+        ticket = Ticket(
+            id=mint("alice", b"", "secret:x").id,
+            principal="alice",
+            flow_id=b"",
+            purpose="secret:x",
+            expires_at=time.time() + 60,
+            done=True,
+        )
         await store.put(ticket)
         assert await store.get(ticket.id) == ticket
         assert not await store.complete(ticket.id, "alice")

@@ -410,7 +410,9 @@ def _round_of(method: str, params: dict[str, Any], result: dict[str, Any], numbe
     asks, state = result.get("inputRequests"), result.get("requestState")
     if result.get("resultType") != "input_required" or not isinstance(asks, dict) or not asks:
         return None
-    return Round(method, params, asks, state, number) if state is None or isinstance(state, str) else None
+    if state is not None and not isinstance(state, str):
+        return None
+    return Round(method=method, params=params, input_requests=asks, request_state=state, number=number)
 
 
 def _result_of(step: Round) -> dict[str, Any]:

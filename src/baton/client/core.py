@@ -631,7 +631,14 @@ class Client:
             raise ClientError(f"{method}: malformed input_required result")
         if not asks and state is None:
             raise ClientError(f"{method}: input_required with neither inputRequests nor requestState")
-        return Round(method, params, asks, state, number, self.server_name)
+        return Round(
+            method=method,
+            params=params,
+            input_requests=asks,
+            request_state=state,
+            number=number,
+            server=self.server_name,
+        )
 
     async def drive(self, method: str, params: dict[str, Any], *, progress: Progress | None = None) -> dict[str, Any]:
         """The whole loop for one request, answering through the handlers; bounded in rounds and time.

@@ -15,7 +15,7 @@ import orjson
 from .questions import Question
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Round:
     """A request that the server answered with `input_required`, waiting for answers."""
 
@@ -51,10 +51,10 @@ class Round:
     def from_json(cls, text: str | bytes) -> Round:
         data = orjson.loads(text)
         return cls(
-            data["method"],
-            data["params"],
-            data.get("inputRequests") or {},
-            data.get("requestState"),
-            int(data.get("number", 1)),
-            data.get("server"),
+            method=data["method"],
+            params=data["params"],
+            input_requests=data.get("inputRequests") or {},
+            request_state=data.get("requestState"),
+            number=int(data.get("number", 1)),
+            server=data.get("server"),
         )

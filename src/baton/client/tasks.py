@@ -64,7 +64,13 @@ async def follow(client: TaskDriver, method: str, created: dict[str, Any], watch
                 raise ClientError(f"{method}: task {task_id} was cancelled")
             if status == "input_required" and isinstance(task.get("inputRequests"), dict) and task["inputRequests"]:
                 rounds += 1
-                step = Round(method, {}, task["inputRequests"], None, rounds, client.server_name)
+                step = Round(
+                    method=method,
+                    params={},
+                    input_requests=task["inputRequests"],
+                    number=rounds,
+                    server=client.server_name,
+                )
                 responses = await client.answers_for(step)
                 await client.request("tasks/update", {"taskId": task_id, "inputResponses": responses})
             else:

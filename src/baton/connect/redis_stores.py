@@ -110,7 +110,14 @@ def _decode(ticket_id: str, value: bytes) -> Ticket:
     if value[:1] not in (b"0", b"1") or len(value) != at + 8:
         raise StoreUnavailable(f"the Redis ticket store holds a malformed record for a ticket ({len(value)} bytes)")
     (expires_at,) = struct.unpack(">d", value[at:])
-    return Ticket(ticket_id, fields[0].decode(), fields[1], fields[2].decode(), expires_at, value[:1] == b"1")
+    return Ticket(
+        id=ticket_id,
+        principal=fields[0].decode(),
+        flow_id=fields[1],
+        purpose=fields[2].decode(),
+        expires_at=expires_at,
+        done=value[:1] == b"1",
+    )
 
 
 class RedisTickets(_RedisStore, TicketStore):

@@ -21,7 +21,7 @@ TICKET_PATTERN = re.compile(r"[A-Za-z0-9_-]{32}\Z")
 DEFAULT_TICKET_TTL_S = 600
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Ticket:
     id: str
     principal: str
@@ -36,7 +36,13 @@ class Ticket:
 
 def mint(principal: str, flow_id: bytes, purpose: str, ttl_s: float = DEFAULT_TICKET_TTL_S) -> Ticket:
     """A fresh ticket (not yet stored)."""
-    return Ticket(secrets.token_urlsafe(24), principal, flow_id, purpose, clock.now() + ttl_s)
+    return Ticket(
+        id=secrets.token_urlsafe(24),
+        principal=principal,
+        flow_id=flow_id,
+        purpose=purpose,
+        expires_at=clock.now() + ttl_s,
+    )
 
 
 def well_formed(ticket_id: str) -> bool:
@@ -119,7 +125,14 @@ class SqliteTickets(TicketStore):
             ).fetchone()
             if row is None:
                 return None
-            return Ticket(ticket_id, row[0], bytes(row[1]), row[2], row[3], bool(row[4]))
+            return Ticket(
+                id=ticket_id,
+                principal=row[0],
+                flow_id=bytes(row[1]),
+                purpose=row[2],
+                expires_at=row[3],
+                done=bool(row[4]),
+            )
 
         return await self._file.run(op)
 

@@ -146,7 +146,9 @@ class ReplayEngine:
             caps = seen(caps, info, quirks)
         job: TaskJob | None = None
         if tasked:
-            job = TaskJob(flow, target, kwargs, params, detached(ex), caps, state)
+            job = TaskJob(
+                flow=flow, target=target, kwargs=kwargs, params=params, exchange=detached(ex), caps=caps, state=state
+            )
             if flow.task_start == "call":  # protocol.md P167: the task exists before the handler runs
                 return self._host.tasks.create(job)
         on_page = flow.when_unasked in PAGE_RUNGS

@@ -59,7 +59,7 @@ SWEEP_BATCH = 32  # orphaned rounds one sweep resumes at most
 MAX_CONFLICTS = 5  # writes retried over a newer record before a request gives up
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskJob:
     """What every round of one task needs, fixed when the task is made: the flow, its target and checked
     arguments, the request's params (its `_meta` and arguments), a detached exchange (no stream: the request
@@ -91,10 +91,13 @@ class RoundRunner(Protocol):
     ) -> Settled: ...
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Task:
     """One task's record: who made it, where it is, and what a round left for `tasks/get`. `job` is None for a
-    task read from the store and not (yet) run here."""
+    task read from the store and not (yet) run here.
+
+    The one record that changes after it is made: it is the task's live state on this instance (its status,
+    lease and runner move as rounds run), written to the store with `version` checked on every write."""
 
     task_id: str
     tag: bytes  # the principal's tag (`principal_tag`), never the principal itself
@@ -184,8 +187,17 @@ class TaskBoard:
         params = {k: v for k, v in job.params.items() if k not in ("inputResponses", "requestState", "task")}
         if job.exchange.protocol_version == HANDSHAKE_VERSION:  # a session's capabilities, for a round elsewhere
             params["_meta"] = {**params.get("_meta", {}), META_CLIENT_CAPABILITIES: job.caps.raw or {}}
-        task = Task(task_id, tag, job, now, now + self.ttl_ms / 1000, job.target, params, now)
-        task.who = {**_who(job.exchange), "server": self.server}
+        task = Task(
+            task_id=task_id,
+            tag=tag,
+            job=job,
+            created=now,
+            expires=now + self.ttl_ms / 1000,
+            target=job.target,
+            params=params,
+            updated=now,
+            who={**_who(job.exchange), "server": self.server},
+        )
         self._lease(task)
         try:  # durable before the answer leaves: a tasks/get right after it finds it
             saved = await self._save(task, limit=self.limit)
@@ -429,7 +441,15 @@ class TaskBoard:
         caps = ClientCapabilities.parse(raw if isinstance(raw, dict) else {})
         params = {**task.params, "_meta": {**task.params.get("_meta", {})}}
         exchange = detached(ex) if ex is not None else _exchange_of(task.who)
-        task.job = TaskJob(tool.flow, task.target, kwargs, params, exchange, caps, task.state)
+        task.job = TaskJob(
+            flow=tool.flow,
+            target=task.target,
+            kwargs=kwargs,
+            params=params,
+            exchange=exchange,
+            caps=caps,
+            state=task.state,
+        )
         return True
 
     async def cancel(self, msg: Message, ex: Exchange, caps: ClientCapabilities) -> dict[str, Any]:
@@ -555,20 +575,20 @@ def _decoded(task_id: str, tag: bytes, version: int, raw: bytes) -> Task:
     record = orjson.loads(raw)
     state = FlowState(base64.b64decode(record["flow"]), record["round"], Journal.loads(record["journal"].encode()))
     task = Task(
-        task_id,
-        tag,
-        None,
-        record["created"],
-        record["expires"],
-        record["target"],
-        record["params"],
-        record["updated"],
-        record["status"],
-        record["message"],
-        record["inputRequests"],
-        record["responses"],
-        record["result"],
-        record["error"],
+        task_id=task_id,
+        tag=tag,
+        job=None,
+        created=record["created"],
+        expires=record["expires"],
+        target=record["target"],
+        params=record["params"],
+        updated=record["updated"],
+        status=record["status"],
+        message=record["message"],
+        input_requests=record["inputRequests"],
+        responses=record["responses"],
+        result=record["result"],
+        error=record["error"],
         version=version,
         owner=record["owner"],
         lease=record["lease"],
