@@ -22,6 +22,7 @@ would every process it starts: the tests that press Ctrl-C on a `baton` command 
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Callable, Generator, Iterator
@@ -31,11 +32,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 from support.browser import launched_chromium
+from support.cpu_ledger import Ledger
 from support.guard import in_process_only, services_only
 from support.markers import SERVICES, folder_marks, kinds, needs
 from support.processes import free_port
 from support.redis_server import RedisServer
 from support.serve import RunningServer, start_server
+from support.slow import slow_modules
 
 # The test modules stay one flat namespace, as when they sat side by side in tests/: pytest imports each by its
 # basename (its "prepend" import mode: no __init__.py, so basenames are unique, tests/project/test_tests_layout.py),
@@ -53,9 +56,15 @@ settings.load_profile("baton")
 def pytest_configure(config: pytest.Config) -> None:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if os.environ.get("BATON_TEST_CPU"):
+        config.pluginmanager.register(Ledger(Path(os.environ["BATON_TEST_CPU"])), "baton-cpu-ledger")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The modules whose tests took longest (tests/slow_tests.txt) go to the xdist workers first, each module's
+    # tests kept together and in order (its module fixtures, Chromium or redis-server, start once per worker).
+    weight = slow_modules()
+    items.sort(key=lambda item: -weight.get(item.nodeid.partition("::")[0], 0.0))
     for item in items:
         for kind in sorted(kinds(item) | set(folder_marks(item.path))):
             if item.get_closest_marker(kind) is None:

@@ -27,6 +27,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from .cpu_ledger import note_started
+
 LOOPBACK = "127.0.0.1"
 STARTUP_TIMEOUT_S = 60.0  # generous: the suite runs on several workers, on machines busy with more
 STOP_GRACE_S = 10.0  # SIGTERM to SIGKILL
@@ -257,8 +259,10 @@ def spawn(
     popen.setdefault("stdin", subprocess.DEVNULL)
     if log is not None:
         with log.open("ab" if append else "wb") as fh:
+            note_started(argv)
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT, **popen)
     else:
+        note_started(argv)
         proc = subprocess.Popen(argv, cwd=cwd, env=env, **popen)
     return Process(proc, name or Path(os.fspath(argv[0])).name, log)
 
@@ -279,9 +283,11 @@ def start(
 
 def run(argv: Any, **options: Any) -> subprocess.CompletedProcess[Any]:
     """Run `argv` to its end: `subprocess.run(argv, **options)`, the one place the tests call it."""
+    note_started(argv)
     return subprocess.run(argv, **options)  # noqa: PLW1510 (check= is the caller's, as with subprocess.run)
 
 
 def popen(argv: Any, **options: Any) -> subprocess.Popen[Any]:
     """`subprocess.Popen(argv, **options)`, for a test that drives the process itself (stdin, signals, a pty)."""
+    note_started(argv)
     return subprocess.Popen(argv, **options)

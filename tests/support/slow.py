@@ -1,0 +1,24 @@
+"""The test modules that take longest, from tests/slow_tests.txt (written by `tools/suite_cpu.py --write-slow`).
+
+Eight workers share two cores: a long module that starts last keeps the suite running while the other workers
+idle. `slow_modules()` gives each module the seconds its listed tests took, for tests/conftest.py to start the
+heaviest first. A test renamed or gone from the list costs nothing but its place in the order.
+"""
+
+from __future__ import annotations
+
+import collections
+
+from .paths import ROOT
+
+SLOW_FILE = ROOT / "tests" / "slow_tests.txt"
+
+
+def slow_modules() -> dict[str, float]:
+    """Each listed module (its path as in a node id) and the seconds its listed tests took."""
+    weight: dict[str, float] = collections.defaultdict(float)
+    for line in SLOW_FILE.read_text().splitlines():
+        seconds, _, nodeid = line.partition(" ")
+        if seconds and not line.startswith("#"):
+            weight[nodeid.partition("::")[0]] += float(seconds)
+    return dict(weight)
