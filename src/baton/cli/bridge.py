@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from ..bridge.replies import ASK_TIMEOUT_S
 from ..client.oauth.rules import may_carry_tokens
 from ..client.probe import AUTO, ProtocolChoice
-from .client_commands import oauth_setup
 from .client_commands.args import OneLineError, protocol_choice, seconds
 
 if TYPE_CHECKING:
@@ -146,6 +145,7 @@ async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], ar
     from ..client import Client  # noqa: PLC0415 (the engine loads when the bridge runs)
     from ..serve.stdio import open_stdio  # noqa: PLC0415 (the engine loads when the bridge runs)
     from ..server.outbound import Outbound  # noqa: PLC0415 (the engine loads when the bridge runs)
+    from .client_commands import oauth_setup  # noqa: PLC0415 (the client's OAuth loads when the bridge runs)
 
     reader, out = await open_stdio()
     given_auth = any(k.lower() == "authorization" for k in headers)

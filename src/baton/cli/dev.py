@@ -11,7 +11,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..client.oauth.rules import may_carry_tokens
-from .client_commands import oauth_setup
 from .client_commands.args import ELICITATION, ELICITATION_HELP, PROTOCOL_HELP, OneLineError, protocol_choice
 
 if TYPE_CHECKING:
@@ -70,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     auth: Any = None
     browser: Any = None
     if target.url is not None and may_carry_tokens(target.url):  # the login of `baton tools`: browser, stored tokens
+        from .client_commands import oauth_setup  # noqa: PLC0415 (the client's OAuth loads for a URL only)
+
         auth, browser = oauth_setup.oauth(store=True)
     try:
         modes = ELICITATION[args.elicitation]

@@ -25,7 +25,6 @@ from urllib.parse import urlsplit
 
 from ..extras import MissingExtra
 from ..forms import Accepted
-from ..oauth_http import oauth2_client_class
 from ..protocol.constants import PROTOCOL_VERSION
 from ..protocol.errors import UsageError
 from ..protocol.hosts import is_loopback
@@ -170,6 +169,8 @@ class ConnectKit:
         if not authenticated and not self.development:
             raise ConfigurationError(_anonymous(needed_by, self.base_url), setting=PRINCIPAL_SETTING)
         if self.providers:
+            from ..oauth_http import oauth2_client_class  # noqa: PLC0415 (httpx loads for a server with providers only)
+
             try:
                 oauth2_client_class()
             except MissingExtra as exc:

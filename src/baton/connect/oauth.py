@@ -13,8 +13,6 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..oauth_http import oauth2_client
-
 STATE_PREFIX = "oauth-state"
 
 
@@ -40,6 +38,8 @@ def new_verifier() -> str:
 
 
 def _client(provider: OAuthProvider, redirect_uri: str) -> Any:
+    from ..oauth_http import oauth2_client  # noqa: PLC0415 (httpx and Authlib load with a provider's first login)
+
     return oauth2_client(
         client_id=provider.client_id,
         client_secret=provider.client_secret,

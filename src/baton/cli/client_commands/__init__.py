@@ -22,12 +22,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from ...client import ClientError
-from ...client.http11 import HttpError
-from ...client.restart import state_refused
 from ...protocol.errors import McpError
 from .args import COMMANDS, CommandLineError, OneLineError, add_parser, parse
-from .commands import RUN, NotOffered
 
 if TYPE_CHECKING:
     from ..main import Commands
@@ -53,6 +49,11 @@ def register(commands: Commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run one client command; the exit status."""
+    # The client loads here, not with the parser: `baton serve` and the other commands never pay for it.
+    from ...client import ClientError  # noqa: PLC0415
+    from ...client.http11 import HttpError  # noqa: PLC0415
+    from .commands import RUN, NotOffered  # noqa: PLC0415
+
     command: str = args.command
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -92,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _meaning(exc: McpError) -> str:
     """What an error means to the person, where its message alone does not say (protocol.md P122)."""
+    from ...client.restart import state_refused  # noqa: PLC0415 (with the client, in `run`)
+
     if state_refused(exc):  # the client already started the call over once
         return (
             " (refused again after the call started over: the answers came too late again, or the server "

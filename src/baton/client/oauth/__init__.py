@@ -10,11 +10,47 @@ decisions are protocol.md P48-P59. A program with no person logs in with `Client
 `EnterpriseLogin` instead (`machine`, P195-P196). Needs Authlib (Baton's `[oauth]` extra).
 """
 
-from ..errors import AuthError
-from .config import OAuth, OpenBrowser
-from .loopback import LoopbackRedirect
-from .machine import ClientCredentials, EnterpriseLogin, ProgramLogin, WorkloadIdentity
-from .store import FileStore, MemoryStore, TokenStore, default_path
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..errors import AuthError
+    from .config import OAuth, OpenBrowser
+    from .loopback import LoopbackRedirect
+    from .machine import ClientCredentials, EnterpriseLogin, ProgramLogin, WorkloadIdentity
+    from .store import FileStore, MemoryStore, TokenStore, default_path
+
+# Each public name and the module it lives in, imported on first use (PEP 562): see baton/client/__init__.py.
+_WHERE = {
+    "AuthError": "..errors",
+    "OAuth": ".config",
+    "OpenBrowser": ".config",
+    "LoopbackRedirect": ".loopback",
+    "ClientCredentials": ".machine",
+    "EnterpriseLogin": ".machine",
+    "ProgramLogin": ".machine",
+    "WorkloadIdentity": ".machine",
+    "FileStore": ".store",
+    "MemoryStore": ".store",
+    "TokenStore": ".store",
+    "default_path": ".store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))
+
 
 __all__ = [
     "AuthError",

@@ -24,7 +24,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
@@ -109,6 +108,8 @@ class ProgramLogin:
             "exp": now + ASSERTION_LIFETIME_S,
             "jti": secrets.token_urlsafe(16),
         }
+        import jwt  # noqa: PLC0415 (PyJWT loads when a program first signs an assertion, not with the CLI)
+
         return jwt.encode(claims, self._key, algorithm=self.signing_alg)
 
     def __repr__(self) -> str:  # never the secret or the key

@@ -1,0 +1,49 @@
+"""What `baton` loads to start: a host starts `baton serve FILE --stdio` at every launch, and the tests start
+`baton` hundreds of times, so the command loads what its command needs and no more. The client, OAuth's JWT
+code and httpx load with the commands that use them (`baton.client`, `baton.client.oauth` and `baton.render`
+load their public names on first use)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from support import processes
+
+pytestmark = pytest.mark.process
+
+NOT_FOR_SERVE = ("httpx", "jwt", "authlib", "baton.client.core", "baton.client.oauth.machine", "baton.render.terminal")
+
+
+def loaded(code: str) -> set[str]:
+    done = processes.run(
+        [sys.executable, "-c", f"import sys\n{code}\nprint('\\n'.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(done.stdout.split())
+
+
+def test_the_command_line_and_a_stdio_server_load_no_client_jwt_or_httpx() -> None:
+    modules = loaded("import baton.cli.main, baton.cli.serve, baton.serve.stdio, baton.serve.target")
+    assert "baton.server.core" in modules
+    assert not modules & set(NOT_FOR_SERVE), sorted(modules & set(NOT_FOR_SERVE))
+
+
+def test_the_public_names_still_import_where_the_docs_say() -> None:
+    modules = loaded(
+        "from baton.client import Client, Question, Round\n"
+        "from baton.client.oauth import OAuth, ClientCredentials\n"
+        "from baton.render import TerminalRenderer, form_html\n"
+        "import baton.client, baton.client.oauth\n"
+        "assert 'Client' in dir(baton.client) and 'OAuth' in dir(baton.client.oauth)"
+    )
+    assert {"baton.client.core", "baton.client.oauth.machine", "baton.render.terminal"} <= modules
+
+
+def test_a_name_that_is_not_there_is_an_attribute_error() -> None:
+    import baton.client
+
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        baton.client.Nope  # noqa: B018
