@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import tracemalloc
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,11 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if os.environ.get("BATON_TEST_CPU"):
         config.pluginmanager.register(Ledger(Path(os.environ["BATON_TEST_CPU"])), "baton-cpu-ledger")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if os.environ.get("BATON_TEST_TRACEMALLOC"):  # where a leaked file, socket or loop was made (pyproject.toml)
+        tracemalloc.start(int(os.environ["BATON_TEST_TRACEMALLOC"]))  # after collection, which it slows tenfold
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -44,6 +44,7 @@ def jwks_url() -> Iterator[str]:
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/jwks.json"
     httpd.shutdown()
+    httpd.server_close()
 
 
 @pytest.fixture

@@ -198,10 +198,12 @@ class _Bridge:
             cwd=ROOT,
         )
         self.ids = 0
+        self.stderr = ""  # the rest of its stderr, read when it stops
         self.seen: list[dict[str, Any]] = []  # every other line the bridge wrote meanwhile
         # Lines are read in a thread: select() on a buffered pipe misses lines already read into its buffer.
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -255,6 +257,13 @@ class _Bridge:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        self._reader.join(10)  # the pipe's end: its writer has exited
+        assert self.proc.stderr is not None
+        if not self.proc.stderr.closed:
+            self.stderr = self.proc.stderr.read().decode()  # what it said that the test did not read: kept
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 WATCHED = "test://watched-resource"
@@ -294,8 +303,7 @@ def test_a_server_restart_keeps_the_hosts_session(tmp_path: Any, protocol: str) 
             restarted.stop()
     finally:
         bridge.stop()
-    assert bridge.proc.stderr is not None
-    assert ("opened a new one" in bridge.proc.stderr.read().decode()) is session
+    assert ("opened a new one" in bridge.stderr) is session
 
 
 def _keys(data: Path) -> dict[str, str]:

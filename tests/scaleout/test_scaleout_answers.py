@@ -36,7 +36,9 @@ from baton import Key
 pytestmark = pytest.mark.scaleout
 
 SESSIONS = 50
-ASK_TIMEOUT = ("--ask-timeout", "8")  # a lost answer ends its call in seconds, not in 600
+# A lost answer ends its call in half a minute, not in 600 s. Not less: with 50 sessions on two loaded cores an
+# answer that crosses instances through Redis took over 8 s once, and its call read it as cancelled.
+ASK_TIMEOUT = ("--ask-timeout", "30")
 CONFIRM = {"action": "accept", "content": {"confirm": True}}
 
 
@@ -73,7 +75,7 @@ def test_round_robin_answers_reach_their_instance(round_robin: Cluster, report: 
     calls = [s.calls[0] for s in sessions]
     lost = failed(calls)
     assert not lost, f"{len(lost)} of {len(calls)} calls lost: {lost[:5]}\n{round_robin.logs()}"
-    odd = [(c.asks, c.answers) for c in calls if not (c.asks == 2 and [s for s, _ in c.answers] == [202, 202])]
+    odd = [(c.asks, c.answers, c.text) for c in calls if not (c.asks == 2 and [s for s, _ in c.answers] == [202, 202])]
     assert not odd, f"{len(odd)} of {len(calls)} calls not asked twice and answered 202, 202: {odd}"
     moved = elsewhere(calls)
     assert moved >= SESSIONS // 2, f"only {moved} answers landed on another instance: round-robin is not in use"

@@ -429,6 +429,7 @@ def test_a_stdio_server_uses_the_pages_of_an_http_server_beside_it(tmp_path: Pat
     finally:
         stdio.stdin.close()
         stdio.wait(timeout=20)
+        stdio.stdout.close()
         pages.stop()
 
 

@@ -63,6 +63,7 @@ class Host:
         self._run(self.client.__aexit__(None, None, None))
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+        self._loop.close()
 
 
 def link_in(text: str) -> str:
