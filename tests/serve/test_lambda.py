@@ -3,13 +3,16 @@ shaped as Lambda sends them (tests/lambda_events/), in this process, cold and wa
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import copy
 import json
 import logging
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,17 @@ def _environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("BATON_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("BATON_KEY_FILE", raising=False)
     monkeypatch.delenv("BATON_LEDGER", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _mangum_loop() -> Iterator[None]:
+    """Mangum makes an event loop of its own and sets it as the thread's, to keep for the life of the Lambda
+    process; a test process makes a handler per test, so each test closes the loop its handlers left."""
+    yield
+    policy = asyncio.get_event_loop_policy()
+    with contextlib.suppress(RuntimeError):
+        policy.get_event_loop().close()
+    policy.set_event_loop(None)
 
 
 def notes(**options: Any) -> Server:
