@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from ..forms import Accepted, Answer, Cancelled, Declined
@@ -32,8 +33,8 @@ if TYPE_CHECKING:
     from .rounds import Round
     from .skills import Skill, SkillFileEntry, SkillVerificationError
 
-# Each public name and the module it lives in: a name is imported on first use (PEP 562), so that a program
-# that needs one submodule (`baton serve` needs `client.probe`'s era names) does not load the whole client.
+# Each public name and the module it lives in, imported on first use (baton.lazy_exports): `baton serve` needs
+# `client.probe`'s era names, not the whole client.
 _WHERE = {
     "Accepted": "..forms",
     "Answer": "..forms",
@@ -68,18 +69,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
-
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
 
 __all__ = [
     "Accepted",

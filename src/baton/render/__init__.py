@@ -3,14 +3,15 @@ one (`TerminalRenderer`), and HTML forms for a page (`baton.render.html`)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from .html import form_html, form_values
     from .terminal import QuestionLike, TerminalRenderer
 
-# Each public name and the module it lives in, imported on first use (PEP 562): see baton/client/__init__.py.
+# Each public name and the module it lives in, imported on first use (baton.lazy_exports).
 _WHERE = {
     "form_html": ".html",
     "form_values": ".html",
@@ -19,17 +20,6 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
-
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
 
 __all__ = ["QuestionLike", "TerminalRenderer", "form_html", "form_values"]

@@ -12,8 +12,9 @@ decisions are protocol.md P48-P59. A program with no person logs in with `Client
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ...lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from ..errors import AuthError
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from .machine import ClientCredentials, EnterpriseLogin, ProgramLogin, WorkloadIdentity
     from .store import FileStore, MemoryStore, TokenStore, default_path
 
-# Each public name and the module it lives in, imported on first use (PEP 562): see baton/client/__init__.py.
+# Each public name and the module it lives in, imported on first use (baton.lazy_exports).
 _WHERE = {
     "AuthError": "..errors",
     "OAuth": ".config",
@@ -39,18 +40,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
-
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
 
 __all__ = [
     "AuthError",
