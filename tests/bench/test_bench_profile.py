@@ -41,10 +41,12 @@ def test_profile_names_batons_hot_path() -> None:
 def test_a_traced_server_shows_batons_tracing_beside_the_sdks_in_microseconds() -> None:
     """`--trace 1`: every request recorded and exported to a real OTLP receiver; the components name Baton's
     tracing code apart from the SDK's, each in µs of server CPU per round trip."""
-    run = profile("-n", "400", "-c", "4", "--trace", "1")
+    # 1600 flows: Baton's tracing takes about a tenth of the samples, but over 400 flows on a loaded machine it
+    # once got none (the samples then went to uvicorn and asyncio, 84 %).
+    run = profile("-n", "1600", "-c", "4", "--trace", "1")
     assert run.returncode == 0, run.stderr
     out = run.stdout
-    assert "load: 400 flows ok, 0 failed, c=4" in out
+    assert "load: 1600 flows ok, 0 failed, c=4" in out
     components = out.split("-- by component (self time)")[1].split("-- self time")[0]  # every one sampled: < 30
     assert "%  baton tracing" in components and "%  OpenTelemetry SDK" in components, components
     microseconds = out.split("server CPU µs per round trip")[1].split("-- self time")[0]
