@@ -49,7 +49,7 @@ def main() -> int:
         slow = sorted((r for r in rows if r["wall"] >= SLOW_S), key=lambda r: -r["wall"])
         lines = [f"{r['wall']:.0f} {r['test']}" for r in slow]
         SLOW_FILE.write_text(
-            "# Tests that took at least 8 s, longest first (tools/suite_cpu.py --write-slow): started first.\n"
+            f"# Tests that took at least {SLOW_S:g} s, longest first (tools/suite_cpu.py --write-slow): run first.\n"
             + "\n".join(lines)
             + "\n"
         )

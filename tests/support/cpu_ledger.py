@@ -14,7 +14,7 @@ import json
 import os
 import resource
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,8 @@ _started: list[str] = []
 def note_started(argv: Any) -> None:
     """Called by support.processes for every process a test starts: its command, shortened."""
     if os.environ.get("BATON_TEST_CPU"):
-        words = [argv] if isinstance(argv, (str, os.PathLike)) else list(argv) if isinstance(argv, Sequence) else [argv]
-        _started.append(" ".join(os.path.basename(str(w)) if i == 0 else str(w) for i, w in enumerate(words[:4])))
+        words = [str(word) for word in argv] if isinstance(argv, (list, tuple)) else [str(argv)]  # or a shell line
+        _started.append(" ".join([os.path.basename(words[0]), *words[1:4]]))
 
 
 def _cpu(who: int) -> float:

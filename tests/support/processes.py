@@ -257,12 +257,11 @@ def spawn(
     `append`); stdin is /dev/null unless `popen` says otherwise. `env` is the whole environment (None:
     this process's). Call `wait_ready` on the result, or use `start`."""
     popen.setdefault("stdin", subprocess.DEVNULL)
+    note_started(argv)
     if log is not None:
         with log.open("ab" if append else "wb") as fh:
-            note_started(argv)
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT, **popen)
     else:
-        note_started(argv)
         proc = subprocess.Popen(argv, cwd=cwd, env=env, **popen)
     return Process(proc, name or Path(os.fspath(argv[0])).name, log)
 
