@@ -180,10 +180,16 @@ def test_task_records_are_sealed_at_rest_in_sqlite(tmp_path: Path) -> None:
 
 def test_task_records_are_sealed_at_rest_in_redis(redis_server: RedisServer) -> None:
     server = make_server(ledger=redis_server.url)
-    asyncio.run(_answered_task(server))
-    asyncio.run(server.aclose())
-    client = redis.Redis.from_url(redis_server.url)
-    records = [client.get(key) for key in client.keys("baton:task:*") if client.type(key) == b"string"]
+
+    async def answered_then_closed() -> None:  # one loop: the server's Redis connections belong to it
+        try:
+            await _answered_task(server)
+        finally:
+            await server.aclose()
+
+    asyncio.run(answered_then_closed())
+    with redis.Redis.from_url(redis_server.url) as client:
+        records = [client.get(key) for key in client.keys("baton:task:*") if client.type(key) == b"string"]
     assert len(records) == 1
     assert all(SECRET.encode() not in value and b"ask_two" not in value for value in records)  # type: ignore[operator]
 
