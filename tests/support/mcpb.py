@@ -2,8 +2,8 @@
 
 `ensure_mcpb()` installs the pinned release on first use (npm, as `ensure_ts_sdk` does; a lock file serializes
 concurrent runs; a failed install fails the test with npm's output) and returns the command that runs its CLI
-with the system's node. `ensure_uv()` is the `uv` binary of the `uv` peer venv (`uv` from PyPI), what a desktop
-host starts a bundle of server type "uv" with.
+with the system's node. `ensure_uv()` is the `uv` binary of Baton's venv (pinned in the dev extra), what a
+desktop host starts a bundle of server type "uv" with.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from support.peer_venvs import CACHE, _installed_version, ensure_venv, npm_install
+from support.peer_venvs import CACHE, UV, _installed_version, npm_install
 
 MCPB = "@anthropic-ai/mcpb@2.1.2"
 MCPB_DIR = CACHE / "mcpb"
@@ -37,8 +37,7 @@ def ensure_mcpb() -> list[str]:
 
 
 def ensure_uv() -> Path:
-    """The `uv` binary, from PyPI into its peer venv on first use."""
-    uv = ensure_venv("uv").parent / "uv"
-    if not uv.is_file():
-        pytest.fail(f"pip installed uv but {uv} is not there", pytrace=False)
-    return uv
+    """The `uv` binary of Baton's venv."""
+    if not UV.is_file():
+        pytest.fail(f"no uv at {UV}: run ./dev setup, which installs Baton's dev extra", pytrace=False)
+    return UV
