@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the official MCP conformance suite (pinned npm harness, cached in .cache/conformance) offline.
 
-Subcommands: install | list server|client | server URL [SCENARIO ...] | client SCENARIO ... -- COMMAND ...
+Subcommands: install | list server|client | server URL [SCENARIO ...] | client [SCENARIO ...] -- COMMAND ...
 `list`, `server` and `client` take `--spec-version` (2026-07-28, the default, or 2025-11-25: the
 `initialize` era, protocol.md P28), passed to the harness as its own `--spec-version`, which picks
 the scenarios applicable at that revision and the wire version they speak; or `extension`: the
@@ -554,6 +554,35 @@ def emit(result: ScenarioResult, args: argparse.Namespace) -> None:
     print(format_scenario(result), file=sys.stderr if args.json else sys.stdout, flush=True)
 
 
+def finish_suite(
+    report: Report,
+    args: argparse.Namespace,
+    names: list[str],
+    found: dict[str, list[dict[str, Any]] | None],
+    code: int,
+    output: str,
+    limit: float,
+) -> int:
+    """Report a `--suite all` run: each listed scenario by the checks it left in the output directory."""
+    for name in names:
+        result = ScenarioResult(name)
+        checks = found.get(name)
+        if checks is None:
+            result.error = "no results (scenario crashed or did not run; see harness.log)"
+        else:
+            result.checks = checks
+        emit(finalize_result(result), args)
+        report.results.append(result)
+    extra = sorted(set(found) - set(names))
+    if extra:
+        report.errors.append(f"harness ran scenarios missing from the listing: {', '.join(extra)}")
+    if code == -1:
+        report.errors.append(f"harness killed after {limit:.0f}s (see {report.results_dir / 'harness.log'})")
+    elif code != 0 and not report.failed():
+        report.errors.append(f"harness exited {code} although every scenario passed: {output[-500:]}")
+    return finish(report, args)
+
+
 # --------------------------------------------------------------------------------------------------------
 # Commands
 
@@ -630,24 +659,7 @@ def cmd_server(args: argparse.Namespace) -> int:
             log_path=run_dir / "harness.log",
             echo=args.verbose,
         )
-        found = collect(out, "server-")
-        for name in names:
-            result = ScenarioResult(name)
-            checks = found.get(name)
-            if checks is None:
-                result.error = "no results (scenario crashed or did not run; see harness.log)"
-            else:
-                result.checks = checks
-            emit(finalize_result(result), args)
-            report.results.append(result)
-        extra = sorted(set(found) - set(names))
-        if extra:
-            report.errors.append(f"harness ran scenarios missing from the listing: {', '.join(extra)}")
-        if code == -1:
-            report.errors.append(f"harness killed after {limit}s (see {run_dir / 'harness.log'})")
-        elif code != 0 and not report.failed():
-            report.errors.append(f"harness exited {code} although every scenario passed: {output[-500:]}")
-        return finish(report, args)
+        return finish_suite(report, args, names, collect(out, "server-"), code, output, limit)
 
     for name in names:
         out = run_dir / safe_name(name)
@@ -684,9 +696,26 @@ def cmd_client(args: argparse.Namespace) -> int:
     harness_command = f"exec {command_line}"
     spec = args.spec_version
     harness = Harness(ensure_installed(), spec)
-    names = select(harness.scenarios("client"), args.scenarios, "client", spec)
+    all_names = harness.scenarios("client")
     run_dir = new_run_dir("client")
     report = Report("client", command_line, harness.node, args.allow_warnings, run_dir, spec)
+    if not args.scenarios:
+        if spec == EXTENSION:
+            raise SetupError("name the extension scenarios to run: `--suite all` leaves them out")
+        # Every scenario at this revision in one harness process, which runs them side by side: one node
+        # start instead of one per scenario. A client's exit status is not told apart there; its checks are.
+        log(f"{len(all_names)} client scenario(s) at {spec}, side by side; command: {command_line}")
+        limit = 2 * args.timeout + 120
+        out = run_dir / "suite"
+        client_args = ["--command", harness_command, *harness.spec_args(), "--timeout", str(args.timeout * 1000)]
+        code, output = harness.run(
+            ["client", *client_args, "--suite", "all", "-o", str(out)],
+            timeout=limit,
+            log_path=run_dir / "harness.log",
+            echo=args.verbose,
+        )
+        return finish_suite(report, args, all_names, collect(out, ""), code, output, limit)
+    names = select(all_names, args.scenarios, "client", spec)
     log(f"{len(names)} client scenario(s) at {spec}, one at a time; command: {command_line}")
 
     for name in names:
@@ -779,11 +808,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     client = sub.add_parser(
         "client",
-        help="test a client: SCENARIO... -- COMMAND [ARG...]",
-        usage="%(prog)s [options] SCENARIO [SCENARIO ...] -- COMMAND [ARG ...]",
-        description="The harness runs `COMMAND ARG... <mock-server-url>` once per scenario.",
+        help="test a client: [SCENARIO...] -- COMMAND [ARG...]",
+        usage="%(prog)s [options] [SCENARIO ...] -- COMMAND [ARG ...]",
+        description="The harness runs `COMMAND ARG... <mock-server-url>` once per scenario: the named ones one "
+        "at a time, or, when none is named, every scenario of the revision side by side in one harness process.",
     )
-    client.add_argument("scenarios", nargs="+", metavar="SCENARIO", help="names or globs")
+    client.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="names or globs (default: all, side by side)")
     reporting(client, "time limit for each client run (default %(default)s)")
     return parser, {"install": installer, "list": lister, "server": server, "client": client}
 
