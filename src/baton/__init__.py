@@ -21,44 +21,91 @@ Every other module (`baton.server`, `baton.protocol`, `baton.state`, `baton.tele
 and may change; what of it is public is imported here. tests/project/test_docs_imports.py holds the docs to this.
 """
 
+from typing import TYPE_CHECKING
+
 from . import content
-from .forms import (
-    Accepted,
-    BooleanField,
-    Cancelled,
-    Choice,
-    Declined,
-    EnumField,
-    Field,
-    FormError,
-    MultiSelectField,
-    NumberField,
-    StringField,
-    compile_form,
-    form,
-)
-from .paths import PathRefused, Roots
-from .protocol.constants import PROTOCOL_VERSION
-from .protocol.errors import McpError
-from .server import (
-    HOST_QUIRKS,
-    App,
-    BatonDeprecationWarning,
-    CapabilityMissing,
-    ConfigurationError,
-    Context,
-    HostQuirk,
-    Param,
-    RequestInfo,
-    ResourceNotFound,
-    Server,
-    ServerCard,
-    ToolError,
-    ToolResult,
-    shows_apps,
-)
-from .state import Key, KeyRing, KeyRingError
+from .lazy_exports import lazy_exports
 from .version import __version__ as __version__
+
+if TYPE_CHECKING:
+    from .forms import (
+        Accepted,
+        BooleanField,
+        Cancelled,
+        Choice,
+        Declined,
+        EnumField,
+        Field,
+        FormError,
+        MultiSelectField,
+        NumberField,
+        StringField,
+        compile_form,
+        form,
+    )
+    from .paths import PathRefused, Roots
+    from .protocol.constants import PROTOCOL_VERSION
+    from .protocol.errors import McpError
+    from .server import (
+        HOST_QUIRKS,
+        App,
+        BatonDeprecationWarning,
+        CapabilityMissing,
+        ConfigurationError,
+        Context,
+        HostQuirk,
+        Param,
+        RequestInfo,
+        ResourceNotFound,
+        Server,
+        ServerCard,
+        ToolError,
+        ToolResult,
+        shows_apps,
+    )
+    from .state import Key, KeyRing, KeyRingError
+
+# Each public name and the module it lives in, imported on first use (baton.lazy_exports): importing any part of
+# Baton runs this file first, and `baton keys`, `baton install`, the client commands and the pytest plugin
+# (loaded in every pytest run of a project that installs Baton) need none of the server.
+_WHERE = {
+    "Accepted": ".forms",
+    "BooleanField": ".forms",
+    "Cancelled": ".forms",
+    "Choice": ".forms",
+    "Declined": ".forms",
+    "EnumField": ".forms",
+    "Field": ".forms",
+    "FormError": ".forms",
+    "MultiSelectField": ".forms",
+    "NumberField": ".forms",
+    "StringField": ".forms",
+    "compile_form": ".forms",
+    "form": ".forms",
+    "PathRefused": ".paths",
+    "Roots": ".paths",
+    "PROTOCOL_VERSION": ".protocol.constants",
+    "McpError": ".protocol.errors",
+    "HOST_QUIRKS": ".server",
+    "App": ".server",
+    "BatonDeprecationWarning": ".server",
+    "CapabilityMissing": ".server",
+    "ConfigurationError": ".server",
+    "Context": ".server",
+    "HostQuirk": ".server",
+    "Param": ".server",
+    "RequestInfo": ".server",
+    "ResourceNotFound": ".server",
+    "Server": ".server",
+    "ServerCard": ".server",
+    "ToolError": ".server",
+    "ToolResult": ".server",
+    "shows_apps": ".server",
+    "Key": ".state",
+    "KeyRing": ".state",
+    "KeyRingError": ".state",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
 
 __all__ = [
     "HOST_QUIRKS",

@@ -1,7 +1,8 @@
 """What `baton` loads to start: a host starts `baton serve FILE --stdio` at every launch, and the tests start
 `baton` hundreds of times, so the command loads what its command needs and no more. The client, OAuth's JWT
 code and httpx load with the commands that use them (`baton.client`, `baton.client.oauth` and `baton.render`
-load their public names on first use)."""
+load their public names on first use). Nor does pytest, in a project that installs Baton: it loads the
+`baton.testing.plugin` entry point in every run, and `baton` and `baton.testing` load their names on first use."""
 
 from __future__ import annotations
 
@@ -31,8 +32,24 @@ def test_the_command_line_and_a_stdio_server_load_no_client_jwt_or_httpx() -> No
     assert not modules & set(NOT_FOR_SERVE), sorted(modules & set(NOT_FOR_SERVE))
 
 
+def test_the_pytest_plugin_loads_none_of_baton_until_a_fixture_asks() -> None:
+    modules = loaded("import baton.testing.plugin")
+    assert {m for m in modules if m.startswith("baton")} == {
+        "baton",
+        "baton.content",
+        "baton.lazy_exports",
+        "baton.version",
+        "baton.testing",
+        "baton.testing.plugin",
+    }
+
+
 def test_the_public_names_still_import_where_the_docs_say() -> None:
     modules = loaded(
+        "from baton import Server, Context, Accepted, KeyRing, McpError, content, __version__\n"
+        "from baton.testing import memory_client, ScriptedUser, FakeClock, check_tampering\n"
+        "import baton, baton.testing\n"
+        "assert 'Server' in dir(baton) and 'memory_client' in dir(baton.testing)\n"
         "from baton.client import Client, Question, Round\n"
         "from baton.client.oauth import OAuth, ClientCredentials\n"
         "from baton.render import TerminalRenderer, form_html\n"
@@ -40,10 +57,14 @@ def test_the_public_names_still_import_where_the_docs_say() -> None:
         "assert 'Client' in dir(baton.client) and 'OAuth' in dir(baton.client.oauth)"
     )
     assert {"baton.client.core", "baton.client.oauth.machine", "baton.render.terminal"} <= modules
+    assert {"baton.server.core", "baton.testing.memory"} <= modules
 
 
 def test_a_name_that_is_not_there_is_an_attribute_error() -> None:
+    import baton
     import baton.client
 
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         baton.client.Nope  # noqa: B018
+    with pytest.raises(AttributeError, match="module 'baton' has no attribute 'Nope'"):
+        baton.Nope  # noqa: B018

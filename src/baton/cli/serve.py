@@ -11,24 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import web
 from ..protocol.hosts import is_loopback
-from ..serve.run import (
-    GRACEFUL_SHUTDOWN_S,
-    WORKER_HEALTHCHECK_S,
-    announce,
-    can_listen,
-    ready,
-    serve_http,
-    telemetry,
-    where,
-)
-from ..serve.run import refuse as _refuse
-from ..serve.stdio import serve_stdio
-from ..serve.target import TargetError, load_server
-from ..serve.unloaded import unloaded_app
-from ..server.core import Server
-from ..server.startup import ConfigurationError
 from ..targets import split_target
 from ..telemetry.logs import DEFAULT_LEVEL, FORMATS, LOG_FORMAT_ENV, log_format, uvicorn_config
 from ..telemetry.logs import configure as configure_logs
@@ -36,7 +19,11 @@ from ..telemetry.logs import line as stderr_line
 from .client_commands.args import seconds
 
 if TYPE_CHECKING:
+    from ..server.core import Server
     from .main import Commands
+
+# The server and its transports load when `baton serve` runs, not when `baton` parses a command line: every
+# other command starts without them (tests/project/test_startup_imports.py).
 
 ENV_TARGET = "BATON_SERVE_TARGET"
 ENV_APP_OPTIONS = "BATON_SERVE_HOSTS"
@@ -53,6 +40,9 @@ ENV_AUTH_CLIENT_SECRET = "BATON_AUTH_CLIENT_SECRET"  # never a flag: argv is vis
 def _worker_app() -> Any:
     """uvicorn factory for `--workers N`: each worker process loads the target itself, and logs as the parent
     was told to (`--log-level`, `--log-format`)."""
+    from ..serve.run import ready, telemetry  # noqa: PLC0415 (the server loads with the command that serves it)
+    from ..serve.target import TargetError, load_server  # noqa: PLC0415 (likewise)
+
     configure_logs(os.environ.get(ENV_LOG_LEVEL), log_format(None), TEXT_LOG_FORMAT)
     try:  # SystemExit: the worker process ends printing only the message (what to fix), no traceback
         server = load_server(os.environ[ENV_TARGET])
@@ -79,6 +69,8 @@ def _worker_app() -> Any:
 def _unloadable(message: str) -> Any:
     """A file that does not load: under `--reload`, the message on stderr and an app that answers 503 at
     once until the next save (protocol.md P126); a worker process ends with the message."""
+    from ..serve.unloaded import unloaded_app  # noqa: PLC0415 (the server loads with the command that serves it)
+
     if ENV_RELOAD not in os.environ:
         raise SystemExit(message)
     print(message, file=sys.stderr, flush=True)
@@ -100,6 +92,7 @@ def _auth_options(args: argparse.Namespace) -> dict[str, Any] | None:
 def _protect(server: Server, options: dict[str, Any]) -> str | None:
     """Protect `server` with OAuth as --auth-issuer/--auth-audience say (discovering the issuer): why not, or None."""
     from ..auth import DiscoveryError, OAuthResource  # noqa: PLC0415 (JWT and JWKS code loads only with --auth-issuer)
+    from ..server.startup import ConfigurationError  # noqa: PLC0415 (the server loads with the command that serves it)
 
     if not options.get("audience"):
         return "--auth-issuer needs --auth-audience URL: this server's MCP endpoint, the audience of its tokens"
@@ -124,10 +117,15 @@ def _protect(server: Server, options: dict[str, Any]) -> str | None:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from .. import web  # noqa: PLC0415 (the server and its transports load with the command that serves it)
+    from ..serve import run as engine  # noqa: PLC0415 (likewise)
+    from ..serve.stdio import serve_stdio  # noqa: PLC0415 (likewise)
+    from ..serve.target import TargetError, load_server  # noqa: PLC0415 (likewise)
+
     fmt = log_format(getattr(args, "log_format", None))  # the flag, else $BATON_LOG_FORMAT, else text
 
     def refuse(message: str) -> int:
-        return _refuse(message, fmt)
+        return engine.refuse(message, fmt)
 
     try:
         server = load_server(args.target)
@@ -148,24 +146,24 @@ def serve(args: argparse.Namespace) -> int:
         if problem:
             return refuse(problem)
     if args.workers <= 1 or args.stdio:
-        telemetry(server)
+        engine.telemetry(server)
     if args.stdio and args.reload:
         return refuse(
             "--reload is for HTTP: over stdio the host starts and owns the server process, so restart it from "
             "the host (or use baton dev FILE, which restarts a stdio server when you save)"
         )
     if args.stdio:
-        refusal = ready(server, "stdio")
+        refusal = engine.ready(server, "stdio")
         if refusal:
             return refuse(refusal)
-        announce(server, "on stdio", fmt, quiet=args.quiet, brief=True)  # one line: a host shows it in its log
+        engine.announce(server, "on stdio", fmt, quiet=args.quiet, brief=True)  # one line: a host shows it in its log
         os.environ[LOG_FORMAT_ENV] = fmt  # for serve_stdio's own lines (a lifespan that fails, P132)
         return serve_stdio(server)  # 0 at EOF or SIGTERM, 130 after SIGINT (protocol.md P98)
     host, _, port_text = args.http.rpartition(":")
     if not host or not port_text.isdigit():
         return refuse(f"--http takes HOST:PORT, not {args.http!r}")
     host = host.strip("[]")
-    refusal = ready(server, "http")
+    refusal = engine.ready(server, "http")
     if refusal:
         return refuse(refusal)
     if args.workers > 1 and server.runtime.key_ring.ephemeral:
@@ -173,14 +171,14 @@ def serve(args: argparse.Namespace) -> int:
             "--workers needs keys every worker shares, but this server uses a per-process key; "
             "set BATON_STATE_KEYS or use the default key file (do not pass KeyRing.ephemeral_key())"
         )
-    taken = can_listen(host, int(port_text))
+    taken = engine.can_listen(host, int(port_text))
     if taken:
         return refuse(f"cannot listen on {args.http}: {taken}")
     if args.reload and args.workers > 1:
         return refuse("--reload restarts one process; it cannot be used with --workers")
     workers = f" ({args.workers} worker processes)" if args.workers > 1 else ""
     workers += f" (restarted when a file under {_watched(args.target)} changes)" if args.reload else ""
-    announce(server, where(host, int(port_text)) + workers, fmt, quiet=args.quiet, workers=args.workers)
+    engine.announce(server, engine.where(host, int(port_text)) + workers, fmt, quiet=args.quiet, workers=args.workers)
     allowed = args.allow_host or None
     if not is_loopback(host) and allowed is None:
         logging.getLogger("baton").warning(
@@ -208,15 +206,15 @@ def serve(args: argparse.Namespace) -> int:
                 host,
                 int(port_text),
                 workers=args.workers,
-                worker_healthcheck_s=WORKER_HEALTHCHECK_S,  # protocol.md P190
+                worker_healthcheck_s=engine.WORKER_HEALTHCHECK_S,  # protocol.md P190
                 reload_dirs=[_watched(args.target)] if args.reload else None,
                 log_level=level,
                 log_config=uvicorn_config(level) if fmt == "json" else None,
-                graceful_s=GRACEFUL_SHUTDOWN_S,
+                graceful_s=engine.GRACEFUL_SHUTDOWN_S,
             )
         except web.PortTaken as exc:
             return refuse(str(exc))
-    return serve_http(server, host, int(port_text), allowed_hosts=allowed, log_level=level, fmt=fmt)
+    return engine.serve_http(server, host, int(port_text), allowed_hosts=allowed, log_level=level, fmt=fmt)
 
 
 def _watched(target: str) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from ..serve.target import TargetError, load_server
-from ..server.core import Server
+if TYPE_CHECKING:
+    from ..server.core import Server
 
 DESCRIPTION_MAX: Final = 100  # the registry's limit on `description` and `title` (server.schema.json)
 _RANGE: Final = re.compile(r"[\^~<>=*]|(^|\.)[xX*](\.|$)")
@@ -34,6 +34,8 @@ class Described:
 def load(target: str, description: str | None) -> Described:
     """The server at `target`, and its description: `description` if given, else its card's, else its
     instructions."""
+    from ..serve.target import TargetError, load_server  # noqa: PLC0415 (`baton` parses a command line without the server)
+
     try:
         server = load_server(target)
     except TargetError as exc:

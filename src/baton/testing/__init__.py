@@ -13,11 +13,38 @@ The pytest plugin (`baton.testing.plugin`, loaded by entry point) provides them 
 docs/testing.md.
 """
 
-from ..forms import Accepted, Cancelled, Declined
-from .checks import Outcome, check_refusals, check_tampering
-from .clock import FakeClock
-from .memory import MemorySession, MemoryTransport, memory_client, store_credential
-from .user import Asked, Connected, Invalid, ScriptedUser, UnexpectedQuestion
+from typing import TYPE_CHECKING
+
+from ..lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from ..forms import Accepted, Cancelled, Declined
+    from .checks import Outcome, check_refusals, check_tampering
+    from .clock import FakeClock
+    from .memory import MemorySession, MemoryTransport, memory_client, store_credential
+    from .user import Asked, Connected, Invalid, ScriptedUser, UnexpectedQuestion
+
+# Imported on first use (baton.lazy_exports): pytest loads `baton.testing.plugin`, in this package, in every
+# test run of a project that installs Baton, used or not.
+_WHERE = {
+    "Accepted": "..forms",
+    "Cancelled": "..forms",
+    "Declined": "..forms",
+    "Outcome": ".checks",
+    "check_refusals": ".checks",
+    "check_tampering": ".checks",
+    "FakeClock": ".clock",
+    "MemorySession": ".memory",
+    "MemoryTransport": ".memory",
+    "memory_client": ".memory",
+    "store_credential": ".memory",
+    "Asked": ".user",
+    "Connected": ".user",
+    "Invalid": ".user",
+    "ScriptedUser": ".user",
+    "UnexpectedQuestion": ".user",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
 
 __all__ = [
     "Accepted",
