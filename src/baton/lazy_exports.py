@@ -1,11 +1,11 @@
 """Public names a package imports on first use (PEP 562), for the packages a program often does not need.
 
-`baton serve` and most other commands touch `baton.client`, `baton.client.oauth` or `baton.render` only for
-a constant or a rule, and importing those packages whole cost a third of the command line's start-up (the
-client, PyJWT, httpx); and pytest loads the `baton.testing` plugin in every run of a project that installs
-Baton, which, through `baton` and `baton.testing`, imported the whole server. Such a package lists each public name with the module it lives in and takes its
-module `__getattr__` and `__dir__` from here; `from baton.client import Client` works as before, and the
-names stay visible to type checkers through the package's `TYPE_CHECKING` imports.
+`baton serve` and most other commands touch `baton.client`, `baton.client.oauth` or `baton.render` only for a
+constant or a rule, and importing those packages whole cost a third of the command line's start-up (the client,
+PyJWT, httpx); and pytest loads the `baton.testing` plugin in every run of a project that installs Baton, which,
+through `baton` and `baton.testing`, imported the whole server. Such a package lists each public name with the
+module it lives in and takes its module `__getattr__` and `__dir__` from here; `from baton.client import Client`
+works as before, and the names stay visible to type checkers through the package's `TYPE_CHECKING` imports.
 """
 
 from __future__ import annotations
