@@ -23,7 +23,7 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
 from ..state import clock
-from ..state.redis_client import pooled_client, redacted
+from ..state.redis_client import close_client, pooled_client, redacted
 from ..state.store_url import StoreUnavailable
 from .tickets import Ticket, TicketStore
 from .vault import VaultStore
@@ -82,7 +82,7 @@ class _RedisStore:
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            await self._redis.aclose()
+            await close_client(self._redis)
 
 
 def _field(value: bytes) -> bytes:

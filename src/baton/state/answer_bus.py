@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .redis_client import pooled_client, redacted
+from .redis_client import close_client, pooled_client, redacted
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
@@ -76,7 +76,7 @@ class AnswerBus:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        await self._client.aclose()
+        await close_client(self._client)
 
     async def _listen(self) -> None:
         from redis.exceptions import RedisError  # noqa: PLC0415 (the optional redis extra)

@@ -31,7 +31,7 @@ from .ledger import (
     check_token_id,
     principal_tag,
 )
-from .redis_client import pooled_client, redacted
+from .redis_client import close_client, pooled_client, redacted
 
 log = logging.getLogger("baton.ledger")
 
@@ -181,4 +181,4 @@ class RedisLedger(Ledger):
             return
         self._closed = True
         self._retries.cancel_all()
-        await self._client.aclose()
+        await close_client(self._client)

@@ -1,9 +1,10 @@
 """The Redis client every Baton store uses: a bounded pool with timeouts, and URLs without passwords.
 
-Shared by the single-use ledger (`state.ledger_redis`) and the connect kit's stores, so that an outage
-looks the same everywhere: a call waits at most `timeout_s` (a connection at most `connect_timeout_s`),
-and one quick retry on a fresh connection covers a pooled connection that a Redis restart broke.
-`pooled_client` needs the optional `redis` package (Baton's `[redis]` extra); `redacted` does not.
+Shared by the single-use ledger (`state.ledger_redis`) and the connect kit's stores, so that an outage looks the
+same everywhere: a call waits at most `timeout_s` (a connection at most `connect_timeout_s`), and one quick
+retry on a fresh connection covers a pooled connection that a Redis restart broke; closing never fails
+(`close_client`). `pooled_client` needs the optional `redis` package (Baton's `[redis]` extra); `redacted` does
+not.
 """
 
 from __future__ import annotations
@@ -53,3 +54,17 @@ def pooled_client(
     except (ValueError, RedisError) as exc:
         raise ValueError(f"Redis {what} URL {redacted(url)}: {exc}") from None
     return aioredis.Redis.from_pool(pool)
+
+
+async def close_client(client: aioredis.Redis) -> None:
+    """Close every connection of `client`, and never fail: redis-py raises its TimeoutError when a socket's
+    close outlasts the connect timeout (a loaded machine, a Redis gone), though it has closed the socket on
+    our side already; a server shutting down has nothing to do about that."""
+    import asyncio  # noqa: PLC0415 (only closing needs it)
+
+    from redis.exceptions import RedisError  # noqa: PLC0415 (the optional redis extra)
+
+    try:
+        await client.aclose()
+    except (RedisError, OSError):
+        await asyncio.sleep(0)  # the transports' own close callbacks run before the caller's loop may end

@@ -13,7 +13,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from . import clock
-from .redis_client import pooled_client, redacted
+from .redis_client import close_client, pooled_client, redacted
 from .store_url import StoreUnavailable
 from .task_store import Listed, StoredTask, TaskStore, TooManyTasks
 
@@ -132,7 +132,7 @@ class RedisTaskStore(TaskStore):
         """Redis drops expired records itself (PXAT); the sets are trimmed as they are read."""
 
     async def close(self) -> None:
-        await self._redis.aclose()
+        await close_client(self._redis)
 
 
 def _text(member: object) -> str:
