@@ -32,6 +32,13 @@ def test_the_command_line_and_a_stdio_server_load_no_client_jwt_or_httpx() -> No
     assert not modules & set(NOT_FOR_SERVE), sorted(modules & set(NOT_FOR_SERVE))
 
 
+def test_the_command_line_loads_the_server_only_for_the_commands_that_serve() -> None:
+    """`baton keys`, `baton install`, `baton publish --help` and the client commands start without the server
+    (0.15 s of CPU to import the command line instead of 0.25 s)."""
+    modules = loaded("import baton.cli.main, baton.cli.keys, baton.cli.install, baton.cli.publish")
+    assert not modules & {"baton.server.core", "baton.serve.run", "baton.connect.kit", "uvicorn"}
+
+
 def test_the_pytest_plugin_loads_none_of_baton_until_a_fixture_asks() -> None:
     modules = loaded("import baton.testing.plugin")
     assert {m for m in modules if m.startswith("baton")} == {
