@@ -22,6 +22,7 @@ would every process it starts: the tests that press Ctrl-C on a `baton` command 
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -61,9 +62,18 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Ledger(Path(os.environ["BATON_TEST_CPU"])), "baton-cpu-ledger")
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    # In each xdist worker too (pytest_collection_finish ran in none of them), once collection is over.
     if os.environ.get("BATON_TEST_TRACEMALLOC"):  # where a leaked file, socket or loop was made (pyproject.toml)
-        tracemalloc.start(int(os.environ["BATON_TEST_TRACEMALLOC"]))  # after collection, which it slows tenfold
+        tracemalloc.start(int(os.environ["BATON_TEST_TRACEMALLOC"]))  # not during collection, which it slows tenfold
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    yield
+    if os.environ.get("BATON_TEST_GC"):  # a leak is collected, so reported, in the test that made it
+        gc.collect()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
