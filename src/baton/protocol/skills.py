@@ -14,8 +14,6 @@ import math
 import re
 from typing import Any, Final
 
-import yaml
-
 EXTENSION: Final = "io.modelcontextprotocol/skills"
 SKILL_FILE: Final = "SKILL.md"
 SCHEME: Final = "skill://"
@@ -61,58 +59,6 @@ def skill_name(uri: str) -> str | None:
     return parts[-2]
 
 
-class _Core(yaml.SafeLoader):
-    """PyYAML's safe loader with YAML 1.2's core schema for plain scalars, no aliases, string keys once each."""
-
-    yaml_implicit_resolvers: dict[Any, Any] = {}  # noqa: RUF012 (PyYAML's class-level table, rebuilt below)
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.YAMLError("frontmatter must not use YAML aliases (*name)")
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-        if not isinstance(node, yaml.MappingNode):
-            raise yaml.YAMLError("expected a mapping")
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if not isinstance(key, str):
-                raise yaml.YAMLError(f"the key {key!r} is not a string")
-            if key in out:
-                raise yaml.YAMLError(f"the key {key!r} appears twice")
-            out[key] = self.construct_object(value_node, deep=deep)
-        return out
-
-    def construct_yaml_int(self, node: Any) -> int:
-        text = str(self.construct_scalar(node))
-        return int(text, 0) if text[:2] in ("0x", "0o") else int(text, 10)
-
-
-_Core.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
-_Core.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_Core.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
-)
-_Core.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-    ),
-    list("-+0123456789."),
-)
-_Core.add_constructor("tag:yaml.org,2002:int", _Core.construct_yaml_int)
-
-
-def _bool(loader: _Core, node: yaml.ScalarNode) -> bool:
-    return str(loader.construct_scalar(node)).lower() == "true"
-
-
-_Core.add_constructor("tag:yaml.org,2002:bool", _bool)
-
-
 def frontmatter_text(text: str) -> str | None:
     """The YAML between the `---` lines that begin a SKILL.md, or None when it does not begin with them."""
     found = _FRONTMATTER.match(text[1:] if text.startswith("\ufeff") else text)
@@ -124,10 +70,9 @@ def parse_frontmatter(text: str) -> dict[str, Any]:
     block = frontmatter_text(text)
     if block is None:
         raise ValueError("SKILL.md must begin with YAML frontmatter: a line '---', the YAML, and a line '---'")
-    try:
-        value = yaml.load(block, Loader=_Core)  # a SafeLoader with the core schema
-    except yaml.YAMLError as exc:
-        raise ValueError(f"its frontmatter is not valid YAML: {' '.join(str(exc).split())}") from None
+    from .skill_yaml import load_yaml  # noqa: PLC0415 (PyYAML and its regular expressions load with a SKILL.md)
+
+    value = load_yaml(block)
     if not isinstance(value, dict):
         raise ValueError("its frontmatter must be a mapping of fields (name: ..., description: ...)")
     problem = _json_problem(value, "frontmatter")
