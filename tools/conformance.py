@@ -556,16 +556,19 @@ def emit(result: ScenarioResult, args: argparse.Namespace) -> None:
     print(format_scenario(result), file=sys.stderr if args.json else sys.stdout, flush=True)
 
 
-def finish_suite(
-    report: Report,
-    args: argparse.Namespace,
-    names: list[str],
-    found: dict[str, list[dict[str, Any]] | None],
-    code: int,
-    output: str,
-    limit: float,
+def run_suite(
+    harness: Harness, report: Report, args: argparse.Namespace, names: list[str], argv: list[str], limit: float
 ) -> int:
-    """Report a `--suite all` run: each listed scenario by the checks it left in the output directory."""
+    """Run `argv` (a `server` or `client` harness command) with `--suite all` in one harness process, and
+    report each listed scenario by the checks it left in the output directory."""
+    out = report.results_dir / "suite"
+    code, output = harness.run(
+        [*argv, "--suite", "all", "-o", str(out)],
+        timeout=limit,
+        log_path=report.results_dir / "harness.log",
+        echo=args.verbose,
+    )
+    found = collect(out, "server-" if report.mode == "server" else "")  # the harness's own directory names
     for name in names:
         result = ScenarioResult(name)
         checks = found.get(name)
@@ -653,19 +656,11 @@ def cmd_server(args: argparse.Namespace) -> int:
 
     if not args.scenarios and spec != EXTENSION:  # `--suite all` leaves the extension scenarios out
         # The whole suite in one harness process (what `--suite all` runs == the listing above).
-        limit = len(names) * (args.timeout + 15) + 60
-        out = run_dir / "suite"
-        code, output = harness.run(
-            ["server", *common, "--suite", "all", "-o", str(out)],
-            timeout=limit,
-            log_path=run_dir / "harness.log",
-            echo=args.verbose,
-        )
-        return finish_suite(report, args, names, collect(out, "server-"), code, output, limit)
+        return run_suite(harness, report, args, names, ["server", *common], len(names) * (args.timeout + 15) + 60)
 
     for name in names:
         out = run_dir / safe_name(name)
-        code, output = harness.run(
+        code, _ = harness.run(
             ["server", *common, "--scenario", name, "-o", str(out)],
             timeout=args.timeout + 60,
             log_path=run_dir / f"{safe_name(name)}.log",
@@ -707,16 +702,8 @@ def cmd_client(args: argparse.Namespace) -> int:
         # Every scenario at this revision in one harness process, which runs them side by side: one node
         # start instead of one per scenario. A client's exit status is not told apart there; its checks are.
         log(f"{len(all_names)} client scenario(s) at {spec}, side by side; command: {command_line}")
-        limit = 2 * args.timeout + 120
-        out = run_dir / "suite"
-        client_args = ["--command", harness_command, *harness.spec_args(), "--timeout", str(args.timeout * 1000)]
-        code, output = harness.run(
-            ["client", *client_args, "--suite", "all", "-o", str(out)],
-            timeout=limit,
-            log_path=run_dir / "harness.log",
-            echo=args.verbose,
-        )
-        return finish_suite(report, args, all_names, collect(out, ""), code, output, limit)
+        client = ["client", "--command", harness_command, *harness.spec_args(), "--timeout", str(args.timeout * 1000)]
+        return run_suite(harness, report, args, all_names, client, 2 * args.timeout + 120)
     names = select(all_names, args.scenarios, "client", spec)
     log(f"{len(names)} client scenario(s) at {spec}, one at a time; command: {command_line}")
 
