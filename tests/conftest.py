@@ -66,6 +66,8 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if os.environ.get("BATON_TEST_CPU"):
         config.pluginmanager.register(Ledger(Path(os.environ["BATON_TEST_CPU"])), "baton-cpu-ledger")
+    if os.environ.get("BATON_TEST_GC"):
+        config.pluginmanager.register(CollectAfterEachTest(), "baton-collect-after-each-test")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -75,10 +77,12 @@ def pytest_runtestloop(session: pytest.Session) -> None:
         tracemalloc.start(int(os.environ["BATON_TEST_TRACEMALLOC"]))  # not during collection, which it slows tenfold
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    yield
-    if os.environ.get("BATON_TEST_GC"):  # a leak is collected, so reported, in the test that made it
+class CollectAfterEachTest:
+    """`BATON_TEST_GC=1`: a leak is collected, so reported, in the test that made it (CONTRIBUTING, "Test")."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        yield
         gc.collect()
 
 

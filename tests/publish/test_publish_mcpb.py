@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from support import processes
-from support.mcpb import ensure_mcpb, ensure_uv
+from support.mcpb import ensure_mcpb
 from support.paths import BATON, ROOT
-from support.peer_venvs import peer_env, run_step
+from support.peer_venvs import ensure_uv, peer_env, run_step
 from support.stdio import StdioPeer
 
 pytestmark = pytest.mark.process  # every test runs baton, mcpb or uv

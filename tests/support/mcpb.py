@@ -2,19 +2,17 @@
 
 `ensure_mcpb()` installs the pinned release on first use (npm, as `ensure_ts_sdk` does; a lock file serializes
 concurrent runs; a failed install fails the test with npm's output) and returns the command that runs its CLI
-with the system's node. `ensure_uv()` is the `uv` binary of Baton's venv (pinned in the dev extra), what a
-desktop host starts a bundle of server type "uv" with.
+with the system's node. A desktop host starts a bundle of server type "uv" with `uv`: `peer_venvs.ensure_uv()`.
 """
 
 from __future__ import annotations
 
 import fcntl
 import shutil
-from pathlib import Path
 
 import pytest
 
-from support.peer_venvs import CACHE, UV, _installed_version, npm_install
+from support.peer_venvs import CACHE, _installed_version, npm_install
 
 MCPB = "@anthropic-ai/mcpb@2.1.2"
 MCPB_DIR = CACHE / "mcpb"
@@ -34,10 +32,3 @@ def ensure_mcpb() -> list[str]:
         if node is None or not cli.is_file():
             pytest.fail(f"npm installed {MCPB} but there is no node or no {cli} to run", pytrace=False)
         return [node, str(cli)]
-
-
-def ensure_uv() -> Path:
-    """The `uv` binary of Baton's venv."""
-    if not UV.is_file():
-        pytest.fail(f"no uv at {UV}: run ./dev setup, which installs Baton's dev extra", pytrace=False)
-    return UV

@@ -94,6 +94,13 @@ def run_step(step: Sequence[str], what: str, *, cwd: Path | None = None, env: di
     return done.stdout
 
 
+def ensure_uv() -> Path:
+    """The `uv` binary of Baton's venv, or fail the test saying how to get it."""
+    if not UV.is_file():
+        pytest.fail(f"no uv at {UV}: run ./dev setup, which installs Baton's dev extra", pytrace=False)
+    return UV
+
+
 def ensure_venv(name: str) -> Path:
     """The Python of `.cache/interop/<name>`, created with its pinned requirement unless already there.
 
@@ -110,11 +117,10 @@ def ensure_venv(name: str) -> Path:
         if python.exists() and stamp.exists() and stamp.read_text().strip() == requirement:
             return python
         shutil.rmtree(venv, ignore_errors=True)
-        if not UV.is_file():
-            pytest.fail(f"no uv at {UV}: run ./dev setup, which installs Baton's dev extra", pytrace=False)
+        uv = str(ensure_uv())
         steps = [
-            [str(UV), "venv", "--quiet", "--python", sys.executable, str(venv)],
-            [str(UV), "pip", "install", "--quiet", "--python", str(python), requirement],
+            [uv, "venv", "--quiet", "--python", sys.executable, str(venv)],
+            [uv, "pip", "install", "--quiet", "--python", str(python), requirement],
         ]
         try:
             for step in steps:

@@ -9,6 +9,7 @@ not.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
@@ -60,8 +61,6 @@ async def close_client(client: aioredis.Redis) -> None:
     """Close every connection of `client`, and never fail: redis-py raises its TimeoutError when a socket's
     close outlasts the connect timeout (a loaded machine, a Redis gone), though it has closed the socket on
     our side already; a server shutting down has nothing to do about that."""
-    import asyncio  # noqa: PLC0415 (only closing needs it)
-
     from redis.exceptions import RedisError  # noqa: PLC0415 (the optional redis extra)
 
     try:
