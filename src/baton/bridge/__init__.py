@@ -8,3 +8,7 @@ rounds); the command line is `baton.cli.bridge` (and `baton.cli.bridge_http`, `-
 """
 
 __all__: list[str] = []  # a command, not a library: `baton.cli.bridge` runs it
+
+ASK_TIMEOUT_S = 600.0
+"""How long a question waits for the host's answer before it reads as cancelled (as `baton serve`'s default).
+Here, not in `replies`, so that `baton`'s parser reads it without loading the forms."""

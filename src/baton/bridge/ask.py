@@ -18,9 +18,10 @@ from ..client import Question
 from ..forms import Answer, Cancelled, Declined
 from ..protocol.capabilities import ClientCapabilities, granted
 from ..server.outbound import Outbound, PeerError, Stream, Write
+from . import ASK_TIMEOUT_S
 from .held import CURRENT
 from .page import LoopbackAskPage
-from .replies import ASK_TIMEOUT_S, reply_of
+from .replies import reply_of
 
 log = logging.getLogger("baton.bridge")
 

@@ -21,7 +21,8 @@ from ..client import Question
 from ..forms import Answer, Cancelled
 from ..protocol.capabilities import ClientCapabilities
 from ..protocol.errors import invalid_params
-from .replies import ASK_TIMEOUT_S, reply_of
+from . import ASK_TIMEOUT_S
+from .replies import reply_of
 
 CURRENT: contextvars.ContextVar[Held | None] = contextvars.ContextVar("baton_bridge_held", default=None)
 """The held call a question of the server belongs to (set in the call's task, inherited by its asks)."""

@@ -34,8 +34,8 @@ from ..protocol.errors import McpError, invalid_params
 from ..protocol.messages import notification
 from ..server.handshake import handshake_result
 from ..server.subscriptions import RESOURCE_UPDATED
+from . import ASK_TIMEOUT_S
 from .held import Held, HeldCalls
-from .replies import ASK_TIMEOUT_S
 
 log = logging.getLogger("baton.bridge")
 T = TypeVar("T")

@@ -1,13 +1,10 @@
-"""The host's answers to the server's questions: how long one may take, and what it says."""
+"""The host's answers to the server's questions: what one says (how long one may take: `ASK_TIMEOUT_S`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..forms import Accepted, Answer, Cancelled, Declined
-
-ASK_TIMEOUT_S = 600.0
-"""How long a question waits for the host's answer before it reads as cancelled (as `baton serve`'s default)."""
 
 
 def reply_of(result: dict[str, Any]) -> Answer[Any]:

@@ -11,7 +11,6 @@ exit 2; EOF on stdin and SIGTERM exit 0, Ctrl-C 130 (protocol.md P137).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import logging
 import os
@@ -21,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..bridge.replies import ASK_TIMEOUT_S
+from ..bridge import ASK_TIMEOUT_S
 from ..client.oauth.rules import may_carry_tokens
 from ..client.probe import AUTO, ProtocolChoice
 from .client_commands.args import OneLineError, protocol_choice, seconds
@@ -138,6 +137,8 @@ def headers_of(pairs: Sequence[str], env: dict[str, str]) -> dict[str, str]:
 
 async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], args: argparse.Namespace) -> int:
     """Serve the host on stdio until EOF or a signal; the exit status (0, or 130 after SIGINT)."""
+    import asyncio  # noqa: PLC0415 (the engine loads when the bridge runs)
+
     from ..bridge.ask import HostAsker  # noqa: PLC0415 (the engine loads when the bridge runs)
     from ..bridge.host import HostSide, Lines  # noqa: PLC0415 (the engine loads when the bridge runs)
     from ..bridge.page import LoopbackAskPage  # noqa: PLC0415 (the engine loads when the bridge runs)
@@ -209,6 +210,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"baton bridge: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="baton bridge: %(message)s")
+    import asyncio  # noqa: PLC0415 (the engine loads when the bridge runs)
+
     try:
         return asyncio.run(bridge(args.url, protocol, headers, args))
     except KeyboardInterrupt:  # Ctrl-C before the signal handlers were set

@@ -6,7 +6,6 @@ Bad input is one line on stderr and exit 2; Ctrl-C is exit 130 without a traceba
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +47,8 @@ def register(commands: Commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """`baton dev`: the exit status."""
+    import asyncio  # noqa: PLC0415 (with the page's modules)
+
     from ..devui.dev_target import DevTargetError, parse_target  # noqa: PLC0415 (a command loads its modules when run)
     from ..devui.run import PortTaken, bind  # noqa: PLC0415 (a command loads its modules when run)
     from ..devui.run import run as serve_page  # noqa: PLC0415

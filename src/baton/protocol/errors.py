@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
-
-import orjson
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -86,7 +85,7 @@ class CapabilityMissing(McpError):
     """
 
     def __init__(self, required: dict[str, Any]) -> None:
-        what = orjson.dumps(required).decode()
+        what = json.dumps(required, ensure_ascii=False, separators=(",", ":"))
         super().__init__(
             MISSING_CAPABILITY,
             f"This request needs the client capability {what}, which the request did not declare",

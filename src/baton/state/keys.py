@@ -22,8 +22,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 KEY_BYTES = 32
 KID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,16}\Z")
@@ -96,6 +98,9 @@ class KeyRing:
         kids = [k.kid for k in keys]
         if len(set(kids)) != len(kids):
             raise KeyRingError("key ids in a ring must be unique")
+        # The cipher loads with the first ring, not with this module: `baton`'s parser reads its names.
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: PLC0415
+
         self._keys = list(keys)
         self._ciphers = {k.kid: AESGCM(k.secret) for k in keys}
         self._sealing = (keys[0].kid, self._ciphers[keys[0].kid])

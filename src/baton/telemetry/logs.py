@@ -15,8 +15,6 @@ import sys
 import time
 from typing import Any, Literal
 
-import orjson
-
 LOG_FORMAT_ENV = "BATON_LOG_FORMAT"
 HANDLER_LOGGER = "baton.handler"
 """The logger of handlers' `ctx.log` lines: at info under `baton serve` unless `--log-level` says (P129)."""
@@ -43,6 +41,8 @@ class JsonFormatter(logging.Formatter):
             if sc.is_valid:
                 line["trace_id"] = f"{sc.trace_id:032x}"
                 line["span_id"] = f"{sc.span_id:016x}"
+        import orjson  # noqa: PLC0415 (with the first JSON line: `baton`'s parser imports this module)
+
         return orjson.dumps(line, default=str).decode()
 
 

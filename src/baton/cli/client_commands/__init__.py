@@ -15,17 +15,16 @@ them, `show` prints the results.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import logging
 import os
 import sys
 from typing import TYPE_CHECKING
 
-from ...protocol.errors import McpError
 from .args import COMMANDS, CommandLineError, OneLineError, add_parser, parse
 
 if TYPE_CHECKING:
+    from ...protocol.errors import McpError
     from ..main import Commands
 
 SUMMARIES = {
@@ -50,8 +49,11 @@ def register(commands: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run one client command; the exit status."""
     # The client loads here, not with the parser: `baton serve` and the other commands never pay for it.
+    import asyncio  # noqa: PLC0415
+
     from ...client import ClientError  # noqa: PLC0415
     from ...client.http11 import HttpError  # noqa: PLC0415
+    from ...protocol.errors import McpError  # noqa: PLC0415
     from .commands import RUN, NotOffered  # noqa: PLC0415
 
     command: str = args.command
