@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -14,18 +15,22 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from support.markers import needs
 from support.paths import SERVERS
-from support.serve import RunningServer
+from support.serve import RunningServer, start_for_module
 from wire import accept, call
 
 ISSUER, AUDIENCE = "https://issuer.test", "https://mcp.test"
-KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-OTHER_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+@functools.cache
+def signing_key(name: str) -> rsa.RSAPrivateKey:
+    """The issuer's key ("issuer") or a stranger's: made when a test first needs it, not as each worker collects."""
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
 @pytest.fixture(scope="module")
 @needs("process")
 def jwks_url() -> Iterator[str]:
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(KEY.public_key()))
+    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(signing_key("issuer").public_key()))
     body = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig", "alg": "RS256"}]}).encode()
 
     class Handler(BaseHTTPRequestHandler):
@@ -47,15 +52,21 @@ def jwks_url() -> Iterator[str]:
     httpd.server_close()
 
 
-@pytest.fixture
-def server(serve, jwks_url: str) -> RunningServer:  # type: ignore[no-untyped-def]
-    return serve(str(SERVERS / "jwt_guarded.py"), env={"BATON_TEST_JWKS": jwks_url})
+@pytest.fixture(scope="module")
+@needs("process")
+def server(jwks_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """One server for the module: every test only calls `whoami`, which keeps nothing between calls."""
+    with start_for_module(
+        tmp_path_factory, str(SERVERS / "jwt_guarded.py"), env={"BATON_TEST_JWKS": jwks_url}
+    ) as server:
+        yield server
 
 
-def token(sub: str = "alice", *, key: Any = KEY, kid: str = "k1", **claims: Any) -> str:
+def token(sub: str = "alice", *, key: str = "issuer", kid: str = "k1", **claims: Any) -> str:
     now = int(time.time())
     body = {"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "iat": now, "exp": now + 300, **claims}
-    return jwt.encode({k: v for k, v in body.items() if v is not None}, key, algorithm="RS256", headers={"kid": kid})
+    present = {k: v for k, v in body.items() if v is not None}
+    return jwt.encode(present, signing_key(key), algorithm="RS256", headers={"kid": kid})
 
 
 def bearer(value: str) -> dict[str, str]:
@@ -74,24 +85,26 @@ def test_valid_token_names_the_principal_and_binds_the_state(server: RunningServ
     assert stolen.status_code == 400 and stolen.json()["error"]["message"] == "Invalid or expired requestState"
 
 
-@pytest.mark.parametrize(
-    "credentials",
-    [
-        None,
-        "Basic YWxpY2U6cHc=",
-        "Bearer",
-        "Bearer not-a-jwt",
-        "Bearer " + token(exp=int(time.time()) - 3600),
-        "Bearer " + token(iss="https://evil.test"),
-        "Bearer " + token(aud="https://other.test"),
-        "Bearer " + token(key=OTHER_KEY),
-        "Bearer " + token(kid="unknown"),
-        "Bearer " + token(sub=None),
-        "Bearer " + jwt.encode({"iss": ISSUER, "aud": AUDIENCE, "sub": "x", "exp": 2**31}, None, algorithm="none"),
-    ],
-    ids=["none", "basic", "empty", "garbage", "expired", "issuer", "audience", "key", "kid", "no-sub", "alg-none"],
-)
-def test_bad_credentials_get_401(server: RunningServer, credentials: str | None) -> None:
+BAD_CREDENTIALS: dict[str, Callable[[], str | None]] = {  # made as the test runs: tokens expire
+    "none": lambda: None,
+    "basic": lambda: "Basic YWxpY2U6cHc=",
+    "empty": lambda: "Bearer",
+    "garbage": lambda: "Bearer not-a-jwt",
+    "expired": lambda: "Bearer " + token(exp=int(time.time()) - 3600),
+    "issuer": lambda: "Bearer " + token(iss="https://evil.test"),
+    "audience": lambda: "Bearer " + token(aud="https://other.test"),
+    "key": lambda: "Bearer " + token(key="stranger"),
+    "kid": lambda: "Bearer " + token(kid="unknown"),
+    "no-sub": lambda: "Bearer " + token(sub=None),
+    "alg-none": lambda: (
+        "Bearer " + jwt.encode({"iss": ISSUER, "aud": AUDIENCE, "sub": "x", "exp": 2**31}, None, algorithm="none")
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_CREDENTIALS))
+def test_bad_credentials_get_401(server: RunningServer, kind: str) -> None:
+    credentials = BAD_CREDENTIALS[kind]()
     extra = {} if credentials is None else {"Authorization": credentials}
     resp = call(server.url, "whoami", **extra)
     assert resp.status_code == 401, resp.text

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import logging
 import re
@@ -34,23 +35,31 @@ from baton.state.keys import KeyRing
 
 RESOURCE = "http://127.0.0.1/mcp"
 ISSUER = "http://127.0.0.1:9/issuer"  # never contacted: the key is configured
-PRIVATE = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+@functools.cache
+def signing_key(name: str) -> rsa.RSAPrivateKey:
+    """The configured issuer's key, or a stranger's: made when a test first needs it, not as each worker collects."""
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
 def b64(data: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
 
 
-def mint(key: Any = PRIVATE, alg: str = "RS256", kid: str | None = None, **claims: Any) -> str:
-    """A token signed by `key`, for this resource and issuer unless `claims` say otherwise (None drops one)."""
+def mint(key: Any = None, alg: str = "RS256", kid: str | None = None, **claims: Any) -> str:
+    """A token signed by `key` (the issuer's by default), for this resource and issuer unless `claims` say
+    otherwise (None drops one)."""
     body = {"iss": ISSUER, "aud": RESOURCE, "sub": "alice", "exp": int(time.time()) + 300, "scope": "mcp:read"}
     body |= claims
     headers = {"kid": kid} if kid is not None else None
-    return jwt.encode({k: v for k, v in body.items() if v is not None}, key, algorithm=alg, headers=headers)
+    signer = signing_key("issuer") if key is None else key
+    return jwt.encode({k: v for k, v in body.items() if v is not None}, signer, algorithm=alg, headers=headers)
 
 
 def protected(**options: Any) -> Server:
-    settings: dict[str, Any] = {"key": PRIVATE.public_key(), "scopes": ["mcp:read"], "leeway_s": 0} | options
+    issuer_key = signing_key("issuer").public_key()
+    settings: dict[str, Any] = {"key": issuer_key, "scopes": ["mcp:read"], "leeway_s": 0} | options
     server = Server(
         "tokens", state_keys=KeyRing.ephemeral_key(), auth=OAuthResource(resource=RESOURCE, issuer=ISSUER, **settings)
     )
@@ -126,14 +135,14 @@ def test_an_unexpected_error_while_authenticating_is_a_logged_401(caplog: pytest
     [
         ({"exp": int(time.time()) - 60}, None, "the token has expired"),
         ({"nbf": int(time.time()) + 3600}, None, "the token is not yet valid"),
-        ({}, rsa.generate_private_key(public_exponent=65537, key_size=2048), "the token's signature does not verify"),
+        ({}, "stranger", "the token's signature does not verify"),
         ({"iss": "http://127.0.0.1:9/other"}, None, "the token was issued by another authorization server"),
         ({"sub": None}, None, "the token has no 'sub' claim"),
         ({"aud": "http://127.0.0.1/other"}, None, "the token was issued for another audience"),
     ],
 )
 def test_refusals_are_told_in_fixed_words(claims: dict[str, Any], key: Any, words: str) -> None:
-    resp = send(protected().asgi(), whoami(), token=mint(key or PRIVATE, **claims))
+    resp = send(protected().asgi(), whoami(), token=mint(signing_key(key or "issuer"), **claims))
     assert resp.status_code == 401, resp.text
     assert challenge(resp) | {"resource_metadata": ""} == {
         "error": "invalid_token",
@@ -270,7 +279,7 @@ def public_jwk(key: Any, kid: str) -> dict[str, Any]:
 @needs("process")
 def jwks_server() -> Iterator[JwksServer]:
     server = JwksServer()
-    server.keys = {"k1": PRIVATE}
+    server.keys = {"k1": signing_key("issuer")}
     yield server
     server.httpd.shutdown()
     server.httpd.server_close()

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 import pytest
 from servers.mock_mcp import MockMcp
+from support.markers import needs
 from support.processes import free_port
-from support.serve import RunningServer
+from support.serve import RunningServer, start_for_module
 
 from baton.client import (
     Accepted,
@@ -59,14 +60,19 @@ def answering(reply: Answer[Any]) -> Callable[[Question], Coroutine[Any, Any, An
     return on_form
 
 
-@pytest.fixture
-def everything(serve: Serve) -> RunningServer:
-    return serve("examples/everything.py")
+# One of each server for the module: the tests only call, read and list, and neither server keeps anything.
+@pytest.fixture(scope="module")
+@needs("process")
+def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with start_for_module(tmp_path_factory, "examples/everything.py") as server:
+        yield server
 
 
-@pytest.fixture
-def shapes(serve: Serve) -> RunningServer:
-    return serve("tests/servers/first_hour.py:shapes")
+@pytest.fixture(scope="module")
+@needs("process")
+def shapes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with start_for_module(tmp_path_factory, "tests/servers/first_hour.py:shapes") as server:
+        yield server
 
 
 @pytest.mark.parametrize("era", ERAS)

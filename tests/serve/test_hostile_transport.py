@@ -18,7 +18,7 @@ import pytest
 from support.inprocess import InProcessServer, load_server
 from support.markers import needs
 from support.paths import ROOT
-from support.serve import RunningServer, start_server
+from support.serve import RunningServer, start_for_module, start_server
 from test_http_handshake import Client, message_of, rpc, until
 from wire import accept, call, headers_for, post, request
 
@@ -29,8 +29,7 @@ ANSWER = 40_000
 @pytest.fixture(scope="module")
 @needs("process")
 def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    log = tmp_path_factory.mktemp("hostile") / "server.log"
-    with start_server("examples/everything.py", log=log, env={"BATON_DATA_DIR": str(log.parent)}) as server:
+    with start_for_module(tmp_path_factory, "examples/everything.py") as server:
         yield server
 
 

@@ -10,7 +10,7 @@ import httpx
 import orjson
 import pytest
 from support.markers import needs
-from support.serve import RunningServer, start_server
+from support.serve import RunningServer, start_for_module
 from wire import VERSION, call, headers_for, meta, post, request
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -19,8 +19,7 @@ SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 @pytest.fixture(scope="module")
 @needs("process")
 def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    log = tmp_path_factory.mktemp("everything") / "server.log"
-    with start_server("examples/everything.py", log=log, env={"BATON_DATA_DIR": str(log.parent)}) as server:
+    with start_for_module(tmp_path_factory, "examples/everything.py") as server:
         yield server
 
 

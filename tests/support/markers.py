@@ -19,6 +19,7 @@ its marker fails.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -64,6 +65,7 @@ def resolve(declared: Iterable[str]) -> set[str]:
     return kinds | ({"unit"} & found)
 
 
+@functools.cache  # asked twice for each of 3,000 tests, of some 150 files: resolving a path walks the disk
 def folder_marks(path: Path) -> tuple[str, ...]:
     """The markers FOLDER_MARKS gives the tests of the file at `path`."""
     try:

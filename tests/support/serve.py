@@ -62,6 +62,15 @@ def start_server(
     return RunningServer(process, port)
 
 
+def start_for_module(
+    tmp_path_factory: Any, target: str, *args: str, env: Mapping[str, str] | None = None
+) -> RunningServer:
+    """`start_server(target)` for a module-scoped fixture (one server for tests that keep nothing in it), with a
+    data directory of its own: the one each test gets (tests/conftest.py) is set only after module fixtures start."""
+    log = tmp_path_factory.mktemp(Path(target.partition(":")[0]).stem) / "server.log"
+    return start_server(target, *args, log=log, env={"BATON_DATA_DIR": str(log.parent), **(env or {})})
+
+
 def start_with_pages(target: str, log: Path) -> RunningServer:
     """`start_server(target)` whose public URL is its own loopback address (development: the page rung's pages
     and the development login), with its stores and ledger in memory."""
