@@ -40,6 +40,7 @@ from support.markers import SERVICES, folder_marks, kinds, needs
 from support.paths import ROOT
 from support.processes import free_port
 from support.redis_server import RedisServer
+from support.scheduling import ModuleScheduling, scope_of
 from support.serve import RunningServer, start_server
 from support.slow import slow_modules
 
@@ -88,18 +89,19 @@ class CollectAfterEachTest:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The modules whose tests took longest (tests/slow_tests.txt) go to the xdist workers first, each module's
-    # tests kept together and in order (its module fixtures, Chromium or redis-server, start once per worker).
+    # tests kept together and in order (support.scheduling hands a worker a module at a time).
     weight = slow_modules()
-    items.sort(key=lambda item: -weight.get(item.nodeid.partition("::")[0], 0.0))
+    items.sort(key=lambda item: -weight.get(scope_of(item.nodeid), 0.0))
     for item in items:
         for kind in sorted(kinds(item) | set(folder_marks(item.path))):
             if item.get_closest_marker(kind) is None:
                 item.add_marker(kind)
-        if item.get_closest_marker("bench") is not None:
-            # One xdist worker runs every bench test, one after the other: each drives servers flat out for
-            # seconds, so several at once would starve the other workers' timing-sensitive tests, and they
-            # share .cache/bench (its venvs and logs).
-            item.add_marker(pytest.mark.xdist_group("bench"))
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> ModuleScheduling:
+    """Under `-n N`, a worker takes a module (or a group of them) at a time (support.scheduling)."""
+    return ModuleScheduling(config, log)
 
 
 @pytest.hookimpl(wrapper=True)

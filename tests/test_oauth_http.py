@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from support.markers import needs
+from support.source_tree import parsed
 from support.stub_http import Reply, Seen, Stub, endless, json_reply, oversized, run
 
 from baton.auth import DiscoveryError, discover_issuer
@@ -29,7 +30,7 @@ EXCEPTIONS: dict[str, str] = {}
 
 def constructions(path: Path) -> list[str]:
     """Where `path` builds an httpx or Authlib client or transport, or imports Authlib's client classes."""
-    tree = ast.parse(path.read_text(), str(path))
+    tree = parsed(path)
     modules = {"httpx"}  # names bound to the httpx module, and client classes imported by name
     classes: set[str] = set()
     found: list[str] = []

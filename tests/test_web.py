@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.source_tree import parsed, walked
 
 from baton.targets import split_target
 from baton.web import BodyTooLarge, ClientGone, PortTaken, lifespan, listen, read_body, security_headers
@@ -31,9 +32,8 @@ BODY_EXCEPTIONS = {"serve/http.py": 1, "serve/lambda_handler.py": 1}
 LIFESPAN_EXCEPTIONS = {"serve/http.py"}
 
 
-@functools.cache  # parsed once per worker: each scan below walks every module of src/baton (1.3 s of CPU a parse)
 def _modules() -> list[tuple[str, ast.Module]]:
-    return [(str(p.relative_to(SRC)), ast.parse(p.read_text(), str(p))) for p in sorted(SRC.rglob("*.py"))]
+    return [(str(p.relative_to(SRC)), parsed(p)) for p in sorted(SRC.rglob("*.py"))]
 
 
 def elsewhere(scan: Callable[[ast.Module], list[int]], home: Path) -> dict[str, list[int]]:
@@ -45,7 +45,7 @@ def elsewhere(scan: Callable[[ast.Module], list[int]], home: Path) -> dict[str, 
 def _docstrings(tree: ast.Module) -> set[int]:
     """The ids of the docstring constants of a module, its classes and functions (prose, not code)."""
     found = set()
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
@@ -53,11 +53,12 @@ def _docstrings(tree: ast.Module) -> set[int]:
     return found
 
 
+@functools.cache  # each tree's strings are read by two scans
 def _strings(tree: ast.Module) -> list[tuple[int, str]]:
     """Every str or bytes constant of the code (docstrings left out), lower-cased, with its line."""
     prose = _docstrings(tree)
     out = []
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes) and id(node) not in prose:
             value = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
             out.append((node.lineno, value.lower()))
@@ -72,7 +73,7 @@ def body_readers(tree: ast.Module) -> list[int]:
     """Where a module reads `more_body` of a received message (`message.get("more_body")`)."""
     return [
         node.lineno
-        for node in ast.walk(tree)
+        for node in walked(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "get"
@@ -90,7 +91,7 @@ def uvicorn_users(tree: ast.Module) -> list[int]:
     """Where a module imports uvicorn (to run it, configure it, or patch it)."""
     return [
         node.lineno
-        for node in ast.walk(tree)
+        for node in walked(tree)
         if (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "uvicorn" for a in node.names))
         or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "uvicorn")
     ]
@@ -100,7 +101,7 @@ def target_splitters(tree: ast.Module) -> list[int]:
     """Where a module tests for a drive letter, `target[1] == ":"`: the mark of a target split by hand."""
     return [
         node.lineno
-        for node in ast.walk(tree)
+        for node in walked(tree)
         if isinstance(node, ast.Compare)
         and isinstance(node.left, ast.Subscript)
         and isinstance(node.left.slice, ast.Constant)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 from support import processes
 from support.paths import BATON, ROOT
 from support.peer_venvs import ensure_venv, peer_env
-from support.serve import RunningServer
+from support.serve import RunningServer, start_for_module
 from support.terminal import Terminal
 
 pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
@@ -35,9 +35,17 @@ def run_cli(*args: str, stdin: str = "", env: Mapping[str, str] | None = None) -
     )
 
 
-@pytest.fixture
-def asking(serve: Serve) -> RunningServer:
-    return serve(ASKING)
+# One of each server for the module: the commands list, read and call, and neither server keeps anything.
+@pytest.fixture(scope="module")
+def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with start_for_module(tmp_path_factory, ASKING) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with start_for_module(tmp_path_factory, "examples/everything.py") as server:
+        yield server
 
 
 @pytest.mark.parametrize("command", CLIENT_COMMANDS)
@@ -115,8 +123,7 @@ def test_prompts_and_prompt_answer_the_prompts_question(asking: RunningServer) -
     assert done.returncode == 2 and "has no prompt 'postcard'; it has: letter" in done.stderr
 
 
-def test_json_on_every_subcommand_keeps_stdout_for_the_json(asking: RunningServer, serve: Serve) -> None:
-    everything = serve("examples/everything.py")
+def test_json_on_every_subcommand_keeps_stdout_for_the_json(asking: RunningServer, everything: RunningServer) -> None:
     tools = json.loads(run_cli("tools", "--json", everything.url).stdout)
     assert {"perform", "test_simple_text"} <= {tool["name"] for tool in tools["tools"]}
     done = run_cli("call", everything.url, "test_error_handling", "--json")
@@ -153,8 +160,7 @@ def test_the_server_after_double_dash_runs_on_stdio() -> None:
     assert done.stdout == "the server 'first-hour' offers no tools\n"
 
 
-def test_the_target_is_the_first_word_so_values_may_be_urls(serve: Serve) -> None:
-    everything = serve("examples/everything.py")
+def test_the_target_is_the_first_word_so_values_may_be_urls(everything: RunningServer) -> None:
     done = run_cli("call", everything.url, "perform", "action=https://example.com/x", stdin="y\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("done: https://example.com/x\n")

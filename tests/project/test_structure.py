@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from support.paths import ROOT
+from support.source_tree import parsed
 
 SRC = ROOT / "src" / "baton"
 # The one "legacy" the code may say: MCP's own name for titled enums through `enumNames` (LegacyTitledEnumSchema).
@@ -44,7 +45,7 @@ def _top_level_names(tree: ast.Module) -> list[tuple[str, int]]:
 def test_each_class_name_means_one_thing_across_the_package() -> None:
     where: dict[str, list[str]] = defaultdict(list)
     for path in _modules():
-        for name, line in _top_level_names(ast.parse(path.read_text())):
+        for name, line in _top_level_names(parsed(path)):
             where[name].append(f"{path.relative_to(ROOT)}:{line}")
     twice = {name: places for name, places in where.items() if len(places) > 1}
     assert not twice, "one name, several classes or aliases (rename one, or import the other):\n" + "\n".join(
@@ -101,7 +102,7 @@ def _cycles() -> list[list[str]]:
         is_package = parts[-1] == "__init__"
         files[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
     names = set(files)
-    graph = {name: _imports(ast.parse(path.read_text()), name, pkg, names) for name, (path, pkg) in files.items()}
+    graph = {name: _imports(parsed(path), name, pkg, names) for name, (path, pkg) in files.items()}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

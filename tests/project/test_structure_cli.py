@@ -9,6 +9,7 @@ import importlib
 import inspect
 
 from support.paths import ROOT
+from support.source_tree import parsed
 
 SRC = ROOT / "src" / "baton"
 # the module (`baton.cli.main` as an attribute is the function `baton.cli` re-exports)
@@ -56,7 +57,7 @@ def test_nothing_outside_baton_cli_parses_a_command_line() -> None:
         and any(
             isinstance(node, ast.Import | ast.ImportFrom)
             and "argparse" in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module])
-            for node in ast.walk(ast.parse(path.read_text()))
+            for node in ast.walk(parsed(path))
         )
     ]
     assert outside == [], f"argparse used outside src/baton/cli/: {outside}"

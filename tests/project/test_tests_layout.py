@@ -10,6 +10,7 @@ import ast
 from collections import defaultdict
 
 from support.paths import ROOT
+from support.source_tree import parsed
 
 TESTS = ROOT / "tests"
 SRC = ROOT / "src" / "baton"
@@ -75,7 +76,7 @@ def test_every_process_starts_through_support_processes() -> None:
         name = str(path.relative_to(TESTS))
         if name in STARTERS_ALLOWED:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ImportFrom) and node.module in STARTERS:
                 taken = {alias.name for alias in node.names} & STARTERS[node.module]
                 found += [f"{name}:{node.lineno}: from {node.module} import {t}" for t in sorted(taken)]

@@ -10,15 +10,17 @@ from __future__ import annotations
 import collections
 
 from .paths import ROOT
+from .scheduling import scope_of
 
 SLOW_FILE = ROOT / "tests" / "slow_tests.txt"
 
 
 def slow_modules() -> dict[str, float]:
-    """Each listed module (its path as in a node id) and the seconds its listed tests took."""
+    """Each listed module's unit of work (its path as in a node id, or its group: support.scheduling) and the
+    seconds its listed tests took."""
     weight: dict[str, float] = collections.defaultdict(float)
     for line in SLOW_FILE.read_text().splitlines():
         seconds, _, nodeid = line.partition(" ")
         if seconds and not line.startswith("#"):
-            weight[nodeid.partition("::")[0]] += float(seconds)
+            weight[scope_of(nodeid)] += float(seconds)
     return dict(weight)
