@@ -41,7 +41,7 @@ from support.paths import ROOT
 from support.processes import free_port
 from support.redis_server import RedisServer
 from support.scheduling import ModuleScheduling, scope_of
-from support.serve import RunningServer, start_server
+from support.serve import RunningServer, start_for_module, start_server
 from support.slow import slow_modules
 
 # The test modules stay one flat namespace, as when they sat side by side in tests/: pytest imports each by its
@@ -137,6 +137,15 @@ def chromium() -> Iterator[Any]:
     """Debian's headless Chromium, one per test module (each test opens its own contexts)."""
     with launched_chromium() as browser:
         yield browser
+
+
+@pytest.fixture(scope="module")
+@needs("process")
+def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """examples/everything.py on loopback, one for the module's tests, which only call, read and list: it keeps
+    nothing between requests (a test that changes a server starts its own with `serve`)."""
+    with start_for_module(tmp_path_factory, "examples/everything.py") as server:
+        yield server
 
 
 @pytest.fixture

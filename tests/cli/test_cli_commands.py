@@ -42,12 +42,6 @@ def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    with start_for_module(tmp_path_factory, "examples/everything.py") as server:
-        yield server
-
-
 @pytest.mark.parametrize("command", CLIENT_COMMANDS)
 @pytest.mark.parametrize("flag", ["--help", "-h"])
 def test_help_exits_0_on_every_client_subcommand(command: str, flag: str) -> None:

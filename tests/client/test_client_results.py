@@ -60,14 +60,6 @@ def answering(reply: Answer[Any]) -> Callable[[Question], Coroutine[Any, Any, An
     return on_form
 
 
-# One of each server for the module: the tests only call, read and list, and neither server keeps anything.
-@pytest.fixture(scope="module")
-@needs("process")
-def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    with start_for_module(tmp_path_factory, "examples/everything.py") as server:
-        yield server
-
-
 @pytest.fixture(scope="module")
 @needs("process")
 def shapes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:

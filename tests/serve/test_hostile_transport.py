@@ -16,21 +16,13 @@ from typing import Any
 import httpx
 import pytest
 from support.inprocess import InProcessServer, load_server
-from support.markers import needs
 from support.paths import ROOT
-from support.serve import RunningServer, start_for_module, start_server
+from support.serve import RunningServer, start_server
 from test_http_handshake import Client, message_of, rpc, until
 from wire import accept, call, headers_for, post, request
 
 ANSWER = 40_000
 """Bytes of one answer: over the 16 KiB requestState cap on its own."""
-
-
-@pytest.fixture(scope="module")
-@needs("process")
-def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    with start_for_module(tmp_path_factory, "examples/everything.py") as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

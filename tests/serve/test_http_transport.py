@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import httpx
 import orjson
 import pytest
-from support.markers import needs
-from support.serve import RunningServer, start_for_module
+from support.serve import RunningServer
 from wire import VERSION, call, headers_for, meta, post, request
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-
-
-@pytest.fixture(scope="module")
-@needs("process")
-def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    with start_for_module(tmp_path_factory, "examples/everything.py") as server:
-        yield server
 
 
 def alive(url: str) -> None:
