@@ -3,8 +3,9 @@
     .venv/bin/python tools/suite_cpu.py DIR                 # files by CPU, and the commands started most
     .venv/bin/python tools/suite_cpu.py DIR --write-slow    # also rewrite tests/slow_tests.txt
 
-tests/slow_tests.txt lists the tests that took at least SLOW_S seconds, longest first. tests/conftest.py hands
-them to the xdist workers first, so that no long test starts last and leaves the other workers idle at the end.
+tests/slow_tests.txt lists the test modules whose tests took at least SLOW_S seconds in all, longest first. An
+xdist worker runs a module whole (tests/support/scheduling.py), and tests/conftest.py hands out the longest first,
+so that no long module starts last and leaves the other workers idle at the end.
 """
 
 from __future__ import annotations
@@ -46,14 +47,15 @@ def main() -> int:
     for command, count in commands.most_common(args.top // 2):
         print(f"{count:5d}  {command}")
     if args.write_slow:
-        slow = sorted((r for r in rows if r["wall"] >= SLOW_S), key=lambda r: -r["wall"])
-        lines = [f"{r['wall']:.0f} {r['test']}" for r in slow]
+        walls: collections.Counter[str] = collections.Counter()
+        for row in rows:
+            walls[row["test"].partition("::")[0]] += row["wall"]
+        lines = [f"{wall:.0f} {module}" for module, wall in walls.most_common() if wall >= SLOW_S]
         SLOW_FILE.write_text(
-            f"# Tests that took at least {SLOW_S:g} s, longest first (tools/suite_cpu.py --write-slow): run first.\n"
-            + "\n".join(lines)
-            + "\n"
+            f"# Test modules whose tests took at least {SLOW_S:g} s in all, longest first (tools/suite_cpu.py "
+            "--write-slow): run first.\n" + "\n".join(lines) + "\n"
         )
-        print(f"\nwrote {len(lines)} tests to {SLOW_FILE}")
+        print(f"\nwrote {len(lines)} modules to {SLOW_FILE}")
     return 0
 
 
