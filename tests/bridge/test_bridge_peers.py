@@ -49,8 +49,11 @@ def test_the_typescript_sdk_v1_host_reaches_a_2026_server_through_the_bridge(
     assert report["two_rounds"] == "Ada likes teal"
     assert report["asked"] == ["What is your name?", "What is your favorite color?"]
     # The bridge sends 0, 50 and 100 before the result; SDK v1 handles the result first, and drops a progress
-    # notification that comes with it in one read (its token already retired).
-    assert report["progress_result"] == "Progress test completed" and report["progress"][:2] == [0, 50]
+    # notification that comes with it in one read (its token already retired): on a loaded machine 50 came with
+    # it once. What reached the host came in order, the first at least.
+    progress = report["progress"]
+    assert report["progress_result"] == "Progress test completed" and progress == [0, 50, 100][: len(progress)]
+    assert progress, report
     assert report["logs"] == ["Tool execution started", "Tool processing data", "Tool execution completed"]
     assert "Traceback" not in done.stderr
 
