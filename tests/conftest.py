@@ -4,7 +4,7 @@ Every test gets one of the markers `unit`, `process`, `redis`, `nginx`, `browser
 pyproject.toml) from what it declares: the fixtures it uses (`@needs`), its own markers and its folder's
 (support.markers); a `unit` test that starts a process or uses a network socket fails, and so does a test that
 starts a system service it is not marked with (support.guard). The tests of bench/'s scripts (tests/bench/) are
-marked `bench` besides, and share one xdist group.
+marked `bench` besides, and run on one worker, one after the other (support.scheduling).
 
 The tests mirror the package: tests/PKG/test_*.py test src/baton/PKG/, tests/test_X.py the top-level module
 src/baton/X.py; tests/bench/, conformance/, interop/, scaleout/ and project/ hold what no one package owns
