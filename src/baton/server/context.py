@@ -446,8 +446,9 @@ class Context:
         request: dict[str, Any] = {"method": method}
         if params is not None:
             request["params"] = params
-        # P213: whether this client renders apps decides the app rung, for a tool declared "app"
-        delivery = rung(self.client_capabilities, request, self._when_unasked, yes_no, shows_apps(self))
+        # P213: whether this client renders apps decides the app rung, for a tool declared "app" (asked only then)
+        apps = self._when_unasked == "app" and shows_apps(self)
+        delivery = rung(self.client_capabilities, request, self._when_unasked, yes_no, apps)
         if delivery in ("page", "app") and (self._page is None or (delivery == "page" and not self._page.pages)):
             delivery = "error"  # no page serves this call (no public URL, P216; or stdio without apps)
         if delivery not in ("native", "page", "app"):
