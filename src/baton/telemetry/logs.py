@@ -26,6 +26,12 @@ class JsonFormatter(logging.Formatter):
     """One JSON object a line: time (RFC 3339, UTC), level, logger, message, exception (a failure's traceback,
     kept for the operator: protocol.md P79); trace_id and span_id when a span is current."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        import orjson  # noqa: PLC0415 (with the first JSON formatter: `baton`'s parser imports this module)
+
+        self._dumps = orjson.dumps
+
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
             "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
@@ -41,9 +47,7 @@ class JsonFormatter(logging.Formatter):
             if sc.is_valid:
                 line["trace_id"] = f"{sc.trace_id:032x}"
                 line["span_id"] = f"{sc.span_id:016x}"
-        import orjson  # noqa: PLC0415 (with the first JSON line: `baton`'s parser imports this module)
-
-        return orjson.dumps(line, default=str).decode()
+        return self._dumps(line, default=str).decode()
 
 
 def log_format(flag: str | None) -> LogFormat:
