@@ -3,7 +3,8 @@
 A target is a function of one input (bytes) and the error types its parser documents. A finding is
 any other exception, a run over `SLOW_S` (1 s; in `replay`, twice in a row), or memory growth: under
 atheris, libFuzzer's `-timeout` and `-rss_limit_mb` catch the last two; `replay` (what `./dev test` runs
-over each corpus) times every input and measures the memory left allocated after the corpus has been run three times.
+over each corpus) times every input and measures the memory left allocated after the corpus has been run
+three times.
 Nothing here imports `baton`: `python -m fuzz TARGET` imports the target's module inside atheris's
 instrumentation, so the parsers it reaches are instrumented for coverage.
 """
@@ -76,16 +77,12 @@ def replay(target: Target) -> int:
     """Run the whole corpus through the target; raise `Finding` on the first finding. Returns the inputs run."""
     inputs = seeds(target)
     for path, data in inputs:
-        started = time.perf_counter()
         try:
-            target.run(data)
+            took = _timed(target, data)
         except Exception as exc:
             raise Finding(f"{target.name}: {path.name}: {type(exc).__name__}: {exc}") from exc
-        took = time.perf_counter() - started
         if took > SLOW_S:  # timed again: a first run may pay for what the parser loads on first use (idna's tables)
-            started = time.perf_counter()
-            target.run(data)
-            again = time.perf_counter() - started
+            again = _timed(target, data)
             if again > SLOW_S:
                 raise Finding(f"{target.name}: {path.name} took {took:.2f} s, then {again:.2f} s (over {SLOW_S:.0f} s)")
     tracemalloc.start()
@@ -102,6 +99,13 @@ def replay(target: Target) -> int:
     if grown > GROWTH_LIMIT_BYTES:
         raise Finding(f"{target.name}: two replays of the corpus left {grown} more bytes allocated")
     return len(inputs)
+
+
+def _timed(target: Target, data: bytes) -> float:
+    """Seconds `target` took over `data`."""
+    started = time.perf_counter()
+    target.run(data)
+    return time.perf_counter() - started
 
 
 @functools.cache
