@@ -33,7 +33,7 @@ from support.ts_sdk import ensure_ts_sdk  # noqa: E402
 def collect() -> None:
     """One collection, so that pytest's cache of rewritten test modules is there for the workers."""
     processes.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly"],
+        [sys.executable, "-m", "pytest", "--collect-only", "-q"],
         cwd=TESTS.parent,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
