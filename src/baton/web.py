@@ -39,6 +39,10 @@ STARTUP_FAILED = 3  # uvicorn's exit status when the app's lifespan startup fail
 SERVER_HEADER = False
 """No `server: uvicorn` header: it names the server software to whoever asks (protocol.md P227), and it is one
 header more to build and write on every response."""
+PROXY_HEADERS = False
+"""No uvicorn proxy-header middleware: Baton's HTTP transport reads `X-Forwarded-For` itself, by the same rule, for
+the requests that carry it (`baton.serve.forwarded`, protocol.md P228); the middleware was one more coroutine and a
+pass over the headers of every request."""
 
 
 def security_headers(csp: str, *, referrer: str = "no-referrer", framed: bool = False) -> list[tuple[bytes, bytes]]:
@@ -141,6 +145,7 @@ def run(
     elif workers > 1:
         options.update(workers=workers, timeout_worker_healthcheck=worker_healthcheck_s)
     options.update(factory=isinstance(app, str), log_level=log_level, access_log=False, server_header=SERVER_HEADER)
+    options.update(proxy_headers=PROXY_HEADERS)
     options.update(timeout_graceful_shutdown=graceful_s)
     if reload_dirs or workers > 1:  # a supervisor process: it owns the signals and ends with 0
         sock = listen(host, port)
@@ -234,7 +239,12 @@ async def started(app: Any, sock: socket.socket, *, graceful_s: int = 1, log_lev
             yield
 
     config = uvicorn.Config(
-        app, log_level=log_level, lifespan="on", server_header=SERVER_HEADER, timeout_graceful_shutdown=graceful_s
+        app,
+        log_level=log_level,
+        lifespan="on",
+        server_header=SERVER_HEADER,
+        proxy_headers=PROXY_HEADERS,
+        timeout_graceful_shutdown=graceful_s,
     )
     server = Quiet(config)
     serving = asyncio.ensure_future(server.serve(sockets=[sock]))

@@ -43,6 +43,7 @@ from ..server.scopes import declared_scopes
 from ..server.subscriptions import Subscription
 from ..web import BodyTooLarge, ClientGone, read_body
 from .asgi import disconnected, send_empty, send_json, send_reply
+from .forwarded import FORWARDED_FOR, Proxies
 from .http_sessions import SESSION_HEADER, SessionEndpoints, response_object
 from .server_card import answer_card, is_card_path
 
@@ -100,6 +101,7 @@ class HttpApp:
             None if allowed_origins is None else frozenset(o.lower().rstrip("/") for o in allowed_origins)
         )
         self.max_body_bytes = max_body_bytes
+        self._proxies = Proxies.from_environment()  # whose X-Forwarded-For names the client (protocol.md P228)
         self._hosts_seen: set[bytes] = set()
         # The 2025-11-25 era: initialize, and whatever carries Mcp-Session-Id (protocol.md P28, P30-P32).
         self.sessions = SessionEndpoints(server, json_head=self._json_head, sse_head=self._sse_head, tag=self._tag)
@@ -166,7 +168,7 @@ class HttpApp:
             answer = response_object(body) if SESSION_HEADER in raw else None
             if answer is not None:  # a client's answer to a server request of its session (protocol.md P32)
                 if not await self._refuse_version(raw, send):
-                    await self.sessions.response(answer, _info(scope, headers), raw, send)
+                    await self.sessions.response(answer, self._info(scope, headers), raw, send)
                 return
             await self._error(send, http_status(exc.code), request_id_of(body), exc)
             return
@@ -174,11 +176,13 @@ class HttpApp:
             if await self._refuse_version(raw, send):
                 return
             if SESSION_HEADER in raw and _handshake_header(raw):
-                await self.sessions.notification(msg, _info(scope, headers), raw, send)
+                await self.sessions.notification(msg, self._info(scope, headers), raw, send)
             else:
                 await self._notification(msg, scope, headers, send)
             return
         client = scope.get("client")
+        if FORWARDED_FOR in raw:  # through a proxy (protocol.md P228): who sent it, when the proxy is trusted
+            client = self._proxies.client(client, _forwarded(scope))
         info = RequestInfo("http", headers, (client[0], client[1]) if client else None)
         meta = msg.params.get("_meta")
         # The one check a 2026 request pays for the other era: its envelope (protocol.md P28).
@@ -199,6 +203,12 @@ class HttpApp:
             await self._listen(reply, receive, send)
             return
         await send_reply(send, self._json_head, reply)
+
+    def _info(self, scope: Scope, headers: Headers) -> RequestInfo:
+        client = scope.get("client")
+        if FORWARDED_FOR in headers.raw:
+            client = self._proxies.client(client, _forwarded(scope))
+        return RequestInfo("http", headers, (client[0], client[1]) if client else None, scope["method"])
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -224,7 +234,7 @@ class HttpApp:
 
     async def _session_verb(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:
         """GET (resume a stream, or the standalone stream) or DELETE of a 2025-11-25 session (protocol.md P32)."""
-        info = _info(scope, headers)
+        info = self._info(scope, headers)
         if scope["method"] == "GET":
             await self.sessions.get(info, headers.raw, receive, send)
         else:
@@ -319,7 +329,7 @@ class HttpApp:
         # that disagrees with the body. A protected server authenticates it first, as every request
         # (401, or 403 without the server-wide scopes; protocol.md P38).
         if self.server.runtime.has_principal_hook:
-            refusal = await self.server.runtime.admit(None, Exchange(_info(scope, headers)))
+            refusal = await self.server.runtime.admit(None, Exchange(self._info(scope, headers)))
             if refusal is not None:
                 await send_reply(send, self._json_head, refusal)
                 return
@@ -410,9 +420,9 @@ def _sse(message: dict[str, Any]) -> bytes:
     return b"event: message\ndata: " + orjson.dumps(message) + b"\n\n"
 
 
-def _info(scope: Scope, headers: Headers) -> RequestInfo:
-    client = scope.get("client")
-    return RequestInfo("http", headers, (client[0], client[1]) if client else None, scope["method"])
+def _forwarded(scope: Scope) -> list[bytes]:
+    """Every `X-Forwarded-For` value of a request, in order (a proxy may add its own header line)."""
+    return [value for name, value in scope["headers"] if name == FORWARDED_FOR]
 
 
 def _handshake_header(raw: dict[bytes, bytes]) -> bool:
