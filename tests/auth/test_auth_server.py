@@ -19,6 +19,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from support import processes
+from support.inprocess import InProcessServer
 from support.markers import needs
 from support.oauth import AuthServer, log_in, start_as, start_protected
 from support.paths import BATON, ROOT, SERVERS
@@ -430,6 +431,26 @@ def test_a_scoped_tool_without_auth_is_refused_at_start_up(tmp_path: Path) -> No
     )  # fmt: skip
     assert done.returncode == 2
     assert "tool write_file (scopes files:write) requires OAuth scopes" in done.stderr
+
+
+def test_a_tool_given_scopes_after_start_up_is_refused_not_open(tmp_path: Path) -> None:
+    """protocol.md P41: on a server that authenticates nobody, a tool given scopes at run time is refused (403), also
+    after requests that needed no scopes were answered (the runtime remembers whether any handler names scopes)."""
+    server = Server("late-scopes")
+
+    @server.tool()
+    async def read() -> str:
+        return "read"
+
+    async def write() -> str:
+        return "written"
+
+    with InProcessServer(server, tmp_path / "server.log") as live:
+        assert call(live.url, "read").json()["result"]["content"][0]["text"] == "read"
+        server.add_tool(write, scopes=["files:write"])
+        refused = call(live.url, "write")
+        assert refused.status_code == 403 and "files:write" in refused.headers["www-authenticate"]
+        assert call(live.url, "read").status_code == 200
 
 
 # -- the rules, in process ---------------------------------------------------------------------------------

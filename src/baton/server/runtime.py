@@ -41,7 +41,7 @@ from .outbound import Stream
 from .parts import ConnectPart
 from .registry import Handler, RegisteredResource, RegisteredTemplate
 from .replay import ReplayEngine
-from .scopes import required_for
+from .scopes import any_handler_scopes, required_for
 from .sessions import ServerSession, SessionSeal
 from .single_use import SingleUse
 from .startup import ConfigurationError, load_key_ring
@@ -84,6 +84,7 @@ class Runtime:
         self.hub = ListenHub()
         self._capabilities: dict[str, Any] | None = None
         self.checked: set[str] = set()  # transports check_startup passed for, until a handler changes
+        self._scoped: bool | None = None  # whether any handler names scopes (`any_handler_scopes`), until one changes
         self._os_user: str | None = None
         self.single_use = SingleUse(lambda: self.ledger)
         self.lifespan: Lifespan | None = None  # Server(lifespan=...): the transports enter it (protocol.md P132)
@@ -243,6 +244,7 @@ class Runtime:
         its list (`kind`: tools, resources or prompts; None for the completion handler) are told."""
         self._capabilities = None
         self.checked.clear()
+        self._scoped = None
         if kind is not None:
             self.hub.publish(kind)
 
@@ -285,7 +287,12 @@ class Runtime:
         rid = msg.id
         # Unauthenticated HTTP is "anonymous", the default, unless the request needs scopes: a handler
         # given scopes at run time is then refused (403) as in a session, never silently open (protocol.md P41).
-        if self.guard.active or exchange.info.transport != "http" or required_for(self.server, msg.method, msg.params):
+        scoped = self._scoped if self._scoped is not None else self._find_scoped()
+        if (
+            self.guard.hook is not None
+            or exchange.info.transport != "http"
+            or (scoped and required_for(self.server, msg.method, msg.params))
+        ):
             refusal = await self.guard.admit(msg, exchange)  # 401 / 403 (guard.py)
             if refusal is not None:
                 return refusal
@@ -314,6 +321,10 @@ class Runtime:
         meta = result.get("_meta")
         result["_meta"] = {**self._result_meta, **meta} if meta else self._result_meta
         return Reply(result_response(rid, result))
+
+    def _find_scoped(self) -> bool:
+        self._scoped = any_handler_scopes(self.server)
+        return self._scoped
 
     # -- the 2025-11-25 era (protocol.md P28) --------------------------------------------------------
 
