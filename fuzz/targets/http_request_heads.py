@@ -1,5 +1,6 @@
 """The server's HTTP request heads through the whole ASGI app: Host, Origin, Accept, Content-Type, Content-Length,
-the MCP headers, `Mcp-Session-Id` (a live session's among the choices) and `Last-Event-ID`, with the method,
+the MCP headers, `Mcp-Session-Id` (a live session's among the choices), `Last-Event-ID` and `X-Forwarded-For`
+(protocol.md P228: the peer is loopback, a trusted proxy), with the method,
 path and body the input picks. An exception out of the app, a 5xx, or no response at all is a finding."""
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ NAMES = [
     b"mcp-method",
     b"mcp-name",
     b"authorization",
+    b"x-forwarded-for",
 ]
 VALUES = [
     b"127.0.0.1:8000",
@@ -59,6 +61,8 @@ VALUES = [
     b"0",
     b"1-99",
     b"99999999999999999999",
+    b"203.0.113.7, 127.0.0.1",
+    b"[2001:db8::1]:443,::1",
 ]
 
 

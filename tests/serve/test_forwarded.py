@@ -10,6 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support.serve import start_server
 from wire import call
 
@@ -33,6 +35,7 @@ PEER = ("127.0.0.1", 50123)
         ([b""], PEER),
         ([b" , "], PEER),
         ([b"203.0.113.7:99999"], ("203.0.113.7", 0)),  # no such port
+        ([b"[]:80"], PEER),  # no host in it
     ],
 )
 def test_a_loopback_proxy_names_the_client(forwarded: list[bytes], client: tuple[str, int]) -> None:
@@ -54,6 +57,29 @@ def test_forwarded_allow_ips_names_the_proxies(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("FORWARDED_ALLOW_IPS", "*")
     anyone = Proxies.from_environment()  # every hop is then a trusted proxy: the left-most is the client
     assert anyone.client(("192.0.2.9", 80), [b"203.0.113.7, 10.0.0.1"]) == ("203.0.113.7", 0)
+
+
+HOPS = st.lists(
+    st.one_of(
+        st.sampled_from(["127.0.0.1", "::1", "[::1]:80", "203.0.113.7", "203.0.113.7:99999", "10.0.0.1", "[]", " "]),
+        st.text(max_size=40),
+    ),
+    max_size=6,
+)
+
+
+@given(peer=st.sampled_from([PEER, ("192.0.2.5", 80), None]), lines=st.lists(HOPS, max_size=3))
+def test_any_header_gives_the_peer_or_one_of_its_hops(peer: tuple[str, int] | None, lines: list[list[str]]) -> None:
+    """Whatever a client writes there (it is untrusted bytes), the answer is the peer or an address it named with a
+    port that can be one; an untrusted peer is never replaced."""
+    values = [",".join(hops).encode("utf-8", "surrogatepass") for hops in lines]
+    client = Proxies().client(peer, values)
+    if client == peer:
+        return
+    assert peer == PEER and client is not None  # only the loopback peer is a trusted proxy here
+    host, port = client
+    named = ",".join(value.decode("latin-1") for value in values)
+    assert host and host in named and 0 <= port <= 65535
 
 
 SERVER = textwrap.dedent(

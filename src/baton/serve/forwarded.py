@@ -76,11 +76,13 @@ class Proxies:
         hops = [hop for hop in hops if hop]
         if not hops:
             return peer
+        chosen = _host_port(hops[0])  # every hop a trusted proxy: the left-most
         for hop in reversed(hops):
             host, port = _host_port(hop)
             if not self.trusts(host):
-                return host, port
-        return _host_port(hops[0])
+                chosen = host, port
+                break
+        return chosen if chosen[0] else peer  # `[]` names no host: the peer stays the client
 
 
 def _host_port(hop: str) -> Address:
