@@ -36,13 +36,13 @@ class Proxies:
 
     def __init__(self, trusted: Iterable[str] | None = None) -> None:
         """`trusted`: the entries of `$FORWARDED_ALLOW_IPS`; None: the loopback peers."""
-        self.anyone = False
+        self._anyone = False
         self._literals: set[str] = set()
         self._networks: list[_Network] = []
         self._loopback = trusted is None
         for entry in (item.strip() for item in trusted or ()):
             if entry == "*":
-                self.anyone = True
+                self._anyone = True
             elif entry:
                 try:
                     self._networks.append(ipaddress.ip_network(entry, strict=False))
@@ -56,7 +56,7 @@ class Proxies:
         return cls(None if value is None else value.split(","))
 
     def _trusts(self, host: str) -> bool:
-        if self.anyone:
+        if self._anyone:
             return True
         if self._loopback:
             return is_loopback(host)

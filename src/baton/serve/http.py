@@ -180,10 +180,7 @@ class HttpApp:
             else:
                 await self._notification(msg, scope, headers, send)
             return
-        client = scope.get("client")
-        if FORWARDED_FOR in raw:  # through a proxy (protocol.md P228): who sent it, when the proxy is trusted
-            client = self._proxies.client(client, _forwarded(scope))
-        info = RequestInfo("http", headers, (client[0], client[1]) if client else None)
+        info = self._info(scope, headers)
         meta = msg.params.get("_meta")
         # The one check a 2026 request pays for the other era: its envelope (protocol.md P28).
         if (type(meta) is not dict or META_PROTOCOL_VERSION not in meta) and not is_modern(
@@ -205,6 +202,7 @@ class HttpApp:
         await send_reply(send, self._json_head, reply)
 
     def _info(self, scope: Scope, headers: Headers) -> RequestInfo:
+        """Who sent the request: its peer, or the client a trusted proxy names (protocol.md P228)."""
         client = scope.get("client")
         if FORWARDED_FOR in headers.raw:
             client = self._proxies.client(client, _forwarded(scope))
