@@ -113,30 +113,32 @@ def test_a_per_ask_timeout_beats_the_server_default(mcp1_python: Path) -> None:
     assert 0.9 <= report["seconds"] < 5
 
 
-def test_a_resumed_stream_replays_the_question_and_the_answer_counts(http: RunningServer) -> None:
+def test_a_resumed_stream_replays_the_question_and_the_answer_counts(tmp_path: Path) -> None:
     """Issue 41 item 1: a client whose POST stream dropped resumes it with `Last-Event-ID` (twice: the first
     resumption drops too), sees the question again, answers it, and the tool gets that answer, not
-    `Cancelled` (protocol.md P111)."""
-    client = Client(http.url)
-    client.initialize()
-    msg = rpc("tools/call", {"name": "book", "arguments": {"city": "Lima"}})
-    with client.stream(msg) as (_, events):
-        priming = next(events)
-        until(events, lambda m: m.get("method") == "elicitation/create")
-    time.sleep(0.5)  # the connection is gone: nothing ends the question but the window or the ask timeout
-    with client.get(**{"Last-Event-ID": priming["id"]}) as (resp, events):
-        until(events, lambda m: m.get("method") == "elicitation/create")  # replayed; this connection drops too
-    time.sleep(0.5)
-    with client.get(**{"Last-Event-ID": priming["id"]}) as (resp, events):
-        assert resp.status_code == 200
-        _, asked = until(events, lambda m: m.get("method") == "elicitation/create")
-        question = message_of(asked)
-        assert question is not None
-        assert client.answer(question["id"], {"action": "accept", "content": {"nights": 3}}).status_code == 202
-        before, final = until(events, lambda m: m.get("id") == msg["id"])
-    assert [m.get("method") for m in before] == []  # never withdrawn
-    body = message_of(final)
-    assert body is not None and body["result"]["content"][0]["text"] == "booked: Lima for 3 nights"
+    `Cancelled` (protocol.md P111). Its own server, with a 20-second ask timeout: under the module's 2 seconds, three
+    connections and two pauses on a loaded machine outlasted the question once (it was withdrawn, then answered)."""
+    with start_server(TARGET, "--ask-timeout", "20", log=tmp_path / "serve.log") as server:
+        client = Client(server.url)
+        client.initialize()
+        msg = rpc("tools/call", {"name": "book", "arguments": {"city": "Lima"}})
+        with client.stream(msg) as (_, events):
+            priming = next(events)
+            until(events, lambda m: m.get("method") == "elicitation/create")
+        time.sleep(0.5)  # the connection is gone: nothing ends the question but the window or the ask timeout
+        with client.get(**{"Last-Event-ID": priming["id"]}) as (resp, events):
+            until(events, lambda m: m.get("method") == "elicitation/create")  # replayed; this connection drops too
+        time.sleep(0.5)
+        with client.get(**{"Last-Event-ID": priming["id"]}) as (resp, events):
+            assert resp.status_code == 200
+            _, asked = until(events, lambda m: m.get("method") == "elicitation/create")
+            question = message_of(asked)
+            assert question is not None
+            assert client.answer(question["id"], {"action": "accept", "content": {"nights": 3}}).status_code == 202
+            before, final = until(events, lambda m: m.get("id") == msg["id"])
+        assert [m.get("method") for m in before] == []  # never withdrawn
+        body = message_of(final)
+        assert body is not None and body["result"]["content"][0]["text"] == "booked: Lima for 3 nights"
 
 
 def test_a_stream_not_resumed_within_the_window_ends_its_question(tmp_path: Path) -> None:
