@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from support.serve import start_server
-from wire import call
+from wire import call, headers_for, request
 
 from baton import web
 from baton.serve.forwarded import Proxies
@@ -117,6 +117,11 @@ def test_baton_serve_gives_the_principal_hook_the_forwarded_client(tmp_path: Pat
         assert host == "127.0.0.1" and int(port) > 0
         assert whoami(server.url, **{"X-Forwarded-For": "203.0.113.7"}) == "203.0.113.7 0"
         assert whoami(server.url, **{"X-Forwarded-For": "198.51.100.1, 203.0.113.7:81"}) == "203.0.113.7 81"
+        # A proxy may add a header line of its own: every line is read, in order.
+        message = request("tools/call", {"name": "whoami", "arguments": {}})
+        lines = [*headers_for(message).items(), ("X-Forwarded-For", "203.0.113.7"), ("X-Forwarded-For", "127.0.0.1")]
+        resp = httpx.post(server.url, json=message, headers=lines, timeout=10)
+        assert resp.json()["result"]["content"][0]["text"] == "203.0.113.7 0"  # the last line alone names 127.0.0.1
 
 
 @pytest.mark.process
