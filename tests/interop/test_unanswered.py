@@ -21,7 +21,7 @@ from support import processes
 from support.markers import needs
 from support.paths import BATON, ROOT, SERVERS
 from support.peer_venvs import INSTALL_TIMEOUT_S, as_text, ensure_venv, peer_env
-from support.serve import RunningServer, start_server
+from support.serve import RunningServer, start_for_module, start_server
 from test_http_handshake import Client, message_of, rpc, until
 from wire import call
 
@@ -43,7 +43,7 @@ def mcp1_python() -> Path:
 @needs("process")
 def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     """The server over HTTP, with `--ask-timeout 2`."""
-    server = start_server(TARGET, "--ask-timeout", "2", log=tmp_path_factory.mktemp("unanswered") / "serve.log")
+    server = start_for_module(tmp_path_factory, TARGET, "--ask-timeout", "2")  # its own data directory, not ~/.local
     with server.process:
         yield server
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
+import pytest
 from support.paths import ROOT
+from support.serve import start_server
 from support.source_tree import parsed
 
 TESTS = ROOT / "tests"
@@ -88,3 +90,11 @@ def test_every_process_starts_through_support_processes() -> None:
             ):
                 found.append(f"{name}:{node.lineno}: {node.func.value.id}.{node.func.attr}(...)")
     assert not found, "start processes through support.processes (start, spawn, run, popen):\n" + "\n".join(found)
+
+
+def test_no_test_server_uses_the_home_data_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """support.serve refuses to start `baton serve` without a data directory of its own (a module fixture starts
+    before conftest sets the per-test one) rather than let it write keys and a ledger under ~/.local/share/baton."""
+    monkeypatch.delenv("BATON_DATA_DIR")
+    with pytest.raises(RuntimeError, match="start_for_module"):
+        start_server("examples/everything.py", log=ROOT / "never-written.log")
