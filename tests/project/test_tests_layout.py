@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from support.paths import ROOT
-from support.serve import start_server
+from support.serve import server_environment
 from support.source_tree import parsed
 
 TESTS = ROOT / "tests"
@@ -92,9 +93,12 @@ def test_every_process_starts_through_support_processes() -> None:
     assert not found, "start processes through support.processes (start, spawn, run, popen):\n" + "\n".join(found)
 
 
-def test_no_test_server_uses_the_home_data_directory(monkeypatch: pytest.MonkeyPatch) -> None:
-    """support.serve refuses to start `baton serve` without a data directory of its own (a module fixture starts
-    before conftest sets the per-test one) rather than let it write keys and a ledger under ~/.local/share/baton."""
+def test_no_test_server_uses_the_home_data_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A `baton serve` started by a module fixture (before conftest sets the test's data directory) keeps its keys
+    and ledger beside its log, never under ~/.local/share/baton; a test's own data directory wins."""
+    log = tmp_path / "module" / "serve.log"
     monkeypatch.delenv("BATON_DATA_DIR")
-    with pytest.raises(RuntimeError, match="start_for_module"):
-        start_server("examples/everything.py", log=ROOT / "never-written.log")
+    assert server_environment(log)["BATON_DATA_DIR"] == str(log.parent)
+    assert server_environment(log, {"BATON_DATA_DIR": "/elsewhere"})["BATON_DATA_DIR"] == "/elsewhere"
+    monkeypatch.setenv("BATON_DATA_DIR", str(tmp_path / "test's own"))
+    assert server_environment(log)["BATON_DATA_DIR"] == str(tmp_path / "test's own")

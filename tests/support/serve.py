@@ -50,22 +50,25 @@ def start_server(
     """Start `baton serve TARGET --http 127.0.0.1:PORT *ARGS` in the project root, with `env` over this
     process's environment, and return once the port accepts (a free port unless `port` is given)."""
     port = port or free_port()
-    environment = {**os.environ, **(env or {})}
-    if "BATON_DATA_DIR" not in environment:  # a module fixture starts before the per-test one is set (conftest)
-        raise RuntimeError(
-            f"start_server({target!r}) has no data directory of its own and would use ~/.local/share/baton: "
-            "use start_for_module in a module fixture, or pass BATON_DATA_DIR in env"
-        )
     process = start(
         [BATON, "serve", target, "--http", f"127.0.0.1:{port}", *args],
         log=log,
         cwd=ROOT,
-        env=environment,
+        env=server_environment(log, env),
         ready=PortOpen(port),
         timeout=timeout,
         name=f"baton serve {target}",
     )
     return RunningServer(process, port)
+
+
+def server_environment(log: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment with `env` over it, and a data directory: the test's own (conftest sets one per
+    test), else the folder of the server's log. A module fixture starts before conftest sets the test's, and a
+    server without one would keep its keys and ledger under the home directory (~/.local/share/baton)."""
+    environment = {**os.environ, **(env or {})}
+    environment.setdefault("BATON_DATA_DIR", str(log.parent))
+    return environment
 
 
 def start_for_module(
