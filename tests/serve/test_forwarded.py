@@ -36,6 +36,7 @@ PEER = ("127.0.0.1", 50123)
         ([b" , "], PEER),
         ([b"203.0.113.7:99999"], ("203.0.113.7", 0)),  # no such port
         ([b"[]:80"], PEER),  # no host in it
+        ([b"203.0.113.7:1\xb2"], ("203.0.113.7", 0)),  # "1²": str.isdigit says yes, int says no (it raised)
     ],
 )
 def test_a_loopback_proxy_names_the_client(forwarded: list[bytes], client: tuple[str, int]) -> None:

@@ -95,4 +95,5 @@ def _host_port(hop: str) -> Address:
         host, _, port = hop.partition(":")
     else:
         host, port = hop, ""
-    return host, int(port) if port.isdigit() and len(port) <= 5 and int(port) <= 65535 else 0
+    # ASCII digits only: `str.isdigit` takes "²" (a Latin-1 byte of the header), which `int` refuses.
+    return host, int(port) if port.isascii() and port.isdigit() and len(port) <= 5 and int(port) <= 65535 else 0
