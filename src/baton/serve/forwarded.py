@@ -73,16 +73,15 @@ class Proxies:
         if peer is None or not self.trusts(peer[0]):
             return peer
         hops = [hop.strip() for value in forwarded for hop in value.decode("latin-1").split(",")]
-        hops = [hop for hop in hops if hop]
-        if not hops:
+        addresses = [_host_port(hop) for hop in hops if hop]
+        if not addresses:
             return peer
-        chosen = _host_port(hops[0])  # every hop a trusted proxy: the left-most
-        for hop in reversed(hops):
-            host, port = _host_port(hop)
-            if not self.trusts(host):
-                chosen = host, port
+        for address in reversed(addresses):
+            if not self.trusts(address[0]):
                 break
-        return chosen if chosen[0] else peer  # `[]` names no host: the peer stays the client
+        else:
+            address = addresses[0]  # every hop a trusted proxy: the left-most
+        return address if address[0] else peer  # `[]` names no host: the peer stays the client
 
 
 def _host_port(hop: str) -> Address:
