@@ -60,6 +60,11 @@ settings.load_profile("baton")
 # Every node the tests start (the conformance harness, the Inspector, the TypeScript SDK, Playwright's driver)
 # keeps V8's compiled code here between processes: a conformance harness start costs 0.42 s of CPU, not 0.55.
 os.environ.setdefault("NODE_COMPILE_CACHE", str(ROOT / ".cache" / "node-compile-cache"))
+# A data directory or keys of the shell's never reach a test or a server it starts: each test gets its own
+# (`_isolated_data_dir`), and a server a module fixture starts before that keeps its files beside its log
+# (support.serve.server_environment), never in the developer's ~/.local/share/baton.
+for _inherited in ("BATON_DATA_DIR", "BATON_STATE_KEYS"):
+    os.environ.pop(_inherited, None)
 
 
 def pytest_configure(config: pytest.Config) -> None:

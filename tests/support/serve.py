@@ -74,10 +74,10 @@ def server_environment(log: Path, env: Mapping[str, str] | None = None) -> dict[
 def start_for_module(
     tmp_path_factory: Any, target: str, *args: str, env: Mapping[str, str] | None = None
 ) -> RunningServer:
-    """`start_server(target)` for a module-scoped fixture (one server for tests that keep nothing in it), with a
-    data directory of its own: the one each test gets (tests/conftest.py) is set only after module fixtures start."""
+    """`start_server(target)` for a module-scoped fixture (one server for tests that keep nothing in it), its log
+    and data directory (`server_environment`) in a folder of its own."""
     log = tmp_path_factory.mktemp(Path(target.partition(":")[0]).stem) / "server.log"
-    return start_server(target, *args, log=log, env={"BATON_DATA_DIR": str(log.parent), **(env or {})})
+    return start_server(target, *args, log=log, env=env)
 
 
 def start_with_pages(target: str, log: Path) -> RunningServer:
