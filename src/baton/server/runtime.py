@@ -41,7 +41,7 @@ from .outbound import Stream
 from .parts import ConnectPart
 from .registry import Handler, RegisteredResource, RegisteredTemplate
 from .replay import ReplayEngine
-from .scopes import any_handler_scopes, required_for
+from .scopes import declared_scopes, required_for
 from .sessions import ServerSession, SessionSeal
 from .single_use import SingleUse
 from .startup import ConfigurationError, load_key_ring
@@ -84,7 +84,7 @@ class Runtime:
         self.hub = ListenHub()
         self._capabilities: dict[str, Any] | None = None
         self.checked: set[str] = set()  # transports check_startup passed for, until a handler changes
-        self._scoped: bool | None = None  # whether any handler names scopes (`any_handler_scopes`), until one changes
+        self._scoped: bool | None = None  # whether any scope is declared (`declared_scopes`), until a handler changes
         self._os_user: str | None = None
         self.single_use = SingleUse(lambda: self.ledger)
         self.lifespan: Lifespan | None = None  # Server(lifespan=...): the transports enter it (protocol.md P132)
@@ -323,7 +323,7 @@ class Runtime:
         return Reply(result_response(rid, result))
 
     def _find_scoped(self) -> bool:
-        self._scoped = any_handler_scopes(self.server)
+        self._scoped = bool(declared_scopes(self.server))  # server-wide ones only with auth=, which admits anyway
         return self._scoped
 
     # -- the 2025-11-25 era (protocol.md P28) --------------------------------------------------------

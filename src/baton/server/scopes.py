@@ -86,14 +86,6 @@ def required_for(server: Server, method: str | None, params: Mapping[str, Any] |
     return base + tuple(s for s in extra if s not in base)
 
 
-def any_handler_scopes(server: Server) -> bool:
-    """Whether any handler `_handler_scopes` can name has scopes of its own: without one, no request needs more
-    than the server-wide scopes (the transports ask once per change of a registry, not per request)."""
-    items: list[Any] = [*server.tools.values(), *server.prompts.values(), *server.resources.values()]
-    items += [*server.templates.values(), *server.skills.files.values()]
-    return any(item.scopes for item in items)
-
-
 def _handler_scopes(server: Server, method: str, params: Mapping[str, Any]) -> tuple[str, ...]:
     """The scopes of the tool, prompt, resource or template the request names (or completes, or
     subscribes to); none when it names nothing known (the method handler then refuses it as usual)."""
