@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import socket
 from collections.abc import Callable, Iterator, MutableMapping
@@ -147,13 +148,19 @@ def run(
     options.update(factory=isinstance(app, str), log_level=log_level, access_log=False, server_header=SERVER_HEADER)
     options.update(proxy_headers=PROXY_HEADERS)
     options.update(timeout_graceful_shutdown=graceful_s)
-    if reload_dirs or workers > 1:  # a supervisor process: it owns the signals and ends with 0
-        sock = listen(host, port)
+    if reload_dirs or workers > 1:  # a supervisor process: uvicorn's own, which takes the signals over
+        supervised = _Supervised.install()  # before the port opens, as below
         try:
-            failed = _startup_failed(lambda: uvicorn.run(app, fd=sock.fileno(), **options))
+            sock = listen(host, port)
+            try:
+                failed = _startup_failed(lambda: uvicorn.run(app, fd=sock.fileno(), **options))
+            finally:
+                sock.close()
+        except _SignalledEarly:
+            failed = False
         finally:
-            sock.close()
-        return 2 if failed else 0
+            supervised.uninstall()
+        return 2 if failed else supervised.status
     server = uvicorn.Server(uvicorn.Config(app, **options))
     stopped = _Stopped.install(server)  # before the port opens: whoever sees it open may signal at once
     try:
@@ -211,6 +218,63 @@ class _Stopped:
     @property
     def status(self) -> int:
         return 130 if self.signum == signal.SIGINT else 0
+
+
+class _SignalledEarly(BaseException):
+    """SIGINT or SIGTERM came before uvicorn's supervisor took the signals over: the start ends there. A
+    BaseException, as KeyboardInterrupt, so that no `except Exception` on the way swallows it."""
+
+
+@dataclass(slots=True)
+class _Supervised:
+    """The signal that ended a supervisor (`--workers`, `--reload`), for its exit status as `_Stopped`'s: 130 after
+    Ctrl-C, 0 after SIGTERM (P98). uvicorn's supervisor installs handlers of its own once it runs and ends
+    normally after either signal. Until then these handlers end the start (`_SignalledEarly`): whoever sees the
+    port open may signal at once, and the default SIGTERM would kill the process by the signal. After, the signal
+    is read from the wakeup fd, where Python writes the number of each signal it catches, whichever handler runs."""
+
+    previous: dict[int, Any] = field(default_factory=dict)
+    pipe: tuple[int, int] | None = None
+    wakeup: int = -1  # the wakeup fd before this one
+    caught: list[int] = field(default_factory=list)
+
+    @classmethod
+    def install(cls) -> _Supervised:
+        noted = cls()
+        read, write = os.pipe()
+        os.set_blocking(read, False)
+        os.set_blocking(write, False)
+        try:
+            noted.wakeup = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        except ValueError:  # not the main thread: the caller owns the signals
+            os.close(read)
+            os.close(write)
+            return noted
+        noted.pipe = (read, write)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            noted.previous[signum] = signal.signal(signum, _signalled_early)
+        return noted
+
+    def uninstall(self) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        if self.pipe is not None:
+            signal.set_wakeup_fd(self.wakeup)
+            with contextlib.suppress(BlockingIOError):
+                while chunk := os.read(self.pipe[0], 512):
+                    self.caught += chunk
+            for fd in self.pipe:
+                os.close(fd)
+            self.pipe = None
+
+    @property
+    def status(self) -> int:
+        stops = [signum for signum in self.caught if signum in (signal.SIGINT, signal.SIGTERM)]
+        return 130 if stops and stops[-1] == signal.SIGINT else 0
+
+
+def _signalled_early(signum: int, frame: object) -> None:
+    raise _SignalledEarly(signum)
 
 
 @dataclass(slots=True)
