@@ -12,6 +12,7 @@ code read the same to well under 1 %.
     .venv/bin/python bench/callgrind_flows.py                    # Baton and the floor, c=1, 200 flows each
     .venv/bin/python bench/callgrind_flows.py --server baton --json
     .venv/bin/python bench/callgrind_flows.py --server baton --keep /tmp/cg   # keep callgrind.out for annotate
+    .venv/bin/python bench/callgrind_flows.py -c 16 --cache-sim   # also simulated cache misses per flow
 
 It needs valgrind and its `callgrind.h` (Debian: `apt-get install valgrind`) and a C compiler, for the two-function
 library that marks the window (built once into `.cache/bench/`). `--json` prints one object:
@@ -41,6 +42,8 @@ void bench_start(void) { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_ZERO_STATS; 
 void bench_stop(void) { CALLGRIND_DUMP_STATS_AT("measured"); CALLGRIND_STOP_INSTRUMENTATION; }
 """
 TOTALS = re.compile(rb"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
+EVENTS = re.compile(rb"^events:\s*(.+)$", re.MULTILINE)
+LINE_TOTALS = re.compile(rb"^(?:summary|totals):\s*(.+)$", re.MULTILINE)
 
 
 class Missing(Exception):
@@ -65,8 +68,11 @@ def marks_library(cache: Path) -> Path:
     return library
 
 
-def count(server: str, flows: int, warmup: int, concurrency: int, marks: Path, out_dir: Path) -> dict[str, Any]:
-    """One server under callgrind, driven by load.py: the instructions of the measured window."""
+def count(
+    server: str, flows: int, warmup: int, concurrency: int, marks: Path, out_dir: Path, cache_sim: bool = False
+) -> dict[str, Any]:
+    """One server under callgrind, driven by load.py: the instructions of the measured window (with `cache_sim`,
+    also callgrind's simulated cache misses: every event per flow)."""
     port = free_port()
     python = Path(sys.executable)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
@@ -75,6 +81,7 @@ def count(server: str, flows: int, warmup: int, concurrency: int, marks: Path, o
         "valgrind",
         "--tool=callgrind",
         "--instr-atstart=no",
+        *(["--cache-sim=yes"] if cache_sim else []),
         f"--callgrind-out-file={out_dir}/{server}.%p",
         str(python),
         str(HERE / "callgrind_serve.py"),
@@ -112,11 +119,17 @@ def count(server: str, flows: int, warmup: int, concurrency: int, marks: Path, o
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    found = TOTALS.search(dump.read_bytes())
+    data = dump.read_bytes()
+    found = TOTALS.search(data)
     if found is None:
         raise RuntimeError(f"no totals in {dump}")
     ir = int(found.group(1))
-    return {"ir": ir, "flows": flows, "ir_per_flow": round(ir / flows), "dump": str(dump)}
+    result: dict[str, Any] = {"ir": ir, "flows": flows, "ir_per_flow": round(ir / flows), "dump": str(dump)}
+    names, totals = EVENTS.search(data), LINE_TOTALS.search(data)
+    if cache_sim and names and totals:
+        pairs = zip(names.group(1).decode().split(), totals.group(1).decode().split(), strict=False)
+        result["per_flow"] = {name: round(int(value) / flows) for name, value in pairs}
+    return result
 
 
 def _wait_listening(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
@@ -153,6 +166,9 @@ def main() -> int:
     parser.add_argument("-c", "--concurrency", type=int, default=1, help="load.py lanes (default 1)")
     parser.add_argument("--keep", type=Path, help="keep callgrind's files here (for callgrind_annotate)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--cache-sim", action="store_true", help="also simulate the caches: misses per flow (D1mr, DLmr, ...)"
+    )
     opts = parser.parse_args()
     if opts.flows < 1 or opts.warmup < 1 or opts.concurrency < 1:
         parser.error("--flows, --warmup and --concurrency must be >= 1")
@@ -168,7 +184,9 @@ def main() -> int:
         out_dir.mkdir(parents=True, exist_ok=True)
         try:
             for server in servers:
-                result[server] = count(server, opts.flows, opts.warmup, opts.concurrency, marks, out_dir)
+                result[server] = count(
+                    server, opts.flows, opts.warmup, opts.concurrency, marks, out_dir, cache_sim=opts.cache_sim
+                )
                 if not opts.keep:
                     del result[server]["dump"]
         except (RuntimeError, subprocess.CalledProcessError) as exc:
@@ -181,6 +199,8 @@ def main() -> int:
     else:
         for server in servers:
             print(f"{server}: {result[server]['ir_per_flow']:,} instructions per flow (c={opts.concurrency})")
+            for name, value in result[server].get("per_flow", {}).items():
+                print(f"  {name}: {value:,} per flow")
         if "ratio" in result:
             print(f"baton / floor: {result['ratio']:.3f}")
     return 0

@@ -70,3 +70,18 @@ def test_cpu_per_round_trip_over_the_floor_has_not_crept(tmp_path: Path) -> None
 
     lines = twice(measure, baseline)
     assert not lines, "; ".join(lines) + " (bench/compare, pooled pairs; see bench/README.md)"
+
+
+@pytest.mark.process
+def test_cache_sim_counts_the_misses_of_a_flow_beside_its_instructions() -> None:
+    """`callgrind_flows.py --cache-sim`: every event callgrind's cache simulation counts, per flow, the first of them
+    the same instructions per flow; a miss is rarer than a read, a last-level miss than a first-level one."""
+    argv = [sys.executable, str(ROOT / "bench" / "callgrind_flows.py"), "--server", "floor"]
+    argv += ["--flows", "20", "--warmup", "5", "--cache-sim", "--json"]
+    done = processes.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    floor = json.loads(done.stdout)["floor"]
+    events = floor["per_flow"]
+    assert {"Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"} <= set(events), events
+    assert events["Ir"] == floor["ir_per_flow"]
+    assert 0 < events["DLmr"] <= events["D1mr"] < events["Dr"] < events["Ir"], events
