@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 
@@ -12,7 +13,7 @@ from wire import accept, call, post, request
 
 pytestmark = pytest.mark.process  # every test here starts processes (support.markers)
 
-INSTANCE_HEADER = "baton-instance"  # src/baton/serve/http.py: $BATON_INSTANCE, else host:pid of the worker
+INSTANCE_HEADER = "baton-instance"  # src/baton/serve/http.py: a worker of a named instance sends $BATON_INSTANCE:pid
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -43,9 +44,10 @@ def test_bad_http_address() -> None:
     assert done.returncode == 2 and "HOST:PORT" in done.stderr
 
 
-def test_workers_share_the_key_file(serve, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.delenv("BATON_INSTANCE", raising=False)  # else every worker would send the same name
-    server = serve("examples/everything.py", "--workers", "2")
+def test_workers_share_the_key_file(serve) -> None:  # type: ignore[no-untyped-def]
+    """Every flow completes whichever worker answers each round; a named instance's workers each send their own
+    `baton-instance`, `$BATON_INSTANCE:pid` (protocol.md P229), by which the test sees both answer."""
+    server = serve("examples/everything.py", "--workers", "2", env={"BATON_INSTANCE": "w"})
     instances: set[str] = set()
     for i in range(20):  # rounds land on either worker; every flow must complete
         args = {"action": f"deploy-{i}"}
@@ -66,3 +68,4 @@ def test_workers_share_the_key_file(serve, monkeypatch: pytest.MonkeyPatch) -> N
         assert resp.status_code == 200, resp.text
         instances.add(resp.headers[INSTANCE_HEADER])
     assert len(instances) == 2, f"only {sorted(instances)} answered: --workers 2 should answer from two processes"
+    assert all(re.fullmatch(r"w:\d+", name) for name in instances), instances

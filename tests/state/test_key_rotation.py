@@ -1,6 +1,6 @@
 """Key rotation: a file-backed ring follows its file, `baton keys`, and flows that span a rotation.
 
-Also the `baton-instance` header that names the process behind each HTTP response.
+Also the `baton-instance` header that names the process behind each HTTP response of a named instance.
 """
 
 from __future__ import annotations
@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 import subprocess
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from support import processes
 from support.paths import BATON
@@ -214,10 +216,17 @@ def test_a_flow_spans_a_rotation_of_a_running_server(serve, key_file: Path) -> N
     assert done.headers["baton-instance"] == "solo"
 
 
-def test_the_instance_header_defaults_to_host_and_pid(serve, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_an_unnamed_instance_sends_no_instance_header(serve, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """protocol.md P229: without `$BATON_INSTANCE` no response names the instance (its default name is host:pid),
+    a refusal and a request outside the endpoint neither; the start-up lines still name it, for its operator."""
     monkeypatch.delenv("BATON_INSTANCE", raising=False)
     server = serve("examples/everything.py")
-    r = call(server.url, "perform", {"action": "a"})
-    assert r.headers["baton-instance"].endswith(f":{server.proc.pid}")
-    bad = call(server.url, "no-such-tool", {})
-    assert bad.headers["baton-instance"] == r.headers["baton-instance"]
+    responses = [
+        call(server.url, "perform", {"action": "a"}),
+        call(server.url, "no-such-tool", {}),
+        httpx.get(server.url, timeout=10),  # 405
+        httpx.get(server.url.replace("/mcp", "/elsewhere"), timeout=10),  # 404
+    ]
+    assert [r.status_code for r in responses] == [200, 400, 405, 404]
+    assert not [r.headers["baton-instance"] for r in responses if "baton-instance" in r.headers]
+    assert f"instance: {socket.gethostname()}:{server.proc.pid} (unnamed" in server.log.read_text()

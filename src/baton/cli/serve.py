@@ -40,7 +40,8 @@ ENV_AUTH_CLIENT_SECRET = "BATON_AUTH_CLIENT_SECRET"  # never a flag: argv is vis
 def _worker_app() -> Any:
     """uvicorn factory for `--workers N`: each worker process loads the target itself, and logs as the parent
     was told to (`--log-level`, `--log-format`)."""
-    from ..serve.run import ready, telemetry  # noqa: PLC0415 (the server loads with the command that serves it)
+    from ..serve.http import instance_header_value  # noqa: PLC0415 (the server loads with the command that serves it)
+    from ..serve.run import ready, telemetry  # noqa: PLC0415 (likewise)
     from ..serve.target import TargetError, load_server  # noqa: PLC0415 (likewise)
 
     configure_logs(os.environ.get(ENV_LOG_LEVEL), log_format(None), TEXT_LOG_FORMAT)
@@ -63,7 +64,8 @@ def _worker_app() -> Any:
             raise SystemExit(f"baton serve: {problem}")
     telemetry(server, worker=True)  # each worker its own exporters (they do not survive a fork)
     hosts = os.environ.get(ENV_APP_OPTIONS)
-    return server.asgi(allowed_hosts=hosts.split(",") if hosts else None)
+    instance = instance_header_value(worker=True)  # `$BATON_INSTANCE:pid`, when named: no two processes alike
+    return server.asgi(allowed_hosts=hosts.split(",") if hosts else None, instance=instance)
 
 
 def _unloadable(message: str) -> Any:

@@ -13,8 +13,9 @@ MCP 2025-11-25: every request that `baton.protocol.era.is_modern` does not claim
 With `Server(auth=...)` it also answers GET (and the CORS preflight) at the OAuth Protected Resource
 Metadata path (RFC 9728, protocol.md P45); 401 and 403 replies carry the guard's `WWW-Authenticate`.
 
-Every JSON-RPC envelope is built by `baton.protocol.messages`. Every response names the instance that
-produced it in a `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), for deployments of many.
+Every JSON-RPC envelope is built by `baton.protocol.messages`. Where the operator named the instance
+(`$BATON_INSTANCE`, or `instance=`), every response names it in a `baton-instance` header, for deployments of
+many; an unnamed instance sends none, since its default name, host:pid, is nobody's business (protocol.md P229).
 """
 
 from __future__ import annotations
@@ -68,9 +69,18 @@ def _startup_failed_line(record: logging.LogRecord) -> bool:
     return record.getMessage() != "Application startup failed. Exiting."
 
 
-def instance_name() -> str:
-    """What names this instance (its `baton-instance` header, its start-up lines): `$BATON_INSTANCE`, else host:pid."""
-    return os.environ.get(ENV_INSTANCE) or f"{socket.gethostname()}:{os.getpid()}"
+def instance_name(*, worker: bool = False) -> str:
+    """What names this process (its start-up lines, its `service.instance.id`, its `baton-instance` header when
+    named): `$BATON_INSTANCE`, else host:pid; in a `--workers` process `$BATON_INSTANCE:pid`, so that no two
+    processes share a name."""
+    named = os.environ.get(ENV_INSTANCE)
+    return named if named and not worker else f"{named or socket.gethostname()}:{os.getpid()}"
+
+
+def instance_header_value(*, worker: bool = False) -> str | None:
+    """The `baton-instance` header: this process's name when `$BATON_INSTANCE` names the instance, else none
+    (protocol.md P229)."""
+    return instance_name(worker=worker) if os.environ.get(ENV_INSTANCE) else None
 
 
 class HttpApp:
@@ -88,11 +98,10 @@ class HttpApp:
     ) -> None:
         self.server = server
         mount_default_kit(server)  # the /connect/ pages below, and ctx.secret
-        self.instance = instance or instance_name()
-        tag = (INSTANCE_HEADER, self.instance.encode("latin-1", "replace"))
-        self._tag = [tag]
-        self._json_head = [_JSON, tag]
-        self._sse_head = [*_SSE_HEADERS, tag]
+        self.instance = instance or instance_header_value()
+        self._tag = [(INSTANCE_HEADER, self.instance.encode("latin-1", "replace"))] if self.instance else []
+        self._json_head = [_JSON, *self._tag]
+        self._sse_head = [*_SSE_HEADERS, *self._tag]
         self.path = path
         # Loopback hosts (`is_loopback`) are always admitted; others only when configured ("*" admits any Host).
         hosts = tuple(allowed_hosts or ())
@@ -244,11 +253,11 @@ class HttpApp:
         if refusal:
             await _plain(send, 403, refusal.encode(), self._tag)
             return
-        tag = self._tag[0]
+        tags = self._tag
 
         async def tagged(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message["headers"], tag]
+                message["headers"] = [*message["headers"], *tags]
             await send(message)
 
         await self.server.runtime.connect_kit.app(scope, receive, tagged)

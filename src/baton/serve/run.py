@@ -26,7 +26,7 @@ from ..state.store_url import parse_store_url
 from ..telemetry.logs import LogFormat, uvicorn_config
 from ..telemetry.logs import line as stderr_line
 from ..telemetry.setup import from_env, shutdown
-from .http import ENV_INSTANCE, instance_name
+from .http import ENV_INSTANCE, instance_header_value, instance_name
 from .http_sessions import bus_url
 from .stdio import serve_stdio
 
@@ -40,6 +40,8 @@ standalone GET, `subscriptions/listen`) would otherwise hold the server up for e
 WORKER_HEALTHCHECK_S = 30
 """How long a `--workers` process may take to answer uvicorn's health check, its start included (P190: with
 uvicorn's 5 s, on a busy machine, workers still importing the server are killed and restarted for ever)."""
+UNNAMED = " (unnamed: no baton-instance header; $BATON_INSTANCE names it)"
+"""Said after an unnamed instance's name in the start-up lines: its responses do not name it (protocol.md P229)."""
 
 
 def refuse(message: str, fmt: LogFormat = "text") -> int:
@@ -84,7 +86,7 @@ def announce(
     else:
         lines = [
             f"serving {server.name!r} {where}",
-            f"instance: {instance_name()}",
+            f"instance: {instance_name()}" + ("" if instance_header_value() else UNNAMED),
             f"keys: {server.runtime.key_ring.source}",
             f"data directory: {data_dir()}",
             f"ledger: {ledger_line(server.runtime.ledger_url)}",
@@ -152,14 +154,12 @@ def local_ledger_warning(url: str | None, workers: int) -> str | None:
 
 def telemetry(server: Server, *, worker: bool = False) -> None:
     """Set up OpenTelemetry export when the standard variables ask for it (protocol.md P60); the instance
-    is named as in the `baton-instance` header (`$BATON_INSTANCE`, else `host:pid`), a `--workers` process's
+    is named by `instance_name`: `$BATON_INSTANCE`, else `host:pid`, a `--workers` process's
     `$BATON_INSTANCE:pid` (each process its own `service.instance.id`). Once set up, the server's
     `aclose` (which the transport awaits when it shuts down: uvicorn's lifespan on SIGTERM or SIGINT, in each
     worker; the end of stdio) exports what is queued and shuts the providers down, bounded (protocol.md P70)."""
 
-    named = os.environ.get(ENV_INSTANCE)
-    instance = f"{named or socket.gethostname()}:{os.getpid()}" if worker or not named else named
-    if not from_env(server.name, instance):
+    if not from_env(server.name, instance_name(worker=worker)):
         return
     close = server.aclose
 

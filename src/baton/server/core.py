@@ -687,7 +687,7 @@ class Server:
 
         `allowed_hosts` defaults to loopback names (DNS rebinding protection; `["*"]` admits any),
         `allowed_origins` to loopback origins; `max_body_bytes` to 4 MiB; `instance` (the
-        `baton-instance` response header) to `$BATON_INSTANCE`, else `host:pid`.
+        `baton-instance` response header) to `$BATON_INSTANCE`, and no header when that is unset (protocol.md P229).
         """
         # The one import from a layer above: the serving layer, imported when asked for (architecture.md).
         from ..serve.http import DEFAULT_MAX_BODY, HttpApp  # noqa: PLC0415 (the serving layer, above this one (architecture.md))

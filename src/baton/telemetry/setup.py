@@ -37,7 +37,7 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
     """Set the global tracer and meter providers when the variables ask for export; whether it did.
 
     `service` is `service.name` unless `OTEL_SERVICE_NAME` (or `OTEL_RESOURCE_ATTRIBUTES`) names one;
-    `instance` is `service.instance.id` (the `baton-instance` of HTTP responses) unless they name one."""
+    `instance` is `service.instance.id` (`baton.serve.http.instance_name`) unless they name one."""
     if not export_requested(environ):
         return False
     if not installed():
@@ -63,7 +63,7 @@ def from_env(service: str, instance: str, environ: Mapping[str, str] = os.enviro
     own: dict[str, str] = {}
     if str(detected.attributes.get(names.SERVICE_NAME, "")).startswith("unknown_service"):
         own[names.SERVICE_NAME] = service
-    # The SDK makes up a random instance id; Baton's is the one in its `baton-instance` header.
+    # The SDK makes up a random instance id; Baton's is the process's name (its start-up lines, its header when named).
     if names.SERVICE_INSTANCE + "=" not in environ.get("OTEL_RESOURCE_ATTRIBUTES", ""):
         own[names.SERVICE_INSTANCE] = instance
     resource = detected.merge(Resource(own))
