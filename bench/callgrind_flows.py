@@ -23,7 +23,6 @@ the header or the compiler is missing (the message says which), 1 when a run fai
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from options import OneLineParser
-from processes import ROOT, free_port
+from processes import ROOT, free_port, server_environment
 
 HERE = Path(__file__).resolve().parent
 MARKS_C = """#include <valgrind/callgrind.h>
@@ -75,7 +74,7 @@ def count(
     also callgrind's simulated cache misses: every event per flow)."""
     port = free_port()
     python = Path(sys.executable)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env = {k: v for k, v in server_environment(out_dir).items() if not k.startswith("OTEL_")}
     env["PYTHONHASHSEED"] = "0"
     argv = [
         "valgrind",

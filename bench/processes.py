@@ -65,6 +65,15 @@ def script_command(python: Path, script: str, *args: str) -> Callable[[int], lis
     return lambda port: [str(python), script, "--port", str(port), *args]
 
 
+def server_environment(scratch: Path) -> dict[str, str]:
+    """This process's environment for a server under test: without `$BATON_INSTANCE` (a named instance sends one
+    header more on every response, protocol.md P229: a shell's setting would change what is measured), and with a
+    Baton data directory (its key file, its ledger) under `scratch` unless one is set, never the home one."""
+    env = {k: v for k, v in os.environ.items() if k != "BATON_INSTANCE"}
+    env.setdefault("BATON_DATA_DIR", str(scratch / "baton-data"))
+    return env
+
+
 def start(server: Server, logs: Path, wait: float) -> None:
     """Start the server and wait until its port accepts connections; raise Skip if it does not."""
     server.port = free_port()
@@ -74,6 +83,7 @@ def start(server: Server, logs: Path, wait: float) -> None:
         server.proc = subprocess.Popen(
             argv,
             cwd=ROOT,
+            env=server_environment(logs),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -1,0 +1,37 @@
+"""bench/processes.py: the environment a server under test starts with."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from support.paths import ROOT
+
+
+def bench_processes() -> ModuleType:
+    """bench/processes.py under a name of its own (tests/support has a `processes` too)."""
+    spec = importlib.util.spec_from_file_location("bench_processes", ROOT / "bench" / "processes.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_server_under_test_gets_no_instance_name_and_a_data_directory_of_the_bench(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shell's `$BATON_INSTANCE` would add a header to every response (protocol.md P229), and without a data
+    directory Baton keeps its key file and ledger under the home directory."""
+    monkeypatch.setenv("BATON_INSTANCE", "mine")
+    monkeypatch.delenv("BATON_DATA_DIR", raising=False)
+    monkeypatch.setenv("BATON_LEDGER", "memory:")
+    env = bench_processes().server_environment(tmp_path)
+    assert "BATON_INSTANCE" not in env
+    assert env["BATON_DATA_DIR"] == str(tmp_path / "baton-data")
+    assert env["BATON_LEDGER"] == "memory:"  # every other setting passes
+    monkeypatch.setenv("BATON_DATA_DIR", "/elsewhere")
+    assert bench_processes().server_environment(tmp_path)["BATON_DATA_DIR"] == "/elsewhere"  # one set is kept
