@@ -28,6 +28,7 @@ from support.serve import start_server
 from wire import call, meta
 
 from baton import ConfigurationError, Context, KeyRing, Server
+from baton.serve.run import UNNAMED
 from baton.server.startup import connect_calls
 
 URL_CAPS: dict[str, Any] = {"elicitation": {"url": {}}}
@@ -292,8 +293,7 @@ def test_serve_names_the_instance_and_the_ledger(serve, tmp_path: Path) -> None:
     server = serve(write(tmp_path, PLAIN), env={"BATON_INSTANCE": ""})
     data = Path(os.environ["BATON_DATA_DIR"])
     lines = server.log.read_text().splitlines()
-    unnamed = " (unnamed: no baton-instance header; $BATON_INSTANCE names it)"  # protocol.md P229
-    assert f"baton serve: instance: {socket.gethostname()}:{server.proc.pid}{unnamed}" in lines
+    assert f"baton serve: instance: {socket.gethostname()}:{server.proc.pid}{UNNAMED}" in lines  # protocol.md P229
     assert f"baton serve: ledger: SQLite file {data / 'ledger.sqlite3'}, this host only" in "\n".join(lines)
     assert not any("share" in line and "Redis" in line and "BATON_LEDGER" in line for line in lines[:6]), lines
 
