@@ -41,6 +41,7 @@ from load import (
     Tally,
     add_limits,
     aligned,
+    cpu_seconds,
     event_loop_runner,
     latency_ms,
     memory_mib,
@@ -158,7 +159,9 @@ async def phase(call: Call, total: int, concurrency: int, prefix: str, limit_s: 
 
 
 def server_cpu_seconds(pid: int) -> float | None:
-    """utime + stime of ``pid`` and its children (Linux ``/proc``), or None if it is gone."""
+    """CPU time of ``pid`` and its children (`load.cpu_seconds`: Linux, nanoseconds), or None if it is gone."""
+    if not os.path.exists(f"/proc/{pid}"):
+        return None
     pids, todo = [], [pid]
     while todo:
         current = todo.pop()
@@ -167,17 +170,7 @@ def server_cpu_seconds(pid: int) -> float | None:
             for task in os.listdir(f"/proc/{current}/task"):
                 with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as fh:
                     todo += [int(child) for child in fh.read().split()]
-    total = 0
-    for one in pids:
-        try:
-            with open(f"/proc/{one}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            if one == pid:
-                return None
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+    return cpu_seconds(pids)
 
 
 def versions(client: str) -> dict[str, str]:
