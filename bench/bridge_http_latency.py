@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from bridge_latency import BATON, ROOT, TOOL, answer, take_turns
+from processes import servers_environment
 
 from baton.client import Client
 
@@ -93,4 +94,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with servers_environment():  # its own data directory, not the home one
+        main()

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from processes import servers_environment
+
 from baton.client import Accepted, Client, Question
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,4 +135,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with servers_environment():  # its own data directory, not the home one
+        main()

@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 from playwright.sync_api import sync_playwright
+from processes import servers_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 BATON = str(Path(sys.executable).parent / "baton")
@@ -239,4 +240,5 @@ def _wait_port(port: int) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with servers_environment():  # its own data directory, not the home one
+        main()

@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -72,6 +73,21 @@ def server_environment(scratch: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "BATON_INSTANCE"}
     env.setdefault("BATON_DATA_DIR", str(scratch / "baton-data"))
     return env
+
+
+@contextlib.contextmanager
+def servers_environment() -> Iterator[None]:
+    """For a script that starts Baton itself: while it runs, this process's environment (which the processes it
+    starts inherit) is `server_environment` of a scratch directory, removed afterwards."""
+    saved = dict(os.environ)
+    with tempfile.TemporaryDirectory(prefix="baton-bench-") as scratch:
+        os.environ.clear()
+        os.environ.update(server_environment(Path(scratch)))
+        try:
+            yield
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
 
 def start(server: Server, logs: Path, wait: float) -> None:

@@ -1,8 +1,9 @@
-"""bench/processes.py: the environment a server under test starts with."""
+"""bench/processes.py: the environment a server under test starts with, and a script that starts its own."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -35,3 +36,15 @@ def test_a_server_under_test_gets_no_instance_name_and_a_data_directory_of_the_b
     assert env["BATON_LEDGER"] == "memory:"  # every other setting passes
     monkeypatch.setenv("BATON_DATA_DIR", "/elsewhere")
     assert bench_processes().server_environment(tmp_path)["BATON_DATA_DIR"] == "/elsewhere"  # one set is kept
+
+
+def test_a_script_that_starts_servers_itself_runs_in_that_environment_then_gets_its_own_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BATON_INSTANCE", "mine")
+    monkeypatch.delenv("BATON_DATA_DIR", raising=False)
+    before = dict(os.environ)
+    with bench_processes().servers_environment():
+        scratch = Path(os.environ["BATON_DATA_DIR"]).parent
+        assert "BATON_INSTANCE" not in os.environ and scratch.is_dir()
+    assert dict(os.environ) == before and not scratch.exists()
