@@ -69,7 +69,8 @@ def script_command(python: Path, script: str, *args: str) -> Callable[[int], lis
 def server_environment(scratch: Path) -> dict[str, str]:
     """This process's environment for a server under test: without `$BATON_INSTANCE` (a named instance sends one
     header more on every response, protocol.md P229: a shell's setting would change what is measured), and with a
-    Baton data directory (its key file, its ledger) under `scratch` unless one is set, never the home one."""
+    Baton data directory (its key file, its ledger) under `scratch` unless one is set, not the home directory's
+    that Baton would default to."""
     env = {k: v for k, v in os.environ.items() if k != "BATON_INSTANCE"}
     env.setdefault("BATON_DATA_DIR", str(scratch / "baton-data"))
     return env
