@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .protocol.asgi import Receive, Send
+from .stop_signals import STOP_SIGNALS, exit_status
 
 STARTUP_FAILED = 3  # uvicorn's exit status when the app's lifespan startup failed
 SERVER_HEADER = False
@@ -203,8 +204,7 @@ class _Stopped:
     def install(cls, server: Any) -> _Stopped:
         noted = cls(server)
         with contextlib.suppress(ValueError):  # not the main thread: the caller owns the signals
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                noted.previous[signum] = signal.signal(signum, noted._note)
+            noted.previous = _handle_stops(noted._note)
         return noted
 
     def _note(self, signum: int, frame: object) -> None:
@@ -212,12 +212,11 @@ class _Stopped:
         self.server.should_exit = True
 
     def uninstall(self) -> None:
-        for signum, handler in self.previous.items():
-            signal.signal(signum, handler)
+        _restore(self.previous)
 
     @property
     def status(self) -> int:
-        return 130 if self.signum == signal.SIGINT else 0
+        return exit_status(self.signum)
 
 
 class _SignalledEarly(BaseException):
@@ -251,13 +250,11 @@ class _Supervised:
             os.close(write)
             return noted
         noted.pipe = (read, write)
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            noted.previous[signum] = signal.signal(signum, _signalled_early)
+        noted.previous = _handle_stops(_signalled_early)
         return noted
 
     def uninstall(self) -> None:
-        for signum, handler in self.previous.items():
-            signal.signal(signum, handler)
+        _restore(self.previous)
         if self.pipe is not None:
             signal.set_wakeup_fd(self.wakeup)
             with contextlib.suppress(BlockingIOError):
@@ -269,12 +266,22 @@ class _Supervised:
 
     @property
     def status(self) -> int:
-        stops = [signum for signum in self.caught if signum in (signal.SIGINT, signal.SIGTERM)]
-        return 130 if stops and stops[-1] == signal.SIGINT else 0
+        stops = [signum for signum in self.caught if signum in STOP_SIGNALS]
+        return exit_status(stops[-1] if stops else None)
 
 
 def _signalled_early(signum: int, frame: object) -> None:
     raise _SignalledEarly(signum)
+
+
+def _handle_stops(handler: Callable[[int, Any], None]) -> dict[int, Any]:
+    """`handler` for SIGINT and SIGTERM; the handlers it replaced, for `_restore`."""
+    return {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
+
+
+def _restore(previous: dict[int, Any]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
 
 
 @dataclass(slots=True)

@@ -15,7 +15,6 @@ import contextlib
 import logging
 import os
 import re
-import signal
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING
 from ..bridge import ASK_TIMEOUT_S
 from ..client.oauth.rules import may_carry_tokens
 from ..client.probe import AUTO, ProtocolChoice
+from ..stop_signals import STOP_SIGNALS, exit_status
 from .client_commands.args import OneLineError, protocol_choice, seconds
 
 if TYPE_CHECKING:
@@ -169,13 +169,13 @@ async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], ar
     )
     host = HostSide(Remote(client, page.ask if page is not None else None), asker, reader, lines)
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, host.stop, signum)
     try:
         with contextlib.closing(out):
             await host.run()
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
         with contextlib.suppress(Exception):
             await client.close()
@@ -184,7 +184,7 @@ async def bridge(url: str, protocol: ProtocolChoice, headers: dict[str, str], ar
         if browser is not None:
             with contextlib.suppress(Exception):
                 await browser.aclose()
-    return 128 + signal.SIGINT if host.signal == signal.SIGINT else 0
+    return exit_status(host.signal)
 
 
 def run(args: argparse.Namespace) -> int:

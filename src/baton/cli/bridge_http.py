@@ -25,6 +25,7 @@ from ..bridge.child import Child
 from ..bridge.front import front_server
 from ..bridge.host import describe
 from ..protocol.hosts import is_loopback
+from ..stop_signals import STOP_SIGNALS, exit_status
 from .client_commands.args import OneLineError, protocol_choice
 
 SHUTDOWN_S = 1
@@ -73,14 +74,14 @@ async def serve(command: list[str], sock: socket.socket, args: argparse.Namespac
             starting.cancel()  # a signal while the child starts: stop now, the child with us
 
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, stop, signum)
     try:
         try:
             await child.start()
         except asyncio.CancelledError:
             await child.close()
-            return 128 + signal.SIGINT if signal.SIGINT in caught else 0
+            return exit_status(signal.SIGINT if signal.SIGINT in caught else None)
         except (FileNotFoundError, PermissionError) as exc:
             raise OneLineError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
         except Exception as exc:
@@ -99,9 +100,9 @@ async def serve(command: list[str], sock: socket.socket, args: argparse.Namespac
         finally:
             await child.close()
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
-    return 128 + signal.SIGINT if signal.SIGINT in caught else 0
+    return exit_status(signal.SIGINT if signal.SIGINT in caught else None)
 
 
 class StartFailed(Exception):

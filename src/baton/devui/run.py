@@ -23,6 +23,7 @@ import watchfiles
 
 from ..client.core import MODES
 from ..client.probe import AUTO, ProtocolChoice
+from ..stop_signals import STOP_SIGNALS, exit_status
 from ..web import PortTaken, listen, started
 from .app import DevApp
 from .dev_target import DevTarget
@@ -85,7 +86,7 @@ async def _main(
         received.append(signum)
         stop.set()
 
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, stop_on, signum)
     serving = await started(app, sock, graceful_s=1)  # uvicorn's own signal handlers left out: these are ours
     print(f"baton dev: {guard.address}", file=out, flush=True)
@@ -104,9 +105,9 @@ async def _main(
             task.cancel()
         await session.close()
         await serving.stopped()
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
-    return 130 if signal.SIGINT in received else 0
+    return exit_status(signal.SIGINT if signal.SIGINT in received else None)
 
 
 async def _watch(target: DevTarget, session: DevSession, stop: asyncio.Event) -> None:

@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import stat
 import sys
 import threading
@@ -51,6 +50,7 @@ from ..server.lifespan import LifespanFailed
 from ..server.outbound import Outbound, PeerGone, Stream
 from ..server.sessions import ServerSession
 from ..server.subscriptions import RESOURCE_UPDATED, Subscription
+from ..stop_signals import STOP_SIGNALS, exit_status
 from ..telemetry.logs import LogFormat, log_format
 from ..telemetry.logs import line as stderr_line
 
@@ -349,15 +349,15 @@ async def serve_stdio_async(server: Server) -> int:
     loop = asyncio.get_running_loop()
     reader, out = await open_stdio()
     stdio = StdioServer(server, reader, out)
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, stdio.stop, signum)
     try:
         with contextlib.closing(out):
             await stdio.run()
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
-    return 128 + signal.SIGINT if stdio.signal == signal.SIGINT else 0
+    return exit_status(stdio.signal)
 
 
 async def open_stdio() -> tuple[asyncio.StreamReader, BinaryIO]:

@@ -289,7 +289,7 @@ class Runtime:
         # given scopes at run time is then refused (403) as in a session, never silently open (protocol.md P41).
         scoped = self._scoped if self._scoped is not None else self._find_scoped()
         if (
-            self.guard.hook is not None
+            self.guard.active
             or exchange.info.transport != "http"
             or (scoped and required_for(self.server, msg.method, msg.params))
         ):
