@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from support.paths import ROOT
 
-
-def bench_processes() -> ModuleType:
-    """bench/processes.py under a name of its own (tests/support has a `processes` too)."""
-    spec = importlib.util.spec_from_file_location("bench_processes", ROOT / "bench" / "processes.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(ROOT / "bench"))
+import processes as bench_processes  # bench/processes.py (tests/support's is `support.processes`)
 
 
 def test_a_server_under_test_gets_no_instance_name_and_a_data_directory_of_the_bench(
@@ -30,12 +21,12 @@ def test_a_server_under_test_gets_no_instance_name_and_a_data_directory_of_the_b
     monkeypatch.setenv("BATON_INSTANCE", "mine")
     monkeypatch.delenv("BATON_DATA_DIR", raising=False)
     monkeypatch.setenv("BATON_LEDGER", "memory:")
-    env = bench_processes().server_environment(tmp_path)
+    env = bench_processes.server_environment(tmp_path)
     assert "BATON_INSTANCE" not in env
     assert env["BATON_DATA_DIR"] == str(tmp_path / "baton-data")
     assert env["BATON_LEDGER"] == "memory:"  # every other setting passes
     monkeypatch.setenv("BATON_DATA_DIR", "/elsewhere")
-    assert bench_processes().server_environment(tmp_path)["BATON_DATA_DIR"] == "/elsewhere"  # one set is kept
+    assert bench_processes.server_environment(tmp_path)["BATON_DATA_DIR"] == "/elsewhere"  # one set is kept
 
 
 def test_a_script_that_starts_servers_itself_runs_in_that_environment_then_gets_its_own_back(
@@ -44,7 +35,7 @@ def test_a_script_that_starts_servers_itself_runs_in_that_environment_then_gets_
     monkeypatch.setenv("BATON_INSTANCE", "mine")
     monkeypatch.delenv("BATON_DATA_DIR", raising=False)
     before = dict(os.environ)
-    with bench_processes().servers_environment():
+    with bench_processes.servers_environment():
         scratch = Path(os.environ["BATON_DATA_DIR"]).parent
         assert "BATON_INSTANCE" not in os.environ and scratch.is_dir()
     assert dict(os.environ) == before and not scratch.exists()
