@@ -13,11 +13,12 @@ streams); this module holds the parts they share, so each rule is written once:
 - `await lifespan(receive, send)`: answer an ASGI `lifespan` scope for an app with nothing to start or stop
   (`if scope["type"] == "lifespan": await lifespan(receive, send); return`).
 - `listen(host, port)`: a bound, listening TCP socket (`PortTaken`, whose message is one line, when it
-  cannot be), with TCP_NODELAY (each response is two writes: without it a reply can wait ~40 ms for Nagle).
+  cannot be), with TCP_NODELAY (without it a streamed reply's events can wait ~40 ms for Nagle).
 - `run(app, host, port, ...)`: blocking, uvicorn serving `app` (an ASGI app, or the "module:factory" string
   that `workers` > 1 and `reload_dirs` need) on a socket from `listen` until SIGINT or SIGTERM; the exit status
   (2 when the app's lifespan refused to start). `await started(app, sock)` serves inside a running loop, with
   no signal handlers of uvicorn's (the caller owns them): a `Started` to `stop()` and await `stopped()`.
+  Both serve with `baton.one_write_http`'s protocol: each response's head leaves with its body, in one write.
 
 A new page: route on `scope["path"]`, answer `lifespan` with `lifespan`, read a POST with `read_body`,
 send with `security_headers(its CSP)`, and serve through `run` or `started`.
@@ -141,13 +142,15 @@ def run(
     is `listen`'s (uvicorn binds nothing): a supervisor takes it by its descriptor, a single process as is."""
     import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
 
+    from .one_write_http import HTTP_PROTOCOL  # noqa: PLC0415 (as uvicorn)
+
     options: dict[str, Any] = {"log_config": log_config} if log_config is not None else {}
     if reload_dirs:
         options.update(reload=True, reload_dirs=reload_dirs)
     elif workers > 1:
         options.update(workers=workers, timeout_worker_healthcheck=worker_healthcheck_s)
     options.update(factory=isinstance(app, str), log_level=log_level, access_log=False, server_header=SERVER_HEADER)
-    options.update(proxy_headers=PROXY_HEADERS)
+    options.update(proxy_headers=PROXY_HEADERS, http=HTTP_PROTOCOL)
     options.update(timeout_graceful_shutdown=graceful_s)
     if reload_dirs or workers > 1:  # a supervisor process: uvicorn's own, which takes the signals over
         supervised = _Supervised.install()  # before the port opens, as below
@@ -304,6 +307,8 @@ async def started(app: Any, sock: socket.socket, *, graceful_s: int = 1, log_lev
     left out (the caller handles SIGINT and SIGTERM). Raises what stopped it from starting."""
     import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
 
+    from .one_write_http import HTTP_PROTOCOL  # noqa: PLC0415 (as uvicorn)
+
     class Quiet(uvicorn.Server):
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
@@ -315,6 +320,7 @@ async def started(app: Any, sock: socket.socket, *, graceful_s: int = 1, log_lev
         lifespan="on",
         server_header=SERVER_HEADER,
         proxy_headers=PROXY_HEADERS,
+        http=HTTP_PROTOCOL,
         timeout_graceful_shutdown=graceful_s,
     )
     server = Quiet(config)

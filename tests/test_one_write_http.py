@@ -1,0 +1,316 @@
+"""`baton.one_write_http`: each response's head leaves with its body, and otherwise the cycle is uvicorn's.
+
+Its `send` is compared with uvicorn's own over generated ASGI message sequences (the same bytes, errors and state;
+only when the head leaves may differ), then served for real by `baton.web.started` and `baton.web.run`: a client
+receives a held head only with its body, and a head that no body follows at once (HEAD, a stream) at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import sys
+import textwrap
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support.processes import PortOpen, free_port, start
+from uvicorn.protocols.http.flow_control import FlowControl
+from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+
+from baton import one_write_http, web
+from baton.one_write_http import HTTP_PROTOCOL, OneWriteCycle, OneWriteProtocol
+
+DATE = (b"date", b"Sun, 06 Dec 2026 23:59:59 GMT")
+HEAD_5 = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n"
+
+
+class Wire:
+    """A transport that records what is written, and whether it was closed."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    @property
+    def sent(self) -> bytes:
+        return b"".join(self.writes)
+
+
+def _cycle(kind: type[RequestResponseCycle], method: str, keep_alive: bool, defaults: list[Any]) -> Any:
+    wire = Wire()
+    cycle = kind(
+        scope={  # type: ignore[typeddict-item]
+            "type": "http",
+            "method": method,
+            "http_version": "1.1",
+            "raw_path": b"/",
+            "query_string": b"",
+            "client": ("127.0.0.1", 5000),
+            "headers": [],
+        },
+        transport=wire,  # type: ignore[arg-type]
+        flow=FlowControl(wire),  # type: ignore[arg-type]
+        logger=logging.getLogger("test.one_write"),
+        access_logger=logging.getLogger("test.one_write.access"),
+        access_log=False,
+        default_headers=defaults,
+        message_event=asyncio.Event(),
+        expect_100_continue=False,
+        keep_alive=keep_alive,
+        on_response=lambda: wire.writes.append(b"<complete>"),
+    )
+    return cycle, wire
+
+
+def _state(cycle: Any, wire: Wire) -> tuple[Any, ...]:
+    return (
+        cycle.response_started,
+        cycle.response_complete,
+        cycle.keep_alive,
+        cycle.chunked_encoding,
+        cycle.expected_content_length,
+        cycle.waiting_for_100_continue,
+        wire.closed,
+    )
+
+
+async def _play(cycle: Any, messages: list[dict[str, Any]], after: Callable[[], None]) -> str | None:
+    """Send each message; the error that stopped the sequence, if any; `after` runs after each message sent."""
+    for message in messages:
+        try:
+            await cycle.send(message)
+        except Exception as exc:  # the error is what is compared
+            return f"{type(exc).__name__}: {exc}"
+        after()
+    return None
+
+
+HEADERS = st.sampled_from(
+    [
+        (b"content-type", b"application/json"),
+        (b"Content-Type", b"text/plain"),
+        (b"transfer-encoding", b"chunked"),
+        (b"Transfer-Encoding", b"gzip"),
+        (b"connection", b"close"),
+        (b"Connection", b"keep-alive, Close"),
+        (b"connection", b"keep-alive"),
+        (b"x-trace", b"a b"),
+        (b"x bad", b"name"),
+        (b"x-bad-value", b"line\nbreak"),
+    ]
+)
+
+
+@st.composite
+def exchanges(draw: st.DrawFn) -> tuple[str, bool, list[Any], list[dict[str, Any]]]:
+    method = draw(st.sampled_from(["POST", "GET", "HEAD", "DELETE"]))
+    bodies = draw(st.lists(st.tuples(st.binary(max_size=12), st.booleans()), max_size=4))
+    headers = draw(st.lists(HEADERS, max_size=4))
+    length = draw(st.one_of(st.none(), st.just(sum(len(b) for b, _ in bodies)), st.integers(0, 30)))
+    if length is not None:
+        headers.insert(draw(st.integers(0, len(headers))), (b"content-length", b"%d" % length))
+    start = {
+        "type": "http.response.start",
+        "status": draw(st.sampled_from([200, 202, 204, 304, 404, 500])),
+        "headers": headers,
+    }
+    messages: list[dict[str, Any]] = [start]
+    messages += [{"type": "http.response.body", "body": b, "more_body": more} for b, more in bodies]
+    if bodies and not draw(st.booleans()):  # the last body ends the response, as an app's does
+        messages[-1]["more_body"] = False
+    stray = draw(st.sampled_from([None, "http.response.start", "http.response.trailers", "http.response.body"]))
+    if stray is not None:
+        messages.insert(draw(st.integers(0, len(messages))), {"type": stray, "status": 200, "headers": []})
+    defaults = draw(st.sampled_from([[], [DATE]]))
+    return method, draw(st.booleans()), defaults, messages
+
+
+@settings(max_examples=400, deadline=None)
+@given(exchanges())
+def test_the_cycle_sends_what_uvicorns_sends(exchange: tuple[str, bool, list[Any], list[dict[str, Any]]]) -> None:
+    """The same bytes in the same order, the same error, the same state after each message; only a held head's
+    write waits, and only until the next write of its response."""
+    method, keep_alive, defaults, messages = exchange
+
+    async def compare() -> None:
+        theirs, their_wire = _cycle(RequestResponseCycle, method, keep_alive, defaults)
+        ours, our_wire = _cycle(OneWriteCycle, method, keep_alive, defaults)
+        their_error = await _play(theirs, messages, lambda: None)
+
+        def step() -> None:
+            held = ours.held or b""
+            assert our_wire.sent + held == their_wire.sent[: len(our_wire.sent + held)]
+
+        our_error = await _play(ours, messages, step)
+        assert our_error == their_error
+        assert _state(ours, our_wire) == _state(theirs, their_wire)
+        assert our_wire.sent + (ours.held or b"") == their_wire.sent
+        assert len(our_wire.writes) <= len(their_wire.writes)
+        if ours.response_complete:
+            assert ours.held is None  # nothing held past its response
+
+    asyncio.run(compare())
+
+
+@pytest.mark.parametrize(
+    ("method", "headers", "bodies", "writes"),
+    [
+        # The reply of every MCP request: one write, the head with the body.
+        ("POST", [(b"content-length", b"5")], [b"hello"], [HEAD_5 + b"hello"]),
+        # A body in two messages: the head goes with the first.
+        ("POST", [(b"content-length", b"5")], [b"he", b"llo"], [HEAD_5 + b"he", b"llo"]),
+        # Nothing to wait for: the head at once (an empty body writes nothing).
+        ("POST", [(b"content-length", b"0")], [b""], [b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"]),
+        ("HEAD", [(b"content-length", b"5")], [b""], [HEAD_5]),
+        # A stream (chunked): the head at once, then each chunk.
+        ("POST", [], [b"ab"], [b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n", b"2\r\nab\r\n0\r\n\r\n"]),
+    ],
+)
+def test_what_each_write_carries(method: str, headers: list[Any], bodies: list[bytes], writes: list[bytes]) -> None:
+    async def play() -> list[bytes]:
+        cycle, wire = _cycle(OneWriteCycle, method, True, [])
+        await cycle.send({"type": "http.response.start", "status": 200, "headers": headers})
+        for i, body in enumerate(bodies):
+            await cycle.send({"type": "http.response.body", "body": body, "more_body": i < len(bodies) - 1})
+        return [w for w in wire.writes if w and w != b"<complete>"]
+
+    assert asyncio.run(play()) == writes
+
+
+def test_the_protocol_is_used_only_on_the_uvicorn_its_send_was_compared_with(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert uvicorn.__version__.startswith(one_write_http.COMPARED_UVICORN + "."), (
+        f"uvicorn {uvicorn.__version__} is installed: compare OneWriteCycle.send with its send (this module's first "
+        "test does), then set COMPARED_UVICORN"
+    )
+    assert HTTP_PROTOCOL is OneWriteProtocol
+    assert one_write_http._protocol() is OneWriteProtocol
+    monkeypatch.setattr(uvicorn, "__version__", "0.99.0")
+    assert one_write_http._protocol() == "auto"
+
+
+def test_the_protocol_makes_its_cycles_with_uvicorns_own_code() -> None:
+    made = OneWriteProtocol.on_headers_complete
+    assert made.__code__ is uvicorn.protocols.http.httptools_impl.HttpToolsProtocol.on_headers_complete.__code__
+    assert made.__globals__["RequestResponseCycle"] is OneWriteCycle
+    assert uvicorn.protocols.http.httptools_impl.RequestResponseCycle is RequestResponseCycle  # uvicorn's untouched
+
+
+async def _late(scope: dict[str, Any], receive: Any, send: Any, release: asyncio.Event) -> None:
+    """/late: a head with a content-length, its body once `release` is set; /stream: a chunked head, likewise."""
+    if scope["type"] == "lifespan":
+        await web.lifespan(receive, send)
+        return
+    if scope["path"] == "/stream":
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+    else:
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"5")]})
+    await release.wait()
+    await send({"type": "http.response.body", "body": b"hello"})
+
+
+async def _served(check: Callable[[int, asyncio.Event], Awaitable[None]]) -> None:
+    release = asyncio.Event()
+    sock = web.listen("127.0.0.1", 0)
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await _late(scope, receive, send, release)
+
+    running = await web.started(app, sock)
+    try:
+        await check(sock.getsockname()[1], release)
+    finally:
+        release.set()
+        running.stop()
+        await running.stopped()
+        sock.close()
+
+
+async def _ask(port: int, request: bytes) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    await writer.drain()
+    return reader, writer
+
+
+@pytest.mark.process
+def test_a_client_gets_the_head_only_with_its_body() -> None:
+    async def check(port: int, release: asyncio.Event) -> None:
+        reader, writer = await _ask(port, b"GET /late HTTP/1.1\r\nhost: x\r\n\r\n")
+        try:
+            with pytest.raises(TimeoutError):  # uvicorn alone sends the head at once
+                await asyncio.wait_for(reader.read(1), 0.5)
+            release.set()
+            response = await asyncio.wait_for(reader.readuntil(b"hello"), 10)
+            assert response.startswith(b"HTTP/1.1 200 OK\r\n") and b"content-length: 5\r\n\r\nhello" in response
+        finally:
+            writer.close()
+
+    asyncio.run(_served(check))
+
+
+@pytest.mark.process
+@pytest.mark.parametrize(
+    ("request_line", "end"),
+    [(b"HEAD /late", b"content-length: 5\r\n\r\n"), (b"GET /stream", b"transfer-encoding: chunked\r\n\r\n")],
+)
+def test_a_head_no_body_follows_at_once_leaves_at_once(request_line: bytes, end: bytes) -> None:
+    """A HEAD response's head (no body write comes) and a stream's (its events may be far apart)."""
+
+    async def check(port: int, release: asyncio.Event) -> None:
+        reader, writer = await _ask(port, request_line + b" HTTP/1.1\r\nhost: x\r\n\r\n")
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)  # while the app holds its body
+            assert head.startswith(b"HTTP/1.1 200 OK\r\n") and head.endswith(end)
+            release.set()
+        finally:
+            writer.close()
+
+    asyncio.run(_served(check))
+
+
+RUN_LATE = """
+import asyncio, sys
+from baton import web
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        await web.lifespan(receive, send)
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"5")]})
+    await asyncio.sleep(float(scope["query_string"] or 0))
+    await send({"type": "http.response.body", "body": b"hello"})
+
+sys.exit(web.run(app, "127.0.0.1", int(sys.argv[1]), graceful_s=1))
+"""
+
+
+@pytest.mark.process
+def test_baton_web_run_serves_with_the_protocol(tmp_path: Path) -> None:
+    """What `baton serve` runs: the head of a body that comes 0.8 s later arrives with it."""
+    script = tmp_path / "late.py"
+    script.write_text(textwrap.dedent(RUN_LATE))
+    port = free_port()
+    with start([sys.executable, str(script), str(port)], ready=PortOpen(port), log=tmp_path / "late.log") as server:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            client.sendall(b"GET /?0.8 HTTP/1.1\r\nhost: x\r\n\r\n")
+            first = client.recv(4096)
+            while b"hello" not in first and b"\r\n\r\n" not in first:
+                first += client.recv(4096)
+            assert first.endswith(b"content-length: 5\r\n\r\nhello")  # the first bytes end with the body
+        assert server.stop() == 0
