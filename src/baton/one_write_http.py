@@ -10,11 +10,12 @@ uvicorn leaves to whoever starts it, the HTTP protocol class (`uvicorn.Config(ht
   makes each cycle by its global name in `on_headers_complete`; the protocol runs uvicorn's own function with that
   name bound to `OneWriteCycle` (no copy of it; changing a made cycle's class costs more than the write saves).
 - `OneWriteCycle`: uvicorn's `RequestResponseCycle` with its ASGI `send` written here. A wrapper around the
-  transport or around uvicorn's `send` costs two Python calls per response, which measured as much as the write
-  saves; so `send` is whole here and does what uvicorn's does (the same bytes, checks and state: the tests compare
-  the two over generated message sequences), except that a head with a `content-length`, for any method but HEAD,
-  is held until the first body write and sent with it. A streamed response (chunked, as SSE is) and an empty one
-  are sent as before: nothing waits for a write that may not come soon.
+  transport, two Python calls per response, measured as costly as the write it saves (a wrapper around uvicorn's
+  `send` would be two calls as well); so `send` is whole here and does what uvicorn's does (the same bytes, checks
+  and state: the tests compare the two over generated message sequences), except that a head with a
+  `content-length`, for any method but HEAD, is held until the first body write and sent with it. A streamed
+  response (chunked, as SSE is) and an empty one are sent as before: nothing waits for a write that may not come
+  soon.
 - `HTTP_PROTOCOL`: what `baton.web` passes as uvicorn's `http`: `OneWriteProtocol` on the uvicorn release whose
   `send` this one was compared with (`COMPARED_UVICORN`), else "auto" (uvicorn's choice, two writes), as also
   where httptools is not installed (it is a dependency on CPython only).
