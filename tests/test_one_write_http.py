@@ -29,6 +29,11 @@ from baton.one_write_http import HTTP_PROTOCOL, OneWriteCycle, OneWriteProtocol
 
 DATE = (b"date", b"Sun, 06 Dec 2026 23:59:59 GMT")
 HEAD_5 = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n"
+COMPARE_AGAIN = (
+    f"uvicorn {uvicorn.__version__} is installed, and baton.one_write_http serves only on uvicorn "
+    f"{one_write_http.COMPARED_UVICORN}: compare OneWriteCycle.send with this uvicorn's send (this module's first "
+    "test does), then set COMPARED_UVICORN"
+)
 
 
 class Wire:
@@ -194,10 +199,7 @@ def test_what_each_write_carries(method: str, headers: list[Any], bodies: list[b
 
 
 def test_the_protocol_is_used_only_on_the_uvicorn_its_send_was_compared_with(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert uvicorn.__version__.startswith(one_write_http.COMPARED_UVICORN + "."), (
-        f"uvicorn {uvicorn.__version__} is installed: compare OneWriteCycle.send with its send (this module's first "
-        "test does), then set COMPARED_UVICORN"
-    )
+    assert uvicorn.__version__.startswith(one_write_http.COMPARED_UVICORN + "."), COMPARE_AGAIN
     assert HTTP_PROTOCOL is OneWriteProtocol
     assert one_write_http._protocol() is OneWriteProtocol
     monkeypatch.setattr(uvicorn, "__version__", "0.99.0")
@@ -225,6 +227,7 @@ async def _late(scope: dict[str, Any], receive: Any, send: Any, release: asyncio
 
 
 async def _served(check: Callable[[int, asyncio.Event], Awaitable[None]]) -> None:
+    assert HTTP_PROTOCOL is OneWriteProtocol, COMPARE_AGAIN
     release = asyncio.Event()
     sock = web.listen("127.0.0.1", 0)
 
@@ -303,6 +306,7 @@ sys.exit(web.run(app, "127.0.0.1", int(sys.argv[1]), graceful_s=1))
 @pytest.mark.process
 def test_baton_web_run_serves_with_the_protocol(tmp_path: Path) -> None:
     """What `baton serve` runs: the head of a body that comes 0.8 s later arrives with it."""
+    assert HTTP_PROTOCOL is OneWriteProtocol, COMPARE_AGAIN
     script = tmp_path / "late.py"
     script.write_text(textwrap.dedent(RUN_LATE))
     port = free_port()
