@@ -40,7 +40,7 @@ from .apps import renders_apps
 from .ask_app import waiting_result
 from .context import Checkpoint, Context, Escalate, Suspended, TaskStatus
 from .exchange import Exchange
-from .ladder import PAGE_RUNGS, HostQuirk, ask_then_call_again, rung, seen
+from .ladder import PAGE_RUNGS, ask_then_call_again, rung, seen
 from .lifespan import Lifespan
 from .parts import ConnectPart, PageFlow
 from .registry import Flow
@@ -51,6 +51,7 @@ from .tasks import Settled, TaskBoard, TaskJob, detached
 
 if TYPE_CHECKING:
     from .observe import RoundObserver
+    from .settings import ServerSettings
 
 log = logging.getLogger("baton.server")
 
@@ -64,21 +65,14 @@ class EngineHost(Protocol):
     """What the engine reads of the server's runtime, each when first needed (the sealer loads the key ring)."""
 
     single_use: SingleUse
+    settings: ServerSettings  # `single_use` (every flow single-use) and `host_quirks`, read per request
+    extensions: Extensions  # what the server declared
 
     @property
     def sealer(self) -> Sealer: ...
 
     @property
     def connect_kit(self) -> ConnectPart: ...
-
-    @property
-    def every_flow_single_use(self) -> bool: ...
-
-    @property
-    def host_quirks(self) -> tuple[HostQuirk, ...]: ...
-
-    @property
-    def extensions(self) -> Extensions: ...
 
     lifespan: Lifespan | None
     tasks: TaskBoard
@@ -140,7 +134,7 @@ class ReplayEngine:
         if self.observer is not None:
             self.observer.round(flow.method, params, state, arguments)
         lifespan = self._host.lifespan
-        quirks = self._host.host_quirks
+        quirks = self._host.settings.host_quirks
         if quirks:  # protocol.md P140: what the host really shows, by its clientInfo (opt-in)
             info = ex.client_info if ex.client_info is not None else params["_meta"].get(META_CLIENT_INFO)
             caps = seen(caps, info, quirks)
@@ -169,7 +163,7 @@ class ReplayEngine:
         )
         session = ex.protocol_version == HANDSHAKE_VERSION
         play = self._play(flow, target, kwargs, ctx, state, digest, session, solicited, job)
-        if solicited and (flow.single_use or self._host.every_flow_single_use):
+        if solicited and (flow.single_use or self._host.settings.single_use):
             return self._host.single_use.run(str(token), ex.principal, state.expires, play)
         return play
 

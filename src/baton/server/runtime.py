@@ -34,7 +34,6 @@ from .deprecations import warn_deprecated
 from .exchange import Exchange, PrincipalHook, Reply, RequestInfo
 from .guard import Guard, ResourceAuth
 from .handshake import REMOVED_METHODS, HandshakeEra, handshake_error, removed_method
-from .ladder import HostQuirk
 from .lifespan import Lifespan
 from .methods import Methods
 from .outbound import Stream
@@ -68,6 +67,7 @@ class Runtime:
     ) -> None:
         self.server = server
         self.settings = server.settings
+        self.extensions: Extensions = server.extensions  # declared (identifier -> settings): the server's own dict
         info: dict[str, Any] = {"name": server.name, "version": server.version}
         if server.title:
             info["title"] = server.title
@@ -151,19 +151,6 @@ class Runtime:
         if isinstance(self._ledger, Ledger):
             return None
         return self._ledger or os.environ.get("BATON_LEDGER") or "sqlite:"
-
-    @property
-    def every_flow_single_use(self) -> bool:
-        return self.settings.single_use
-
-    @property
-    def host_quirks(self) -> tuple[HostQuirk, ...]:
-        return self.settings.host_quirks
-
-    @property
-    def extensions(self) -> Extensions:
-        """The extensions this server declared (identifier -> settings)."""
-        return self.server.extensions
 
     @property
     def has_principal_hook(self) -> bool:
