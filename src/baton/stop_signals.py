@@ -12,6 +12,7 @@ import signal
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def exit_status(signum: int | None) -> int:
-    """The exit status of a command stopped by `signum` (None: it ended on its own): 130 after SIGINT, else 0."""
-    return 128 + signal.SIGINT if signum == signal.SIGINT else 0
+def exit_status(*received: int | None) -> int:
+    """The exit status of a command stopped by the signals `received` (none, or None: it ended on its own): 130 when
+    SIGINT is among them, else 0."""
+    return 128 + signal.SIGINT if signal.SIGINT in received else 0

@@ -15,7 +15,6 @@ import asyncio
 import logging
 import shlex
 import shutil
-import signal
 import socket
 import sys
 from collections.abc import Sequence
@@ -81,7 +80,7 @@ async def serve(command: list[str], sock: socket.socket, args: argparse.Namespac
             await child.start()
         except asyncio.CancelledError:
             await child.close()
-            return exit_status(signal.SIGINT if signal.SIGINT in caught else None)
+            return exit_status(*caught)
         except (FileNotFoundError, PermissionError) as exc:
             raise OneLineError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
         except Exception as exc:
@@ -102,7 +101,7 @@ async def serve(command: list[str], sock: socket.socket, args: argparse.Namespac
     finally:
         for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
-    return exit_status(signal.SIGINT if signal.SIGINT in caught else None)
+    return exit_status(*caught)
 
 
 class StartFailed(Exception):

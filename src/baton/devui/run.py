@@ -13,7 +13,6 @@ data a server writes beside itself (JSON, SQLite, logs) restarts nothing.
 from __future__ import annotations
 
 import asyncio
-import signal
 import socket
 import sys
 import webbrowser
@@ -107,7 +106,7 @@ async def _main(
         await serving.stopped()
         for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
-    return exit_status(signal.SIGINT if signal.SIGINT in received else None)
+    return exit_status(*received)
 
 
 async def _watch(target: DevTarget, session: DevSession, stop: asyncio.Event) -> None:
