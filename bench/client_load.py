@@ -45,6 +45,7 @@ from load import (
     event_loop_runner,
     latency_ms,
     memory_mib,
+    process_tree,
     require_loopback,
 )
 
@@ -159,18 +160,10 @@ async def phase(call: Call, total: int, concurrency: int, prefix: str, limit_s: 
 
 
 def server_cpu_seconds(pid: int) -> float | None:
-    """CPU time of ``pid`` and its children (`load.cpu_seconds`: Linux, nanoseconds), or None if it is gone."""
+    """CPU time of ``pid`` and its descendants (`load.cpu_seconds`: Linux, nanoseconds), or None if it is gone."""
     if not os.path.exists(f"/proc/{pid}"):
         return None
-    pids, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        pids.append(current)
-        with contextlib.suppress(OSError):
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as fh:
-                    todo += [int(child) for child in fh.read().split()]
-    return cpu_seconds(pids)
+    return cpu_seconds(process_tree([pid]))
 
 
 def versions(client: str) -> dict[str, str]:
