@@ -27,10 +27,10 @@ HEADER_NAMES = ("content-security-policy", "x-frame-options", "x-content-type-op
 # The MCP endpoint's hot path looks at its first body message itself and hands the rest to `read_body`. On Lambda,
 # `Unstreamed` reads the body Mangum already holds whole (from the event) to rewrite an `initialize`, and replays it to
 # the MCP endpoint, which caps it.
-# `baton.one_write_http`'s `send` reads `more_body` of the messages an app sends (a response), not of a request.
-BODY_EXCEPTIONS = {"serve/http.py": 1, "serve/lambda_handler.py": 1, "one_write_http.py": 1}
-# `baton.one_write_http` is the HTTP protocol `baton.web` gives uvicorn: built on uvicorn's, it starts nothing.
-UVICORN_EXCEPTIONS = {"one_write_http.py"}
+# `baton.http_protocol`'s `send` reads `more_body` of the messages an app sends (a response), not of a request.
+BODY_EXCEPTIONS = {"serve/http.py": 1, "serve/lambda_handler.py": 1, "http_protocol.py": 1}
+# `baton.http_protocol` is the HTTP protocol `baton.web` gives uvicorn: built on uvicorn's, it starts nothing.
+UVICORN_EXCEPTIONS = {"http_protocol.py"}
 # The MCP endpoint's lifespan starts the server (its lifespan, its answer bus): work, not a bare answer.
 LIFESPAN_EXCEPTIONS = {"serve/http.py"}
 

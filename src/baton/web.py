@@ -18,7 +18,8 @@ streams); this module holds the parts they share, so each rule is written once:
   that `workers` > 1 and `reload_dirs` need) on a socket from `listen` until SIGINT or SIGTERM; the exit status
   (2 when the app's lifespan refused to start). `await started(app, sock)` serves inside a running loop, with
   no signal handlers of uvicorn's (the caller owns them): a `Started` to `stop()` and await `stopped()`.
-  Both serve with `baton.one_write_http`'s protocol: each response's head leaves with its body, in one write.
+  Both serve with `baton.http_protocol`'s protocol: each response's head leaves with its body, in one write, and a
+  connection keeps one keep-alive timer while idle, not one per response.
 
 A new page: route on `scope["path"]`, answer `lifespan` with `lifespan`, read a POST with `read_body`,
 send with `security_headers(its CSP)`, and serve through `run` or `started`.
@@ -142,7 +143,7 @@ def run(
     is `listen`'s (uvicorn binds nothing): a supervisor takes it by its descriptor, a single process as is."""
     import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
 
-    from .one_write_http import HTTP_PROTOCOL  # noqa: PLC0415 (as uvicorn)
+    from .http_protocol import HTTP_PROTOCOL  # noqa: PLC0415 (as uvicorn)
 
     options: dict[str, Any] = {"log_config": log_config} if log_config is not None else {}
     if reload_dirs:
@@ -307,7 +308,7 @@ async def started(app: Any, sock: socket.socket, *, graceful_s: int = 1, log_lev
     left out (the caller handles SIGINT and SIGTERM). Raises what stopped it from starting."""
     import uvicorn  # noqa: PLC0415 (uvicorn loads only for HTTP serving)
 
-    from .one_write_http import HTTP_PROTOCOL  # noqa: PLC0415 (as uvicorn)
+    from .http_protocol import HTTP_PROTOCOL  # noqa: PLC0415 (as uvicorn)
 
     class Quiet(uvicorn.Server):
         @contextlib.contextmanager

@@ -1,8 +1,12 @@
-"""`baton.one_write_http`: each response's head leaves with its body, and otherwise the cycle is uvicorn's.
+"""`baton.http_protocol`: a response's head leaves with its body, a connection keeps one keep-alive timer while idle,
+and otherwise the protocol and its cycles are uvicorn's.
 
-Its `send` is compared with uvicorn's own over generated ASGI message sequences (the same bytes, errors and state;
-only when the head leaves may differ), then served for real by `baton.web.started` and `baton.web.run`: a client
-receives a held head only with its body, and a head that no body follows at once (HEAD, a stream) at once.
+The cycle's `send` and `receive` are compared with uvicorn's own over generated sequences (ASGI messages sent; body
+parts, ends, disconnections and reads): the same bytes, messages, errors and state; only when a head leaves may
+differ. The keep-alive timer is tried on a loopback server of the protocol with short timeouts: one timer for many
+requests, the connection closed after its idle time and never while a request runs, no timer left once it is closed.
+Then it is served for real by `baton.web.started` and `baton.web.run`: a client receives a held head only with its
+body, and a head that no body follows at once (HEAD, a stream) at once.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import logging
 import socket
 import sys
 import textwrap
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,17 +27,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.processes import PortOpen, free_port, start
 from uvicorn.protocols.http.flow_control import FlowControl
-from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+from uvicorn.server import ServerState
 
-from baton import one_write_http, web
-from baton.one_write_http import HTTP_PROTOCOL, OneWriteCycle, OneWriteProtocol
+from baton import http_protocol, web
+from baton.http_protocol import HTTP_PROTOCOL, HttpCycle, HttpProtocol
 
 DATE = (b"date", b"Sun, 06 Dec 2026 23:59:59 GMT")
 HEAD_5 = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n"
 COMPARE_AGAIN = (
-    f"uvicorn {uvicorn.__version__} is installed, and baton.one_write_http serves only on uvicorn "
-    f"{one_write_http.COMPARED_UVICORN}: compare OneWriteCycle.send with this uvicorn's send (this module's first "
-    "test does), then set COMPARED_UVICORN"
+    f"uvicorn {uvicorn.__version__} is installed, and baton.http_protocol serves only on uvicorn "
+    f"{http_protocol.COMPARED_UVICORN}: compare HttpCycle's send and receive and HttpProtocol's keep-alive with this "
+    "uvicorn's (this module's first tests do), then set COMPARED_UVICORN"
 )
 
 
@@ -49,6 +55,12 @@ class Wire:
     def close(self) -> None:
         self.closed = True
 
+    def pause_reading(self) -> None:
+        self.writes.append(b"<pause reading>")
+
+    def resume_reading(self) -> None:
+        self.writes.append(b"<resume reading>")
+
     def is_closing(self) -> bool:
         return self.closed
 
@@ -57,7 +69,9 @@ class Wire:
         return b"".join(self.writes)
 
 
-def _cycle(kind: type[RequestResponseCycle], method: str, keep_alive: bool, defaults: list[Any]) -> Any:
+def _cycle(
+    kind: type[RequestResponseCycle], method: str, keep_alive: bool, defaults: list[Any], expect_100: bool = False
+) -> Any:
     wire = Wire()
     cycle = kind(
         scope={  # type: ignore[typeddict-item]
@@ -71,12 +85,12 @@ def _cycle(kind: type[RequestResponseCycle], method: str, keep_alive: bool, defa
         },
         transport=wire,  # type: ignore[arg-type]
         flow=FlowControl(wire),  # type: ignore[arg-type]
-        logger=logging.getLogger("test.one_write"),
-        access_logger=logging.getLogger("test.one_write.access"),
+        logger=logging.getLogger("test.http_protocol"),
+        access_logger=logging.getLogger("test.http_protocol.access"),
         access_log=False,
         default_headers=defaults,
         message_event=asyncio.Event(),
-        expect_100_continue=False,
+        expect_100_continue=expect_100,
         keep_alive=keep_alive,
         on_response=lambda: wire.writes.append(b"<complete>"),
     )
@@ -153,7 +167,7 @@ def test_the_cycle_sends_what_uvicorns_sends(exchange: tuple[str, bool, list[Any
 
     async def compare() -> None:
         theirs, their_wire = _cycle(RequestResponseCycle, method, keep_alive, defaults)
-        ours, our_wire = _cycle(OneWriteCycle, method, keep_alive, defaults)
+        ours, our_wire = _cycle(HttpCycle, method, keep_alive, defaults)
         for message in messages:
             error = await _sent(ours, message)
             assert error == await _sent(theirs, message)
@@ -164,6 +178,79 @@ def test_the_cycle_sends_what_uvicorns_sends(exchange: tuple[str, bool, list[Any
             if error is not None:
                 break
         assert len(our_wire.writes) <= len(their_wire.writes)
+
+    asyncio.run(compare())
+
+
+# What uvicorn's protocol does to a cycle as a request's bytes are parsed, the client leaves, or the response ends.
+def _body(cycle: Any, part: bytes) -> None:
+    cycle.body += part  # on_body
+    cycle.message_event.set()
+
+
+def _end(cycle: Any, _: bytes) -> None:
+    cycle.more_body = False  # on_message_complete
+    cycle.message_event.set()
+
+
+def _gone(cycle: Any, _: bytes) -> None:
+    cycle.disconnected = True  # connection_lost
+    cycle.message_event.set()
+
+
+def _responded(cycle: Any, _: bytes) -> None:
+    cycle.response_complete = True  # the app's last body write (send)
+    cycle.message_event.set()
+
+
+def _paused(cycle: Any, _: bytes) -> None:
+    cycle.flow.pause_reading()  # on_body, over the high-water mark
+
+
+STEPS = st.one_of(
+    st.tuples(st.just(_body), st.binary(min_size=1, max_size=6)),
+    st.tuples(st.sampled_from([_end, _gone, _responded, _paused, "receive"]), st.just(b"")),
+)
+
+
+def _seen(cycle: Any, wire: Wire, reading: asyncio.Task[Any] | None) -> tuple[Any, ...]:
+    result = reading.result() if reading is not None and reading.done() else None
+    return (
+        reading is not None and reading.done(),
+        result,
+        bytes(cycle.body),
+        cycle.more_body,
+        cycle.message_event.is_set(),
+        cycle.flow.read_paused,
+        cycle.waiting_for_100_continue,
+        wire.writes,
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.booleans(), st.lists(STEPS, max_size=12))
+def test_the_cycle_receives_what_uvicorns_receives(expect_100: bool, steps: list[tuple[Any, bytes]]) -> None:
+    """Reads interleaved with the protocol's parts: the same messages when the same reads end, the same writes
+    (100 Continue) and reading paused or resumed alike."""
+
+    async def compare() -> None:
+        cycles = [_cycle(kind, "POST", True, [], expect_100) for kind in (RequestResponseCycle, HttpCycle)]
+        reading: list[asyncio.Task[Any] | None] = [None, None]
+        try:
+            for step, part in steps:
+                for i, (cycle, _) in enumerate(cycles):
+                    if step != "receive":
+                        step(cycle, part)
+                    elif reading[i] is None or reading[i].done():  # type: ignore[union-attr]
+                        reading[i] = asyncio.ensure_future(cycle.receive())
+                for _ in range(3):  # let a read that can end, end
+                    await asyncio.sleep(0)
+                theirs, ours = (_seen(c, w, r) for (c, w), r in zip(cycles, reading, strict=True))
+                assert ours == theirs
+        finally:
+            for task in reading:
+                if task is not None:
+                    task.cancel()
 
     asyncio.run(compare())
 
@@ -184,7 +271,7 @@ def test_the_cycle_sends_what_uvicorns_sends(exchange: tuple[str, bool, list[Any
 )
 def test_what_each_write_carries(method: str, headers: list[Any], bodies: list[bytes], writes: list[bytes]) -> None:
     async def play() -> list[bytes]:
-        cycle, wire = _cycle(OneWriteCycle, method, True, [])
+        cycle, wire = _cycle(HttpCycle, method, True, [])
         await cycle.send({"type": "http.response.start", "status": 200, "headers": headers})
         for i, body in enumerate(bodies):
             await cycle.send({"type": "http.response.body", "body": body, "more_body": i < len(bodies) - 1})
@@ -194,18 +281,160 @@ def test_what_each_write_carries(method: str, headers: list[Any], bodies: list[b
 
 
 def test_the_protocol_is_used_only_on_the_uvicorn_its_send_was_compared_with(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert uvicorn.__version__.startswith(one_write_http.COMPARED_UVICORN + "."), COMPARE_AGAIN
-    assert HTTP_PROTOCOL is OneWriteProtocol
-    assert one_write_http._protocol() is OneWriteProtocol
+    assert uvicorn.__version__.startswith(http_protocol.COMPARED_UVICORN + "."), COMPARE_AGAIN
+    assert HTTP_PROTOCOL is HttpProtocol
+    assert http_protocol._protocol() is HttpProtocol
     monkeypatch.setattr(uvicorn, "__version__", "0.99.0")
-    assert one_write_http._protocol() == "auto"
+    assert http_protocol._protocol() == "auto"
 
 
 def test_the_protocol_makes_its_cycles_with_uvicorns_own_code() -> None:
-    made = OneWriteProtocol.on_headers_complete
+    made = HttpProtocol.on_headers_complete
     assert made.__code__ is uvicorn.protocols.http.httptools_impl.HttpToolsProtocol.on_headers_complete.__code__
-    assert made.__globals__["RequestResponseCycle"] is OneWriteCycle
+    assert made.__globals__["RequestResponseCycle"] is HttpCycle
     assert uvicorn.protocols.http.httptools_impl.RequestResponseCycle is RequestResponseCycle  # uvicorn's untouched
+
+
+async def _quick(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """An app that answers at once, or after `?seconds`."""
+    await receive()
+    await asyncio.sleep(float(scope["query_string"] or 0))
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+class KeepAlive:
+    """A loopback server of `kind` (the protocol, or uvicorn's for comparison) with a short keep-alive, which counts
+    the timers its connections arm and fails on an error in any callback of the loop."""
+
+    def __init__(self, kind: type[HttpToolsProtocol], timeout_s: float) -> None:
+        self.kind = kind
+        self.config = uvicorn.Config(_quick, timeout_keep_alive=timeout_s, lifespan="off", log_level="warning")
+        self.config.load()
+        self.state = ServerState()
+        self.made: list[HttpToolsProtocol] = []
+        self.timers: list[asyncio.TimerHandle] = []
+
+    async def __aenter__(self) -> KeepAlive:
+        loop = asyncio.get_running_loop()
+        arm = loop.call_later
+
+        def counted(delay: float, callback: Any, *args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+            timer = arm(delay, callback, *args, **kwargs)
+            if getattr(callback, "__self__", None) in self.made:
+                self.timers.append(timer)
+            return timer
+
+        loop.call_later = counted  # type: ignore[method-assign]
+        self.errors: list[dict[str, Any]] = []
+        loop.set_exception_handler(lambda _, context: self.errors.append(context))  # a timer's callback failing
+
+        def protocol() -> HttpToolsProtocol:
+            self.made.append(self.kind(config=self.config, server_state=self.state, app_state={}, _loop=loop))
+            return self.made[-1]
+
+        self.server = await loop.create_server(protocol, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self.server.close()
+        await self.server.wait_closed()
+        assert self.errors == []
+
+
+async def _get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, target: bytes = b"/") -> None:
+    writer.write(b"GET " + target + b" HTTP/1.1\r\nhost: x\r\n\r\n")
+    answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\nok"), 10)
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+
+
+async def _closed_after(reader: asyncio.StreamReader) -> float:
+    """Seconds until the server closes the connection."""
+    began = time.monotonic()
+    assert await asyncio.wait_for(reader.read(1), 10) == b""
+    return time.monotonic() - began
+
+
+@pytest.mark.process
+@pytest.mark.parametrize(("kind", "timers"), [(HttpProtocol, 1), (HttpToolsProtocol, 40)])
+def test_one_timer_serves_a_busy_connection(kind: type[HttpToolsProtocol], timers: int) -> None:
+    """40 requests in a row: uvicorn arms (and drops) a timer for each, the protocol one for them all."""
+
+    async def check() -> None:
+        async with KeepAlive(kind, 5) as served:
+            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+            for _ in range(40):
+                await _get(reader, writer)
+            assert len(served.timers) == timers
+            writer.close()
+
+    asyncio.run(check())
+
+
+@pytest.mark.process
+def test_an_idle_connection_closes_after_the_keep_alive_time() -> None:
+    async def check() -> None:
+        async with KeepAlive(HttpProtocol, 0.3) as served:
+            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+            await _get(reader, writer)
+            assert 0.25 <= await _closed_after(reader) < 3
+            writer.close()
+
+    asyncio.run(check())
+
+
+@pytest.mark.process
+def test_requests_closer_than_the_keep_alive_time_keep_the_connection() -> None:
+    """Eight requests 0.2 s apart span three keep-alive times of 0.5 s: the timer, due while the connection was idle
+    for less than that, waits out the rest each time; 0.5 s after the last response it closes."""
+
+    async def check() -> None:
+        async with KeepAlive(HttpProtocol, 0.5) as served:
+            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+            for _ in range(8):
+                await _get(reader, writer)
+                await asyncio.sleep(0.2)
+            assert 0.2 <= await _closed_after(reader) < 3  # 0.5 s after the last response, 0.2 s before this read
+            assert 2 <= len(served.timers) < 8
+            writer.close()
+
+    asyncio.run(check())
+
+
+@pytest.mark.process
+def test_a_request_longer_than_the_keep_alive_time_is_not_cut() -> None:
+    """The timer armed by the first response fires while the second request runs: nothing closes until the
+    second response has been idle for the keep-alive time."""
+
+    async def check() -> None:
+        async with KeepAlive(HttpProtocol, 0.2) as served:
+            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+            await _get(reader, writer)
+            await _get(reader, writer, b"/?0.6")
+            assert 0.15 <= await _closed_after(reader) < 3
+            writer.close()
+
+    asyncio.run(check())
+
+
+@pytest.mark.process
+def test_a_closed_connection_leaves_no_timer() -> None:
+    async def check() -> None:
+        async with KeepAlive(HttpProtocol, 30) as served:
+            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+            await _get(reader, writer)
+            writer.close()
+            await writer.wait_closed()
+            for _ in range(200):  # until the server's side has seen the close
+                if served.made[0].transport.is_closing():
+                    break
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.01)
+            assert served.made[0].timeout_keep_alive_task is None
+            assert [timer.cancelled() for timer in served.timers] == [True]
+
+    asyncio.run(check())
 
 
 async def _late(scope: dict[str, Any], receive: Any, send: Any, release: asyncio.Event) -> None:
@@ -222,7 +451,7 @@ async def _late(scope: dict[str, Any], receive: Any, send: Any, release: asyncio
 
 
 async def _served(check: Callable[[int, asyncio.Event], Awaitable[None]]) -> None:
-    assert HTTP_PROTOCOL is OneWriteProtocol, COMPARE_AGAIN
+    assert HTTP_PROTOCOL is HttpProtocol, COMPARE_AGAIN
     release = asyncio.Event()
     sock = web.listen("127.0.0.1", 0)
 
@@ -301,7 +530,7 @@ sys.exit(web.run(app, "127.0.0.1", int(sys.argv[1]), graceful_s=1))
 @pytest.mark.process
 def test_baton_web_run_serves_with_the_protocol(tmp_path: Path) -> None:
     """What `baton serve` runs: the head of a body that comes 0.8 s later arrives with it."""
-    assert HTTP_PROTOCOL is OneWriteProtocol, COMPARE_AGAIN
+    assert HTTP_PROTOCOL is HttpProtocol, COMPARE_AGAIN
     script = tmp_path / "late.py"
     script.write_text(textwrap.dedent(RUN_LATE))
     port = free_port()
