@@ -18,8 +18,6 @@ whoever starts it, the HTTP protocol class (`uvicorn.Config(http=...)`). Each ch
   `timeout_keep_alive`, waits out the rest if it became idle later, and goes away if a request is running (that
   request's response arms the next). A connection is still closed `timeout_keep_alive` seconds after its last
   response, and never while a request runs, as uvicorn does it.
-- A request body read without an `asyncio.Event.wait()` coroutine when the body is already there (P232, about
-  2 %), which is every MCP request: its body arrives with its headers.
 
 The classes:
 
@@ -27,10 +25,10 @@ The classes:
   `HttpCycle`s. uvicorn makes each cycle by its global name in `on_headers_complete`; the protocol runs uvicorn's
   own function with that name bound to `HttpCycle` (no copy of it; changing a made cycle's class costs more than
   the write saves).
-- `HttpCycle`: uvicorn's `RequestResponseCycle` with its ASGI `send` and `receive` written here. A wrapper around
-  uvicorn's (or around the transport) would be two Python calls more per response, measured as costly as the
-  write it saves; so each is whole here and does what uvicorn's does (the same bytes, messages, checks and state:
-  the tests compare the two over generated sequences), except for the two changes above.
+- `HttpCycle`: uvicorn's `RequestResponseCycle` with its ASGI `send` written here. A wrapper around uvicorn's (or
+  around the transport) would be two Python calls more per response, measured as costly as the write it saves; so
+  `send` is whole here and does what uvicorn's does (the same bytes, checks and state: the tests compare the two
+  over generated message sequences), except for the held head.
 - `HTTP_PROTOCOL`: what `baton.web` passes as uvicorn's `http`: `HttpProtocol` on the uvicorn release whose code
   this one was compared with (`COMPARED_UVICORN`), else "auto" (uvicorn's own choice), as also where httptools is
   not installed (it is a dependency on CPython only).
@@ -50,7 +48,7 @@ any other, uvicorn's own protocol serves (two writes and a timer per response) u
 
 if TYPE_CHECKING or find_spec("httptools") is not None:
     import uvicorn
-    from uvicorn._types import ASGIReceiveEvent, ASGISendEvent, HTTPRequestEvent
+    from uvicorn._types import ASGISendEvent
     from uvicorn.protocols.http import httptools_impl
     from uvicorn.protocols.http.httptools_impl import (
         HEADER_RE,
@@ -62,8 +60,7 @@ if TYPE_CHECKING or find_spec("httptools") is not None:
     from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 
     class HttpCycle(RequestResponseCycle):
-        """uvicorn's request-response cycle, a head with a `content-length` held until the body's first write, and
-        a body already received read without waiting."""
+        """uvicorn's request-response cycle, a head with a `content-length` held until the body's first write."""
 
         held: bytes | None = None
 
@@ -149,24 +146,6 @@ if TYPE_CHECKING or find_spec("httptools") is not None:
                 if not self.keep_alive:
                     self.transport.close()
                 self.on_response()
-
-        async def receive(self) -> ASGIReceiveEvent:
-            if self.waiting_for_100_continue and not self.transport.is_closing():
-                self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-                self.waiting_for_100_continue = False
-            if not self.disconnected and not self.response_complete:
-                flow = self.flow
-                if flow.read_paused:
-                    flow.resume_reading()
-                event = self.message_event
-                if not event.is_set():  # the body is not all here yet: wait for the parser's next part
-                    await event.wait()
-                event.clear()
-            if self.disconnected or self.response_complete:
-                return {"type": "http.disconnect"}
-            message: HTTPRequestEvent = {"type": "http.request", "body": bytes(self.body), "more_body": self.more_body}
-            self.body = bytearray()
-            return message
 
     def _making(cycle: type[RequestResponseCycle]) -> Callable[[HttpToolsProtocol], None]:
         """uvicorn's own `on_headers_complete`, run with `cycle` where it names `RequestResponseCycle`: it makes each
