@@ -4,9 +4,9 @@ and otherwise the protocol and its cycles are uvicorn's.
 The cycle's `send` is compared with uvicorn's own over generated ASGI message sequences (the same bytes, errors and
 state; only when the head leaves may differ). The keep-alive timer is tried on a loopback server of the protocol
 with short timeouts: one timer for many requests, the connection closed after its idle time and never while a
-request runs, no timer left once it is closed. Then the protocol is served for real by `baton.web.started` and
-`baton.web.run`: a client receives a held head only with its body, and a head that no body follows at once (HEAD, a
-stream) at once.
+request runs (pipelined ones included), no timer left once it is closed. Then the protocol is served for real by
+`baton.web.started` and `baton.web.run`: a client receives a held head only with its body, and a head that no body
+follows at once (HEAD, a stream) at once.
 """
 
 from __future__ import annotations
@@ -332,6 +332,26 @@ def test_a_request_longer_than_the_keep_alive_time_is_not_cut() -> None:
             await _get(reader, writer)
             await _get(reader, writer, b"/?0.6")
             assert 0.15 <= await _closed_after(reader) < 3
+            writer.close()
+
+    asyncio.run(check())
+
+
+@pytest.mark.process
+def test_pipelined_requests_are_answered_in_order_then_the_connection_idles_out() -> None:
+    """Three requests in one write: each response starts the next (the connection stays busy: no timer is armed in
+    between, so the second, longer than the keep-alive time, is not cut), and the keep-alive time counts from the
+    last."""
+
+    async def check() -> None:
+        async with KeepAlive(HttpProtocol, 0.3) as served:
+            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+            writer.write(b"".join(b"GET /?%s HTTP/1.1\r\nhost: x\r\n\r\n" % wait for wait in (b"0.1", b"0.5", b"0")))
+            for _ in range(3):
+                answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\nok"), 10)
+                assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+            assert len(served.timers) == 1  # armed once, after the third
+            assert 0.25 <= await _closed_after(reader) < 3
             writer.close()
 
     asyncio.run(check())
