@@ -223,8 +223,8 @@ async def _quick(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 class KeepAlive:
-    """A loopback server of `kind` (the protocol, or uvicorn's for comparison) with a short keep-alive, which counts
-    the timers its connections arm and fails on an error in any callback of the loop."""
+    """A loopback server of `kind` (the protocol, or uvicorn's for comparison) with a short keep-alive and one client
+    connection to it; it counts the timers its connections arm and fails on an error in any callback of the loop."""
 
     def __init__(self, kind: type[HttpToolsProtocol], timeout_s: float) -> None:
         self.kind = kind
@@ -233,6 +233,7 @@ class KeepAlive:
         self.state = ServerState()
         self.made: list[HttpToolsProtocol] = []
         self.timers: list[asyncio.TimerHandle] = []
+        self.errors: list[dict[str, Any]] = []
 
     async def __aenter__(self) -> KeepAlive:
         loop = asyncio.get_running_loop()
@@ -245,7 +246,6 @@ class KeepAlive:
             return timer
 
         loop.call_later = counted  # type: ignore[method-assign]
-        self.errors: list[dict[str, Any]] = []
         loop.set_exception_handler(lambda _, context: self.errors.append(context))  # a timer's callback failing
 
         def protocol() -> HttpToolsProtocol:
@@ -253,26 +253,32 @@ class KeepAlive:
             return self.made[-1]
 
         self.server = await loop.create_server(protocol, "127.0.0.1", 0)
-        self.port = self.server.sockets[0].getsockname()[1]
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.server.sockets[0].getsockname()[1])
         return self
 
     async def __aexit__(self, *_: object) -> None:
+        self.writer.close()
         self.server.close()
         await self.server.wait_closed()
         assert self.errors == []
 
+    async def get(self, target: bytes = b"/") -> None:
+        self.writer.write(_request(target))
+        await self.answered()
 
-async def _get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, target: bytes = b"/") -> None:
-    writer.write(b"GET " + target + b" HTTP/1.1\r\nhost: x\r\n\r\n")
-    answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\nok"), 10)
-    assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+    async def answered(self) -> None:
+        answer = await asyncio.wait_for(self.reader.readuntil(b"\r\n\r\nok"), 10)
+        assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+
+    async def closed_after(self) -> float:
+        """Seconds until the server closes the connection."""
+        began = time.monotonic()
+        assert await asyncio.wait_for(self.reader.read(1), 10) == b""
+        return time.monotonic() - began
 
 
-async def _closed_after(reader: asyncio.StreamReader) -> float:
-    """Seconds until the server closes the connection."""
-    began = time.monotonic()
-    assert await asyncio.wait_for(reader.read(1), 10) == b""
-    return time.monotonic() - began
+def _request(target: bytes) -> bytes:
+    return b"GET " + target + b" HTTP/1.1\r\nhost: x\r\n\r\n"
 
 
 @pytest.mark.process
@@ -282,11 +288,9 @@ def test_one_timer_serves_a_busy_connection(kind: type[HttpToolsProtocol], timer
 
     async def check() -> None:
         async with KeepAlive(kind, 5) as served:
-            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
             for _ in range(40):
-                await _get(reader, writer)
+                await served.get()
             assert len(served.timers) == timers
-            writer.close()
 
     asyncio.run(check())
 
@@ -295,10 +299,8 @@ def test_one_timer_serves_a_busy_connection(kind: type[HttpToolsProtocol], timer
 def test_an_idle_connection_closes_after_the_keep_alive_time() -> None:
     async def check() -> None:
         async with KeepAlive(HttpProtocol, 0.3) as served:
-            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
-            await _get(reader, writer)
-            assert 0.25 <= await _closed_after(reader) < 3
-            writer.close()
+            await served.get()
+            assert 0.25 <= await served.closed_after() < 3
 
     asyncio.run(check())
 
@@ -310,13 +312,11 @@ def test_requests_closer_than_the_keep_alive_time_keep_the_connection() -> None:
 
     async def check() -> None:
         async with KeepAlive(HttpProtocol, 0.5) as served:
-            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
             for _ in range(8):
-                await _get(reader, writer)
+                await served.get()
                 await asyncio.sleep(0.2)
-            assert 0.2 <= await _closed_after(reader) < 3  # 0.5 s after the last response, 0.2 s before this read
+            assert 0.2 <= await served.closed_after() < 3  # 0.5 s after the last response, 0.2 s before this read
             assert 2 <= len(served.timers) < 8
-            writer.close()
 
     asyncio.run(check())
 
@@ -328,11 +328,9 @@ def test_a_request_longer_than_the_keep_alive_time_is_not_cut() -> None:
 
     async def check() -> None:
         async with KeepAlive(HttpProtocol, 0.2) as served:
-            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
-            await _get(reader, writer)
-            await _get(reader, writer, b"/?0.6")
-            assert 0.15 <= await _closed_after(reader) < 3
-            writer.close()
+            await served.get()
+            await served.get(b"/?0.6")
+            assert 0.15 <= await served.closed_after() < 3
 
     asyncio.run(check())
 
@@ -345,14 +343,11 @@ def test_pipelined_requests_are_answered_in_order_then_the_connection_idles_out(
 
     async def check() -> None:
         async with KeepAlive(HttpProtocol, 0.3) as served:
-            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
-            writer.write(b"".join(b"GET /?%s HTTP/1.1\r\nhost: x\r\n\r\n" % wait for wait in (b"0.1", b"0.5", b"0")))
+            served.writer.write(b"".join(_request(b"/?" + wait) for wait in (b"0.1", b"0.5", b"0")))
             for _ in range(3):
-                answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\nok"), 10)
-                assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+                await served.answered()
             assert len(served.timers) == 1  # armed once, after the third
-            assert 0.25 <= await _closed_after(reader) < 3
-            writer.close()
+            assert 0.25 <= await served.closed_after() < 3
 
     asyncio.run(check())
 
@@ -361,10 +356,9 @@ def test_pipelined_requests_are_answered_in_order_then_the_connection_idles_out(
 def test_a_closed_connection_leaves_no_timer() -> None:
     async def check() -> None:
         async with KeepAlive(HttpProtocol, 30) as served:
-            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
-            await _get(reader, writer)
-            writer.close()
-            await writer.wait_closed()
+            await served.get()
+            served.writer.close()
+            await served.writer.wait_closed()
             for _ in range(200):  # until the server's side has seen the close
                 if served.made[0].transport.is_closing():
                     break
